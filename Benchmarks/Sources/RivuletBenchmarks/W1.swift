@@ -1,0 +1,87 @@
+import Reactive
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// W1: one million integers through filter → map → distinctUntilChanged(key) → scan, on the
+/// runtime and as a hand-written loop, checked to agree.
+enum W1 {
+    static let count = 1_000_000
+
+    struct Outcome: Equatable {
+        var emitted = 0
+        var lastSum = 0
+    }
+
+    static func runtime() -> Outcome {
+        var outcome = Outcome()
+        Observable<Int>.range(start: 0, count: opaque(count))
+            .filter { $0 % 3 != 0 }
+            .map { $0 * 2 }
+            .distinctUntilChanged { $0 / 4 }
+            .scan(0, accumulator: +)
+            .subscribe(onNext: { sum in
+                outcome.emitted += 1
+                outcome.lastSum = sum
+            })
+        return outcome
+    }
+
+    static func loop() -> Outcome {
+        var outcome = Outcome()
+        var lastKey: Int?
+        var sum = 0
+        for i in 0..<opaque(count) {
+            if i % 3 == 0 { continue }
+            let doubled = i * 2
+            let key = doubled / 4
+            if key == lastKey { continue }
+            lastKey = key
+            sum += doubled
+            outcome.emitted += 1
+            outcome.lastSum = sum
+        }
+        return outcome
+    }
+
+    static func run() {
+        // Warm up both, then take the best of several rounds of each.
+        let expected = loop()
+        let actual = runtime()
+        guard expected == actual else {
+            print("w1 MISMATCH runtime=\(actual) loop=\(expected)")
+            exit(1)
+        }
+        var runtimeBest = Double.infinity
+        var loopBest = Double.infinity
+        for _ in 0..<7 {
+            runtimeBest = min(runtimeBest, Clock.seconds { _ = runtime() })
+            loopBest = min(loopBest, Clock.seconds { _ = loop() })
+        }
+        let eventsPerSecond = Double(count) / runtimeBest
+        print("w1 rounds=7 elements=\(count) emitted=\(actual.emitted) sum=\(actual.lastSum)")
+        print("w1 runtime_best_s=\(format(runtimeBest)) loop_best_s=\(format(loopBest))")
+        print("w1 events_per_s=\(Int(eventsPerSecond)) vs_loop=\(format(runtimeBest / loopBest))")
+    }
+}
+
+/// Hides a value from the optimizer, so neither side is computed at compile time.
+@inline(never)
+func opaque<T>(_ value: T) -> T { value }
+
+func format(_ value: Double) -> String {
+    let scaled = (value * 10000).rounded() / 10000
+    return "\(scaled)"
+}
+
+enum Clock {
+    static func seconds(_ body: () -> Void) -> Double {
+        var start = timespec()
+        var end = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &start)
+        body()
+        clock_gettime(CLOCK_MONOTONIC, &end)
+        return Double(end.tv_sec - start.tv_sec) + Double(end.tv_nsec - start.tv_nsec) / 1e9
+    }
+}

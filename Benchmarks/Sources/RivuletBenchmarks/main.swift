@@ -1,0 +1,14 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+let arguments = CommandLine.arguments.dropFirst()
+let names = arguments.isEmpty ? ["w1"] : Array(arguments)
+for name in names {
+    switch name {
+    case "w1": W1.run()
+    default:
+        print("unknown benchmark '\(name)'; known: w1")
+        exit(2)
+    }
+}

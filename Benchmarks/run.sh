@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Runs release benchmarks from the repository root: Benchmarks/run.sh w1
+# Each benchmark prints its figures; its last line is the one to read (`w1 events_per_s=... vs_loop=...`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -gt 0 ] || set -- w1
+echo "building benchmarks (release)..." >&2
+swift build -c release --package-path Benchmarks --product RivuletBenchmarks >&2
+Benchmarks/.build/release/RivuletBenchmarks "$@"

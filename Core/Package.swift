@@ -1,0 +1,20 @@
+// swift-tools-version:6.0
+// The shared core of Rivulet: everything that `rivulet` and operator plugins must share.
+// It is its own package, exposed as one dynamic library, so that a plugin loaded with dlopen and
+// the `rivulet` binary use a single copy of its types (see docs/architecture.md).
+import PackageDescription
+
+let package = Package(
+    name: "RivuletCore",
+    products: [
+        .library(
+            name: "RivuletCore",
+            type: .dynamic,
+            targets: ["Reactive", "ReactiveTesting"]
+        )
+    ],
+    targets: [
+        .target(name: "Reactive"),
+        .target(name: "ReactiveTesting", dependencies: ["Reactive"]),
+    ]
+)

@@ -1,0 +1,35 @@
+/// The part every operator's sink shares: the downstream observer and the subscription's lifetime.
+///
+/// A sink forwards events downstream; on a terminal event it forwards it and ends the lifetime,
+/// which releases every upstream subscription and timer in the same tick (RxSwift's auto-detach).
+@usableFromInline
+class Sink<Output> {
+    @usableFromInline
+    final let downstream: AnyObserver<Output>
+    @usableFromInline
+    final let lifetime: Lifetime
+
+    @inlinable
+    init(downstream: AnyObserver<Output>, lifetime: Lifetime) {
+        self.downstream = downstream
+        self.lifetime = lifetime
+    }
+
+    /// Whether the subscription has ended; events arriving after that are ignored.
+    @inlinable
+    final var isDisposed: Bool { lifetime.isDisposed }
+
+    /// Sends an event downstream.
+    @inlinable
+    final func forward(_ event: Event<Output>) {
+        downstream.on(event)
+    }
+
+    /// Sends a terminal event downstream, then ends the subscription.
+    @inlinable
+    final func forwardTerminal(_ event: Event<Output>) {
+        if lifetime.isDisposed { return }
+        downstream.on(event)
+        lifetime.dispose()
+    }
+}

@@ -1,0 +1,42 @@
+extension ObservableType {
+    /// Transforms each element and passes on the non-nil results.
+    ///
+    /// A throwing transform ends the sequence with its error at that element.
+    @inlinable
+    public func compactMap<Result>(_ transform: @escaping (Element) throws -> Result?) -> Observable<Result> {
+        let source = asObservable()
+        return Observable { observer, lifetime in
+            let sink = CompactMapSink(transform: transform, downstream: observer, lifetime: lifetime)
+            source.subscribe(AnyObserver(sink.on), in: lifetime)
+        }
+    }
+}
+
+@usableFromInline
+final class CompactMapSink<Element, Result>: Sink<Result> {
+    @usableFromInline
+    let transform: (Element) throws -> Result?
+
+    @inlinable
+    init(transform: @escaping (Element) throws -> Result?, downstream: AnyObserver<Result>, lifetime: Lifetime) {
+        self.transform = transform
+        super.init(downstream: downstream, lifetime: lifetime)
+    }
+
+    @inlinable
+    func on(_ event: Event<Element>) {
+        if isDisposed { return }
+        switch event {
+        case .next(let element):
+            do {
+                if let result = try transform(element) { forward(.next(result)) }
+            } catch {
+                forwardTerminal(.error(error))
+            }
+        case .error(let error):
+            forwardTerminal(.error(error))
+        case .completed:
+            forwardTerminal(.completed)
+        }
+    }
+}

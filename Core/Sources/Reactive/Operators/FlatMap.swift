@@ -1,0 +1,126 @@
+extension ObservableType {
+    /// Maps each element to an inner observable and merges what all inners emit.
+    ///
+    /// The selector runs when the element arrives and its inner is subscribed in the same tick.
+    /// The result completes once the source and every inner have completed. Any error ends the
+    /// result at once and releases every inner.
+    @inlinable
+    public func flatMap<Inner: ObservableType>(
+        _ selector: @escaping (Element) throws -> Inner
+    ) -> Observable<Inner.Element> {
+        flatMap(maxConcurrent: nil, selector)
+    }
+
+    /// Like `flatMap(_:)`, with at most `maxConcurrent` inners subscribed at once (nil: no limit).
+    /// Further inners wait in arrival order and start in the tick an active one completes.
+    @inlinable
+    public func flatMap<Inner: ObservableType>(
+        maxConcurrent: Int?, _ selector: @escaping (Element) throws -> Inner
+    ) -> Observable<Inner.Element> {
+        let source = asObservable()
+        return Observable { observer, lifetime in
+            let sink = MergeSink<Element, Inner.Element>(
+                selector: { try selector($0).asObservable() }, maxConcurrent: maxConcurrent,
+                downstream: observer, lifetime: lifetime)
+            source.subscribe(AnyObserver(sink.on), in: sink.outerLifetime)
+        }
+    }
+}
+
+/// The sink of `flatMap`, `merge` and `concatMap`: several inners at once, up to a limit.
+@usableFromInline
+final class MergeSink<Element, InnerElement>: Sink<InnerElement> {
+    @usableFromInline
+    let selector: (Element) throws -> Observable<InnerElement>
+    @usableFromInline
+    let maxConcurrent: Int
+    @usableFromInline
+    let outerLifetime: Lifetime
+    @usableFromInline
+    var waiting: [Observable<InnerElement>] = []
+    @usableFromInline
+    var waitingHead = 0
+    @usableFromInline
+    var activeCount = 0
+    @usableFromInline
+    var outerCompleted = false
+    @usableFromInline
+    var isDraining = false
+
+    @inlinable
+    init(
+        selector: @escaping (Element) throws -> Observable<InnerElement>, maxConcurrent: Int?,
+        downstream: AnyObserver<InnerElement>, lifetime: Lifetime
+    ) {
+        self.selector = selector
+        self.maxConcurrent = max(1, maxConcurrent ?? Int.max)
+        self.outerLifetime = lifetime.makeChild()
+        super.init(downstream: downstream, lifetime: lifetime)
+    }
+
+    @inlinable
+    func on(_ event: Event<Element>) {
+        if isDisposed { return }
+        switch event {
+        case .next(let element):
+            let inner: Observable<InnerElement>
+            do {
+                inner = try selector(element)
+            } catch {
+                forwardTerminal(.error(error))
+                return
+            }
+            waiting.append(inner)
+            drain()
+        case .error(let error):
+            forwardTerminal(.error(error))
+        case .completed:
+            outerLifetime.dispose()
+            outerCompleted = true
+            completeIfDone()
+        }
+    }
+
+    /// Subscribes waiting inners while below the limit; a loop, not recursion, so inners that
+    /// complete synchronously do not grow the stack.
+    @usableFromInline
+    func drain() {
+        if isDraining { return }
+        isDraining = true
+        while activeCount < maxConcurrent, waitingHead < waiting.count, !isDisposed {
+            let inner = waiting[waitingHead]
+            waitingHead += 1
+            if waitingHead == waiting.count {
+                waiting.removeAll(keepingCapacity: true)
+                waitingHead = 0
+            }
+            activeCount += 1
+            let innerLifetime = lifetime.makeChild()
+            inner.subscribe(AnyObserver { self.onInner($0, innerLifetime) }, in: innerLifetime)
+        }
+        isDraining = false
+        completeIfDone()
+    }
+
+    @usableFromInline
+    func onInner(_ event: Event<InnerElement>, _ innerLifetime: Lifetime) {
+        if isDisposed || innerLifetime.isDisposed { return }
+        switch event {
+        case .next:
+            forward(event)
+        case .error:
+            forwardTerminal(event)
+        case .completed:
+            innerLifetime.dispose()
+            activeCount -= 1
+            drain()
+        }
+    }
+
+    @usableFromInline
+    func completeIfDone() {
+        if outerCompleted && activeCount == 0 && waitingHead == waiting.count && !isDraining {
+            forwardTerminal(.completed)
+        }
+    }
+}

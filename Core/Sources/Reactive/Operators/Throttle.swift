@@ -1,0 +1,99 @@
+extension ObservableType {
+    /// Emits at most one element per `dueTime`: the first at once, and (with `latest`, the default)
+    /// the latest element of the window when the window ends.
+    ///
+    /// An element arriving at least `dueTime` after the last emission goes out at once and drops
+    /// any pending one. With a pending element, completion waits for it to go out first. An error
+    /// drops the pending element.
+    @inlinable
+    public func throttle(
+        _ dueTime: RxTimeInterval, latest: Bool = true, scheduler: any SchedulerType
+    ) -> Observable<Element> {
+        let source = asObservable()
+        return Observable { observer, lifetime in
+            let sink = ThrottleSink(
+                dueTime: dueTime, latest: latest, scheduler: scheduler, downstream: observer, lifetime: lifetime)
+            source.subscribe(AnyObserver(sink.on), in: sink.upstream)
+        }
+    }
+}
+
+@usableFromInline
+final class ThrottleSink<Element>: Sink<Element> {
+    @usableFromInline
+    let dueTime: RxTimeInterval
+    @usableFromInline
+    let latest: Bool
+    @usableFromInline
+    let scheduler: any SchedulerType
+    @usableFromInline
+    let upstream: Lifetime
+    @usableFromInline
+    let timer = SerialDisposable()
+    @usableFromInline
+    var lastSentTime: RxTime?
+    @usableFromInline
+    var pending: Element?
+    @usableFromInline
+    var completionPending = false
+
+    @inlinable
+    init(
+        dueTime: RxTimeInterval, latest: Bool, scheduler: any SchedulerType,
+        downstream: AnyObserver<Element>, lifetime: Lifetime
+    ) {
+        self.dueTime = dueTime
+        self.latest = latest
+        self.scheduler = scheduler
+        self.upstream = lifetime.makeChild()
+        super.init(downstream: downstream, lifetime: lifetime)
+        lifetime.add(timer)
+    }
+
+    @inlinable
+    func on(_ event: Event<Element>) {
+        if isDisposed { return }
+        switch event {
+        case .next(let element):
+            let remaining: RxTimeInterval
+            if let lastSentTime {
+                remaining = dueTime - (scheduler.now - lastSentTime)
+            } else {
+                remaining = .zero
+            }
+            if remaining <= .zero {
+                sendNow(element)
+                return
+            }
+            guard latest else { return }
+            let alreadyArmed = pending != nil
+            pending = element
+            if alreadyArmed { return }
+            timer.disposable = scheduler.schedule(after: remaining) { self.propagate() }
+        case .error:
+            pending = nil
+            forwardTerminal(event)
+        case .completed:
+            upstream.dispose()
+            if pending != nil {
+                completionPending = true
+            } else {
+                forwardTerminal(.completed)
+            }
+        }
+    }
+
+    @inlinable
+    func sendNow(_ element: Element) {
+        pending = nil
+        forward(.next(element))
+        lastSentTime = scheduler.now
+    }
+
+    @usableFromInline
+    func propagate() {
+        if isDisposed { return }
+        if let element = pending { sendNow(element) }
+        if completionPending { forwardTerminal(.completed) }
+    }
+}

@@ -1,0 +1,73 @@
+/// A span of time, as operators take it: `.milliseconds(500)`, `.seconds(2)`.
+public typealias RxTimeInterval = Duration
+
+/// A point on a scheduler's clock: the time elapsed since that scheduler's epoch.
+public typealias RxTime = Duration
+
+/// Runs work, now or soon, without a notion of time.
+///
+/// Every operator and component gets its scheduler injected; none reads a clock or sleeps itself.
+public protocol ImmediateSchedulerType: AnyObject {
+    /// Runs `action` as soon as the scheduler can; the disposable cancels it if it has not run.
+    @discardableResult
+    func schedule(_ action: @escaping () -> Void) -> any Disposable
+}
+
+/// A scheduler with a clock: it tells the time and runs work after a delay.
+///
+/// A pipeline has exactly one such scheduler (a real run loop, or virtual time in tests), and all
+/// of its events happen on it, so operators need no locks.
+public protocol SchedulerType: ImmediateSchedulerType {
+    /// The current time on this scheduler's clock.
+    var now: RxTime { get }
+
+    /// Runs `action` once `dueTime` has passed; the disposable cancels it if it has not run.
+    @discardableResult
+    func schedule(after dueTime: RxTimeInterval, _ action: @escaping () -> Void) -> any Disposable
+}
+
+extension SchedulerType {
+    /// Runs `action` after `startAfter`, then every `period`, until the disposable is disposed.
+    public func schedulePeriodic(
+        startAfter: RxTimeInterval, period: RxTimeInterval, _ action: @escaping () -> Void
+    ) -> any Disposable {
+        let current = SerialDisposable()
+        func arm(after delay: RxTimeInterval) {
+            current.disposable = schedule(after: delay) {
+                action()
+                if !current.isDisposed { arm(after: period) }
+            }
+        }
+        arm(after: startAfter)
+        return current
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds (rounded toward zero).
+    @inlinable
+    public var totalNanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
+    }
+}
+
+/// A scheduled action that can be cancelled before it runs.
+final class ScheduledAction: Disposable {
+    var action: (() -> Void)?
+
+    init(_ action: @escaping () -> Void) {
+        self.action = action
+    }
+
+    var isCancelled: Bool { action == nil }
+
+    func dispose() { action = nil }
+
+    /// Runs the action unless it was cancelled; it runs at most once.
+    func run() {
+        guard let action else { return }
+        self.action = nil
+        action()
+    }
+}

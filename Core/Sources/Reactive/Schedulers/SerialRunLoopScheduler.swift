@@ -1,0 +1,125 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The real-time scheduler a pipeline runs on: one thread runs every action, in due-time order.
+///
+/// `run()` turns the calling thread into the pipeline's thread until `stop()`. Actions scheduled
+/// with `schedule` must be scheduled from that thread (that is where operators run); work from
+/// other threads (I/O completions, signal handlers) comes in through `enqueue`, which is
+/// thread-safe. Because one thread runs all of a pipeline's events, operators take no locks.
+public final class SerialRunLoopScheduler: SchedulerType, @unchecked Sendable {
+    private struct Item {
+        let due: Int64
+        let sequence: UInt64
+        let action: ScheduledAction
+    }
+
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    private var queue = PriorityQueue<Item> { a, b in
+        a.due != b.due ? a.due < b.due : a.sequence < b.sequence
+    }
+    private var sequence: UInt64 = 0
+    private var isStopped = false
+    private let epoch: Int64
+
+    /// A scheduler whose clock starts at zero now.
+    public init() {
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+        condition = .allocate(capacity: 1)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+        epoch = Self.monotonicNanoseconds()
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    private static func monotonicNanoseconds() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
+    }
+
+    /// Time since the scheduler was created, on the monotonic clock.
+    public var now: RxTime { .nanoseconds(Self.monotonicNanoseconds() - epoch) }
+
+    private func push(due: Int64, _ action: ScheduledAction) {
+        pthread_mutex_lock(mutex)
+        sequence += 1
+        queue.push(Item(due: due, sequence: sequence, action: action))
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Runs `action` on the scheduler's thread after what is already due. Call from that thread.
+    @discardableResult
+    public func schedule(_ action: @escaping () -> Void) -> any Disposable {
+        let scheduled = ScheduledAction(action)
+        push(due: Self.monotonicNanoseconds(), scheduled)
+        return scheduled
+    }
+
+    /// Runs `action` on the scheduler's thread once `dueTime` has passed. Call from that thread.
+    @discardableResult
+    public func schedule(after dueTime: RxTimeInterval, _ action: @escaping () -> Void) -> any Disposable {
+        let scheduled = ScheduledAction(action)
+        push(due: Self.monotonicNanoseconds() + max(0, dueTime.totalNanoseconds), scheduled)
+        return scheduled
+    }
+
+    /// Delivers work from any thread onto the scheduler's thread.
+    public func enqueue(_ action: @escaping @Sendable () -> Void) {
+        push(due: Self.monotonicNanoseconds(), ScheduledAction(action))
+    }
+
+    /// Runs actions on the calling thread until `stop()` is called.
+    public func run() {
+        pthread_mutex_lock(mutex)
+        while !isStopped {
+            guard let next = queue.first else {
+                pthread_cond_wait(condition, mutex)
+                continue
+            }
+            let current = Self.monotonicNanoseconds()
+            if next.due > current {
+                var deadline = timespec(
+                    tv_sec: Int(next.due / 1_000_000_000), tv_nsec: Int(next.due % 1_000_000_000))
+                pthread_cond_timedwait(condition, mutex, &deadline)
+                continue
+            }
+            _ = queue.popFirst()
+            pthread_mutex_unlock(mutex)
+            next.action.run()
+            pthread_mutex_lock(mutex)
+        }
+        isStopped = false
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Makes `run()` return after the action that is running; callable from any thread.
+    public func stop() {
+        pthread_mutex_lock(mutex)
+        isStopped = true
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// The number of queued actions (including cancelled ones not yet removed).
+    public var pendingCount: Int {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return queue.count
+    }
+}

@@ -1,0 +1,94 @@
+/// A scheduler whose clock is an integer tick count moved by the scheduler itself: work runs in
+/// time order, at once, and the same run always gives the same result.
+///
+/// Actions due at the same tick run in the order they were scheduled (FIFO), which is the tie rule
+/// RxSwift's virtual-time tests rely on. `resolution` converts durations to ticks (RxTest uses one
+/// second per tick; pipeline tests use one millisecond).
+open class VirtualTimeScheduler: SchedulerType {
+    private struct Item {
+        let time: Int
+        let sequence: UInt64
+        let action: ScheduledAction
+    }
+
+    /// The current tick.
+    public private(set) var clock: Int
+    /// The duration of one tick.
+    public let resolution: RxTimeInterval
+    private var queue = PriorityQueue<Item> { a, b in
+        a.time != b.time ? a.time < b.time : a.sequence < b.sequence
+    }
+    private var sequence: UInt64 = 0
+    private var isRunning = false
+
+    /// A scheduler starting at `initialClock`, with ticks of `resolution`.
+    public init(initialClock: Int = 0, resolution: RxTimeInterval = .seconds(1)) {
+        precondition(resolution > .zero, "resolution must be positive")
+        self.clock = initialClock
+        self.resolution = resolution
+    }
+
+    /// The current time: `clock` ticks of `resolution`.
+    public var now: RxTime { resolution * clock }
+
+    /// The number of ticks in `duration`, rounded to the nearest tick.
+    public func ticks(_ duration: RxTimeInterval) -> Int {
+        let resolutionNanoseconds = resolution.totalNanoseconds
+        let nanoseconds = duration.totalNanoseconds
+        return Int((nanoseconds + resolutionNanoseconds / 2) / resolutionNanoseconds)
+    }
+
+    /// Where an action asked for at `time` really goes. The default keeps it; `TestScheduler`
+    /// moves anything due now or earlier to the next tick, as RxTest does.
+    open func adjustScheduledTime(_ time: Int) -> Int { time }
+
+    /// Runs `action` at tick `time` (adjusted by `adjustScheduledTime`).
+    @discardableResult
+    public func scheduleAt(_ time: Int, _ action: @escaping () -> Void) -> any Disposable {
+        let scheduled = ScheduledAction(action)
+        sequence += 1
+        queue.push(Item(time: adjustScheduledTime(time), sequence: sequence, action: scheduled))
+        return scheduled
+    }
+
+    /// Runs `action` at the current tick (after what is already due now).
+    @discardableResult
+    public func schedule(_ action: @escaping () -> Void) -> any Disposable {
+        scheduleAt(clock, action)
+    }
+
+    /// Runs `action` `dueTime` from now.
+    @discardableResult
+    public func schedule(after dueTime: RxTimeInterval, _ action: @escaping () -> Void) -> any Disposable {
+        scheduleAt(clock + max(0, ticks(dueTime)), action)
+    }
+
+    /// Runs every scheduled action, moving the clock forward, until none is left or `stop()`.
+    public func start() {
+        run(until: nil)
+    }
+
+    /// Runs the actions due at or before `time`, then sets the clock to `time`.
+    public func advance(to time: Int) {
+        run(until: time)
+        if clock < time { clock = time }
+    }
+
+    /// Stops `start()` or `advance(to:)` after the action that is running.
+    public func stop() { isRunning = false }
+
+    /// Whether any action (cancelled or not) is still queued.
+    public var hasPendingWork: Bool { !queue.isEmpty }
+
+    private func run(until limit: Int?) {
+        isRunning = true
+        while isRunning, let next = queue.first {
+            if let limit, next.time > limit { break }
+            _ = queue.popFirst()
+            if next.action.isCancelled { continue }
+            if next.time > clock { clock = next.time }
+            next.action.run()
+        }
+        isRunning = false
+    }
+}

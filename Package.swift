@@ -1,0 +1,27 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Rivulet",
+    products: [
+        .executable(name: "rivulet", targets: ["rivulet"])
+    ],
+    dependencies: [
+        .package(path: "Core"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "rivulet",
+            dependencies: [
+                .product(name: "RivuletCore", package: "Core"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "ReactiveTests",
+            dependencies: [.product(name: "RivuletCore", package: "Core")]
+        ),
+        .testTarget(name: "RivuletCLITests", dependencies: ["rivulet"]),
+    ]
+)

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the system packages Rivulet builds against (libyaml, libxml2, pkg-config, jq, tmux),
+# only if one is missing. Safe to run again.
+set -euo pipefail
+needed=(libyaml-dev libxml2-dev pkg-config jq tmux)
+missing=()
+for package in "${needed[@]}"; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing: ${missing[*]}" >&2
+sudo_cmd=""
+[ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+$sudo_cmd apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}"

@@ -33,3 +33,19 @@ class Sink<Output> {
         lifetime.dispose()
     }
 }
+
+/// A sink that passes every event on unchanged and ends the subscription at a terminal event, for
+/// operators whose only work happens around the source (`startWith`, `take(for:)`, `deferred`).
+@usableFromInline
+final class ForwardSink<Element>: Sink<Element> {
+    @inlinable
+    override init(downstream: AnyObserver<Element>, lifetime: Lifetime) {
+        super.init(downstream: downstream, lifetime: lifetime)
+    }
+
+    @inlinable
+    func on(_ event: Event<Element>) {
+        if isDisposed { return }
+        if event.isStopEvent { forwardTerminal(event) } else { forward(event) }
+    }
+}

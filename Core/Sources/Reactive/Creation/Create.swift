@@ -19,7 +19,9 @@ extension Observable {
     public static func deferred(_ factory: @escaping () throws -> Observable<Element>) -> Observable<Element> {
         Observable { observer, lifetime in
             do {
-                try factory().subscribe(observer, in: lifetime)
+                let source = try factory()
+                let sink = ForwardSink(downstream: observer, lifetime: lifetime)
+                source.subscribe(AnyObserver(sink.on), in: lifetime)
             } catch {
                 observer.on(.error(error))
                 lifetime.dispose()

@@ -1,5 +1,6 @@
 extension ObservableType {
     /// Emits `elements` at subscription, synchronously and in order, then the source's events.
+    /// The source is subscribed in the same tick, after the elements.
     @inlinable
     public func startWith(_ elements: Element...) -> Observable<Element> {
         let source = asObservable()
@@ -8,7 +9,8 @@ extension ObservableType {
                 if lifetime.isDisposed { return }
                 observer.on(.next(element))
             }
-            source.subscribe(observer, in: lifetime)
+            let sink = ForwardSink(downstream: observer, lifetime: lifetime)
+            source.subscribe(AnyObserver(sink.on), in: lifetime)
         }
     }
 }

@@ -24,7 +24,7 @@ extension ObservableType {
     public func take(for duration: RxTimeInterval, scheduler: any SchedulerType) -> Observable<Element> {
         let source = asObservable()
         return Observable { observer, lifetime in
-            let sink = TakeDurationSink(downstream: observer, lifetime: lifetime)
+            let sink = ForwardSink(downstream: observer, lifetime: lifetime)
             lifetime.add(scheduler.schedule(after: duration) { sink.forwardTerminal(.completed) })
             source.subscribe(AnyObserver(sink.on), in: lifetime)
         }
@@ -53,19 +53,5 @@ final class TakeCountSink<Element>: Sink<Element> {
         case .error, .completed:
             forwardTerminal(event)
         }
-    }
-}
-
-@usableFromInline
-final class TakeDurationSink<Element>: Sink<Element> {
-    @inlinable
-    override init(downstream: AnyObserver<Element>, lifetime: Lifetime) {
-        super.init(downstream: downstream, lifetime: lifetime)
-    }
-
-    @inlinable
-    func on(_ event: Event<Element>) {
-        if isDisposed { return }
-        if event.isStopEvent { forwardTerminal(event) } else { forward(event) }
     }
 }

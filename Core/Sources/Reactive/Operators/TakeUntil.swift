@@ -12,7 +12,8 @@ extension ObservableType {
             let triggerLifetime = lifetime.makeChild()
             trigger.subscribe(
                 AnyObserver { event in sink.onTrigger(event, triggerLifetime) }, in: triggerLifetime)
-            source.subscribe(AnyObserver(sink.on), in: lifetime)
+            let forwarder = ForwardSink(downstream: observer, lifetime: lifetime)
+            source.subscribe(AnyObserver(forwarder.on), in: lifetime)
         }
     }
 
@@ -44,12 +45,6 @@ final class TakeUntilSink<Element, TriggerElement>: Sink<Element> {
     @inlinable
     override init(downstream: AnyObserver<Element>, lifetime: Lifetime) {
         super.init(downstream: downstream, lifetime: lifetime)
-    }
-
-    @inlinable
-    func on(_ event: Event<Element>) {
-        if isDisposed { return }
-        if event.isStopEvent { forwardTerminal(event) } else { forward(event) }
     }
 
     @usableFromInline

@@ -22,6 +22,10 @@ let package = Package(
             name: "ReactiveTests",
             dependencies: [.product(name: "RivuletCore", package: "Core")]
         ),
+        .testTarget(
+            name: "PipelineTests",
+            dependencies: [.product(name: "RivuletCore", package: "Core")]
+        ),
         .testTarget(name: "RivuletCLITests", dependencies: ["rivulet"]),
     ]
 )

@@ -10,11 +10,13 @@ let package = Package(
         .library(
             name: "RivuletCore",
             type: .dynamic,
-            targets: ["Reactive", "ReactiveTesting"]
+            targets: ["Reactive", "ReactiveTesting", "Pipeline"]
         )
     ],
     targets: [
         .target(name: "Reactive"),
         .target(name: "ReactiveTesting", dependencies: ["Reactive"]),
+        .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
+        .target(name: "Pipeline", dependencies: ["Reactive", "ReactiveTesting", "CYAML"]),
     ]
 )

@@ -1,0 +1,120 @@
+import Reactive
+
+/// What an expression sees while it runs: the element `.`, the accumulator `acc` (in `scan`) and
+/// the pipeline's environment. One scope is reused for every element an operator evaluates, so
+/// evaluating allocates nothing for the scope itself.
+public final class EvaluationScope {
+    /// The current element, `.`.
+    public var element: Value
+    /// The accumulator, `acc` (null outside `scan`).
+    public var accumulator: Value
+    /// The pipeline's clock and random numbers.
+    public let environment: ExpressionEnvironment
+
+    /// A scope over `environment`.
+    public init(element: Value = .null, accumulator: Value = .null, environment: ExpressionEnvironment) {
+        self.element = element
+        self.accumulator = accumulator
+        self.environment = environment
+    }
+}
+
+/// The parts of a pipeline that expressions may read: its scheduler's clock (`now()`) and its
+/// seeded random numbers (`random(lo, hi)`), so tests give the same answers every time.
+public final class ExpressionEnvironment {
+    /// The time on the pipeline's scheduler.
+    public let clock: () -> RxTime
+    /// The pipeline's random numbers.
+    public var random: SeededRandom
+
+    /// An environment reading `clock`, with random numbers from `seed`.
+    public init(seed: UInt64, clock: @escaping () -> RxTime = { .zero }) {
+        self.clock = clock
+        self.random = SeededRandom(seed: seed)
+    }
+}
+
+/// A small, fast, seedable random number generator (SplitMix64).
+public struct SeededRandom: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    /// A generator that always produces the same numbers for the same seed.
+    public init(seed: UInt64) {
+        state = seed
+    }
+
+    /// The next 64 random bits.
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A compiled expression: parsed once, evaluated as a chain of closures.
+public struct Expression {
+    /// The text it was compiled from.
+    public let source: String
+    @usableFromInline
+    let evaluator: (EvaluationScope) throws -> Value
+    /// Whether it needs `acc` (only `scan` provides one).
+    public let usesAccumulator: Bool
+
+    /// Compiles `source`; a syntax error gives the offset inside it.
+    public init(_ source: String) throws(ExpressionSyntaxError) {
+        let node = try Parser.parse(source)
+        self.source = source
+        self.evaluator = try ExpressionCompiler.compile(node)
+        self.usesAccumulator = ExpressionCompiler.mentionsAccumulator(node)
+    }
+
+    /// An expression that always gives `value`.
+    public init(constant value: Value) {
+        source = value.description
+        evaluator = { _ in value }
+        usesAccumulator = false
+    }
+
+    init(source: String, evaluator: @escaping (EvaluationScope) throws -> Value, usesAccumulator: Bool) {
+        self.source = source
+        self.evaluator = evaluator
+        self.usesAccumulator = usesAccumulator
+    }
+
+    /// Evaluates on the scope's current element.
+    @inlinable
+    public func evaluate(in scope: EvaluationScope) throws -> Value {
+        try evaluator(scope)
+    }
+
+    /// Evaluates on `element`.
+    public func evaluate(_ element: Value, in scope: EvaluationScope) throws -> Value {
+        scope.element = element
+        return try evaluator(scope)
+    }
+
+    /// An expression building an object (or list) from others: what `map: {title: .x}` compiles to.
+    public static func object(_ members: [(String, Expression)]) -> Expression {
+        let keys = members.map(\.0)
+        let evaluators = members.map(\.1.evaluator)
+        let source = "{" + members.map { "\($0.0): \($0.1.source)" }.joined(separator: ", ") + "}"
+        return Expression(
+            source: source,
+            evaluator: { scope in
+                var object = JSONObject()
+                for index in keys.indices { object[keys[index]] = try evaluators[index](scope) }
+                return .object(object)
+            }, usesAccumulator: members.contains { $0.1.usesAccumulator })
+    }
+
+    /// An expression building a list from others.
+    public static func array(_ elements: [Expression]) -> Expression {
+        let evaluators = elements.map(\.evaluator)
+        return Expression(
+            source: "[" + elements.map(\.source).joined(separator: ", ") + "]",
+            evaluator: { scope in .array(try evaluators.map { try $0(scope) }) },
+            usesAccumulator: elements.contains { $0.usesAccumulator })
+    }
+}

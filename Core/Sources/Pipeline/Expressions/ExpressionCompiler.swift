@@ -1,0 +1,171 @@
+/// Turns parsed expressions into closures, folding constant parts at compile time.
+enum ExpressionCompiler {
+    typealias Evaluator = (EvaluationScope) throws -> Value
+
+    static func mentionsAccumulator(_ node: ExpressionNode) -> Bool {
+        switch node {
+        case .accumulator: return true
+        case .literal, .element: return false
+        case .member(let base, _, _): return mentionsAccumulator(base)
+        case .index(let base, let index, _): return mentionsAccumulator(base) || mentionsAccumulator(index)
+        case .unary(_, let operand, _): return mentionsAccumulator(operand)
+        case .binary(_, let lhs, let rhs, _): return mentionsAccumulator(lhs) || mentionsAccumulator(rhs)
+        case .conditional(let a, let b, let c):
+            return mentionsAccumulator(a) || mentionsAccumulator(b) || mentionsAccumulator(c)
+        case .call(_, let arguments, _): return arguments.contains(where: mentionsAccumulator)
+        case .array(let elements): return elements.contains(where: mentionsAccumulator)
+        case .object(let members): return members.contains { mentionsAccumulator($0.1) }
+        }
+    }
+
+    /// Whether the node gives the same value whatever the element (no `.`, `acc`, `now`, `random`).
+    static func isConstant(_ node: ExpressionNode) -> Bool {
+        switch node {
+        case .literal: return true
+        case .element, .accumulator: return false
+        case .member(let base, _, _): return isConstant(base)
+        case .index(let base, let index, _): return isConstant(base) && isConstant(index)
+        case .unary(_, let operand, _): return isConstant(operand)
+        case .binary(_, let lhs, let rhs, _): return isConstant(lhs) && isConstant(rhs)
+        case .conditional(let a, let b, let c): return isConstant(a) && isConstant(b) && isConstant(c)
+        case .call(let name, let arguments, _):
+            return Functions.table[name]?.isPure == true && arguments.allSatisfy(isConstant)
+        case .array(let elements): return elements.allSatisfy(isConstant)
+        case .object(let members): return members.allSatisfy { isConstant($0.1) }
+        }
+    }
+
+    static func compile(_ node: ExpressionNode) throws(ExpressionSyntaxError) -> Evaluator {
+        let evaluator = try compileNode(node)
+        if isConstant(node), case .literal = node {
+            return evaluator
+        } else if isConstant(node) {
+            let scope = EvaluationScope(environment: ExpressionEnvironment(seed: 0))
+            if let value = try? evaluator(scope) { return { _ in value } }
+        }
+        return evaluator
+    }
+
+    static func compileNode(_ node: ExpressionNode) throws(ExpressionSyntaxError) -> Evaluator {
+        switch node {
+        case .literal(let value):
+            return { _ in value }
+        case .element:
+            return { $0.element }
+        case .accumulator:
+            return { $0.accumulator }
+        case .member(.element, let name, _):
+            return { scope in try Operations.member(scope.element, name) }
+        case .member(let base, let name, _):
+            let baseEvaluator = try compileNode(base)
+            return { scope in try Operations.member(try baseEvaluator(scope), name) }
+        case .index(let base, let index, _):
+            let baseEvaluator = try compileNode(base)
+            let indexEvaluator = try compileNode(index)
+            return { scope in try Operations.index(try baseEvaluator(scope), try indexEvaluator(scope)) }
+        case .unary(let op, let operand, _):
+            let operandEvaluator = try compileNode(operand)
+            if op == "!" { return { scope in .bool(!(try operandEvaluator(scope)).isTruthy) } }
+            return { scope in try Operations.negate(try operandEvaluator(scope)) }
+        case .binary(let op, let lhs, let rhs, _):
+            return try compileBinary(op, lhs, rhs)
+        case .conditional(let condition, let whenTrue, let whenFalse):
+            let c = try compileNode(condition)
+            let t = try compileNode(whenTrue)
+            let f = try compileNode(whenFalse)
+            return { scope in try c(scope).isTruthy ? try t(scope) : try f(scope) }
+        case .call(let name, let arguments, let offset):
+            guard let function = Functions.table[name] else {
+                throw ExpressionSyntaxError("unknown function '\(name)'", offset: offset)
+            }
+            guard function.arity.contains(arguments.count) else {
+                let expected =
+                    function.arity.lowerBound == function.arity.upperBound
+                    ? "\(function.arity.lowerBound)" : "\(function.arity.lowerBound) to \(function.arity.upperBound)"
+                throw ExpressionSyntaxError(
+                    "\(name)() takes \(expected) argument\(function.arity.upperBound == 1 ? "" : "s"), got \(arguments.count)",
+                    offset: offset)
+            }
+            if name == "matches", arguments.count == 2, case .literal(.string(let pattern)) = arguments[1] {
+                let regex: Regex<AnyRegexOutput>
+                do {
+                    regex = try Regex(pattern)
+                } catch {
+                    throw ExpressionSyntaxError("invalid regular expression: \(error)", offset: offset)
+                }
+                let subject = try compileNode(arguments[0])
+                return { scope in
+                    let value = try subject(scope)
+                    guard case .string(let string) = value else {
+                        throw ExpressionRuntimeError("matches() expects a string, got \(Operations.describe(value))")
+                    }
+                    return .bool(string.contains(regex))
+                }
+            }
+            let evaluators = try arguments.map { (argument) throws(ExpressionSyntaxError) in try compileNode(argument) }
+            let implementation = function.implementation
+            switch evaluators.count {
+            case 0: return { scope in try implementation([], scope) }
+            case 1:
+                let a = evaluators[0]
+                return { scope in try implementation([try a(scope)], scope) }
+            case 2:
+                let a = evaluators[0]
+                let b = evaluators[1]
+                return { scope in try implementation([try a(scope), try b(scope)], scope) }
+            default:
+                return { scope in try implementation(try evaluators.map { try $0(scope) }, scope) }
+            }
+        case .array(let elements):
+            let evaluators = try elements.map { (element) throws(ExpressionSyntaxError) in try compileNode(element) }
+            return { scope in .array(try evaluators.map { try $0(scope) }) }
+        case .object(let members):
+            let keys = members.map(\.0)
+            let evaluators = try members.map { (member) throws(ExpressionSyntaxError) in try compileNode(member.1) }
+            return { scope in
+                var object = JSONObject()
+                for index in keys.indices { object[keys[index]] = try evaluators[index](scope) }
+                return .object(object)
+            }
+        }
+    }
+
+    static func compileBinary(_ op: String, _ lhs: ExpressionNode, _ rhs: ExpressionNode) throws(ExpressionSyntaxError)
+        -> Evaluator
+    {
+        let l = try compileNode(lhs)
+        let r = try compileNode(rhs)
+        switch op {
+        case "&&": return { scope in .bool(try l(scope).isTruthy && (try r(scope)).isTruthy) }
+        case "||": return { scope in .bool(try l(scope).isTruthy || (try r(scope)).isTruthy) }
+        case "??":
+            return { scope in
+                let left = try l(scope)
+                if case .null = left { return try r(scope) }
+                return left
+            }
+        case "==": return { scope in .bool(Operations.equal(try l(scope), try r(scope))) }
+        case "!=": return { scope in .bool(!Operations.equal(try l(scope), try r(scope))) }
+        case "<", "<=", ">", ">=":
+            let test: @Sendable (Int) -> Bool
+            switch op {
+            case "<": test = { $0 < 0 }
+            case "<=": test = { $0 <= 0 }
+            case ">": test = { $0 > 0 }
+            default: test = { $0 >= 0 }
+            }
+            // The common `.field >= 2500` compares with a constant integer: a fast path.
+            if case .literal(.int(let constant)) = rhs {
+                return { scope in
+                    let left = try l(scope)
+                    if case .int(let int) = left { return .bool(test(int < constant ? -1 : (int == constant ? 0 : 1))) }
+                    return .bool(test(try Operations.compare(left, .int(constant), op)))
+                }
+            }
+            return { scope in .bool(test(try Operations.compare(try l(scope), try r(scope), op))) }
+        case "in": return { scope in .bool(try Operations.contains(try r(scope), try l(scope))) }
+        default:
+            return { scope in try Operations.arithmetic(op, try l(scope), try r(scope)) }
+        }
+    }
+}

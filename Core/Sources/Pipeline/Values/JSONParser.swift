@@ -1,0 +1,361 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A malformed JSON document: what was wrong and at which byte.
+public struct JSONError: Error, Equatable, CustomStringConvertible {
+    /// What was wrong.
+    public let message: String
+    /// The zero-based byte offset where it was found.
+    public let offset: Int
+
+    /// An error at `offset`.
+    public init(_ message: String, offset: Int) {
+        self.message = message
+        self.offset = offset
+    }
+
+    /// `message at byte N`.
+    public var description: String { "\(message) at byte \(offset)" }
+}
+
+/// Rivulet's own JSON parser: a single pass over the bytes, no Foundation.
+///
+/// Full RFC 8259 JSON: escapes and surrogate pairs, strict UTF-8, integers kept as `Int` when they
+/// fit (otherwise `Double`), duplicate keys (the last wins, as in most parsers), and a nesting limit.
+public enum JSONParser {
+    /// The deepest nesting of arrays and objects accepted.
+    public static let maximumDepth = 512
+
+    /// Parses one JSON document from `text`.
+    public static func parse(_ text: String) throws(JSONError) -> Value {
+        var copy = text
+        let result: Result<Value, JSONError> = copy.withUTF8 { bytes in
+            do throws(JSONError) { return .success(try parse(bytes)) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
+    /// Parses one JSON document from `bytes`; only whitespace may follow it.
+    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(JSONError) -> Value {
+        var reader = Reader(bytes: bytes)
+        reader.skipWhitespace()
+        let value = try reader.parseValue(depth: 0)
+        reader.skipWhitespace()
+        if reader.position < bytes.count {
+            throw JSONError(
+                "unexpected '\(reader.describe(bytes[reader.position]))' after the JSON value", offset: reader.position)
+        }
+        return value
+    }
+
+    /// Parses one JSON document from `bytes`.
+    public static func parse(_ bytes: [UInt8]) throws(JSONError) -> Value {
+        let result: Result<Value, JSONError> = bytes.withUnsafeBufferPointer { buffer in
+            do throws(JSONError) { return .success(try parse(buffer)) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
+    struct Reader {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var position = 0
+
+        init(bytes: UnsafeBufferPointer<UInt8>) {
+            self.bytes = bytes
+        }
+
+        func describe(_ byte: UInt8) -> String {
+            if byte >= 0x20 && byte < 0x7F { return String(UnicodeScalar(byte)) }
+            return "\\u{\(String(byte, radix: 16))}"
+        }
+
+        @inline(__always)
+        mutating func skipWhitespace() {
+            while position < bytes.count {
+                switch bytes[position] {
+                case 0x20, 0x0A, 0x0D, 0x09: position += 1
+                default: return
+                }
+            }
+        }
+
+        mutating func parseValue(depth: Int) throws(JSONError) -> Value {
+            guard position < bytes.count else {
+                throw JSONError("unexpected end of input, expected a value", offset: position)
+            }
+            switch bytes[position] {
+            case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
+            case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
+            case UInt8(ascii: "\""): return .string(try parseString())
+            case UInt8(ascii: "t"): return try parseLiteral("true", .bool(true))
+            case UInt8(ascii: "f"): return try parseLiteral("false", .bool(false))
+            case UInt8(ascii: "n"): return try parseLiteral("null", .null)
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+            default:
+                throw JSONError("unexpected '\(describe(bytes[position]))', expected a value", offset: position)
+            }
+        }
+
+        mutating func parseLiteral(_ word: StaticString, _ value: Value) throws(JSONError) -> Value {
+            let count = word.utf8CodeUnitCount
+            let start = position
+            guard position + count <= bytes.count else {
+                throw JSONError("invalid literal, expected '\(word)'", offset: start)
+            }
+            for offset in 0..<count where bytes[position + offset] != word.utf8Start[offset] {
+                throw JSONError("invalid literal, expected '\(word)'", offset: start)
+            }
+            position += count
+            return value
+        }
+
+        mutating func parseArray(depth: Int) throws(JSONError) -> Value {
+            if depth > JSONParser.maximumDepth {
+                throw JSONError("nesting deeper than \(JSONParser.maximumDepth)", offset: position)
+            }
+            position += 1
+            var elements: [Value] = []
+            skipWhitespace()
+            if position < bytes.count && bytes[position] == UInt8(ascii: "]") {
+                position += 1
+                return .array(elements)
+            }
+            while true {
+                skipWhitespace()
+                elements.append(try parseValue(depth: depth))
+                skipWhitespace()
+                guard position < bytes.count else {
+                    throw JSONError("unexpected end of input in an array", offset: position)
+                }
+                switch bytes[position] {
+                case UInt8(ascii: ","): position += 1
+                case UInt8(ascii: "]"):
+                    position += 1
+                    return .array(elements)
+                default:
+                    throw JSONError(
+                        "expected ',' or ']' in an array, found '\(describe(bytes[position]))'", offset: position)
+                }
+            }
+        }
+
+        mutating func parseObject(depth: Int) throws(JSONError) -> Value {
+            if depth > JSONParser.maximumDepth {
+                throw JSONError("nesting deeper than \(JSONParser.maximumDepth)", offset: position)
+            }
+            position += 1
+            var object = JSONObject()
+            skipWhitespace()
+            if position < bytes.count && bytes[position] == UInt8(ascii: "}") {
+                position += 1
+                return .object(object)
+            }
+            while true {
+                skipWhitespace()
+                guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
+                    if position >= bytes.count {
+                        throw JSONError("unexpected end of input in an object", offset: position)
+                    }
+                    throw JSONError(
+                        "expected a string key in an object, found '\(describe(bytes[position]))'", offset: position)
+                }
+                let key = try parseString()
+                skipWhitespace()
+                guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {
+                    throw JSONError("expected ':' after an object key", offset: position)
+                }
+                position += 1
+                skipWhitespace()
+                let value = try parseValue(depth: depth)
+                if object.count < 8 ? object.keys.contains(key) : object[key] != nil {
+                    object[key] = value
+                } else {
+                    object.appendUnchecked(key, value)
+                }
+                skipWhitespace()
+                guard position < bytes.count else {
+                    throw JSONError("unexpected end of input in an object", offset: position)
+                }
+                switch bytes[position] {
+                case UInt8(ascii: ","): position += 1
+                case UInt8(ascii: "}"):
+                    position += 1
+                    return .object(object)
+                default:
+                    throw JSONError(
+                        "expected ',' or '}' in an object, found '\(describe(bytes[position]))'", offset: position)
+                }
+            }
+        }
+
+        mutating func parseString() throws(JSONError) -> String {
+            let start = position
+            position += 1
+            let contentStart = position
+            // Fast path: no escapes.
+            while position < bytes.count {
+                let byte = bytes[position]
+                if byte == UInt8(ascii: "\"") {
+                    let slice = UnsafeBufferPointer(rebasing: bytes[contentStart..<position])
+                    position += 1
+                    guard let string = String(validating: slice, as: UTF8.self) else {
+                        throw JSONError("invalid UTF-8 in a string", offset: start)
+                    }
+                    return string
+                }
+                if byte == UInt8(ascii: "\\") { break }
+                if byte < 0x20 { throw JSONError("unescaped control character in a string", offset: position) }
+                position += 1
+            }
+            guard position < bytes.count else { throw JSONError("unterminated string", offset: start) }
+            var buffer = Array(UnsafeBufferPointer(rebasing: bytes[contentStart..<position]))
+            while position < bytes.count {
+                let byte = bytes[position]
+                switch byte {
+                case UInt8(ascii: "\""):
+                    position += 1
+                    guard let string = String(validating: buffer, as: UTF8.self) else {
+                        throw JSONError("invalid UTF-8 in a string", offset: start)
+                    }
+                    return string
+                case UInt8(ascii: "\\"):
+                    position += 1
+                    guard position < bytes.count else { throw JSONError("unterminated string", offset: start) }
+                    let escape = bytes[position]
+                    position += 1
+                    switch escape {
+                    case UInt8(ascii: "\""): buffer.append(0x22)
+                    case UInt8(ascii: "\\"): buffer.append(0x5C)
+                    case UInt8(ascii: "/"): buffer.append(0x2F)
+                    case UInt8(ascii: "b"): buffer.append(0x08)
+                    case UInt8(ascii: "f"): buffer.append(0x0C)
+                    case UInt8(ascii: "n"): buffer.append(0x0A)
+                    case UInt8(ascii: "r"): buffer.append(0x0D)
+                    case UInt8(ascii: "t"): buffer.append(0x09)
+                    case UInt8(ascii: "u"):
+                        let scalar = try parseUnicodeEscape()
+                        buffer.append(contentsOf: Array(String(Character(scalar)).utf8))
+                    default:
+                        throw JSONError("invalid escape '\\\(describe(escape))'", offset: position - 2)
+                    }
+                default:
+                    if byte < 0x20 { throw JSONError("unescaped control character in a string", offset: position) }
+                    buffer.append(byte)
+                    position += 1
+                }
+            }
+            throw JSONError("unterminated string", offset: start)
+        }
+
+        mutating func parseHex4() throws(JSONError) -> UInt32 {
+            guard position + 4 <= bytes.count else { throw JSONError("incomplete \\u escape", offset: position - 2) }
+            var value: UInt32 = 0
+            for _ in 0..<4 {
+                let byte = bytes[position]
+                let digit: UInt32
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+                default: throw JSONError("invalid hex digit in a \\u escape", offset: position)
+                }
+                value = value * 16 + digit
+                position += 1
+            }
+            return value
+        }
+
+        mutating func parseUnicodeEscape() throws(JSONError) -> Unicode.Scalar {
+            let escapeStart = position - 2
+            let first = try parseHex4()
+            if first >= 0xD800 && first < 0xDC00 {
+                guard position + 6 <= bytes.count, bytes[position] == UInt8(ascii: "\\"),
+                    bytes[position + 1] == UInt8(ascii: "u")
+                else { throw JSONError("unpaired high surrogate in a \\u escape", offset: escapeStart) }
+                position += 2
+                let second = try parseHex4()
+                guard second >= 0xDC00 && second < 0xE000 else {
+                    throw JSONError("invalid low surrogate in a \\u escape", offset: escapeStart)
+                }
+                let combined = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
+                return Unicode.Scalar(combined)!
+            }
+            if first >= 0xDC00 && first < 0xE000 {
+                throw JSONError("unpaired low surrogate in a \\u escape", offset: escapeStart)
+            }
+            return Unicode.Scalar(first)!
+        }
+
+        mutating func parseNumber() throws(JSONError) -> Value {
+            let start = position
+            var negative = false
+            if bytes[position] == UInt8(ascii: "-") {
+                negative = true
+                position += 1
+            }
+            guard position < bytes.count, bytes[position] >= UInt8(ascii: "0"), bytes[position] <= UInt8(ascii: "9")
+            else {
+                throw JSONError("invalid number: expected a digit", offset: position)
+            }
+            var integer = 0
+            var overflow = false
+            if bytes[position] == UInt8(ascii: "0") {
+                position += 1
+                if position < bytes.count, bytes[position] >= UInt8(ascii: "0"), bytes[position] <= UInt8(ascii: "9") {
+                    throw JSONError("invalid number: leading zero", offset: start)
+                }
+            } else {
+                while position < bytes.count, bytes[position] >= UInt8(ascii: "0"), bytes[position] <= UInt8(ascii: "9")
+                {
+                    let digit = Int(bytes[position] - UInt8(ascii: "0"))
+                    let (times10, o1) = integer.multipliedReportingOverflow(by: 10)
+                    let (sum, o2) =
+                        negative ? times10.subtractingReportingOverflow(digit) : times10.addingReportingOverflow(digit)
+                    overflow = overflow || o1 || o2
+                    integer = sum
+                    position += 1
+                }
+            }
+            var isInteger = true
+            if position < bytes.count && bytes[position] == UInt8(ascii: ".") {
+                isInteger = false
+                position += 1
+                let digitsStart = position
+                while position < bytes.count, bytes[position] >= UInt8(ascii: "0"), bytes[position] <= UInt8(ascii: "9")
+                { position += 1 }
+                if position == digitsStart {
+                    throw JSONError("invalid number: expected a digit after '.'", offset: position)
+                }
+            }
+            if position < bytes.count && (bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E"))
+            {
+                isInteger = false
+                position += 1
+                if position < bytes.count
+                    && (bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-"))
+                {
+                    position += 1
+                }
+                let digitsStart = position
+                while position < bytes.count, bytes[position] >= UInt8(ascii: "0"), bytes[position] <= UInt8(ascii: "9")
+                { position += 1 }
+                if position == digitsStart {
+                    throw JSONError("invalid number: expected a digit in the exponent", offset: position)
+                }
+            }
+            if isInteger && !overflow { return .int(integer) }
+            return .double(parseDouble(start..<position))
+        }
+
+        func parseDouble(_ range: Range<Int>) -> Double {
+            withUnsafeTemporaryAllocation(of: CChar.self, capacity: range.count + 1) { buffer in
+                for (offset, index) in range.enumerated() { buffer[offset] = CChar(bitPattern: bytes[index]) }
+                buffer[range.count] = 0
+                return strtod(buffer.baseAddress!, nil)
+            }
+        }
+    }
+}

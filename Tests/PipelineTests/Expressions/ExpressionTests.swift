@@ -1,0 +1,175 @@
+import Pipeline
+import Reactive
+import XCTest
+
+final class ExpressionTests: XCTestCase {
+    private let scope = EvaluationScope(environment: ExpressionEnvironment(seed: 7))
+
+    private func eval(_ text: String, _ element: Value = .null, acc: Value = .null) throws -> Value {
+        scope.accumulator = acc
+        return try Expression(text).evaluate(element, in: scope)
+    }
+
+    private let article: Value = [
+        "headline": ["main": "Climate"], "web_url": "https://example.test/a", "items": [10, 20, 30], "stars": 2600,
+        "owner": ["login": "octocat"], "name": "Rivulet",
+    ]
+
+    func testPathsAndIndexes() throws {
+        XCTAssertEqual(try eval(".headline.main", article), "Climate")
+        XCTAssertEqual(try eval(".items[0]", article), 10)
+        XCTAssertEqual(try eval(".items[-1]", article), 30)
+        XCTAssertEqual(try eval(".items[9]", article), nil)
+        XCTAssertEqual(try eval(".missing.deeper", article), nil)
+        XCTAssertEqual(try eval(".[\"web_url\"]", article), "https://example.test/a")
+        XCTAssertEqual(try eval(".", 5), 5)
+        XCTAssertEqual(try eval(".name[0]", article), "R")
+    }
+
+    func testArithmeticComparisonAndLogic() throws {
+        XCTAssertEqual(try eval("1 + 2 * 3"), 7)
+        XCTAssertEqual(try eval("(1 + 2) * 3"), 9)
+        XCTAssertEqual(try eval("7 / 2"), 3.5)
+        XCTAssertEqual(try eval("8 / 2"), 4)
+        XCTAssertEqual(try eval("7 % 3"), 1)
+        XCTAssertEqual(try eval("-.stars", article), -2600)
+        XCTAssertEqual(try eval(".stars >= 2500 && .name == 'Rivulet'", article), true)
+        XCTAssertEqual(try eval("!(.stars > 3000) || false", article), true)
+        XCTAssertEqual(try eval("1 == 1.0"), true)
+        XCTAssertEqual(try eval("'a' < 'b'"), true)
+        XCTAssertEqual(try eval("'x' + 1"), "x1")
+        XCTAssertEqual(try eval("[1] + [2]"), [1, 2])
+        XCTAssertEqual(try eval(".stars > 100 ? 'many' : 'few'", article), "many")
+        XCTAssertEqual(try eval(".nothing ?? 'fallback'", article), "fallback")
+        XCTAssertEqual(try eval("9223372036854775807 + 1"), .double(9_223_372_036_854_775_808))
+    }
+
+    func testInListsStringsAndObjects() throws {
+        XCTAssertEqual(try eval("20 in .items", article), true)
+        XCTAssertEqual(try eval("'lim' in .headline.main", article), true)
+        XCTAssertEqual(try eval("'owner' in .", article), true)
+        XCTAssertEqual(try eval("'nope' in .", article), false)
+    }
+
+    func testFunctions() throws {
+        XCTAssertEqual(try eval("len(.)", "climate"), 7)
+        XCTAssertEqual(try eval("len(.items)", article), 3)
+        XCTAssertEqual(try eval("lower(.name) + upper('x')", article), "rivuletX")
+        XCTAssertEqual(try eval("trim('  a b  ')"), "a b")
+        XCTAssertEqual(try eval("contains(.name, 'vul')", article), true)
+        XCTAssertEqual(try eval("startsWith(.web_url, 'https:')", article), true)
+        XCTAssertEqual(try eval("matches(.name, '^R[a-z]+t$')", article), true)
+        XCTAssertEqual(try eval("default(.none, 3)", article), 3)
+        XCTAssertEqual(try eval("split('a,b,,c', ',')"), ["a", "b", "", "c"])
+        XCTAssertEqual(try eval("join(.items, '-')", article), "10-20-30")
+        XCTAssertEqual(try eval("replace('a-b-c', '-', '+')"), "a+b+c")
+        XCTAssertEqual(try eval("round(2.5)"), 3)
+        XCTAssertEqual(try eval("round(3.14159, 2)"), 3.14)
+        XCTAssertEqual(try eval("int('42')"), 42)
+        XCTAssertEqual(try eval("string(12) + string([1])"), "12[1]")
+        XCTAssertEqual(try eval("keys(.owner)", article), ["login"])
+        XCTAssertEqual(try eval("max(.items)", article), 30)
+        XCTAssertEqual(try eval("min(3, 1, 2)"), 1)
+        XCTAssertEqual(try eval("sum(.items)", article), 60)
+        XCTAssertEqual(try eval("slice(.items, 1)", article), [20, 30])
+        XCTAssertEqual(try eval("clamp(12, 0, 9)"), 9)
+        XCTAssertEqual(try eval("type(.owner)", article), "object")
+        XCTAssertEqual(try eval("parseJSON('{\"a\": 1}').a"), 1)
+    }
+
+    func testObjectAndListConstructionAndAccumulator() throws {
+        XCTAssertEqual(
+            try eval("{title: .headline.main, url: .web_url, 'n': len(.items)}", article),
+            ["title": "Climate", "url": "https://example.test/a", "n": 3])
+        XCTAssertEqual(try eval("[., . * 2]", 4), [4, 8])
+        XCTAssertEqual(try eval("acc + .", 5, acc: 10), 15)
+        XCTAssertTrue(try Expression("acc + 1").usesAccumulator)
+        XCTAssertFalse(try Expression(". + 1").usesAccumulator)
+    }
+
+    func testRandomIsSeededAndNowReadsTheClock() throws {
+        let first = ExpressionEnvironment(seed: 42)
+        let second = ExpressionEnvironment(seed: 42)
+        let expression = try Expression("random(1, 100)")
+        let a = try (0..<20).map { _ in try expression.evaluate(.null, in: EvaluationScope(environment: first)) }
+        let b = try (0..<20).map { _ in try expression.evaluate(.null, in: EvaluationScope(environment: second)) }
+        XCTAssertEqual(a, b)
+        XCTAssertTrue(a.allSatisfy { ($0.intValue ?? 0) >= 1 && ($0.intValue ?? 0) <= 100 })
+        XCTAssertGreaterThan(Set(a).count, 5)
+        let clocked = EvaluationScope(environment: ExpressionEnvironment(seed: 1, clock: { .milliseconds(1500) }))
+        XCTAssertEqual(try Expression("now()").evaluate(.null, in: clocked), 1500)
+    }
+
+    func testRunTimeTypeErrorsSayWhatWasWrong() {
+        let cases: [(String, Value, String)] = [
+            ("len(.)", 3, "len() expects a string, list or object, got number 3"),
+            ("lower(.)", [1], "lower() expects a string, got array [1]"),
+            (". > 'a'", 3, "cannot compare number 3 > string \"a\""),
+            (". + 1", true, "cannot apply '+' to bool true and number 1"),
+            (".x", "s", "cannot read field 'x' of string \"s\""),
+            ("1 / 0", nil, "division by zero"),
+            ("random(5, 1)", nil, "random() expects integers lo <= hi"),
+        ]
+        for (text, element, message) in cases {
+            XCTAssertThrowsError(try eval(text, element), text) { error in
+                XCTAssertTrue("\(error)".contains(message), "\(text): \(error)")
+            }
+        }
+    }
+
+    func testTemplatesKeepTheTypeOfALoneExpression() throws {
+        let element: Value = ["q": "climate", "events": [1, 2], "page": 3]
+        scope.element = element
+        XCTAssertEqual(try Template("{{ .events }}").render(in: scope), [1, 2])
+        XCTAssertEqual(try Template("{{.page}}").render(in: scope), 3)
+        XCTAssertEqual(try Template("q={{ .q }}&page={{ .page + 1 }}").render(in: scope), "q=climate&page=4")
+        XCTAssertEqual(try Template("plain").render(in: scope), "plain")
+        XCTAssertTrue(try Template("plain").isConstant)
+        XCTAssertThrowsError(try Template("a {{ .q")) { XCTAssertEqual(($0 as! ExpressionSyntaxError).offset, 2) }
+        XCTAssertThrowsError(try Template("ab {{ .q + }}")) {
+            XCTAssertEqual(($0 as! ExpressionSyntaxError).offset, 11)
+        }
+    }
+}
+
+/// Expressions with syntax errors, each with the message and the column it must produce.
+final class ExpressionSyntaxErrorTests: XCTestCase {
+    static let corpus: [(text: String, message: String, offset: Int)] = [
+        ("len(. >= 3", "expected ')' to close the arguments of len()", 10),
+        ("len(.) >= ", "unexpected end of the expression", 10),
+        (".a = 3", "unexpected '='; compare with '=='", 3),
+        (".a & .b", "unexpected '&'; did you mean '&&'?", 3),
+        ("lenn(.)", "unknown function 'lenn'; did you mean 'len'?", 0),
+        ("name == 'x'", "unknown name 'name'; fields of the element are written '.name'", 0),
+        ("'abc", "unterminated string", 0),
+        ("1 +* 2", "unexpected '*'", 3),
+        (".items[0", "expected ']' to close '['", 8),
+        ("{title .x}", "expected ':' after the key 'title'", 7),
+        ("{1: .x}", "expected a key in an object, found number 1", 1),
+        ("a ? b", "unknown name 'a'", 0),
+        (". ? 1", "expected ':' in a conditional", 5),
+        ("(1 + 2", "expected ')' to close '('", 6),
+        ("", "empty expression", 0),
+        ("len", "'len' is a function; call it as len(...)", 0),
+        ("len(1, 2)", "len() takes 1 argument, got 2", 0),
+        ("round()", "round() takes 1 to 2 arguments, got 0", 0),
+        ("matches(., '[')", "invalid regular expression", 0),
+        (". #", "unexpected character '#'", 2),
+        (".a.", "expected a field name after '.'", 3),
+        ("1 2", "unexpected number 2 after the expression", 2),
+        ("'a\\q'", "unknown escape '\\q' in a string", 2),
+        ("[1, 2", "expected ']' to close the list", 5),
+    ]
+
+    func testEveryCaseGivesItsMessageAndOffset() {
+        for (text, message, offset) in Self.corpus {
+            do {
+                _ = try Expression(text)
+                XCTFail("'\(text)' compiled")
+            } catch {
+                XCTAssertTrue(error.message.contains(message), "'\(text)': got '\(error.message)'")
+                XCTAssertEqual(error.offset, offset, "'\(text)': \(error.message)")
+            }
+        }
+    }
+}

@@ -11,9 +11,14 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
+        .target(
+            name: "Components",
+            dependencies: [.product(name: "RivuletCore", package: "Core")]
+        ),
         .executableTarget(
             name: "rivulet",
             dependencies: [
+                "Components",
                 .product(name: "RivuletCore", package: "Core"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -25,6 +30,10 @@ let package = Package(
         .testTarget(
             name: "PipelineTests",
             dependencies: [.product(name: "RivuletCore", package: "Core")]
+        ),
+        .testTarget(
+            name: "ComponentsTests",
+            dependencies: ["Components", .product(name: "RivuletCore", package: "Core")]
         ),
         .testTarget(name: "RivuletCLITests", dependencies: ["rivulet"]),
     ]

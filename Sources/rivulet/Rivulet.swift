@@ -1,5 +1,9 @@
 import ArgumentParser
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The `rivulet` command: runs, checks, tests and describes stream pipelines.
 @main
 struct Rivulet: ParsableCommand {
@@ -10,7 +14,48 @@ struct Rivulet: ParsableCommand {
         abstract: "Run stream pipelines written in YAML on a reactive runtime with RxSwift's semantics.",
         discussion: """
             A pipeline file names a source, a chain of Rx operators and a sink. See README.md.
+            Exit codes: 0 success; 1 the pipeline failed at run time; 2 the command line or a pipeline \
+            file is invalid.
             """,
-        version: version
+        version: version,
+        subcommands: [Lint.self, Graph.self, Components.self]
     )
+
+    /// Parses and runs the command; a usage error exits with 2, as every invalid input does.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            let code = exitCode(for: error)
+            if code == .validationFailure {
+                FileHandleOutput.standardError.write(fullMessage(for: error) + "\n")
+                Glibc.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
+}
+
+/// Writing to the standard streams without Foundation.
+enum FileHandleOutput {
+    case standardOutput
+    case standardError
+
+    func write(_ text: String) {
+        var bytes = Array(text.utf8)
+        let descriptor: Int32 = self == .standardOutput ? 1 : 2
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes {
+                Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset)
+            }
+            if written <= 0 { return }
+            offset += written
+        }
+        bytes.removeAll()
+    }
+
+    /// Whether the stream is a terminal (colour and redrawing only then).
+    var isTerminal: Bool { isatty(self == .standardOutput ? 1 : 2) == 1 }
 }

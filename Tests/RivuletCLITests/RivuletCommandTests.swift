@@ -18,7 +18,7 @@ final class RivuletCommandTests: XCTestCase {
 
     func testUnknownOptionExitsWithUsageError() throws {
         let result = try runRivulet(["--no-such-option"])
-        XCTAssertEqual(result.status, 64, "argument-parser's usage error")
+        XCTAssertEqual(result.status, 2, "an invalid command line exits with 2")
         XCTAssertTrue(result.stderr.contains("Unknown option '--no-such-option'"), result.stderr)
         XCTAssertFalse(result.stderr.contains("Fatal error"), result.stderr)
     }

@@ -264,7 +264,7 @@ enum Functions {
     }
 
     /// Name, signature and summary of every function, for `rivulet components` and the docs.
-    public static var catalogue: [(name: String, signature: String, summary: String)] {
+    static var catalogue: [(name: String, signature: String, summary: String)] {
         table.map { ($0.key, $0.value.signature, $0.value.summary) }.sorted { $0.name < $1.name }
     }
 }
@@ -273,4 +273,10 @@ extension String {
     fileprivate func trimmingSpaces() -> String {
         String(drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
     }
+}
+
+/// The expression language as documentation sees it.
+public enum ExpressionLanguage {
+    /// Every function: name, signature and one-line summary, sorted by name.
+    public static var functions: [(name: String, signature: String, summary: String)] { Functions.catalogue }
 }

@@ -76,9 +76,10 @@ private struct Builder {
     var anchors: [String: YAMLNode] = [:]
 
     enum Frame {
-        case sequence(start: SourceLocation, anchor: String?, items: [YAMLNode])
+        case sequence(start: SourceLocation, anchor: String?, items: [YAMLNode], flow: Bool)
         case mapping(
-            start: SourceLocation, anchor: String?, pairs: [YAMLPair], pendingKey: YAMLNode?, merged: Set<String>)
+            start: SourceLocation, anchor: String?, pairs: [YAMLPair], pendingKey: YAMLNode?, merged: Set<String>,
+            flow: Bool)
     }
 
     var stack: [Frame] = []
@@ -154,21 +155,24 @@ private struct Builder {
                     stack.append(
                         .sequence(
                             start: location(event.start_mark), anchor: Self.string(event.data.sequence_start.anchor),
-                            items: []))
+                            items: [], flow: event.data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE))
                 case YAML_MAPPING_START_EVENT:
                     stack.append(
                         .mapping(
                             start: location(event.start_mark), anchor: Self.string(event.data.mapping_start.anchor),
-                            pairs: [], pendingKey: nil, merged: []))
+                            pairs: [], pendingKey: nil, merged: [],
+                            flow: event.data.mapping_start.style == YAML_FLOW_MAPPING_STYLE))
                 case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
                     let node: YAMLNode
                     let anchor: String?
                     switch stack.removeLast() {
-                    case .sequence(let start, let name, let items):
+                    case .sequence(let start, let name, let items, let flow):
                         node = YAMLNode(kind: .sequence(items), location: start)
+                        node.isFlow = flow
                         anchor = name
-                    case .mapping(let start, let name, let pairs, _, _):
+                    case .mapping(let start, let name, let pairs, _, _, let flow):
                         node = YAMLNode(kind: .mapping(pairs), location: start)
+                        node.isFlow = flow
                         anchor = name
                     }
                     if let anchor { anchors[anchor] = node }
@@ -201,10 +205,10 @@ private struct Builder {
             return
         }
         switch frame {
-        case .sequence(let start, let anchor, var items):
+        case .sequence(let start, let anchor, var items, let flow):
             items.append(node)
-            frame = .sequence(start: start, anchor: anchor, items: items)
-        case .mapping(let start, let anchor, var pairs, let pendingKey, var merged):
+            frame = .sequence(start: start, anchor: anchor, items: items, flow: flow)
+        case .mapping(let start, let anchor, var pairs, let pendingKey, var merged, let flow):
             if let key = pendingKey {
                 if key.scalar == "<<", case .plain = scalarStyle(key) {
                     merged.formUnion(merge(node, into: &pairs))
@@ -220,9 +224,11 @@ private struct Builder {
                     }
                     pairs.append(YAMLPair(key: key, value: node))
                 }
-                frame = .mapping(start: start, anchor: anchor, pairs: pairs, pendingKey: nil, merged: merged)
+                frame = .mapping(
+                    start: start, anchor: anchor, pairs: pairs, pendingKey: nil, merged: merged, flow: flow)
             } else {
-                frame = .mapping(start: start, anchor: anchor, pairs: pairs, pendingKey: node, merged: merged)
+                frame = .mapping(
+                    start: start, anchor: anchor, pairs: pairs, pendingKey: node, merged: merged, flow: flow)
             }
         }
         stack.append(frame)

@@ -34,6 +34,10 @@ public final class YAMLNode: @unchecked Sendable {
         self.contentLocation = contentLocation ?? location
     }
 
+    /// Whether the collection was written in flow style (`{a: 1}` or `[1, 2]`).
+    public var isFlowStyle: Bool { isFlow }
+    var isFlow = false
+
     /// The scalar's text, or nil.
     public var scalar: String? {
         if case .scalar(let text, _) = kind { return text }

@@ -1,0 +1,215 @@
+import Reactive
+
+/// A pipeline built into observables on one scheduler, ready to start.
+public final class CompiledPipeline {
+    /// A sink and the stream it reads.
+    public struct CompiledSink {
+        /// The sink's component name.
+        public let name: String
+        /// Where it is in the file.
+        public let location: SourceLocation
+        /// The stream it reads.
+        public let streamName: String
+        /// The sink.
+        public let sink: any PipelineSink
+        /// What it reads.
+        public let input: Observable<Value>
+    }
+
+    /// The built streams by name (side streams too, as `NAME.side`).
+    public let streams: [String: Observable<Value>]
+    /// The sinks, in file order.
+    public let sinks: [CompiledSink]
+    let multicasts: [Multicast]
+
+    init(streams: [String: Observable<Value>], sinks: [CompiledSink], multicasts: [Multicast]) {
+        self.streams = streams
+        self.sinks = sinks
+        self.multicasts = multicasts
+    }
+
+    /// Subscribes every sink, then connects the shared streams (most downstream first), so no
+    /// reader misses what a synchronous source emits. `onFinish` runs once: when every sink's
+    /// stream has ended, at the first error, or on `dispose()`.
+    public func start(onFinish: @escaping (PipelineRun.Outcome) -> Void = { _ in }) -> PipelineRun {
+        let run = PipelineRun(sinks: sinks.map(\.sink), onFinish: onFinish)
+        // Side streams and other hot readers first, so they see what the main streams cause.
+        let order = sinks.indices.sorted {
+            (sinks[$0].streamName.contains(".") ? 0 : 1) < (sinks[$1].streamName.contains(".") ? 0 : 1)
+        }
+        for index in order {
+            let compiled = sinks[index]
+            let lifetime = run.lifetime.makeChild()
+            let isSideStream = compiled.streamName.contains(".")
+            if !isSideStream { run.pendingSinks += 1 }
+            compiled.input.subscribe(
+                AnyObserver { [weak run] event in
+                    guard let run, !run.lifetime.isDisposed else { return }
+                    compiled.sink.receive(event)
+                    switch event {
+                    case .next: break
+                    case .completed:
+                        lifetime.dispose()
+                        if !isSideStream { run.sinkCompleted() }
+                    case .error(let error):
+                        lifetime.dispose()
+                        run.fail(error)
+                    }
+                }, in: lifetime)
+        }
+        for multicast in multicasts.reversed() { multicast.connect(in: run.lifetime) }
+        run.checkFinished()
+        return run
+    }
+}
+
+/// A started pipeline: dispose it to stop (sinks are closed either way).
+public final class PipelineRun: Disposable {
+    /// How a run ended.
+    public enum Outcome {
+        /// Every sink's stream completed.
+        case completed
+        /// A stream failed.
+        case failed(any Error)
+        /// It was stopped from outside (a signal, the end of a test).
+        case cancelled
+    }
+
+    /// How it ended, once it has.
+    public private(set) var outcome: Outcome?
+    let lifetime = Lifetime()
+    var pendingSinks = 0
+    private let sinks: [any PipelineSink]
+    private let onFinish: (Outcome) -> Void
+
+    init(sinks: [any PipelineSink], onFinish: @escaping (Outcome) -> Void) {
+        self.sinks = sinks
+        self.onFinish = onFinish
+    }
+
+    func sinkCompleted() {
+        pendingSinks -= 1
+        checkFinished()
+    }
+
+    func checkFinished() {
+        if pendingSinks == 0 && outcome == nil { finish(.completed) }
+    }
+
+    func fail(_ error: any Error) {
+        finish(.failed(error))
+    }
+
+    private func finish(_ result: Outcome) {
+        guard outcome == nil else { return }
+        outcome = result
+        lifetime.dispose()
+        for sink in sinks { sink.close() }
+        onFinish(result)
+    }
+
+    /// Stops the pipeline: releases every subscription and timer, closes every sink.
+    public func dispose() {
+        finish(.cancelled)
+    }
+}
+
+/// A stream with several readers: one subscription upstream, connected after all readers are in.
+final class Multicast {
+    let subject = PublishSubject<Value>()
+    let source: Observable<Value>
+    private var connected = false
+
+    init(source: Observable<Value>) {
+        self.source = source
+    }
+
+    var observable: Observable<Value> { subject.asObservable() }
+
+    func connect(in lifetime: Lifetime) {
+        guard !connected else { return }
+        connected = true
+        source.subscribe(AnyObserver(subject.on), in: lifetime.makeChild())
+    }
+}
+
+/// Builds a checked pipeline's components, on one scheduler, into a `CompiledPipeline`.
+public struct PipelineCompiler {
+    /// Compiles `pipeline` to run on `scheduler`. `log` receives what `log` operators print.
+    public static func compile(
+        _ pipeline: ValidatedPipeline, scheduler: any SchedulerType, environment: ExpressionEnvironment,
+        baseDirectory: String, log: @escaping (String) -> Void
+    ) throws -> CompiledPipeline {
+        var built: [String: Observable<Value>] = [:]
+        var multicasts: [Multicast] = []
+        var sideSubjects: [String: PublishSubject<Value>] = [:]
+        func sideKey(_ stream: String, _ index: Int, _ side: String) -> String { "\(stream)#\(index)#\(side)" }
+        for (_, target) in pipeline.sideStreams {
+            let key = sideKey(target.stream, target.operatorIndex, target.side)
+            if sideSubjects[key] == nil { sideSubjects[key] = PublishSubject() }
+        }
+        func resolve(_ name: String) -> Observable<Value>? {
+            if let stream = built[name] { return stream }
+            if let target = pipeline.sideStreams[name] {
+                return sideSubjects[sideKey(target.stream, target.operatorIndex, target.side)]?.asObservable()
+            }
+            return nil
+        }
+        func context(for component: ValidatedComponent, sides: [String: PublishSubject<Value>]) -> ComponentContext {
+            ComponentContext(
+                scheduler: scheduler, environment: environment, componentName: component.spec.name,
+                location: component.use.location, baseDirectory: baseDirectory, log: log, streamResolver: resolve,
+                sourceBuilder: { inner in try buildSource(inner.spec, inner.parameters, inner.location, sides: [:]) },
+                sideStreams: sides)
+        }
+        func buildSource(
+            _ spec: ComponentSpec, _ parameters: ParameterValues, _ location: SourceLocation,
+            sides: [String: PublishSubject<Value>]
+        ) throws -> PipelineSource {
+            guard case .source(let factory) = spec.factory else { preconditionFailure("validated as a source") }
+            let component = ValidatedComponent(
+                use: ComponentUse(name: spec.name, location: location, parameters: nil, id: nil), spec: spec,
+                parameters: parameters)
+            return try factory(parameters, context(for: component, sides: sides))
+        }
+        for stream in pipeline.streams {
+            var observable: Observable<Value>
+            switch stream.origin {
+            case .stream(let name):
+                observable = resolve(name) ?? .empty()
+            case .component(let component):
+                observable = try buildSource(component.spec, component.parameters, component.use.location, sides: [:])
+                    .make(.null)
+            }
+            for (index, component) in stream.operators.enumerated() {
+                var sides: [String: PublishSubject<Value>] = [:]
+                for side in component.spec.sideStreams {
+                    if let subject = sideSubjects[sideKey(stream.name, index, side)] { sides[side] = subject }
+                }
+                guard case .operator(let factory) = component.spec.factory else {
+                    preconditionFailure("validated as an operator")
+                }
+                let apply = try factory(component.parameters, context(for: component, sides: sides))
+                observable = apply(observable)
+            }
+            if pipeline.readerCounts[stream.name, default: 0] > 1 {
+                let multicast = Multicast(source: observable)
+                multicasts.append(multicast)
+                observable = multicast.observable
+            }
+            built[stream.name] = observable
+        }
+        var sinks: [CompiledPipeline.CompiledSink] = []
+        for (streamName, component) in pipeline.sinks {
+            guard case .sink(let factory) = component.spec.factory else { preconditionFailure("validated as a sink") }
+            let sink = try factory(component.parameters, context(for: component, sides: [:]))
+            sinks.append(
+                CompiledPipeline.CompiledSink(
+                    name: component.spec.name, location: component.use.location, streamName: streamName, sink: sink,
+                    input: resolve(streamName) ?? .empty()))
+        }
+        var streams = built
+        for name in pipeline.sideStreams.keys { streams[name] = resolve(name) }
+        return CompiledPipeline(streams: streams, sinks: sinks, multicasts: multicasts)
+    }
+}

@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Reads a pipeline file from disk and checks it: YAML, structure, components, graph.
+public struct PipelineLoader {
+    /// The components pipelines may name.
+    public let registry: ComponentRegistry
+    /// The variables `${VAR}` reads.
+    public let environment: [String: String]
+
+    /// A loader over `registry`, substituting `${VAR}` from `environment`.
+    public init(registry: ComponentRegistry, environment: [String: String]) {
+        self.registry = registry
+        self.environment = environment
+    }
+
+    /// The outcome of loading one file.
+    public struct Loaded {
+        /// The file's text (for printing source lines under diagnostics), if it could be read.
+        public let source: String?
+        /// The checked pipeline, when there were no errors.
+        public let pipeline: ValidatedPipeline?
+        /// Every diagnostic, in file order.
+        public let diagnostics: [Diagnostic]
+        /// The directory relative paths in the file are resolved against.
+        public let baseDirectory: String
+    }
+
+    /// Loads and checks the file at `path`.
+    public func load(path: String) -> Loaded {
+        let directory = Self.directory(of: path)
+        guard let text = Self.readFile(path) else {
+            return Loaded(
+                source: nil, pipeline: nil,
+                diagnostics: [.error("cannot read the file", at: SourceLocation(file: path, line: 1, column: 1))],
+                baseDirectory: directory)
+        }
+        return load(text: text, path: path)
+    }
+
+    /// Checks `text` as the pipeline file `path`.
+    public func load(text: String, path: String) -> Loaded {
+        let directory = Self.directory(of: path)
+        let root: YAMLNode?
+        do {
+            root = try YAMLLoader(file: path, environment: environment).load(text)
+        } catch {
+            return Loaded(source: text, pipeline: nil, diagnostics: error.diagnostics, baseDirectory: directory)
+        }
+        let (spec, structural) = SpecParser.parse(root, file: path)
+        let (pipeline, semantic) = Validator.validate(
+            spec, registry: registry, baseDirectory: directory, fileExists: { access($0, F_OK) == 0 })
+        var collector = DiagnosticCollector()
+        for diagnostic in structural + semantic { collector.add(diagnostic) }
+        return Loaded(
+            source: text, pipeline: collector.hasErrors ? nil : pipeline, diagnostics: collector.sorted,
+            baseDirectory: directory)
+    }
+
+    /// The directory part of `path` (`.` for a bare file name).
+    public static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// The file's contents as UTF-8 text, or nil if it cannot be read.
+    public static func readFile(_ path: String) -> String? {
+        guard let file = fopen(path, "rb") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = fread(&buffer, 1, buffer.count, file)
+            if count > 0 { bytes.append(contentsOf: buffer[0..<count]) }
+            if count < buffer.count { break }
+        }
+        if ferror(file) != 0 { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,523 @@
+/// Checks a pipeline's configuration against the registry before anything runs, collecting every
+/// error: unknown components and parameters (with suggestions), wrong types, missing required
+/// parameters, bad durations and enum values, expression syntax, unknown streams and side streams,
+/// cycles, and plugin files that do not exist.
+public struct Validator {
+    let registry: ComponentRegistry
+    let baseDirectory: String
+    let fileExists: (String) -> Bool
+    var diagnostics = DiagnosticCollector()
+    var streamNames: Set<String> = []
+    var operatorIDs: [String: (stream: String, index: Int, spec: ComponentSpec)] = [:]
+    var streamOperators: [String: [(index: Int, spec: ComponentSpec)]] = [:]
+    var sideStreams: [String: (stream: String, operatorIndex: Int, side: String)] = [:]
+    var readerCounts: [String: Int] = [:]
+
+    /// A validator over `registry`; relative plugin paths are resolved against `baseDirectory`.
+    public init(registry: ComponentRegistry, baseDirectory: String, fileExists: @escaping (String) -> Bool) {
+        self.registry = registry
+        self.baseDirectory = baseDirectory
+        self.fileExists = fileExists
+    }
+
+    /// The checked pipeline, or nil, and every diagnostic found.
+    public static func validate(
+        _ spec: PipelineSpec, registry: ComponentRegistry, baseDirectory: String, fileExists: @escaping (String) -> Bool
+    ) -> (ValidatedPipeline?, [Diagnostic]) {
+        var validator = Validator(registry: registry, baseDirectory: baseDirectory, fileExists: fileExists)
+        let result = validator.validate(spec)
+        return (validator.diagnostics.hasErrors ? nil : result, validator.diagnostics.diagnostics)
+    }
+
+    mutating func validate(_ spec: PipelineSpec) -> ValidatedPipeline {
+        for plugin in spec.plugins {
+            let path = plugin.path.hasPrefix("/") ? plugin.path : baseDirectory + "/" + plugin.path
+            if !fileExists(path) {
+                diagnostics.error(
+                    "plugin file '\(plugin.path)' not found", at: plugin.location, note: "looked for \(path)")
+            }
+        }
+        streamNames = Set(spec.streams.map(\.name))
+        // First pass: operator names, ids and side streams, so references can be checked in any order.
+        for stream in spec.streams {
+            var operators: [(Int, ComponentSpec)] = []
+            for (index, use) in stream.operators.enumerated() {
+                guard let component = registry.spec(use.name), component.kind == .operator else { continue }
+                operators.append((index, component))
+                if let id = use.id {
+                    if streamNames.contains(id) || operatorIDs[id] != nil {
+                        diagnostics.error(
+                            "id '\(id)' is already the name of a stream or another operator", at: use.location)
+                    }
+                    operatorIDs[id] = (stream.name, index, component)
+                }
+            }
+            streamOperators[stream.name] = operators
+        }
+        var validatedStreams: [ValidatedStream] = []
+        for stream in spec.streams {
+            var dependencies: [String] = []
+            var origin: ValidatedStream.Origin?
+            switch stream.origin {
+            case .stream(let name, let location):
+                if let owner = checkStreamReference(name, at: location) { dependencies.append(owner) }
+                origin = .stream(name)
+            case .component(let use):
+                origin = checkComponent(use, kind: .source).map { .component($0) }
+            }
+            var operators: [ValidatedComponent] = []
+            for use in stream.operators {
+                // Every operator is checked even when the source was wrong, so all errors are reported.
+                guard let component = checkComponent(use, kind: .operator, dependencies: &dependencies) else {
+                    continue
+                }
+                operators.append(component)
+            }
+            guard let origin else { continue }
+            validatedStreams.append(
+                ValidatedStream(
+                    name: stream.name, location: stream.location, origin: origin, operators: operators,
+                    dependencies: dependencies))
+        }
+        var sinks: [(String, ValidatedComponent)] = []
+        for sink in spec.sinks {
+            _ = checkStreamReference(sink.stream, at: sink.streamLocation)
+            if let component = checkComponent(sink.component, kind: .sink) { sinks.append((sink.stream, component)) }
+        }
+        let ordered = orderStreams(validatedStreams, spec: spec)
+        return ValidatedPipeline(
+            spec: spec, streams: ordered, sinks: sinks, sideStreams: sideStreams, readerCounts: readerCounts)
+    }
+
+    /// Checks a reference to a stream or side stream; returns the stream it depends on.
+    mutating func checkStreamReference(_ reference: String, at location: SourceLocation) -> String? {
+        readerCounts[reference, default: 0] += 1
+        if streamNames.contains(reference) { return reference }
+        let parts = reference.split(separator: ".", maxSplits: 1).map(String.init)
+        if parts.count == 2 {
+            let (owner, side) = (parts[0], parts[1])
+            if let op = operatorIDs[owner] {
+                guard op.spec.sideStreams.contains(side) else {
+                    diagnostics.error(
+                        "operator '\(owner)' (\(op.spec.name)) has no side stream '\(side)'", at: location,
+                        note: op.spec.sideStreams.isEmpty
+                            ? "\(op.spec.name) has no side streams"
+                            : "its side streams: \(op.spec.sideStreams.joined(separator: ", "))")
+                    return nil
+                }
+                sideStreams[reference] = (op.stream, op.index, side)
+                return op.stream
+            }
+            if streamNames.contains(owner) {
+                let candidates = (streamOperators[owner] ?? []).filter { $0.spec.sideStreams.contains(side) }
+                if candidates.count == 1 {
+                    sideStreams[reference] = (owner, candidates[0].index, side)
+                    return owner
+                }
+                if candidates.isEmpty {
+                    let offering = registry.all.filter { !$0.sideStreams.isEmpty }.map(\.name)
+                    diagnostics.error(
+                        "stream '\(owner)' has no operator with a side stream '\(side)'", at: location,
+                        note: "side streams come from \(offering.joined(separator: ", "))")
+                } else {
+                    diagnostics.error(
+                        "stream '\(owner)' has \(candidates.count) operators with a side stream '\(side)'; give one an 'id' and write ID.\(side)",
+                        at: location)
+                }
+                return nil
+            }
+        }
+        let known = Array(streamNames) + Array(operatorIDs.keys)
+        let base = parts.count == 2 ? parts[0] : reference
+        diagnostics.error(
+            "unknown stream '\(base)'\(Suggestions.didYouMean(base, in: known))", at: location,
+            note: streamNames.isEmpty ? nil : "streams: \(streamNames.sorted().joined(separator: ", "))")
+        return nil
+    }
+
+    mutating func checkComponent(_ use: ComponentUse, kind: ComponentKind) -> ValidatedComponent? {
+        var ignored: [String] = []
+        return checkComponent(use, kind: kind, dependencies: &ignored)
+    }
+
+    mutating func checkComponent(_ use: ComponentUse, kind: ComponentKind, dependencies: inout [String])
+        -> ValidatedComponent?
+    {
+        guard let spec = registry.spec(use.name) else {
+            let candidates = registry.names(of: kind)
+            var note = "see 'rivulet components' for every \(kind.rawValue)"
+            if let other = ComponentKind.allCases.first(where: {
+                $0 != kind && registry.names(of: $0).contains(use.name)
+            }) {
+                note = "'\(use.name)' is \(other.withArticle), not \(kind.withArticle)"
+            } else if let owner = registry.all.first(where: { $0.kind == kind && $0.parameter(use.name) != nil }) {
+                note = "'\(use.name)' is a parameter of \(owner.name): { \(owner.name): { \(use.name): ... } }"
+            }
+            diagnostics.error(
+                "unknown \(kind.rawValue) '\(use.name)'\(Suggestions.didYouMean(use.name, in: candidates))",
+                at: use.location, note: note)
+            return nil
+        }
+        guard spec.kind == kind else {
+            diagnostics.error("'\(use.name)' is \(spec.kind.withArticle), not \(kind.withArticle)", at: use.location)
+            return nil
+        }
+        guard
+            let parameters = resolveParameters(
+                of: spec, node: use.parameters, at: use.location, dependencies: &dependencies)
+        else {
+            return nil
+        }
+        if let problem = spec.check?(parameters) {
+            diagnostics.error("\(spec.name): \(problem)", at: use.location)
+            return nil
+        }
+        return ValidatedComponent(use: use, spec: spec, parameters: parameters)
+    }
+
+    /// Whether a mapping given to `spec` is its parameters (every key is one) or the primary value.
+    func mappingIsParameters(_ pairs: [YAMLPair], of parameters: [ParameterSpec], primary: ParameterSpec?) -> Bool {
+        guard let primary else { return true }
+        let names = Set(parameters.map(\.name))
+        // Any parameter name among the keys means the mapping is the parameters (so a stray key is
+        // reported as an unknown parameter); otherwise it is the value of the short form.
+        let anyKnown = pairs.contains { names.contains($0.key.scalar ?? "") }
+        switch primary.type {
+        case .valueExpression, .source, .map, .value, .list:
+            return anyKnown
+        default:
+            return true
+        }
+    }
+
+    mutating func resolveParameters(
+        of spec: ComponentSpec, node: YAMLNode?, at location: SourceLocation, dependencies: inout [String]
+    ) -> ParameterValues? {
+        resolveParameters(
+            spec.parameters, primary: spec.primary, owner: spec.name, node: node, at: location,
+            dependencies: &dependencies)
+    }
+
+    mutating func resolveParameters(
+        _ parameters: [ParameterSpec], primary primaryName: String?, owner: String, node: YAMLNode?,
+        at location: SourceLocation, dependencies: inout [String]
+    ) -> ParameterValues? {
+        var values = ParameterValues()
+        var ok = true
+        let primary = primaryName.flatMap { name in parameters.first { $0.name == name } }
+        var given: [(ParameterSpec, YAMLNode, SourceLocation)] = []
+        if let node {
+            if let pairs = node.pairs, mappingIsParameters(pairs, of: parameters, primary: primary) {
+                for pair in pairs {
+                    let key = pair.key.scalar ?? "?"
+                    guard let parameter = parameters.first(where: { $0.name == key }) else {
+                        let names = parameters.map(\.name)
+                        let looksCut =
+                            node.isFlowStyle
+                            && (key.first?.isNumber == true || !key.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" })
+                        diagnostics.error(
+                            "unknown parameter '\(key)' of \(owner)\(Suggestions.didYouMean(key, in: names))",
+                            at: pair.key.location,
+                            note: looksCut
+                                ? "inside { } a comma ends a value: quote an expression that contains commas"
+                                : (names.isEmpty
+                                    ? "\(owner) takes no parameters"
+                                    : "\(owner) takes: \(names.joined(separator: ", "))"))
+                        ok = false
+                        continue
+                    }
+                    given.append((parameter, pair.value, pair.key.location))
+                }
+            } else if let primary {
+                given.append((primary, node, node.location))
+            } else {
+                let names = parameters.map(\.name)
+                diagnostics.error(
+                    "\(owner) takes its parameters as a mapping, not \(node.kindName)", at: node.location,
+                    note: names.isEmpty
+                        ? "\(owner) takes no parameters; write just '\(owner)'"
+                        : "\(owner) takes: \(names.joined(separator: ", "))")
+                return nil
+            }
+        }
+        for (parameter, valueNode, _) in given {
+            if case .scalar("", .plain) = valueNode.kind, parameter.type.rejectsEmpty {
+                diagnostics.error(
+                    "parameter '\(parameter.name)' of \(owner) needs a value (\(parameter.type))",
+                    at: valueNode.location)
+                ok = false
+                continue
+            }
+            guard
+                let entry = convert(
+                    valueNode, to: parameter.type, name: parameter.name, owner: owner, dependencies: &dependencies)
+            else {
+                ok = false
+                continue
+            }
+            values.entries[parameter.name] = entry
+            values.given.insert(parameter.name)
+        }
+        for parameter in parameters
+        where values.entries[parameter.name] == nil && !values.given.contains(parameter.name) {
+            if parameter.required {
+                if given.contains(where: { $0.0.name == parameter.name }) { continue }
+                let example = parameter.example.map { " (for example \(parameter.name): \($0))" } ?? ""
+                diagnostics.error(
+                    "\(owner) needs parameter '\(parameter.name)'\(example)", at: location, note: parameter.doc)
+                ok = false
+            } else if let defaultValue = parameter.defaultValue {
+                if let entry = convertDefault(defaultValue, to: parameter.type) {
+                    values.entries[parameter.name] = entry
+                }
+            }
+        }
+        return ok ? values : nil
+    }
+
+    func convertDefault(_ value: Value, to type: ParameterType) -> ParameterValues.Entry? {
+        switch (type, value) {
+        case (.duration, .string(let text)): return DurationSyntax.parse(text).map { .duration($0) }
+        case (.int, _): return value.intValue.map { .int($0) }
+        case (.number, _): return value.doubleValue.map { .number($0) }
+        case (.bool, .bool(let bool)): return .bool(bool)
+        case (.string, .string(let string)), (.oneOf, .string(let string)): return .string(string)
+        case (.expression, .string(let text)), (.valueExpression, .string(let text)):
+            return (try? Expression(text)).map { .expression($0) }
+        case (.template, .string(let text)): return (try? Template(text)).map { .template($0) }
+        default: return .value(value)
+        }
+    }
+
+    /// Where offset `offset` inside a scalar's text is in the file.
+    func location(in node: YAMLNode, offset: Int) -> SourceLocation {
+        guard case .scalar(let text, let style) = node.kind else { return node.location }
+        if style == .block {
+            let before = text.unicodeScalars.prefix(offset)
+            let lines = before.split(separator: "\n", omittingEmptySubsequences: false)
+            return SourceLocation(
+                file: node.location.file, line: node.location.line + lines.count, column: (lines.last?.count ?? 0) + 1)
+        }
+        return node.contentLocation.advanced(by: offset)
+    }
+
+    mutating func convert(
+        _ node: YAMLNode, to type: ParameterType, name: String, owner: String, dependencies: inout [String]
+    ) -> ParameterValues.Entry? {
+        func typeError(_ expected: String) -> ParameterValues.Entry? {
+            let got: String
+            if case .scalar(let text, _) = node.kind { got = "'\(text)'" } else { got = node.kindName }
+            diagnostics.error("parameter '\(name)' of \(owner) must be \(expected), got \(got)", at: node.location)
+            return nil
+        }
+        switch type {
+        case .string:
+            guard let text = node.scalar else { return typeError("a string") }
+            return .string(text)
+        case .template:
+            guard let text = node.scalar else { return typeError("a string") }
+            do {
+                return .template(try Template(text))
+            } catch {
+                diagnostics.error(
+                    "invalid template in '\(name)': \(error.message)", at: location(in: node, offset: error.offset))
+                return nil
+            }
+        case .expression:
+            guard let text = node.scalar else { return typeError("an expression") }
+            do {
+                return .expression(try Expression(text))
+            } catch {
+                diagnostics.error(
+                    "invalid expression in '\(name)' of \(owner): \(error.message)",
+                    at: location(in: node, offset: error.offset))
+                return nil
+            }
+        case .valueExpression:
+            return compileValueExpression(node, name: name, owner: owner).map { .expression($0) }
+        case .int:
+            guard let text = node.scalar, case .int(let int) = YAMLNode.resolvePlain(text) else {
+                return typeError("an integer")
+            }
+            return .int(int)
+        case .number:
+            guard let text = node.scalar, let number = YAMLNode.resolvePlain(text).doubleValue else {
+                return typeError("a number")
+            }
+            return .number(number)
+        case .bool:
+            guard let text = node.scalar, case .bool(let bool) = YAMLNode.resolvePlain(text) else {
+                return typeError("true or false")
+            }
+            return .bool(bool)
+        case .duration:
+            guard let text = node.scalar else { return typeError("a duration such as 500ms") }
+            guard let duration = DurationSyntax.parse(text) else {
+                let hint =
+                    Int(text) != nil ? "; add a unit: \(text)ms or \(text)s" : "; write it like 250ms, 1.5s, 2m or 1h"
+                diagnostics.error("invalid duration '\(text)' for '\(name)' of \(owner)\(hint)", at: node.location)
+                return nil
+            }
+            return .duration(duration)
+        case .oneOf(let words):
+            guard let text = node.scalar else { return typeError("one of \(words.joined(separator: ", "))") }
+            guard words.contains(text) else {
+                diagnostics.error(
+                    "invalid value '\(text)' for '\(name)' of \(owner)\(Suggestions.didYouMean(text, in: words))",
+                    at: node.location,
+                    note: "allowed values: \(words.joined(separator: ", "))")
+                return nil
+            }
+            return .string(text)
+        case .list(let element):
+            let items = node.items ?? [node]
+            var entries: [ParameterValues.Entry] = []
+            var ok = true
+            for item in items {
+                if let entry = convert(item, to: element, name: name, owner: owner, dependencies: &dependencies) {
+                    entries.append(entry)
+                } else {
+                    ok = false
+                }
+            }
+            return ok ? .list(entries) : nil
+        case .value:
+            return .value(node.toValue())
+        case .stream:
+            guard let reference = node.scalar else { return typeError("a stream name") }
+            if let owner = checkStreamReference(reference, at: node.location) { dependencies.append(owner) }
+            return .string(reference)
+        case .source:
+            guard let pairs = node.pairs, pairs.count == 1, let sourceName = pairs[0].key.scalar else {
+                let sources = registry.names(of: .source)
+                diagnostics.error(
+                    "parameter '\(name)' of \(owner) must be a source, written as a mapping such as { http: { url: ... } }",
+                    at: node.location, note: "sources: \(sources.joined(separator: ", "))")
+                return nil
+            }
+            let use = ComponentUse(
+                name: sourceName, location: pairs[0].key.location,
+                parameters: {
+                    if case .scalar("", .plain) = pairs[0].value.kind { return nil } else { return pairs[0].value }
+                }(),
+                id: nil)
+            guard let component = checkComponent(use, kind: .source, dependencies: &dependencies) else { return nil }
+            return .source(
+                ParameterValues.InnerSource(
+                    spec: component.spec, parameters: component.parameters, location: use.location))
+        case .map(let element):
+            guard let pairs = node.pairs else { return typeError("a mapping") }
+            var entries: [(String, ParameterValues.Entry)] = []
+            var ok = true
+            for pair in pairs {
+                if let entry = convert(
+                    pair.value, to: element, name: "\(name).\(pair.key.scalar ?? "?")", owner: owner,
+                    dependencies: &dependencies)
+                {
+                    entries.append((pair.key.scalar ?? "", entry))
+                } else {
+                    ok = false
+                }
+            }
+            return ok ? .map(entries) : nil
+        case .object(let parameters):
+            guard node.pairs != nil else { return typeError("a mapping") }
+            return resolveParameters(
+                parameters, primary: nil, owner: "\(owner).\(name)", node: node, at: node.location,
+                dependencies: &dependencies
+            ).map { .object($0) }
+        }
+    }
+
+    /// An expression, or a mapping/list of them, compiled into one expression building the value.
+    mutating func compileValueExpression(_ node: YAMLNode, name: String, owner: String) -> Expression? {
+        switch node.kind {
+        case .scalar(let text, let style):
+            if style == .quoted && text.contains("{{") {
+                do {
+                    let template = try Template(text)
+                    return Expression.template(template)
+                } catch {
+                    diagnostics.error(
+                        "invalid template in '\(name)': \(error.message)", at: location(in: node, offset: error.offset))
+                    return nil
+                }
+            }
+            do {
+                return try Expression(text)
+            } catch {
+                diagnostics.error(
+                    "invalid expression in '\(name)' of \(owner): \(error.message)",
+                    at: location(in: node, offset: error.offset))
+                return nil
+            }
+        case .sequence(let items):
+            var elements: [Expression] = []
+            var ok = true
+            for item in items {
+                if let expression = compileValueExpression(item, name: name, owner: owner) {
+                    elements.append(expression)
+                } else {
+                    ok = false
+                }
+            }
+            return ok ? Expression.array(elements) : nil
+        case .mapping(let pairs):
+            var members: [(String, Expression)] = []
+            var ok = true
+            for pair in pairs {
+                let key = pair.key.scalar ?? "?"
+                if let expression = compileValueExpression(pair.value, name: "\(name).\(key)", owner: owner) {
+                    members.append((key, expression))
+                } else {
+                    ok = false
+                }
+            }
+            return ok ? Expression.object(members) : nil
+        }
+    }
+
+    /// The streams in dependency order; a cycle is an error naming it.
+    mutating func orderStreams(_ streams: [ValidatedStream], spec: PipelineSpec) -> [ValidatedStream] {
+        let byName = Dictionary(streams.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var ordered: [ValidatedStream] = []
+        var state: [String: Int] = [:]
+        var reported = false
+        func visit(_ name: String, path: [String]) {
+            guard let stream = byName[name] else { return }
+            if state[name] == 2 { return }
+            if state[name] == 1 {
+                if !reported {
+                    reported = true
+                    let cycle = path.drop { $0 != name } + [name]
+                    diagnostics.error(
+                        "streams form a cycle: \(cycle.joined(separator: " → "))", at: byName[cycle.first!]!.location)
+                }
+                return
+            }
+            state[name] = 1
+            for dependency in stream.dependencies { visit(dependency, path: path + [name]) }
+            state[name] = 2
+            ordered.append(stream)
+        }
+        for stream in streams { visit(stream.name, path: []) }
+        return ordered
+    }
+}
+
+extension ParameterType {
+    var rejectsEmpty: Bool {
+        switch self {
+        case .value, .string: return false
+        default: return true
+        }
+    }
+}
+
+extension Expression {
+    /// An expression that renders a template.
+    static func template(_ template: Template) -> Expression {
+        Expression(
+            source: template.source, evaluator: { scope in try template.render(in: scope) }, usesAccumulator: false)
+    }
+}

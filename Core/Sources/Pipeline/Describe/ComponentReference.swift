@@ -1,0 +1,127 @@
+/// The reference documentation of components, generated from their specs: the text of
+/// `rivulet components` and the Markdown of docs/components.md.
+public struct ComponentReference {
+    let registry: ComponentRegistry
+
+    /// A reference over `registry`.
+    public init(registry: ComponentRegistry) {
+        self.registry = registry
+    }
+
+    static func render(_ value: Value?) -> String {
+        guard let value else { return "" }
+        if case .string(let text) = value { return text }
+        return value.description
+    }
+
+    /// Every component, a line each, grouped by kind.
+    public func textList() -> String {
+        var lines: [String] = []
+        for kind in ComponentKind.allCases {
+            let specs = registry.all.filter { $0.kind == kind }
+            guard !specs.isEmpty else { continue }
+            lines.append(kind == .operator ? "Operators" : (kind == .source ? "Sources" : "Sinks"))
+            let width = specs.map(\.name.count).max() ?? 0
+            for spec in specs {
+                let origin = registry.origin(of: spec.name).map { $0 == "rivulet" ? "" : "  [\($0)]" } ?? ""
+                lines.append("  \(spec.name.padding(to: width))  \(spec.summary)\(origin)")
+            }
+            lines.append("")
+        }
+        lines.append("'rivulet components NAME' describes one.")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// One component in full: summary, docs, parameters, side streams, example.
+    public func text(_ spec: ComponentSpec) -> String {
+        var lines = ["\(spec.name) (\(spec.kind.rawValue))", "  \(spec.summary)"]
+        if !spec.docs.isEmpty { lines += ["", wrap(spec.docs, indent: "  ")] }
+        lines.append("")
+        if spec.parameters.isEmpty {
+            lines.append("Parameters: none")
+        } else {
+            lines.append("Parameters:")
+            for parameter in spec.parameters {
+                var head = "  \(parameter.name) (\(parameter.type))"
+                if parameter.required { head += ", required" }
+                if let defaultValue = parameter.defaultValue { head += ", default \(Self.render(defaultValue))" }
+                if parameter.name == spec.primary { head += ", short form" }
+                lines.append(head)
+                lines.append(wrap(parameter.doc, indent: "      "))
+                if let example = parameter.example { lines.append("      e.g. \(parameter.name): \(example)") }
+            }
+        }
+        if !spec.sideStreams.isEmpty {
+            lines += ["", "Side streams: " + spec.sideStreams.map { "NAME.\($0)" }.joined(separator: ", ")]
+        }
+        lines +=
+            ["", "Example:"] + spec.example.split(separator: "\n", omittingEmptySubsequences: false).map { "  \($0)" }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// One component as a Markdown section.
+    public func markdown(_ spec: ComponentSpec) -> String {
+        var lines = ["### `\(spec.name)`", "", spec.summary]
+        if !spec.docs.isEmpty { lines += ["", spec.docs] }
+        lines.append("")
+        if !spec.parameters.isEmpty {
+            lines += ["| parameter | type | default | description |", "|---|---|---|---|"]
+            for parameter in spec.parameters {
+                let name = "`\(parameter.name)`" + (parameter.name == spec.primary ? " (short form)" : "")
+                let defaultText =
+                    parameter.required ? "required" : (parameter.defaultValue.map { "`\(Self.render($0))`" } ?? "")
+                lines.append(
+                    "| \(name) | \(parameter.type) | \(defaultText) | \(parameter.doc.replacing("|", with: "\\|")) |")
+            }
+            lines.append("")
+        }
+        if !spec.sideStreams.isEmpty {
+            lines += ["Side streams: " + spec.sideStreams.map { "`NAME.\($0)`" }.joined(separator: ", "), ""]
+        }
+        lines += ["```yaml", spec.example, "```", ""]
+        return lines.joined(separator: "\n")
+    }
+
+    /// The whole reference: every component, then the expression functions.
+    public func markdownDocument() -> String {
+        var text = """
+            # Component reference
+
+            Generated from the component specs by `rivulet components --format markdown`; a test fails when \
+            this file is out of date. Regenerate it with `make docs`.
+
+
+            """
+        for kind in ComponentKind.allCases {
+            let specs = registry.all.filter { $0.kind == kind }
+            guard !specs.isEmpty else { continue }
+            text += "## \(kind == .operator ? "Operators" : (kind == .source ? "Sources" : "Sinks"))\n\n"
+            for spec in specs { text += markdown(spec) + "\n" }
+        }
+        text += "## Expression functions\n\n| function | what it gives |\n|---|---|\n"
+        for function in ExpressionLanguage.functions {
+            text += "| `\(function.signature)` | \(function.summary) |\n"
+        }
+        return text
+    }
+
+    func wrap(_ text: String, indent: String, width: Int = 96) -> String {
+        var lines: [String] = []
+        var line = indent
+        for word in text.split(separator: " ") {
+            if line.count + word.count + 1 > width && line.count > indent.count {
+                lines.append(line)
+                line = indent
+            }
+            line += (line.count > indent.count ? " " : "") + word
+        }
+        if line.count > indent.count { lines.append(line) }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension String {
+    func padding(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+}

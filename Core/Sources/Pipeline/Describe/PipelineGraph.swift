@@ -1,0 +1,185 @@
+/// A checked pipeline drawn as a graph: each stream's source and operators in a chain, edges
+/// for streams read by other streams, dashed edges for side streams, and the sinks.
+public struct PipelineGraph {
+    struct Node {
+        let id: String
+        let label: String
+    }
+
+    struct Edge {
+        let from: String
+        let to: String
+        let label: String?
+        let dashed: Bool
+    }
+
+    var nodes: [Node] = []
+    var edges: [Edge] = []
+    var chains: [(stream: String, nodes: [String])] = []
+
+    /// The graph of `pipeline`.
+    public init(_ pipeline: ValidatedPipeline) {
+        var tail: [String: String] = [:]
+        var operatorNode: [String: String] = [:]
+        for stream in pipeline.streams {
+            var chain: [String] = []
+            var previous: String?
+            switch stream.origin {
+            case .component(let component):
+                let id = Self.identifier("\(stream.name)_source")
+                nodes.append(Node(id: id, label: Self.label(component)))
+                chain.append(id)
+                previous = id
+            case .stream(let name):
+                previous = tail[name] ?? operatorNode[name]
+            }
+            for (index, component) in stream.operators.enumerated() {
+                let id = Self.identifier("\(stream.name)_\(index)_\(component.spec.name)")
+                nodes.append(Node(id: id, label: Self.label(component)))
+                operatorNode["\(stream.name)#\(index)"] = id
+                if let previous {
+                    edges.append(Edge(from: previous, to: id, label: chain.isEmpty ? stream.name : nil, dashed: false))
+                }
+                chain.append(id)
+                previous = id
+                for (_, entry) in component.parameters.entries.sorted(by: { $0.key < $1.key }) {
+                    for reference in Self.streamReferences(entry) {
+                        if let source = tail[reference] {
+                            edges.append(Edge(from: source, to: id, label: reference, dashed: false))
+                        } else if let side = pipeline.sideStreams[reference],
+                            let source = operatorNode["\(side.stream)#\(side.operatorIndex)"]
+                        {
+                            edges.append(Edge(from: source, to: id, label: side.side, dashed: true))
+                        }
+                    }
+                }
+            }
+            if let previous { tail[stream.name] = previous }
+            chains.append((stream.name, chain))
+        }
+        for (index, sink) in pipeline.sinks.enumerated() {
+            let id = Self.identifier("sink_\(index)_\(sink.component.spec.name)")
+            nodes.append(Node(id: id, label: Self.label(sink.component)))
+            if let source = tail[sink.stream] {
+                edges.append(
+                    Edge(from: source, to: id, label: pipeline.spec.form == .graph ? sink.stream : nil, dashed: false))
+            } else if let side = pipeline.sideStreams[sink.stream],
+                let source = operatorNode["\(side.stream)#\(side.operatorIndex)"]
+            {
+                edges.append(Edge(from: source, to: id, label: side.side, dashed: true))
+            }
+        }
+    }
+
+    /// A node written back in YAML's flow style: `{title: .headline.main, url: .web_url}`.
+    static func compact(_ node: YAMLNode) -> String {
+        switch node.kind {
+        case .scalar(let text, let style): return style == .quoted ? "\"\(text)\"" : text
+        case .sequence(let items): return "[" + items.map(compact).joined(separator: ", ") + "]"
+        case .mapping(let pairs):
+            return "{" + pairs.map { "\($0.key.scalar ?? "?"): \(compact($0.value))" }.joined(separator: ", ") + "}"
+        }
+    }
+
+    static func streamReferences(_ entry: ParameterValues.Entry) -> [String] {
+        switch entry {
+        case .string(let name) where !name.isEmpty: return [name]
+        case .list(let entries): return entries.flatMap(streamReferences)
+        default: return []
+        }
+    }
+
+    static func identifier(_ text: String) -> String {
+        String(text.map { $0.isLetter || $0.isNumber || $0 == "_" ? $0 : "_" })
+    }
+
+    /// `debounce 500ms`, `filter len(.) >= 3`, `flatMapLatest nyt.search`.
+    static func label(_ component: ValidatedComponent) -> String {
+        guard let node = component.use.parameters else { return component.spec.name }
+        var detail: String
+        switch node.kind {
+        case .scalar(let text, _): detail = text
+        case .mapping(let pairs) where pairs.count == 1 && component.spec.parameter(pairs[0].key.scalar ?? "") == nil:
+            detail = pairs[0].key.scalar ?? ""
+        default: detail = compact(node)
+        }
+        detail = detail.replacingOccurrences(of: "\n", with: " ")
+        if detail.count > 48 { detail = String(detail.prefix(45)) + "..." }
+        return "\(component.spec.name) \(detail)"
+    }
+
+    /// One block a stream: its source, each operator (with the streams it reads), then its sinks.
+    public func text() -> String {
+        var lines: [String] = []
+        let labels = Dictionary(nodes.map { ($0.id, $0.label) }, uniquingKeysWith: { a, _ in a })
+        let chainOf = Dictionary(
+            chains.flatMap { chain in chain.nodes.map { ($0, chain.stream) } }, uniquingKeysWith: { a, _ in a })
+        for chain in chains {
+            lines.append("stream \(chain.stream)")
+            if let first = chain.nodes.first,
+                let origin = edges.first(where: { $0.to == first && chainOf[$0.from] != chain.stream })
+            {
+                lines.append("    from stream \(chainOf[origin.from] ?? origin.from)")
+            }
+            for (index, id) in chain.nodes.enumerated() {
+                lines.append(
+                    "  \(index == 0 && labels[id].map { !$0.isEmpty } == true && edges.allSatisfy { $0.to != id || chainOf[$0.from] != chain.stream } ? "  " : "→ ")\(labels[id] ?? id)"
+                )
+                for edge in edges
+                where edge.to == id && chainOf[edge.from] != chain.stream && edge.label != nil && index > 0 {
+                    lines.append(
+                        "      reads \(edge.dashed ? "\(chainOf[edge.from] ?? "?").\(edge.label!)" : edge.label!)")
+                }
+            }
+            for edge in edges where chainOf[edge.from] == chain.stream && chainOf[edge.to] == nil {
+                let side = edge.dashed ? " (\(edge.label ?? ""))" : ""
+                lines.append("  ⇒ \(labels[edge.to] ?? edge.to)\(side)")
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Graphviz DOT.
+    public func dot() -> String {
+        var lines = ["digraph pipeline {", "  rankdir=LR;", "  node [shape=box, fontname=\"Helvetica\"];"]
+        for node in nodes { lines.append("  \(node.id) [label=\"\(Self.escape(node.label))\"];") }
+        for edge in edges {
+            var attributes: [String] = []
+            if let label = edge.label { attributes.append("label=\"\(Self.escape(label))\"") }
+            if edge.dashed { attributes.append("style=dashed") }
+            lines.append(
+                "  \(edge.from) -> \(edge.to)\(attributes.isEmpty ? "" : " [\(attributes.joined(separator: ", "))]");")
+        }
+        lines.append("}")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A Mermaid flowchart.
+    public func mermaid() -> String {
+        var lines = ["flowchart LR"]
+        for node in nodes {
+            lines.append(
+                "  \(node.id)[\"\(Self.escape(node.label).replacingOccurrences(of: "\\\"", with: "#quot;"))\"]")
+        }
+        for edge in edges {
+            let arrow = edge.dashed ? "-.->" : "-->"
+            if let label = edge.label {
+                lines.append("  \(edge.from) \(arrow)|\(label)| \(edge.to)")
+            } else {
+                lines.append("  \(edge.from) \(arrow) \(edge.to)")
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+    }
+}
+
+extension String {
+    func replacingOccurrences(of target: String, with replacement: String) -> String {
+        guard !target.isEmpty else { return self }
+        return self.replacing(target, with: replacement)
+    }
+}

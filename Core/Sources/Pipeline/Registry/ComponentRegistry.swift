@@ -1,0 +1,67 @@
+/// Every component a pipeline can name: the built-ins and those of loaded plugins.
+public final class ComponentRegistry {
+    private var specs: [String: ComponentSpec] = [:]
+    private var origins: [String: String] = [:]
+
+    /// An empty registry.
+    public init() {}
+
+    /// A component registered twice.
+    public struct DuplicateComponent: Error, CustomStringConvertible {
+        /// Its name.
+        public let name: String
+        /// Who registered it first.
+        public let firstOrigin: String
+        /// Who tried again.
+        public let secondOrigin: String
+
+        /// What happened.
+        public var description: String {
+            "component '\(name)' is registered by both \(firstOrigin) and \(secondOrigin)"
+        }
+    }
+
+    /// Adds a component; a name already taken is an error naming both origins.
+    public func register(_ spec: ComponentSpec, origin: String = "rivulet") throws(DuplicateComponent) {
+        if let first = origins[spec.name] {
+            throw DuplicateComponent(name: spec.name, firstOrigin: first, secondOrigin: origin)
+        }
+        specs[spec.name] = spec
+        origins[spec.name] = origin
+    }
+
+    /// The component called `name`.
+    public func spec(_ name: String) -> ComponentSpec? { specs[name] }
+
+    /// Who registered `name` (`rivulet` or a plugin's path).
+    public func origin(of name: String) -> String? { origins[name] }
+
+    /// The names of the components of `kind`, sorted.
+    public func names(of kind: ComponentKind) -> [String] {
+        specs.values.filter { $0.kind == kind }.map(\.name).sorted()
+    }
+
+    /// Every component, sorted by kind then name.
+    public var all: [ComponentSpec] {
+        specs.values.sorted { ($0.kind.sortKey, $0.name) < ($1.kind.sortKey, $1.name) }
+    }
+}
+
+extension ComponentKind {
+    var sortKey: Int {
+        switch self {
+        case .source: return 0
+        case .operator: return 1
+        case .sink: return 2
+        }
+    }
+
+    /// `a source`, `an operator`, `a sink`.
+    public var withArticle: String {
+        switch self {
+        case .source: return "a source"
+        case .operator: return "an operator"
+        case .sink: return "a sink"
+        }
+    }
+}

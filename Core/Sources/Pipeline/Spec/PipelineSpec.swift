@@ -1,0 +1,75 @@
+/// A pipeline file as written: the configuration, before any component is built.
+///
+/// Both forms become the same shape: the linear form (`source`, `ops`, `sink`) is one stream
+/// called `main`; the graph form names its streams.
+public struct PipelineSpec {
+    /// Which form the file used.
+    public enum Form: Sendable {
+        /// `source` / `ops` / `sink`.
+        case linear
+        /// `streams` / `sinks`.
+        case graph
+    }
+
+    /// The path of the file.
+    public var file: String
+    /// The pipeline's name.
+    public var name: String?
+    /// What the pipeline does.
+    public var description: String?
+    /// Plugin libraries to load, as written (relative to the file).
+    public var plugins: [(path: String, location: SourceLocation)] = []
+    /// The seed of `random()`, if the file fixes one.
+    public var seed: UInt64?
+    /// Which form the file used.
+    public var form: Form = .linear
+    /// The streams, in file order.
+    public var streams: [StreamSpec] = []
+    /// The sinks, in file order.
+    public var sinks: [SinkSpec] = []
+
+    /// The name of the single stream of the linear form.
+    public static let linearStreamName = "main"
+}
+
+/// A named component as written: `debounce: 500ms`, or `{nyt.search: {q: ...}}`.
+public struct ComponentUse {
+    /// The component's name.
+    public var name: String
+    /// Where the name is written.
+    public var location: SourceLocation
+    /// Its parameters as written (a scalar for the short form, a mapping, or nothing).
+    public var parameters: YAMLNode?
+    /// The `id` given to an operator, for naming its side streams.
+    public var id: String?
+}
+
+/// One stream: where its elements come from and the operators they pass through.
+public struct StreamSpec {
+    /// Where a stream's elements come from.
+    public enum Origin {
+        /// A source component.
+        case component(ComponentUse)
+        /// Another stream (`source: {stream: NAME}`).
+        case stream(String, SourceLocation)
+    }
+
+    /// The stream's name.
+    public var name: String
+    /// Where the name is written.
+    public var location: SourceLocation
+    /// Where its elements come from.
+    public var origin: Origin
+    /// Its operators, in order.
+    public var operators: [ComponentUse]
+}
+
+/// A sink and the stream (or side stream) it reads.
+public struct SinkSpec {
+    /// The stream read: a stream name, or `NAME.executing` / `NAME.errors`.
+    public var stream: String
+    /// Where the stream is named (or the sink, when it is implied).
+    public var streamLocation: SourceLocation
+    /// The sink component.
+    public var component: ComponentUse
+}

@@ -1,0 +1,243 @@
+/// Reads a pipeline file's YAML into a `PipelineSpec`, collecting every structural error.
+public struct SpecParser {
+    static let topLevelKeys = ["name", "description", "plugins", "seed", "source", "ops", "sink", "sinks", "streams"]
+    static let streamKeys = ["source", "ops"]
+
+    let file: String
+    var diagnostics = DiagnosticCollector()
+
+    /// A parser for `file`.
+    public init(file: String) {
+        self.file = file
+    }
+
+    /// The spec, and what was wrong with the file's structure.
+    public static func parse(_ root: YAMLNode?, file: String) -> (PipelineSpec, [Diagnostic]) {
+        var parser = SpecParser(file: file)
+        let spec = parser.parse(root)
+        return (spec, parser.diagnostics.diagnostics)
+    }
+
+    mutating func parse(_ root: YAMLNode?) -> PipelineSpec {
+        var spec = PipelineSpec(file: file)
+        let start = SourceLocation(file: file, line: 1, column: 1)
+        guard let root else {
+            diagnostics.error("the pipeline file is empty", at: start, note: "a pipeline needs a 'source' and a 'sink'")
+            return spec
+        }
+        guard let pairs = root.pairs else {
+            diagnostics.error(
+                "a pipeline file is a mapping of keys (name, source, ops, sink, ...), not \(root.kindName)",
+                at: root.location)
+            return spec
+        }
+        for pair in pairs {
+            guard let key = pair.key.scalar, Self.topLevelKeys.contains(key) else {
+                let key = pair.key.scalar ?? "?"
+                diagnostics.error(
+                    "unknown key '\(key)'\(Suggestions.didYouMean(key, in: Self.topLevelKeys))", at: pair.key.location,
+                    note: "a pipeline file's keys are: \(Self.topLevelKeys.joined(separator: ", "))")
+                continue
+            }
+            switch key {
+            case "name": spec.name = scalar(pair.value, "name")
+            case "description": spec.description = scalar(pair.value, "description")
+            case "seed":
+                if let text = pair.value.scalar, let seed = UInt64(text) {
+                    spec.seed = seed
+                } else {
+                    diagnostics.error("'seed' must be a non-negative integer", at: pair.value.location)
+                }
+            case "plugins":
+                let items = pair.value.items ?? [pair.value]
+                for item in items {
+                    if let path = scalar(item, "a plugin path") { spec.plugins.append((path, item.location)) }
+                }
+            default: break
+            }
+        }
+        let linearKeys = pairs.filter { ["source", "ops", "sink"].contains($0.key.scalar ?? "") }
+        let graphKey = pairs.first { $0.key.scalar == "streams" }
+        if let graphKey, let linear = linearKeys.first {
+            diagnostics.error(
+                "this file mixes the linear form ('\(linear.key.scalar!)') with the graph form ('streams'); use one of them",
+                at: graphKey.key.location,
+                note: "linear: source, ops, sink; graph: streams (each with source and ops) and sinks")
+        }
+        if let graphKey {
+            spec.form = .graph
+            parseStreams(graphKey.value, into: &spec)
+        } else {
+            spec.form = .linear
+            parseLinear(root, into: &spec)
+        }
+        if let sinks = root["sinks"] {
+            parseSinks(sinks, into: &spec)
+        } else if let sink = root["sink"] {
+            if spec.form == .graph && root["streams"] != nil && linearKeys.isEmpty {
+                diagnostics.error(
+                    "the graph form lists its sinks under 'sinks', each naming its stream", at: sink.location)
+            } else if let use = componentUse(sink, what: "sink") {
+                spec.sinks.append(
+                    SinkSpec(stream: PipelineSpec.linearStreamName, streamLocation: use.location, component: use))
+            }
+        } else {
+            diagnostics.error(
+                "the pipeline has no sink; add 'sink:' (or 'sinks:')", at: root.location,
+                note: "for example: sink: stdout")
+        }
+        return spec
+    }
+
+    mutating func scalar(_ node: YAMLNode, _ what: String) -> String? {
+        guard let text = node.scalar else {
+            diagnostics.error("\(what) must be a single value, not \(node.kindName)", at: node.location)
+            return nil
+        }
+        return text
+    }
+
+    mutating func parseLinear(_ root: YAMLNode, into spec: inout PipelineSpec) {
+        guard let sourceNode = root["source"] else {
+            diagnostics.error(
+                "the pipeline has no source; add 'source:' (or use the graph form with 'streams:')", at: root.location,
+                note: "for example: source: { events: [{ at: 0ms, next: hello }] }")
+            return
+        }
+        guard let origin = streamOrigin(sourceNode) else { return }
+        let operators = parseOperators(root["ops"])
+        let location = root.pairs?.first { $0.key.scalar == "source" }?.key.location ?? root.location
+        spec.streams.append(
+            StreamSpec(name: PipelineSpec.linearStreamName, location: location, origin: origin, operators: operators))
+    }
+
+    mutating func parseStreams(_ node: YAMLNode, into spec: inout PipelineSpec) {
+        guard let pairs = node.pairs else {
+            diagnostics.error(
+                "'streams' maps each stream's name to its source and ops, not \(node.kindName)", at: node.location)
+            return
+        }
+        for pair in pairs {
+            guard let name = pair.key.scalar, !name.isEmpty else {
+                diagnostics.error("a stream's name must be a single word", at: pair.key.location)
+                continue
+            }
+            if name.contains(".") || name.contains(" ") {
+                diagnostics.error(
+                    "stream name '\(name)' may not contain '.' or spaces ('.' names side streams)",
+                    at: pair.key.location)
+            }
+            guard let body = pair.value.pairs else {
+                diagnostics.error("stream '\(name)' needs a mapping with 'source' and 'ops'", at: pair.value.location)
+                continue
+            }
+            for key in body where !Self.streamKeys.contains(key.key.scalar ?? "") {
+                let keyName = key.key.scalar ?? "?"
+                diagnostics.error(
+                    "unknown key '\(keyName)' in stream '\(name)'\(Suggestions.didYouMean(keyName, in: Self.streamKeys))",
+                    at: key.key.location, note: "a stream has 'source' and 'ops'")
+            }
+            guard let sourceNode = pair.value["source"] else {
+                diagnostics.error("stream '\(name)' has no 'source'", at: pair.key.location)
+                continue
+            }
+            guard let origin = streamOrigin(sourceNode) else { continue }
+            spec.streams.append(
+                StreamSpec(
+                    name: name, location: pair.key.location, origin: origin,
+                    operators: parseOperators(pair.value["ops"])))
+        }
+    }
+
+    mutating func streamOrigin(_ node: YAMLNode) -> StreamSpec.Origin? {
+        if let pairs = node.pairs, pairs.count == 1, pairs[0].key.scalar == "stream" {
+            guard let name = pairs[0].value.scalar else {
+                diagnostics.error("'stream' names another stream", at: pairs[0].value.location)
+                return nil
+            }
+            return .stream(name, pairs[0].value.location)
+        }
+        return componentUse(node, what: "source").map { .component($0) }
+    }
+
+    mutating func parseOperators(_ node: YAMLNode?) -> [ComponentUse] {
+        guard let node else { return [] }
+        guard let items = node.items else {
+            if case .scalar("", .plain) = node.kind { return [] }
+            diagnostics.error("'ops' is a list of operators, each on a line starting with '- '", at: node.location)
+            return []
+        }
+        return items.compactMap { componentUse($0, what: "operator", allowsID: true) }
+    }
+
+    mutating func parseSinks(_ node: YAMLNode, into spec: inout PipelineSpec) {
+        guard let items = node.items else {
+            diagnostics.error("'sinks' is a list; each item names a sink and the stream it reads", at: node.location)
+            return
+        }
+        for item in items {
+            var streamName = PipelineSpec.linearStreamName
+            var streamLocation = item.location
+            var explicitStream = false
+            var body = item
+            if let pairs = item.pairs, let streamPair = pairs.first(where: { $0.key.scalar == "stream" }) {
+                streamName = streamPair.value.scalar ?? ""
+                streamLocation = streamPair.value.location
+                explicitStream = true
+                body = YAMLNode(kind: .mapping(pairs.filter { $0.key.scalar != "stream" }), location: item.location)
+            }
+            guard let use = componentUse(body, what: "sink") else { continue }
+            if !explicitStream {
+                if spec.form == .graph {
+                    diagnostics.error(
+                        "sink '\(use.name)' must say which stream it reads: add 'stream: NAME'", at: use.location)
+                    continue
+                }
+                streamLocation = use.location
+            }
+            spec.sinks.append(SinkSpec(stream: streamName, streamLocation: streamLocation, component: use))
+        }
+    }
+
+    /// `name`, or a mapping with one component key (and, for operators, an optional `id`).
+    mutating func componentUse(_ node: YAMLNode, what: String, allowsID: Bool = false) -> ComponentUse? {
+        switch node.kind {
+        case .scalar(let name, _):
+            guard !name.isEmpty else {
+                diagnostics.error("expected \(what == "operator" ? "an" : "a") \(what) here", at: node.location)
+                return nil
+            }
+            return ComponentUse(name: name, location: node.location, parameters: nil, id: nil)
+        case .sequence:
+            diagnostics.error("expected \(what == "operator" ? "an" : "a") \(what), not a list", at: node.location)
+            return nil
+        case .mapping(let pairs):
+            var id: String?
+            var components: [YAMLPair] = []
+            for pair in pairs {
+                if allowsID, pair.key.scalar == "id" {
+                    id = pair.value.scalar
+                    continue
+                }
+                components.append(pair)
+            }
+            guard let first = components.first else {
+                diagnostics.error("expected \(what == "operator" ? "an" : "a") \(what) name here", at: node.location)
+                return nil
+            }
+            if components.count > 1 {
+                diagnostics.error(
+                    "one \(what) per item: found '\(first.key.scalar ?? "?")' and '\(components[1].key.scalar ?? "?")'",
+                    at: components[1].key.location,
+                    note: what == "operator" ? "start each operator on its own line with '- '" : nil)
+            }
+            guard let name = first.key.scalar else {
+                diagnostics.error("a component name must be a single word", at: first.key.location)
+                return nil
+            }
+            let parameters: YAMLNode?
+            if case .scalar("", .plain) = first.value.kind { parameters = nil } else { parameters = first.value }
+            return ComponentUse(name: name, location: first.key.location, parameters: parameters, id: id)
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import Pipeline
+
+/// Rivulet's built-in sources, operators and sinks.
+///
+/// Each is declared in its own file (spec and factory side by side) against the same API that
+/// plugins use; this list registers them.
+public enum BuiltinComponents {
+    /// Every built-in component.
+    public static var all: [ComponentSpec] {
+        [
+            // Sources
+            events, interval, timer,
+            // Operators
+            filter, map, scan, distinctUntilChanged, debounce, throttle, delay, timeout, take, skip, takeWhile,
+            takeUntil, startWith, merge, combineLatest, withLatestFrom, flatMap, flatMapLatest, concatMap,
+            catchError, catchAndReturn, retry, buffer, share, log,
+            // Sinks
+            stdout,
+        ]
+    }
+
+    /// A registry holding every built-in component.
+    public static func registry() -> ComponentRegistry {
+        let registry = ComponentRegistry()
+        for spec in all {
+            do {
+                try registry.register(spec)
+            } catch {
+                preconditionFailure("built-in components have unique names: \(error)")
+            }
+        }
+        return registry
+    }
+}

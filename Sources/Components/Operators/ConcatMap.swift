@@ -1,0 +1,18 @@
+import Pipeline
+import Reactive
+
+extension BuiltinComponents {
+    /// `concatMap: {SOURCE}` — an inner source per element, one after another.
+    public static let concatMap = ComponentSpec(
+        name: "concatMap",
+        summary: "Runs an inner source for each element, one at a time, in order.",
+        docs: "Later elements wait for the running inner to complete. Side streams: NAME.executing and NAME.errors.",
+        parameters: InnerWork.parameters,
+        primary: "source",
+        example: "- concatMap: { events: { timeline: \"{{ .events }}\" } }",
+        sideStreams: InnerWork.sideStreams,
+        factory: .operator { parameters, context in
+            let work = try InnerWork(parameters: parameters, context: context)
+            return { $0.concatMap { work.inner(for: $0) } }
+        })
+}

@@ -1,0 +1,40 @@
+import Pipeline
+import Reactive
+
+extension BuiltinComponents {
+    /// `distinctUntilChanged` (optionally `{key: EXPR}`) — drops repeats.
+    public static let distinctUntilChanged = ComponentSpec(
+        name: "distinctUntilChanged",
+        summary: "Drops an element equal to the last one passed on (or with an equal key).",
+        docs: """
+            The first element always passes. With a key, elements are compared by the key's value and the \
+            original element is emitted. Numbers compare by value (1 equals 1.0).
+            """,
+        parameters: [
+            ParameterSpec("key", .expression, doc: "What to compare instead of the whole element.", example: "lower(.)")
+        ],
+        primary: "key",
+        example: "- distinctUntilChanged",
+        factory: .operator { parameters, context in
+            let key = parameters.expression("key")
+            return { source in
+                Observable.deferred {
+                    let scope = context.makeScope()
+                    guard let key else { return source.distinctUntilChanged { Value.numericallyEqual($0, $1) } }
+                    return source.distinctUntilChanged(
+                        { try context.evaluate(key, $0, in: scope) }, comparer: Value.numericallyEqual)
+                }
+            }
+        })
+}
+
+extension Value {
+    /// Equality as expressions see it: deep, with 1 equal to 1.0.
+    static func numericallyEqual(_ a: Value, _ b: Value) -> Bool {
+        switch (a, b) {
+        case (.int(let x), .double(let y)): return Double(x) == y
+        case (.double(let x), .int(let y)): return x == Double(y)
+        default: return a == b
+        }
+    }
+}

@@ -1,0 +1,25 @@
+import Pipeline
+import Reactive
+
+extension BuiltinComponents {
+    /// `flatMap: {SOURCE}` — an inner source per element, all merged.
+    public static let flatMap = ComponentSpec(
+        name: "flatMap",
+        summary: "Runs an inner source for each element and merges what they all emit.",
+        docs: """
+            The inner source's templates see the element as '.'. With maxConcurrent, further inners wait \
+            their turn in order. Side streams: NAME.executing (true while any inner runs) and NAME.errors.
+            """,
+        parameters: InnerWork.parameters + [
+            ParameterSpec(
+                "maxConcurrent", .int, doc: "The most inners running at once (no limit when absent).", example: "4")
+        ],
+        primary: "source",
+        example: "- flatMap: { events: { timeline: \"{{ .events }}\" } }",
+        sideStreams: InnerWork.sideStreams,
+        factory: .operator { parameters, context in
+            let work = try InnerWork(parameters: parameters, context: context)
+            let limit = parameters.int("maxConcurrent")
+            return { $0.flatMap(maxConcurrent: limit) { work.inner(for: $0) } }
+        })
+}

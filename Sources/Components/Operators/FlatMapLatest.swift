@@ -1,0 +1,22 @@
+import Pipeline
+import Reactive
+
+extension BuiltinComponents {
+    /// `flatMapLatest: {SOURCE}` — an inner source per element; only the latest counts.
+    public static let flatMapLatest = ComponentSpec(
+        name: "flatMapLatest",
+        summary: "Runs an inner source for each element, dropping (and cancelling) the previous one.",
+        docs: """
+            When an element arrives the previous inner is disposed at once — an HTTP request in flight is \
+            cancelled — and the new one starts. Completes when the stream and the current inner have. \
+            Side streams: NAME.executing and NAME.errors.
+            """,
+        parameters: InnerWork.parameters,
+        primary: "source",
+        example: "- flatMapLatest: { events: { timeline: \"{{ .events }}\" } }",
+        sideStreams: InnerWork.sideStreams,
+        factory: .operator { parameters, context in
+            let work = try InnerWork(parameters: parameters, context: context)
+            return { $0.flatMapLatest { work.inner(for: $0) } }
+        })
+}

@@ -1,0 +1,30 @@
+import Pipeline
+import Reactive
+
+extension BuiltinComponents {
+    /// `map: EXPR` or `map: {key: EXPR, ...}` — transforms each element.
+    public static let map = ComponentSpec(
+        name: "map",
+        summary: "Transforms each element with an expression, or builds an object from several.",
+        docs: """
+            Give one expression (`map: .owner.login`), or a mapping whose values are expressions, which \
+            builds an object with those keys (`map: {title: .headline.main, url: .web_url}`). Nested \
+            mappings and lists build nested values. A quoted value with {{ }} is a template.
+            """,
+        parameters: [
+            ParameterSpec(
+                "expression", .valueExpression, required: true, doc: "The new element.",
+                example: "{ title: .headline.main, url: .web_url }")
+        ],
+        primary: "expression",
+        example: "- map: { title: .headline.main, url: .web_url, date: .pub_date }",
+        factory: .operator { parameters, context in
+            let expression = parameters.expression("expression")!
+            return { source in
+                Observable.deferred {
+                    let scope = context.makeScope()
+                    return source.map { try context.evaluate(expression, $0, in: scope) }
+                }
+            }
+        })
+}

@@ -1,0 +1,41 @@
+import Pipeline
+import Reactive
+
+extension BuiltinComponents {
+    /// `retry: N` or `retry: {max, backoff, maxBackoff, jitter}` — subscribe again after an error.
+    public static let retry = ComponentSpec(
+        name: "retry",
+        summary: "Subscribes to the stream again after an error, up to a number of attempts in all.",
+        docs: """
+            max counts every subscription, the first included (RxSwift's rule: retry: 3 is three attempts). \
+            With backoff, each new attempt waits an exponentially growing delay (doubling, capped at \
+            maxBackoff), of which the jitter fraction is random (from the pipeline's seed).
+            """,
+        parameters: [
+            ParameterSpec("max", .int, default: 3, doc: "Attempts in all.", example: "5"),
+            ParameterSpec(
+                "backoff", .duration, doc: "The wait before the second attempt (no wait when absent).", example: "500ms"
+            ),
+            ParameterSpec("maxBackoff", .duration, default: "30s", doc: "The longest wait."),
+            ParameterSpec("jitter", .number, default: 0.5, doc: "The random fraction of each wait, 0 to 1."),
+        ],
+        primary: "max",
+        example: "- retry: { max: 5, backoff: 500ms }",
+        factory: .operator { parameters, context in
+            let attempts = parameters.int("max") ?? 3
+            guard let initial = parameters.duration("backoff") else { return { $0.retry(attempts) } }
+            let environment = context.environment
+            let jitter = parameters.number("jitter") ?? 0.5
+            let maximum = parameters.duration("maxBackoff") ?? .seconds(30)
+            return { source in
+                let backoff = ExponentialBackoff(initial: initial, maximum: maximum, jitter: 0)
+                return source.retry(
+                    attempts,
+                    delay: { failure, _ in
+                        let full = backoff.delay(afterFailure: failure)
+                        let random = Double(environment.random.next() >> 11) / Double(1 << 53)
+                        return .nanoseconds(Int64(Double(full.totalNanoseconds) * (1 - jitter * random)))
+                    }, scheduler: context.scheduler)
+            }
+        })
+}

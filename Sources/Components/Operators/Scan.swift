@@ -1,0 +1,35 @@
+import Pipeline
+import Reactive
+
+extension BuiltinComponents {
+    /// `scan: {seed: S, accumulator: EXPR}` — accumulates, emitting each new value.
+    public static let scan = ComponentSpec(
+        name: "scan",
+        summary: "Accumulates the elements, emitting each new accumulated value.",
+        docs: """
+            The accumulator sees the accumulated value as 'acc' and the element as '.'; its result is \
+            the new 'acc', and is emitted. The seed is never emitted on its own (RxSwift's rule).
+            """,
+        parameters: [
+            ParameterSpec(
+                "seed", .value, default: .null, doc: "The accumulated value before the first element.", example: "0"),
+            ParameterSpec(
+                "accumulator", .valueExpression, required: true, doc: "The next accumulated value, from 'acc' and '.'.",
+                example: "acc + ."),
+        ],
+        primary: "accumulator",
+        example: "- scan: { seed: 0, accumulator: clamp(acc + ., 0, 9) }",
+        factory: .operator { parameters, context in
+            let seed = parameters.value("seed") ?? .null
+            let accumulator = parameters.expression("accumulator")!
+            return { source in
+                Observable.deferred {
+                    let scope = context.makeScope()
+                    return source.scan(seed) { acc, element in
+                        scope.accumulator = acc
+                        return try context.evaluate(accumulator, element, in: scope)
+                    }
+                }
+            }
+        })
+}

@@ -1,0 +1,24 @@
+import Pipeline
+import Reactive
+
+extension BuiltinComponents {
+    /// `throttle: DURATION` — at most one element per window.
+    public static let throttle = ComponentSpec(
+        name: "throttle",
+        summary: "Emits at most one element per time window: the first at once, and the window's latest at its end.",
+        docs: """
+            With latest: true (the default, as in RxSwift) the last element of a window is emitted when the \
+            window ends, and completion waits for it; with latest: false elements inside a window are dropped.
+            """,
+        parameters: [
+            ParameterSpec("dueTime", .duration, required: true, doc: "The window.", example: "1s"),
+            ParameterSpec("latest", .bool, default: true, doc: "Emit the window's latest element when it ends."),
+        ],
+        primary: "dueTime",
+        example: "- throttle: { dueTime: 1s, latest: false }",
+        factory: .operator { parameters, context in
+            let dueTime = parameters.duration("dueTime")!
+            let latest = parameters.bool("latest") ?? true
+            return { $0.throttle(dueTime, latest: latest, scheduler: context.scheduler) }
+        })
+}

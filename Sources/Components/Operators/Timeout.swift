@@ -1,0 +1,32 @@
+import Pipeline
+import Reactive
+
+extension BuiltinComponents {
+    /// `timeout: DURATION` — fails (or switches to a fallback) when elements stop coming.
+    public static let timeout = ComponentSpec(
+        name: "timeout",
+        summary: "Fails, or switches to a fallback source, when no element arrives within a duration.",
+        docs: "The clock starts at subscription and restarts at each element.",
+        parameters: [
+            ParameterSpec("dueTime", .duration, required: true, doc: "The longest wait for an element.", example: "5s"),
+            ParameterSpec(
+                "fallback", .source, doc: "A source to continue with instead of failing.", example: "{ events: [] }"),
+        ],
+        primary: "dueTime",
+        example: "- timeout: 5s",
+        factory: .operator { parameters, context in
+            let dueTime = parameters.duration("dueTime")!
+            let fallback = try parameters.source("fallback").map { try context.build($0) }
+            return { source in
+                if let fallback {
+                    return source.timeout(dueTime, other: fallback.make(.null), scheduler: context.scheduler)
+                }
+                return source.timeout(dueTime, scheduler: context.scheduler).catch { error -> Observable<Value> in
+                    if case RxError.timeout = error {
+                        throw context.error("no element within \(DurationSyntax.format(dueTime))")
+                    }
+                    throw error
+                }
+            }
+        })
+}

@@ -1,0 +1,58 @@
+import Pipeline
+import Reactive
+
+extension BuiltinComponents {
+    /// `stdout` — writes each element to standard output.
+    public static let stdout = ComponentSpec(
+        name: "stdout",
+        summary: "Writes each element to standard output: JSON Lines by default, pretty JSON, or a template.",
+        docs: "Output is written in whole lines and flushed when the pipeline ends, fails or is stopped.",
+        parameters: [
+            ParameterSpec(
+                "format", .oneOf(["jsonl", "pretty"]), default: "jsonl",
+                doc: "jsonl: one compact JSON value a line; pretty: indented JSON."),
+            ParameterSpec(
+                "template", .template, doc: "A line of text per element instead of JSON.",
+                example: "\"{{ .title }} ({{ .date }})\""),
+        ],
+        primary: "format",
+        example: "sink: stdout",
+        factory: .sink { parameters, context in
+            StdoutSink(
+                pretty: parameters.string("format") == "pretty", template: parameters.template("template"),
+                context: context)
+        })
+}
+
+final class StdoutSink: PipelineSink {
+    private let writer = LineWriter(descriptor: 1)
+    private let pretty: Bool
+    private let template: Template?
+    private let scope: EvaluationScope
+    private var bytes: [UInt8] = []
+
+    init(pretty: Bool, template: Template?, context: ComponentContext) {
+        self.pretty = pretty
+        self.template = template
+        self.scope = context.makeScope()
+    }
+
+    func receive(_ event: Event<Value>) {
+        guard case .next(let value) = event else { return }
+        if let template {
+            scope.element = value
+            let line = (try? template.render(in: scope)) ?? .null
+            writer.writeLine(line.stringValue ?? line.description)
+        } else if pretty {
+            writer.writeLine(JSONSerializer.prettyString(value))
+        } else {
+            bytes.removeAll(keepingCapacity: true)
+            JSONSerializer.write(value, to: &bytes)
+            writer.writeLine(bytes)
+        }
+    }
+
+    func close() {
+        writer.flush()
+    }
+}

@@ -1,0 +1,120 @@
+import Pipeline
+import Reactive
+
+/// A timed event of an `events` source: at a time after subscription (or pipeline start, when
+/// hot), an element, an error or completion.
+struct TimelineEntry {
+    let at: RxTimeInterval
+    let event: Event<Value>
+
+    /// Reads `[{at: 100ms, next: x}, {at: 200ms, error: "..."}, {at: 300ms, complete: true}]`.
+    static func parse(_ value: Value, context: ComponentContext?) throws -> [TimelineEntry] {
+        guard case .array(let items) = value else {
+            throw TimelineError("a timeline is a list of {at, next | error | complete}, got \(value.typeName)")
+        }
+        return try items.enumerated().map { index, item in
+            guard case .object(let object) = item else {
+                throw TimelineError(
+                    "timeline entry \(index + 1) must be a mapping {at, next | error | complete}, got \(item.typeName)")
+            }
+            let at: RxTimeInterval
+            switch object["at"] {
+            case nil: at = .zero
+            case .string(let text)?:
+                guard let duration = DurationSyntax.parse(text) else {
+                    throw TimelineError(
+                        "timeline entry \(index + 1): invalid time '\(text)'; write it like 150ms or 2s")
+                }
+                at = duration
+            case let number? where number.doubleValue != nil:
+                at = .nanoseconds(Int64(number.doubleValue! * 1e6))
+            case let other?:
+                throw TimelineError(
+                    "timeline entry \(index + 1): 'at' must be a time such as 150ms, got \(other.typeName)")
+            }
+            let kinds = ["next", "error", "complete"].filter { object[$0] != nil }
+            guard kinds.count == 1 else {
+                throw TimelineError("timeline entry \(index + 1) needs exactly one of next, error, complete")
+            }
+            let unknown = object.keys.filter { !["at", "next", "error", "complete"].contains($0) }
+            if let key = unknown.first {
+                throw TimelineError(
+                    "timeline entry \(index + 1): unknown key '\(key)'; entries have at and next, error or complete")
+            }
+            switch kinds[0] {
+            case "next": return TimelineEntry(at: at, event: .next(object["next"]!))
+            case "error":
+                let message = object["error"]?.stringValue ?? object["error"]!.description
+                let error: any Error = context.map { $0.error(message) } ?? TimelineError(message)
+                return TimelineEntry(at: at, event: .error(error))
+            default: return TimelineEntry(at: at, event: .completed)
+            }
+        }
+    }
+
+    /// Reads a marble diagram: `-` is one tick, a letter an element (looked up in `values`),
+    /// `|` completion, `#` an error, `( )` several events in one tick; spaces are ignored.
+    static func parseMarbles(
+        _ marbles: String, tick: RxTimeInterval, values: [String: Value], context: ComponentContext?
+    ) throws -> [TimelineEntry] {
+        var entries: [TimelineEntry] = []
+        var time = 0
+        var inGroup = false
+        for character in marbles {
+            let at = tick * time
+            switch character {
+            case " ": continue
+            case "-":
+                time += 1
+                continue
+            case "(":
+                if inGroup { throw TimelineError("nested '(' in marbles '\(marbles)'") }
+                inGroup = true
+                continue
+            case ")":
+                if !inGroup { throw TimelineError("')' without '(' in marbles '\(marbles)'") }
+                inGroup = false
+                time += 1
+                continue
+            case "|":
+                entries.append(TimelineEntry(at: at, event: .completed))
+            case "#":
+                let message = "error in marbles at \(DurationSyntax.format(at))"
+                entries.append(
+                    TimelineEntry(at: at, event: .error(context.map { $0.error(message) } ?? TimelineError(message))))
+            default:
+                let key = String(character)
+                entries.append(TimelineEntry(at: at, event: .next(values[key] ?? YAMLNode.resolvePlain(key))))
+            }
+            if !inGroup { time += 1 }
+        }
+        if inGroup { throw TimelineError("'(' without ')' in marbles '\(marbles)'") }
+        return entries
+    }
+
+    /// An observable playing `entries`: relative to subscription, or (hot) to the clock's zero.
+    static func observable(_ entries: [TimelineEntry], hot: Bool, scheduler: any SchedulerType) -> Observable<Value> {
+        Observable { observer, lifetime in
+            let start = hot ? RxTime.zero : scheduler.now
+            for entry in entries {
+                let delay = start + entry.at - scheduler.now
+                if hot && delay < .zero { continue }
+                lifetime.add(
+                    scheduler.schedule(after: delay) {
+                        if lifetime.isDisposed { return }
+                        observer.on(entry.event)
+                        if entry.event.isStopEvent { lifetime.dispose() }
+                    })
+            }
+        }
+    }
+}
+
+/// A timeline that cannot be read.
+struct TimelineError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}

@@ -1,0 +1,34 @@
+import ArgumentParser
+import Pipeline
+
+/// `rivulet components [NAME]`: every source, operator and sink, or one in detail.
+struct Components: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List every source, operator and sink, or describe one: parameters, defaults, docs, an example.")
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, markdown
+    }
+
+    @Argument(help: "A component to describe.")
+    var name: String?
+
+    @Option(help: "text, or markdown (the reference in docs/components.md).")
+    var format: Format = .text
+
+    func run() throws {
+        let registry = CommandSupport.registry()
+        let reference = ComponentReference(registry: registry)
+        if let name {
+            guard let spec = registry.spec(name) else {
+                let names = registry.all.map(\.name)
+                FileHandleOutput.standardError.write(
+                    "error: no component '\(name)'\(Suggestions.didYouMean(name, in: names))\n")
+                throw ExitCode(2)
+            }
+            FileHandleOutput.standardOutput.write(format == .markdown ? reference.markdown(spec) : reference.text(spec))
+            return
+        }
+        FileHandleOutput.standardOutput.write(format == .markdown ? reference.markdownDocument() : reference.textList())
+    }
+}

@@ -1,0 +1,35 @@
+import ArgumentParser
+import Pipeline
+
+/// `rivulet graph FILE`: the pipeline's streams, operators and sinks as text, DOT or Mermaid.
+struct Graph: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Draw a pipeline's graph as text, Graphviz DOT or Mermaid.")
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, dot, mermaid
+    }
+
+    @Argument(help: "The pipeline file.")
+    var file: String
+
+    @Option(help: "text, dot or mermaid.")
+    var format: Format = .text
+
+    func run() throws {
+        let loaded = PipelineLoader(registry: CommandSupport.registry(), environment: CommandSupport.environment).load(
+            path: file)
+        guard let pipeline = loaded.pipeline else {
+            CommandSupport.report(loaded)
+            throw ExitCode(2)
+        }
+        let graph = PipelineGraph(pipeline)
+        let output: String
+        switch format {
+        case .text: output = graph.text()
+        case .dot: output = graph.dot()
+        case .mermaid: output = graph.mermaid()
+        }
+        FileHandleOutput.standardOutput.write(output)
+    }
+}

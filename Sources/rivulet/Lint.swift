@@ -1,0 +1,34 @@
+import ArgumentParser
+import Pipeline
+
+/// `rivulet lint FILE...`: checks pipeline files and reports every error, located.
+struct Lint: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check pipeline files; print every error as file:line:col and exit 2 if there is one.")
+
+    @Argument(help: "The pipeline files to check.")
+    var files: [String]
+
+    func run() throws {
+        let loader = PipelineLoader(registry: CommandSupport.registry(), environment: CommandSupport.environment)
+        var errorCount = 0
+        var failedFiles = 0
+        for file in files {
+            let loaded = loader.load(path: file)
+            CommandSupport.report(loaded)
+            let errors = loaded.diagnostics.filter { $0.severity == .error }.count
+            if errors == 0 {
+                FileHandleOutput.standardOutput.write("\(file): ok\n")
+            } else {
+                errorCount += errors
+                failedFiles += 1
+            }
+        }
+        if errorCount > 0 {
+            FileHandleOutput.standardError.write(
+                "\(errorCount) error\(errorCount == 1 ? "" : "s") in \(failedFiles) file\(failedFiles == 1 ? "" : "s")\n"
+            )
+            throw ExitCode(2)
+        }
+    }
+}

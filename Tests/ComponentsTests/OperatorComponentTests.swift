@@ -1,0 +1,217 @@
+import Components
+import Pipeline
+import Reactive
+import XCTest
+
+final class OperatorComponentTests: XCTestCase {
+    func testSearchAsYouTypeFiltersDebouncesAndDeduplicates() throws {
+        let harness = try PipelineHarness().run(
+            """
+            source:
+              events:
+                - { at: 0ms, next: "cl" }
+                - { at: 150ms, next: "clim" }
+                - { at: 300ms, next: "climate" }
+                - { at: 1000ms, next: "climate" }
+                - { at: 1100ms, next: "weather" }
+                - { at: 2000ms, complete: true }
+            ops:
+              - filter: len(.) >= 3
+              - debounce: 500ms
+              - distinctUntilChanged
+              - map: { q: ., n: len(.) }
+            sink: record
+            """)
+        XCTAssertEqual(
+            harness.events(),
+            ["800: {\"q\":\"climate\",\"n\":7}", "1600: {\"q\":\"weather\",\"n\":7}", "2000: completed"])
+        XCTAssertEqual(harness.recorders["out"]?.closed, 1)
+        guard case .completed? = harness.outcome else { return XCTFail("\(String(describing: harness.outcome))") }
+    }
+
+    func testFlatMapLatestDropsTheOldInnerAndReportsExecuting() throws {
+        let harness = try PipelineHarness().run(
+            """
+            streams:
+              typed:
+                source:
+                  events:
+                    - { at: 0ms, next: { q: a, events: [{ at: 100ms, next: A1 }, { at: 300ms, next: A2 }, { at: 400ms, complete: true }] } }
+                    - { at: 200ms, next: { q: b, events: [{ at: 50ms, next: B1 }, { at: 100ms, complete: true }] } }
+                    - { at: 500ms, complete: true }
+                ops:
+                  - flatMapLatest: { events: { timeline: "{{ .events }}" } }
+            sinks:
+              - { stream: typed, record: results }
+              - { stream: typed.executing, record: loading }
+            """)
+        XCTAssertEqual(harness.events("results"), ["100: \"A1\"", "250: \"B1\"", "500: completed"])
+        XCTAssertEqual(harness.events("loading"), ["0: true", "300: false"])
+    }
+
+    func testInnerErrorsGoToTheErrorsSideStreamUnderSkip() throws {
+        let harness = try PipelineHarness().run(
+            """
+            streams:
+              requests:
+                source: { events: [{ at: 0ms, next: ok }, { at: 10ms, next: bad }, { at: 20ms, next: ok2 }, { at: 30ms, complete: true }] }
+                ops:
+                  - id: fetch
+                    concatMap:
+                      source: { events: { timeline: "{{ . == 'bad' ? [{at: '5ms', error: 'server said no'}] : [{at: '5ms', next: .}, {at: '5ms', complete: true}] }}" } }
+                      onError: skip
+            sinks:
+              - { stream: requests, record: ok }
+              - { stream: fetch.errors, record: errors }
+            """)
+        XCTAssertEqual(harness.events("ok"), ["5: \"ok\"", "25: \"ok2\"", "30: completed"])
+        XCTAssertEqual(harness.events("errors").count, 1)
+        XCTAssertTrue(harness.events("errors")[0].contains("server said no"), "\(harness.events("errors"))")
+        XCTAssertTrue(harness.events("errors")[0].contains("\"element\":\"bad\""))
+    }
+
+    func testInnerErrorFailsThePipelineByDefault() throws {
+        let harness = try PipelineHarness().run(
+            """
+            source: { events: [{ at: 0ms, next: 1 }] }
+            ops:
+              - flatMap: { events: [{ at: 5ms, error: boom }] }
+            sink: record
+            """)
+        XCTAssertEqual(
+            harness.events(), ["5: error p.yaml:3:16: error: events: boom"], "the inner source that failed is named")
+        guard case .failed? = harness.outcome else { return XCTFail("expected a failure") }
+    }
+
+    func testRunTimeExpressionErrorNamesOperatorPlaceAndElement() throws {
+        let harness = try PipelineHarness().run(
+            """
+            source: { events: [{ at: 0ms, next: "abc" }, { at: 10ms, next: 42 }] }
+            ops:
+              - map: len(.)
+            sink: record
+            """)
+        XCTAssertEqual(
+            harness.events(),
+            [
+                "0: 3",
+                "10: error p.yaml:3:5: error: map: len() expects a string, list or object, got number 42 in 'len(.)' (element: 42)",
+            ])
+    }
+
+    func testScanWithAccumulatorClampsACarouselIndex() throws {
+        let harness = try PipelineHarness().run(
+            """
+            source: { events: { marbles: "nnnnpppppp|", tick: 10ms, values: { n: 1, p: -1 } } }
+            ops:
+              - scan: { seed: 0, accumulator: "clamp(acc + ., 0, 2)" }
+            sink: record
+            """)
+        XCTAssertEqual(
+            harness.events(),
+            ["0: 1", "10: 2", "20: 2", "30: 2", "40: 1", "50: 0", "60: 0", "70: 0", "80: 0", "90: 0", "100: completed"])
+    }
+
+    func testGraphFormWithMergeCombineLatestAndWithLatestFrom() throws {
+        let harness = try PipelineHarness().run(
+            """
+            streams:
+              items:
+                source: { events: [{ at: 0ms, next: [apple, banana, cherry] }] }
+              next:
+                source: { events: { marbles: "-x-x--|", tick: 10ms } }
+                ops: [{ map: 1 }]
+              previous:
+                source: { events: { marbles: "----x-|", tick: 10ms } }
+                ops: [{ map: -1 }]
+              index:
+                source: { stream: next }
+                ops:
+                  - merge: [previous]
+                  - scan: { seed: 0, accumulator: "clamp(acc + ., 0, 2)" }
+              shown:
+                source: { stream: index }
+                ops:
+                  - withLatestFrom: { stream: items, combine: ".latest[.value]" }
+              both:
+                source: { stream: index }
+                ops:
+                  - combineLatest: [items]
+            sinks:
+              - { stream: shown, record: shown }
+              - { stream: both, record: both }
+            """)
+        XCTAssertEqual(
+            harness.events("shown"), ["10: \"banana\"", "30: \"cherry\"", "40: \"banana\"", "60: completed"])
+        XCTAssertEqual(harness.events("both").first, "10: [1,[\"apple\",\"banana\",\"cherry\"]]")
+    }
+
+    func testAStreamWithTwoReadersIsSharedAndBothSeeEverything() throws {
+        let harness = try PipelineHarness()
+        try harness.run(
+            """
+            streams:
+              numbers:
+                source: { events: [{ at: 0ms, next: 1 }, { at: 0ms, next: 2 }, { at: 0ms, complete: true }] }
+                ops: [{ log: numbers }]
+            sinks:
+              - { stream: numbers, record: a }
+              - { stream: numbers, record: b }
+            """)
+        XCTAssertEqual(harness.events("a"), ["0: 1", "0: 2", "0: completed"])
+        XCTAssertEqual(harness.events("b"), ["0: 1", "0: 2", "0: completed"])
+        XCTAssertEqual(
+            harness.logged, ["[numbers] 0ms next 1", "[numbers] 0ms next 2", "[numbers] 0ms completed"],
+            "one subscription upstream")
+    }
+
+    func testTimeBasedOperators() throws {
+        let harness = try PipelineHarness().run(
+            """
+            source: { events: { marbles: "ab-c-----d|", tick: 100ms } }
+            ops:
+              - throttle: { dueTime: 250ms, latest: false }
+              - delay: 50ms
+              - startWith: start
+              - take: 4
+            sink: record
+            """)
+        XCTAssertEqual(harness.events(), ["0: \"start\"", "50: \"a\"", "350: \"c\"", "950: \"d\"", "950: completed"])
+    }
+
+    func testBufferTimeoutRetryAndCatch() throws {
+        let buffered = try PipelineHarness().run(
+            "source: { events: { marbles: \"abc-d|\", tick: 100ms } }\nops: [{ buffer: { timeSpan: 250ms, count: 2 } }]\nsink: record\n"
+        )
+        XCTAssertEqual(buffered.events(), ["100: [\"a\",\"b\"]", "350: [\"c\"]", "500: [\"d\"]", "500: completed"])
+
+        let timedOut = try PipelineHarness().run(
+            "source: { events: { marbles: \"a----b\", tick: 100ms } }\nops: [{ timeout: 300ms }, { catchAndReturn: gave up }]\nsink: record\n"
+        )
+        XCTAssertEqual(timedOut.events(), ["0: \"a\"", "300: \"gave up\"", "300: completed"])
+
+        let retried = try PipelineHarness().run(
+            "source: { events: { marbles: \"a#\", tick: 100ms } }\nops: [{ retry: 3 }, { catch: { events: [{ at: 0ms, next: \"{{ .message }}\" }] } }]\nsink: record\n"
+        )
+        XCTAssertEqual(retried.events().prefix(3), ["0: \"a\"", "100: \"a\"", "200: \"a\""])
+        XCTAssertEqual(retried.events().count, 4)
+    }
+
+    func testRandomIsRepeatableUnderASeed() throws {
+        let text = "source: { events: { marbles: \"xxxxx|\" } }\nops: [{ map: \"random(1, 100)\" }]\nsink: record\n"
+        let first = try PipelineHarness().run(text, seed: 9).events()
+        let second = try PipelineHarness().run(text, seed: 9).events()
+        let other = try PipelineHarness().run(text, seed: 10).events()
+        XCTAssertEqual(first, second)
+        XCTAssertNotEqual(first, other)
+    }
+
+    func testDisposingARunClosesEverySinkOnce() throws {
+        let harness = PipelineHarness()
+        try harness.run("source: { interval: 1s }\nsinks: [record, { record: second }]\n", until: 3500)
+        XCTAssertEqual(harness.events().count, 3)
+        XCTAssertEqual(harness.recorders["out"]?.closed, 1)
+        XCTAssertEqual(harness.recorders["second"]?.closed, 1)
+        guard case .cancelled? = harness.outcome else { return XCTFail("expected cancellation") }
+    }
+}

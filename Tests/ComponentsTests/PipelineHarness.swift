@@ -1,0 +1,76 @@
+import Components
+import Pipeline
+import Reactive
+import XCTest
+
+/// Compiles pipeline text with the built-in components plus a `record` sink, runs it on a virtual
+/// clock with millisecond ticks, and returns what each `record` sink received, with times.
+final class PipelineHarness {
+    final class Recorder: PipelineSink {
+        let scheduler: VirtualTimeScheduler
+        var events: [(Int, Event<Value>)] = []
+        var closed = 0
+
+        init(scheduler: VirtualTimeScheduler) {
+            self.scheduler = scheduler
+        }
+
+        func receive(_ event: Event<Value>) { events.append((scheduler.clock, event)) }
+        func close() { closed += 1 }
+    }
+
+    let scheduler = VirtualTimeScheduler(resolution: .milliseconds(1))
+    var recorders: [String: Recorder] = [:]
+    var logged: [String] = []
+    var outcome: PipelineRun.Outcome?
+
+    func registry() -> ComponentRegistry {
+        let registry = BuiltinComponents.registry()
+        try! registry.register(
+            ComponentSpec(
+                name: "record", summary: "Records events for tests.",
+                parameters: [ParameterSpec("label", .string, default: "out", doc: "Which recorder.")], primary: "label",
+                example: "sink: record",
+                factory: .sink { parameters, _ in
+                    let recorder = Recorder(scheduler: self.scheduler)
+                    self.recorders[parameters.string("label") ?? "out"] = recorder
+                    return recorder
+                }), origin: "tests")
+        return registry
+    }
+
+    /// Diagnostics for `text`, rendered `line:col: message`.
+    func diagnostics(_ text: String) -> [String] {
+        PipelineLoader(registry: registry(), environment: [:]).load(text: text, path: "p.yaml").diagnostics.map {
+            "\($0.location.line):\($0.location.column): \($0.message)"
+        }
+    }
+
+    /// Runs `text` until the pipeline ends or `until` milliseconds.
+    @discardableResult
+    func run(_ text: String, until: Int = 60_000, seed: UInt64 = 1) throws -> PipelineHarness {
+        let loaded = PipelineLoader(registry: registry(), environment: [:]).load(text: text, path: "p.yaml")
+        guard let pipeline = loaded.pipeline else {
+            throw DiagnosticList(loaded.diagnostics)
+        }
+        let environment = ExpressionEnvironment(seed: seed, clock: { [scheduler] in scheduler.now })
+        let compiled = try PipelineCompiler.compile(
+            pipeline, scheduler: scheduler, environment: environment, baseDirectory: ".",
+            log: { self.logged.append($0) })
+        let run = compiled.start { self.outcome = $0 }
+        scheduler.advance(to: until)
+        if outcome == nil { run.dispose() }
+        return self
+    }
+
+    /// What the `record` sink labelled `label` received: `[time: value]` lines.
+    func events(_ label: String = "out") -> [String] {
+        (recorders[label]?.events ?? []).map { time, event in
+            switch event {
+            case .next(let value): return "\(time): \(value)"
+            case .error(let error): return "\(time): error \(error)"
+            case .completed: return "\(time): completed"
+            }
+        }
+    }
+}

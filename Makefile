@@ -1,5 +1,5 @@
 # The two set-up commands of the README: `make run` and `make test`.
-.PHONY: deps build run test lint bench
+.PHONY: deps build run test lint bench docs
 
 deps:
 	@scripts/install-deps.sh
@@ -21,3 +21,7 @@ lint:
 
 bench:
 	Benchmarks/run.sh w1
+
+# Regenerates the component reference from the component specs.
+docs: build
+	.build/debug/rivulet components --format markdown > docs/components.md

@@ -35,6 +35,6 @@ let package = Package(
             name: "ComponentsTests",
             dependencies: ["Components", .product(name: "RivuletCore", package: "Core")]
         ),
-        .testTarget(name: "RivuletCLITests", dependencies: ["rivulet"]),
+        .testTarget(name: "RivuletCLITests", dependencies: ["rivulet"], exclude: ["LintCorpus", "Golden"]),
     ]
 )

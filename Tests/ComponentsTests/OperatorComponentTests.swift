@@ -147,7 +147,7 @@ final class OperatorComponentTests: XCTestCase {
     }
 
     func testAStreamWithTwoReadersIsSharedAndBothSeeEverything() throws {
-        let harness = try PipelineHarness()
+        let harness = PipelineHarness()
         try harness.run(
             """
             streams:

@@ -24,8 +24,20 @@ final class PipelineHarness {
     var logged: [String] = []
     var outcome: PipelineRun.Outcome?
 
+    /// The built-ins, with `stdout` writing to a recorder (labelled `stdout`) instead of the terminal,
+    /// plus a `record` sink.
     func registry() -> ComponentRegistry {
-        let registry = BuiltinComponents.registry()
+        let registry = ComponentRegistry()
+        for var spec in BuiltinComponents.all {
+            if spec.name == "stdout" {
+                spec.factory = .sink { _, _ in
+                    let recorder = Recorder(scheduler: self.scheduler)
+                    self.recorders["stdout"] = recorder
+                    return recorder
+                }
+            }
+            try! registry.register(spec)
+        }
         try! registry.register(
             ComponentSpec(
                 name: "record", summary: "Records events for tests.",
@@ -44,6 +56,13 @@ final class PipelineHarness {
         PipelineLoader(registry: registry(), environment: [:]).load(text: text, path: "p.yaml").diagnostics.map {
             "\($0.location.line):\($0.location.column): \($0.message)"
         }
+    }
+
+    /// Runs the pipeline file at `path`.
+    @discardableResult
+    func run(file path: String, until: Int = 600_000) throws -> PipelineHarness {
+        guard let text = PipelineLoader.readFile(path) else { throw DiagnosticList([]) }
+        return try run(text, until: until)
     }
 
     /// Runs `text` until the pipeline ends or `until` milliseconds.

@@ -12,6 +12,14 @@ public struct Validator {
     var streamOperators: [String: [(index: Int, spec: ComponentSpec)]] = [:]
     var sideStreams: [String: (stream: String, operatorIndex: Int, side: String)] = [:]
     var readerCounts: [String: Int] = [:]
+    var brokenStreams: Set<String> = []
+
+    /// `path` as seen from `directory` (`./x` and `x` alike), unless it is absolute.
+    public static func resolve(_ path: String, against directory: String) -> String {
+        if path.hasPrefix("/") { return path }
+        let relative = path.hasPrefix("./") ? String(path.dropFirst(2)) : path
+        return directory == "." ? relative : directory + "/" + relative
+    }
 
     /// A validator over `registry`; relative plugin paths are resolved against `baseDirectory`.
     public init(registry: ComponentRegistry, baseDirectory: String, fileExists: @escaping (String) -> Bool) {
@@ -31,13 +39,14 @@ public struct Validator {
 
     mutating func validate(_ spec: PipelineSpec) -> ValidatedPipeline {
         for plugin in spec.plugins {
-            let path = plugin.path.hasPrefix("/") ? plugin.path : baseDirectory + "/" + plugin.path
+            let path = Self.resolve(plugin.path, against: baseDirectory)
             if !fileExists(path) {
                 diagnostics.error(
                     "plugin file '\(plugin.path)' not found", at: plugin.location, note: "looked for \(path)")
             }
         }
         streamNames = Set(spec.streams.map(\.name))
+        brokenStreams = spec.brokenStreams
         // First pass: operator names, ids and side streams, so references can be checked in any order.
         for stream in spec.streams {
             var operators: [(Int, ComponentSpec)] = []
@@ -47,7 +56,8 @@ public struct Validator {
                 if let id = use.id {
                     if streamNames.contains(id) || operatorIDs[id] != nil {
                         diagnostics.error(
-                            "id '\(id)' is already the name of a stream or another operator", at: use.location)
+                            "id '\(id)' is already the name of a stream or another operator",
+                            at: use.idLocation ?? use.location)
                     }
                     operatorIDs[id] = (stream.name, index, component)
                 }
@@ -93,6 +103,9 @@ public struct Validator {
     mutating func checkStreamReference(_ reference: String, at location: SourceLocation) -> String? {
         readerCounts[reference, default: 0] += 1
         if streamNames.contains(reference) { return reference }
+        if brokenStreams.contains(reference) || brokenStreams.contains(String(reference.prefix { $0 != "." })) {
+            return nil
+        }
         let parts = reference.split(separator: ".", maxSplits: 1).map(String.init)
         if parts.count == 2 {
             let (owner, side) = (parts[0], parts[1])
@@ -214,7 +227,8 @@ public struct Validator {
                         let names = parameters.map(\.name)
                         let looksCut =
                             node.isFlowStyle
-                            && (key.first?.isNumber == true || !key.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" })
+                            && (key.first?.isNumber == true
+                                || !key.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" })
                         diagnostics.error(
                             "unknown parameter '\(key)' of \(owner)\(Suggestions.didYouMean(key, in: names))",
                             at: pair.key.location,

@@ -95,7 +95,7 @@ public struct PipelineGraph {
 
     /// `debounce 500ms`, `filter len(.) >= 3`, `flatMapLatest nyt.search`.
     static func label(_ component: ValidatedComponent) -> String {
-        guard let node = component.use.parameters else { return component.spec.name }
+        guard let node = component.use.parameters, node.pairs?.isEmpty != true else { return component.spec.name }
         var detail: String
         switch node.kind {
         case .scalar(let text, _): detail = text
@@ -122,11 +122,11 @@ public struct PipelineGraph {
                 lines.append("    from stream \(chainOf[origin.from] ?? origin.from)")
             }
             for (index, id) in chain.nodes.enumerated() {
-                lines.append(
-                    "  \(index == 0 && labels[id].map { !$0.isEmpty } == true && edges.allSatisfy { $0.to != id || chainOf[$0.from] != chain.stream } ? "  " : "→ ")\(labels[id] ?? id)"
-                )
+                lines.append("  \(index == 0 ? "  " : "→ ")\(labels[id] ?? id)")
                 for edge in edges
-                where edge.to == id && chainOf[edge.from] != chain.stream && edge.label != nil && index > 0 {
+                where edge.to == id && chainOf[edge.from] != chain.stream && edge.label != nil
+                    && edge.label != chain.stream
+                {
                     lines.append(
                         "      reads \(edge.dashed ? "\(chainOf[edge.from] ?? "?").\(edge.label!)" : edge.label!)")
                 }

@@ -124,7 +124,10 @@ public enum Suggestions {
         }
         guard let (candidate, distance) = best else { return nil }
         let limit = max(2, min(name.count, candidate.count) / 3)
-        return distance <= limit ? candidate : nil
+        if distance <= limit { return candidate }
+        // A name that starts with a known one (lenght → len) most likely meant it.
+        let prefixed = candidates.filter { $0.count >= 3 && lowered.hasPrefix($0.lowercased()) }
+        return prefixed.max { $0.count < $1.count }
     }
 
     /// `; did you mean 'x'?`, or an empty string.

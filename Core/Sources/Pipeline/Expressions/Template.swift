@@ -21,8 +21,28 @@ public struct Template {
         var text = String.UnicodeScalarView()
         while index < scalars.count {
             if scalars[index] == "{" && index + 1 < scalars.count && scalars[index + 1] == "{" {
+                // The closing '}}' is the first one outside the expression's own braces and strings.
                 var end = index + 2
-                while end + 1 < scalars.count && !(scalars[end] == "}" && scalars[end + 1] == "}") { end += 1 }
+                var depth = 0
+                var quote: Unicode.Scalar?
+                while end + 1 < scalars.count {
+                    let scalar = scalars[end]
+                    if let open = quote {
+                        if scalar == "\\" {
+                            end += 1
+                        } else if scalar == open {
+                            quote = nil
+                        }
+                    } else if scalar == "'" || scalar == "\"" {
+                        quote = scalar
+                    } else if scalar == "{" {
+                        depth += 1
+                    } else if scalar == "}" {
+                        if depth == 0 && scalars[end + 1] == "}" { break }
+                        depth -= 1
+                    }
+                    end += 1
+                }
                 guard end + 1 < scalars.count else {
                     throw ExpressionSyntaxError("'{{' without a closing '}}'", offset: index)
                 }

@@ -27,6 +27,8 @@ public struct PipelineSpec {
     public var streams: [StreamSpec] = []
     /// The sinks, in file order.
     public var sinks: [SinkSpec] = []
+    /// Streams declared but too broken to check further; references to them raise no second error.
+    public var brokenStreams: Set<String> = []
 
     /// The name of the single stream of the linear form.
     public static let linearStreamName = "main"
@@ -42,6 +44,8 @@ public struct ComponentUse {
     public var parameters: YAMLNode?
     /// The `id` given to an operator, for naming its side streams.
     public var id: String?
+    /// Where the `id` is written.
+    public var idLocation: SourceLocation?
 }
 
 /// One stream: where its elements come from and the operators they pass through.

@@ -63,6 +63,8 @@ public struct SpecParser {
                 "this file mixes the linear form ('\(linear.key.scalar!)') with the graph form ('streams'); use one of them",
                 at: graphKey.key.location,
                 note: "linear: source, ops, sink; graph: streams (each with source and ops) and sinks")
+            // Checking further would only report the consequences of mixing the forms.
+            return spec
         }
         if let graphKey {
             spec.form = .graph
@@ -102,9 +104,13 @@ public struct SpecParser {
             diagnostics.error(
                 "the pipeline has no source; add 'source:' (or use the graph form with 'streams:')", at: root.location,
                 note: "for example: source: { events: [{ at: 0ms, next: hello }] }")
+            spec.brokenStreams.insert(PipelineSpec.linearStreamName)
             return
         }
-        guard let origin = streamOrigin(sourceNode) else { return }
+        guard let origin = streamOrigin(sourceNode) else {
+            spec.brokenStreams.insert(PipelineSpec.linearStreamName)
+            return
+        }
         let operators = parseOperators(root["ops"])
         let location = root.pairs?.first { $0.key.scalar == "source" }?.key.location ?? root.location
         spec.streams.append(
@@ -129,19 +135,27 @@ public struct SpecParser {
             }
             guard let body = pair.value.pairs else {
                 diagnostics.error("stream '\(name)' needs a mapping with 'source' and 'ops'", at: pair.value.location)
+                spec.brokenStreams.insert(name)
                 continue
             }
+            var suggestedSource = false
             for key in body where !Self.streamKeys.contains(key.key.scalar ?? "") {
                 let keyName = key.key.scalar ?? "?"
+                let suggestion = Suggestions.closest(to: keyName, in: Self.streamKeys)
+                suggestedSource = suggestedSource || suggestion == "source"
                 diagnostics.error(
                     "unknown key '\(keyName)' in stream '\(name)'\(Suggestions.didYouMean(keyName, in: Self.streamKeys))",
                     at: key.key.location, note: "a stream has 'source' and 'ops'")
             }
             guard let sourceNode = pair.value["source"] else {
-                diagnostics.error("stream '\(name)' has no 'source'", at: pair.key.location)
+                if !suggestedSource { diagnostics.error("stream '\(name)' has no 'source'", at: pair.key.location) }
+                spec.brokenStreams.insert(name)
                 continue
             }
-            guard let origin = streamOrigin(sourceNode) else { continue }
+            guard let origin = streamOrigin(sourceNode) else {
+                spec.brokenStreams.insert(name)
+                continue
+            }
             spec.streams.append(
                 StreamSpec(
                     name: name, location: pair.key.location, origin: origin,
@@ -213,10 +227,12 @@ public struct SpecParser {
             return nil
         case .mapping(let pairs):
             var id: String?
+            var idLocation: SourceLocation?
             var components: [YAMLPair] = []
             for pair in pairs {
                 if allowsID, pair.key.scalar == "id" {
                     id = pair.value.scalar
+                    idLocation = pair.value.location
                     continue
                 }
                 components.append(pair)
@@ -237,7 +253,8 @@ public struct SpecParser {
             }
             let parameters: YAMLNode?
             if case .scalar("", .plain) = first.value.kind { parameters = nil } else { parameters = first.value }
-            return ComponentUse(name: name, location: first.key.location, parameters: parameters, id: id)
+            return ComponentUse(
+                name: name, location: first.key.location, parameters: parameters, id: id, idLocation: idLocation)
         }
     }
 }

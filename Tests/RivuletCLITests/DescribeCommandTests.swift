@@ -1,0 +1,64 @@
+import Foundation
+import XCTest
+
+/// `rivulet graph` and `rivulet components`, run as a user would, compared with reviewed output.
+final class DescribeCommandTests: XCTestCase {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+    static let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
+
+    private func golden(_ name: String) throws -> String {
+        try String(contentsOf: Self.golden.appendingPathComponent(name), encoding: .utf8)
+    }
+
+    func testGraphInEveryFormat() throws {
+        for pipeline in ["carousel", "search-as-you-type"] {
+            for format in ["text", "dot", "mermaid"] {
+                let path = Self.repository.appendingPathComponent("Pipelines/\(pipeline).yaml").path
+                let result = try runRivulet(["graph", path, "--format", format])
+                XCTAssertEqual(result.status, 0, result.stderr)
+                XCTAssertEqual(result.stdout, try golden("\(pipeline).\(format)"), "\(pipeline) as \(format)")
+            }
+        }
+    }
+
+    func testGraphOfAnInvalidFileReportsItsErrors() throws {
+        let path = Self.repository.appendingPathComponent("Tests/RivuletCLITests/LintCorpus/01-misspelt-operator.yaml")
+            .path
+        let result = try runRivulet(["graph", path])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(result.stderr.contains("unknown operator 'debounse'; did you mean 'debounce'?"))
+        let badFormat = try runRivulet(["graph", path, "--format", "svg"])
+        XCTAssertEqual(badFormat.status, 2)
+    }
+
+    func testComponentsListAndDetail() throws {
+        let list = try runRivulet(["components"])
+        XCTAssertEqual(list.status, 0)
+        XCTAssertEqual(list.stdout, try golden("components.txt"))
+        let detail = try runRivulet(["components", "flatMapLatest"])
+        XCTAssertEqual(detail.status, 0)
+        XCTAssertEqual(detail.stdout, try golden("components-flatMapLatest.txt"))
+        let unknown = try runRivulet(["components", "flatmaplatest"])
+        XCTAssertEqual(unknown.status, 2)
+        XCTAssertEqual(unknown.stderr, "error: no component 'flatmaplatest'; did you mean 'flatMapLatest'?\n")
+    }
+
+    func testReferenceDocsAreUpToDate() throws {
+        let result = try runRivulet(["components", "--format", "markdown"])
+        XCTAssertEqual(result.status, 0)
+        let committed = try String(
+            contentsOf: Self.repository.appendingPathComponent("docs/components.md"), encoding: .utf8)
+        XCTAssertEqual(result.stdout, committed, "docs/components.md is stale: run 'make docs'")
+    }
+
+    func testEveryExamplePipelineLintsClean() throws {
+        let directory = Self.repository.appendingPathComponent("Pipelines")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.hasSuffix(".yaml") && !$0.hasSuffix(".test.yaml")
+        }
+        XCTAssertFalse(files.isEmpty)
+        let result = try runRivulet(["lint"] + files.map { directory.appendingPathComponent($0).path })
+        XCTAssertEqual(result.status, 0, result.stderr)
+    }
+}

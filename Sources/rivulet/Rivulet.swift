@@ -18,11 +18,12 @@ struct Rivulet: ParsableCommand {
             file is invalid.
             """,
         version: version,
-        subcommands: [Lint.self, Graph.self, Components.self]
+        subcommands: [Run.self, Lint.self, Graph.self, Components.self]
     )
 
     /// Parses and runs the command; a usage error exits with 2, as every invalid input does.
     static func main() {
+        SignalWatcher.blockSignals()
         do {
             var command = try parseAsRoot()
             try command.run()

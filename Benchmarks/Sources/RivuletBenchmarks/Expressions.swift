@@ -40,7 +40,9 @@ enum ExpressionBenchmark {
         }
         let nanoseconds = compiledBest / Double(count) * 1e9
         print("expr filter='.stars >= 2500 && len(.name) > 6' evaluations=\(count) passed=\(expected)")
-        print("expr ns_per_eval=\(format(nanoseconds)) hand_ns=\(format(handBest / Double(count) * 1e9)) vs_hand=\(format(compiledBest / handBest))")
+        print(
+            "expr ns_per_eval=\(format(nanoseconds)) hand_ns=\(format(handBest / Double(count) * 1e9)) vs_hand=\(format(compiledBest / handBest))"
+        )
     }
 }
 
@@ -50,7 +52,10 @@ enum JSONBenchmark {
         let count = 1_000_000
         var document: [UInt8] = []
         for i in 0..<count {
-            document.append(contentsOf: Array(#"{"id": \#(i), "name": "item-\#(i)", "stars": \#(i % 5000), "tags": ["a", "b\n"], "score": \#(Double(i) / 7)}"#.utf8))
+            document.append(
+                contentsOf: Array(
+                    #"{"id": \#(i), "name": "item-\#(i)", "stars": \#(i % 5000), "tags": ["a", "b\n"], "score": \#(Double(i) / 7)}"#
+                        .utf8))
             document.append(0x0A)
         }
         let megabytes = Double(document.count) / 1_048_576
@@ -90,6 +95,8 @@ enum JSONBenchmark {
         }
         let writtenMegabytes = Double(written) / 1_048_576
         print("json records=\(count) input_mb=\(format(megabytes)) output_mb=\(format(writtenMegabytes))")
-        print("json parse_mb_per_s=\(format(megabytes / parseBest)) serialize_mb_per_s=\(format(writtenMegabytes / serializeBest)) parse_records_per_s=\(Int(Double(count) / parseBest))")
+        print(
+            "json parse_mb_per_s=\(format(megabytes / parseBest)) serialize_mb_per_s=\(format(writtenMegabytes / serializeBest)) parse_records_per_s=\(Int(Double(count) / parseBest))"
+        )
     }
 }

@@ -95,9 +95,10 @@ struct TimelineEntry {
     /// An observable playing `entries`: relative to subscription, or (hot) to the clock's zero.
     static func observable(_ entries: [TimelineEntry], hot: Bool, scheduler: any SchedulerType) -> Observable<Value> {
         Observable { observer, lifetime in
-            let start = hot ? RxTime.zero : scheduler.now
+            // One reading of the clock for all entries, so entries at the same time keep their order.
+            let elapsed = hot ? scheduler.now : RxTime.zero
             for entry in entries {
-                let delay = start + entry.at - scheduler.now
+                let delay = entry.at - elapsed
                 if hot && delay < .zero { continue }
                 lifetime.add(
                     scheduler.schedule(after: delay) {

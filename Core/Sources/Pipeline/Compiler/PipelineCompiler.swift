@@ -133,13 +133,34 @@ final class Multicast {
     }
 }
 
+/// One event leaving a source or operator, for `--trace`.
+public struct TraceEvent {
+    /// `stream#index name`, such as `main#1 debounce` (`main#source events` for the source).
+    public let label: String
+    /// Where the component is in the file.
+    public let location: SourceLocation
+    /// When, on the pipeline's clock.
+    public let time: RxTime
+    /// What.
+    public let event: Event<Value>
+}
+
 /// Builds a checked pipeline's components, on one scheduler, into a `CompiledPipeline`.
 public struct PipelineCompiler {
-    /// Compiles `pipeline` to run on `scheduler`. `log` receives what `log` operators print.
+    /// Compiles `pipeline` to run on `scheduler`. `log` receives what `log` operators print;
+    /// `tracer`, if given, every event leaving every source and operator.
     public static func compile(
         _ pipeline: ValidatedPipeline, scheduler: any SchedulerType, environment: ExpressionEnvironment,
-        baseDirectory: String, log: @escaping (String) -> Void
+        baseDirectory: String, log: @escaping (String) -> Void, tracer: ((TraceEvent) -> Void)? = nil
     ) throws -> CompiledPipeline {
+        func traced(_ observable: Observable<Value>, _ label: String, _ location: SourceLocation) -> Observable<Value> {
+            guard let tracer else { return observable }
+            func record(_ event: Event<Value>) {
+                tracer(TraceEvent(label: label, location: location, time: scheduler.now, event: event))
+            }
+            return observable.do(
+                onNext: { record(.next($0)) }, onError: { record(.error($0)) }, onCompleted: { record(.completed) })
+        }
         var built: [String: Observable<Value>] = [:]
         var multicasts: [Multicast] = []
         var sideSubjects: [String: PublishSubject<Value>] = [:]
@@ -180,6 +201,7 @@ public struct PipelineCompiler {
             case .component(let component):
                 observable = try buildSource(component.spec, component.parameters, component.use.location, sides: [:])
                     .make(.null)
+                observable = traced(observable, "\(stream.name)#source \(component.spec.name)", component.use.location)
             }
             for (index, component) in stream.operators.enumerated() {
                 var sides: [String: PublishSubject<Value>] = [:]
@@ -190,7 +212,8 @@ public struct PipelineCompiler {
                     preconditionFailure("validated as an operator")
                 }
                 let apply = try factory(component.parameters, context(for: component, sides: sides))
-                observable = apply(observable)
+                observable = traced(
+                    apply(observable), "\(stream.name)#\(index) \(component.spec.name)", component.use.location)
             }
             if pipeline.readerCounts[stream.name, default: 0] > 1 {
                 let multicast = Multicast(source: observable)

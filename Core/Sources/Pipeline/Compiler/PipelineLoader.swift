@@ -29,6 +29,12 @@ public struct PipelineLoader {
         public let baseDirectory: String
     }
 
+    /// Loads and checks the file at `path`, after applying `overrides`.
+    public func load(path: String, overrides: [Override]) -> Loaded {
+        guard let text = Self.readFile(path) else { return load(path: path) }
+        return load(text: text, path: path, overrides: overrides)
+    }
+
     /// Loads and checks the file at `path`.
     public func load(path: String) -> Loaded {
         let directory = Self.directory(of: path)
@@ -41,14 +47,21 @@ public struct PipelineLoader {
         return load(text: text, path: path)
     }
 
-    /// Checks `text` as the pipeline file `path`.
-    public func load(text: String, path: String) -> Loaded {
+    /// Checks `text` as the pipeline file `path`, after applying `overrides`.
+    public func load(text: String, path: String, overrides: [Override] = []) -> Loaded {
         let directory = Self.directory(of: path)
-        let root: YAMLNode?
+        var root: YAMLNode?
         do {
             root = try YAMLLoader(file: path, environment: environment).load(text)
         } catch {
             return Loaded(source: text, pipeline: nil, diagnostics: error.diagnostics, baseDirectory: directory)
+        }
+        for override in overrides {
+            do {
+                root = try override.apply(to: root)
+            } catch {
+                return Loaded(source: text, pipeline: nil, diagnostics: [error], baseDirectory: directory)
+            }
         }
         let (spec, structural) = SpecParser.parse(root, file: path)
         let (pipeline, semantic) = Validator.validate(

@@ -71,3 +71,25 @@ final class ScheduledAction: Disposable {
         action()
     }
 }
+
+/// A scheduler that accepts work from any thread, for sources fed by I/O threads (stdin, a
+/// terminal, network responses). Virtual-time schedulers are not: under them such sources read
+/// synchronously.
+public protocol ConcurrentDeliveryScheduler: SchedulerType, Sendable {
+    /// Runs `action` on the scheduler's thread, soon; callable from any thread.
+    func enqueue(_ action: @escaping @Sendable () -> Void)
+}
+
+/// Carries a value that is not `Sendable` to the scheduler's thread, where alone it is used.
+///
+/// Observers and sinks belong to their pipeline's thread; an I/O thread hands them back through
+/// `enqueue` inside this box and never touches them itself.
+public struct SchedulerBound<Value>: @unchecked Sendable {
+    /// The value; use it only on the scheduler's thread.
+    public let value: Value
+
+    /// Wraps `value`.
+    public init(_ value: Value) {
+        self.value = value
+    }
+}

@@ -74,6 +74,18 @@ open class VirtualTimeScheduler: SchedulerType {
         if clock < time { clock = time }
     }
 
+    /// Runs the next action not cancelled, moving the clock to its time; false when none is left.
+    @discardableResult
+    public func runNext() -> Bool {
+        while let next = queue.popFirst() {
+            if next.action.isCancelled { continue }
+            if next.time > clock { clock = next.time }
+            next.action.run()
+            return true
+        }
+        return false
+    }
+
     /// Stops `start()` or `advance(to:)` after the action that is running.
     public func stop() { isRunning = false }
 

@@ -1,0 +1,68 @@
+/// `--set key=value`: replaces (or adds) one value in the YAML document before it is checked, by a
+/// dotted path of mapping keys and list indexes: `ops.1.debounce=300ms`, `source.events.0.next=hi`.
+public struct Override: Sendable {
+    /// The path's parts.
+    public let path: [String]
+    /// The value as it would be written in YAML (a plain scalar).
+    public let value: String
+
+    /// Reads `key=value`; nil when there is no `=` or no key.
+    public init?(_ text: String) {
+        guard let equals = text.firstIndex(of: "="), equals != text.startIndex else { return nil }
+        path = text[..<equals].split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        value = String(text[text.index(after: equals)...])
+        if path.contains(where: \.isEmpty) { return nil }
+    }
+
+    /// The document with the value replaced, or an error saying which part of the path is wrong.
+    public func apply(to root: YAMLNode?) throws(Diagnostic) -> YAMLNode {
+        let start = SourceLocation(file: "--set", line: 1, column: 1)
+        guard let root else { throw .error("cannot set '\(path.joined(separator: "."))' in an empty file", at: start) }
+        return try replace(in: root, at: path[...])
+    }
+
+    private func replace(in node: YAMLNode, at path: ArraySlice<String>) throws(Diagnostic) -> YAMLNode {
+        guard let key = path.first else {
+            let location = node.location
+            return YAMLNode(kind: .scalar(value, .plain), location: location)
+        }
+        let rest = path.dropFirst()
+        switch node.kind {
+        case .mapping(var pairs):
+            if let index = pairs.firstIndex(where: { $0.key.scalar == key }) {
+                pairs[index] = YAMLPair(key: pairs[index].key, value: try replace(in: pairs[index].value, at: rest))
+            } else if rest.isEmpty {
+                pairs.append(
+                    YAMLPair(
+                        key: YAMLNode(kind: .scalar(key, .plain), location: node.location),
+                        value: YAMLNode(kind: .scalar(value, .plain), location: node.location)))
+            } else {
+                let keys = pairs.compactMap(\.key.scalar)
+                throw .error(
+                    "--set \(self.path.joined(separator: ".")): no key '\(key)'\(Suggestions.didYouMean(key, in: keys))",
+                    at: node.location)
+            }
+            return YAMLNode(kind: .mapping(pairs), location: node.location)
+        case .sequence(var items):
+            guard let index = Int(key), items.indices.contains(index) else {
+                throw .error(
+                    "--set \(self.path.joined(separator: ".")): '\(key)' is not an index of this list (0 to \(items.count - 1))",
+                    at: node.location)
+            }
+            items[index] = try replace(in: items[index], at: rest)
+            return YAMLNode(kind: .sequence(items), location: node.location)
+        case .scalar:
+            guard rest.isEmpty else {
+                throw .error(
+                    "--set \(self.path.joined(separator: ".")): '\(key)' is inside a single value", at: node.location)
+            }
+            // `debounce: 500ms` with `ops.1.debounce.dueTime=300ms`: the short form becomes parameters.
+            return YAMLNode(
+                kind: .mapping([
+                    YAMLPair(
+                        key: YAMLNode(kind: .scalar(key, .plain), location: node.location),
+                        value: YAMLNode(kind: .scalar(value, .plain), location: node.location))
+                ]), location: node.location)
+        }
+    }
+}

@@ -1,0 +1,152 @@
+import ArgumentParser
+import Components
+import Foundation
+import Pipeline
+import Reactive
+
+/// `rivulet run FILE`: runs a pipeline on the real clock (or a virtual one) until it ends.
+struct Run: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a pipeline until it ends, fails (exit 1) or is interrupted (exit 130/143).")
+
+    enum ClockKind: String, ExpressibleByArgument, CaseIterable {
+        case real, virtual
+    }
+
+    @Argument(help: "The pipeline file.")
+    var file: String
+
+    @Option(help: "real (the default), or virtual: timers fire in order at once (for pipelines without network I/O).")
+    var clock: ClockKind = .real
+
+    @Option(name: .customLong("set"), help: "Override a value of the file by its path: ops.1.debounce=300ms.")
+    var overrides: [String] = []
+
+    @Flag(
+        help:
+            "Print every source's and operator's events, timed, to standard error, and a timeline per operator at the end."
+    )
+    var trace = false
+
+    @Option(help: "Stop the pipeline after this long on its clock (250ms, 10s, 2m).")
+    var until: String?
+
+    @Option(help: "The seed of random() (default: the file's 'seed', else from the system).")
+    var seed: UInt64?
+
+    func run() throws {
+        var parsedOverrides: [Override] = []
+        for text in overrides {
+            guard let override = Override(text) else {
+                throw ValidationError("--set expects key=value, got '\(text)'")
+            }
+            parsedOverrides.append(override)
+        }
+        var limit: RxTimeInterval?
+        if let until {
+            guard let duration = DurationSyntax.parse(until) else {
+                throw ValidationError("--until expects a duration such as 10s, got '\(until)'")
+            }
+            limit = duration
+        }
+        let loaded = PipelineLoader(registry: CommandSupport.registry(), environment: CommandSupport.environment)
+            .load(path: file, overrides: parsedOverrides)
+        guard let pipeline = loaded.pipeline else {
+            CommandSupport.report(loaded)
+            throw ExitCode(2)
+        }
+        let seed = self.seed ?? pipeline.spec.seed ?? UInt64.random(in: 0...UInt64.max)
+        let tracer = trace ? Tracer() : nil
+        let outcome: PipelineRun.Outcome
+        switch clock {
+        case .virtual:
+            outcome = try runVirtual(
+                pipeline, baseDirectory: loaded.baseDirectory, seed: seed, limit: limit, tracer: tracer)
+        case .real:
+            outcome = try runReal(
+                pipeline, baseDirectory: loaded.baseDirectory, seed: seed, limit: limit, tracer: tracer)
+        }
+        tracer?.printTimelines()
+        switch outcome {
+        case .completed:
+            return
+        case .failed(let error):
+            FileHandleOutput.standardError.write("\(error)\n")
+            throw ExitCode(1)
+        case .cancelled:
+            if let signal = SignalWatcher.received { throw ExitCode(128 + signal) }
+        }
+    }
+
+    private func log(_ line: String) { FileHandleOutput.standardError.write(line + "\n") }
+
+    private func runVirtual(
+        _ pipeline: ValidatedPipeline, baseDirectory: String, seed: UInt64, limit: RxTimeInterval?, tracer: Tracer?
+    ) throws -> PipelineRun.Outcome {
+        let scheduler = VirtualTimeScheduler(resolution: .microseconds(1))
+        let environment = ExpressionEnvironment(seed: seed, clock: { scheduler.now })
+        let compiled = try PipelineCompiler.compile(
+            pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: log,
+            tracer: tracer.map { tracer in { tracer.record($0) } })
+        var outcome: PipelineRun.Outcome?
+        let run = compiled.start { outcome = $0 }
+        if let limit {
+            scheduler.scheduleAt(scheduler.ticks(limit)) { run.dispose() }
+        }
+        // The signal thread only raises a flag; the loop below, on this thread, stops the run.
+        let stop = StopFlag()
+        SignalWatcher.start { stop.raise() }
+        while !stop.isRaised && outcome == nil && scheduler.runNext() {}
+        if outcome == nil { run.dispose() }
+        if case .cancelled? = outcome, SignalWatcher.received == nil { return .completed }
+        return outcome ?? .completed
+    }
+
+    private func runReal(
+        _ pipeline: ValidatedPipeline, baseDirectory: String, seed: UInt64, limit: RxTimeInterval?, tracer: Tracer?
+    ) throws -> PipelineRun.Outcome {
+        let scheduler = SerialRunLoopScheduler()
+        let environment = ExpressionEnvironment(seed: seed, clock: { scheduler.now })
+        let compiled = try PipelineCompiler.compile(
+            pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: log,
+            tracer: tracer.map { tracer in { tracer.record($0) } })
+        // Everything below runs on this thread, inside scheduler.run(); the holder only carries it there.
+        let holder = SchedulerBound(RunHolder(compiled: compiled))
+        scheduler.enqueue {
+            let state = holder.value
+            let run = state.compiled.start { result in
+                state.outcome = result
+                scheduler.stop()
+            }
+            state.run = run
+            if let limit {
+                scheduler.schedule(after: limit) { run.dispose() }
+            }
+        }
+        SignalWatcher.start { scheduler.enqueue { holder.value.run?.dispose() } }
+        scheduler.run()
+        let outcome = holder.value.outcome
+        if case .cancelled? = outcome, SignalWatcher.received == nil { return .completed }
+        return outcome ?? .cancelled
+    }
+}
+
+/// The state of a real-clock run, used on the pipeline's thread only.
+final class RunHolder {
+    let compiled: CompiledPipeline
+    var run: PipelineRun?
+    var outcome: PipelineRun.Outcome?
+
+    init(compiled: CompiledPipeline) {
+        self.compiled = compiled
+    }
+}
+
+/// A flag raised from another thread (a signal) and read by the virtual-clock loop.
+final class StopFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var raised = false
+
+    func raise() { lock.withLock { raised = true } }
+    var isRaised: Bool { lock.withLock { raised } }
+}

@@ -1,0 +1,49 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Turns SIGINT and SIGTERM into an orderly stop: the signals are blocked in every thread and a
+/// dedicated thread waits for them with sigwait, then asks the pipeline to stop on its own thread,
+/// so sinks flush and close and the terminal is restored. No work happens in a signal handler.
+enum SignalWatcher {
+    nonisolated(unsafe) private static var receivedSignal: Int32 = 0
+    private static let lock = NSLock()
+
+    /// The signal that stopped the run, if one did.
+    static var received: Int32? {
+        lock.lock()
+        defer { lock.unlock() }
+        return receivedSignal == 0 ? nil : receivedSignal
+    }
+
+    /// Blocks SIGINT and SIGTERM in this thread and the threads it starts later. Call first thing.
+    static func blockSignals() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// Starts the thread that waits for a signal and then calls `stop` (once).
+    static func start(_ stop: @escaping @Sendable () -> Void) {
+        let thread = Thread {
+            var set = sigset_t()
+            sigemptyset(&set)
+            sigaddset(&set, SIGINT)
+            sigaddset(&set, SIGTERM)
+            var signal: Int32 = 0
+            guard sigwait(&set, &signal) == 0 else { return }
+            lock.lock()
+            receivedSignal = signal
+            lock.unlock()
+            stop()
+            // A second signal while stopping ends the process at once, as users expect.
+            var again: Int32 = 0
+            if sigwait(&set, &again) == 0 { _exit(128 + again) }
+        }
+        thread.start()
+    }
+}

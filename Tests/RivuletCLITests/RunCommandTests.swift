@@ -1,0 +1,106 @@
+import Foundation
+import XCTest
+
+/// `rivulet run`, as a user runs it: output, exit codes, options and signals.
+final class RunCommandTests: XCTestCase {
+    private func pipeline(_ text: String) throws -> String {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("rivulet-run-\(UUID().uuidString).yaml")
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        addTeardownBlock { try? FileManager.default.removeItem(at: url) }
+        return url.path
+    }
+
+    func testRunsOnTheRealClockAndPrintsJSONLines() throws {
+        let path = DescribeCommandTests.repository.appendingPathComponent("Pipelines/search-as-you-type.yaml").path
+        let started = Date()
+        let result = try runRivulet(["run", path])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "{\"query\":\"climate\",\"results\":21}\n{\"query\":\"weathe\",\"results\":18}\n")
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 2.5, "the real clock takes the pipeline's 2.6 s")
+    }
+
+    func testVirtualClockRunsAtOnceWithTheSameOutput() throws {
+        let path = DescribeCommandTests.repository.appendingPathComponent("Pipelines/search-as-you-type.yaml").path
+        let started = Date()
+        let result = try runRivulet(["run", path, "--clock", "virtual"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "{\"query\":\"climate\",\"results\":21}\n{\"query\":\"weathe\",\"results\":18}\n")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2.0)
+    }
+
+    func testARunTimeFailureExitsOneNamingTheOperatorAndPlace() throws {
+        let path = try pipeline(
+            "source: { events: [{ at: 0ms, next: \"abc\" }, { at: 10ms, next: 42 }] }\nops:\n  - map: len(.)\nsink: stdout\n"
+        )
+        let result = try runRivulet(["run", path, "--clock", "virtual"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.stdout, "3\n", "what was accepted before the failure is written")
+        XCTAssertEqual(
+            result.stderr,
+            "\(path):3:5: error: map: len() expects a string, list or object, got number 42 in 'len(.)' (element: 42)\n"
+        )
+    }
+
+    func testAnInvalidFileExitsTwoAndRunsNothing() throws {
+        let path = try pipeline("source: { events: [{ at: 0ms, next: a }] }\nops: [{ debounse: 1s }]\nsink: stdout\n")
+        let result = try runRivulet(["run", path])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertEqual(result.stdout, "")
+        XCTAssertTrue(result.stderr.contains("did you mean 'debounce'?"))
+    }
+
+    func testSetOverridesAValueAndUntilStopsTheRun() throws {
+        let path = try pipeline("source: { interval: 1s }\nops: [{ map: . * 10 }]\nsink: stdout\n")
+        let result = try runRivulet([
+            "run", path, "--clock", "virtual", "--until", "350ms", "--set", "source.interval=100ms",
+        ])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "0\n10\n20\n")
+        let wrong = try runRivulet(["run", path, "--set", "source.intervall=100ms"])
+        XCTAssertEqual(wrong.status, 2)
+        XCTAssertTrue(wrong.stderr.contains("found 'interval' and 'intervall'"), wrong.stderr)
+        let outOfRange = try runRivulet(["run", path, "--set", "ops.3.map=1"])
+        XCTAssertEqual(outOfRange.status, 2)
+        XCTAssertTrue(outOfRange.stderr.contains("'3' is not an index of this list (0 to 0)"), outOfRange.stderr)
+        let malformed = try runRivulet(["run", path, "--set", "nonsense"])
+        XCTAssertEqual(malformed.status, 2)
+        XCTAssertTrue(malformed.stderr.contains("--set expects key=value"), malformed.stderr)
+    }
+
+    func testTracePrintsEveryOperatorsEventsAndATimeline() throws {
+        let path = try pipeline(
+            "source: { events: { marbles: \"ab-c|\", tick: 100ms } }\nops:\n  - filter: . != 'b'\n  - map: upper(.)\nsink: stdout\n"
+        )
+        let result = try runRivulet(["run", path, "--clock", "virtual", "--trace"])
+        XCTAssertEqual(result.status, 0)
+        XCTAssertEqual(result.stdout, "\"A\"\n\"C\"\n")
+        XCTAssertTrue(result.stderr.contains("trace      100ms main#source events: next \"b\""), result.stderr)
+        XCTAssertTrue(result.stderr.contains("trace      300ms main#1 map: next \"C\""), result.stderr)
+        XCTAssertTrue(result.stderr.contains("timeline 0ms .. 400ms"), result.stderr)
+        let filterLine = result.stderr.split(separator: "\n").first { $0.hasPrefix("main#0 filter") }
+        XCTAssertEqual(
+            filterLine.map(String.init),
+            "main#0 filter       o--------------------------------------------o--------------|")
+    }
+
+    func testSIGINTAndSIGTERMStopTheRunFlushedWithTheirExitCodes() throws {
+        let path = try pipeline("source: { interval: 50ms }\nsink: stdout\n")
+        for (signal, expected) in [(SIGINT, Int32(130)), (SIGTERM, Int32(143))] {
+            let process = Process()
+            process.executableURL = productsDirectory().appendingPathComponent("rivulet")
+            process.arguments = ["run", path]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            Thread.sleep(forTimeInterval: 0.4)
+            kill(process.processIdentifier, signal)
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            XCTAssertEqual(process.terminationStatus, expected)
+            let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            XCTAssertGreaterThanOrEqual(lines.count, 5, "the elements before the signal were written")
+            XCTAssertEqual(lines.last, "", "output ends with a whole line")
+            XCTAssertEqual(lines.dropLast().map { Int($0) }, (0..<(lines.count - 1)).map { $0 })
+        }
+    }
+}

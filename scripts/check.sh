@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# What to run before every commit: the style check and every test (the same as CI, minus the install).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift format lint --strict --recursive Sources Core/Sources Tests Benchmarks/Sources
+swift build --build-tests
+swift test --skip-build --disable-swift-testing 2>&1 | tail -3
+.build/debug/rivulet lint $(ls Pipelines/*.yaml | grep -v '\.test\.yaml$') >/dev/null

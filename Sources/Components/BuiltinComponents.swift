@@ -9,13 +9,13 @@ public enum BuiltinComponents {
     public static var all: [ComponentSpec] {
         [
             // Sources
-            events, interval, timer,
+            events, fixture, stdin, prompt, interval, timer,
             // Operators
             filter, map, scan, distinctUntilChanged, debounce, throttle, delay, timeout, take, skip, takeWhile,
             takeUntil, startWith, merge, combineLatest, withLatestFrom, flatMap, flatMapLatest, concatMap,
             catchError, catchAndReturn, retry, buffer, share, log,
             // Sinks
-            stdout,
+            stdout, file, table,
         ]
     }
 

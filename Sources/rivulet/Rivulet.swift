@@ -18,7 +18,7 @@ struct Rivulet: ParsableCommand {
             file is invalid.
             """,
         version: version,
-        subcommands: [Run.self, Lint.self, Graph.self, Components.self]
+        subcommands: [Run.self, TestCommand.self, Lint.self, Graph.self, Components.self]
     )
 
     /// Parses and runs the command; a usage error exits with 2, as every invalid input does.

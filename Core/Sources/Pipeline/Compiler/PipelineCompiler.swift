@@ -151,7 +151,8 @@ public struct PipelineCompiler {
     /// `tracer`, if given, every event leaving every source and operator.
     public static func compile(
         _ pipeline: ValidatedPipeline, scheduler: any SchedulerType, environment: ExpressionEnvironment,
-        baseDirectory: String, log: @escaping (String) -> Void, tracer: ((TraceEvent) -> Void)? = nil
+        baseDirectory: String, log: @escaping (String) -> Void, tracer: ((TraceEvent) -> Void)? = nil,
+        cannedResponses: [PipelineTestFile.CannedResponse]? = nil
     ) throws -> CompiledPipeline {
         func traced(_ observable: Observable<Value>, _ label: String, _ location: SourceLocation) -> Observable<Value> {
             guard let tracer else { return observable }
@@ -164,6 +165,10 @@ public struct PipelineCompiler {
         var built: [String: Observable<Value>] = [:]
         var multicasts: [Multicast] = []
         var sideSubjects: [String: PublishSubject<Value>] = [:]
+        let services = SharedServices()
+        if let cannedResponses {
+            _ = services.object(CannedHTTPResponses.self) { CannedHTTPResponses(cannedResponses) }
+        }
         func sideKey(_ stream: String, _ index: Int, _ side: String) -> String { "\(stream)#\(index)#\(side)" }
         for (_, target) in pipeline.sideStreams {
             let key = sideKey(target.stream, target.operatorIndex, target.side)
@@ -176,12 +181,14 @@ public struct PipelineCompiler {
             }
             return nil
         }
-        func context(for component: ValidatedComponent, sides: [String: PublishSubject<Value>]) -> ComponentContext {
+        func context(
+            for component: ValidatedComponent, sides: [String: PublishSubject<Value>], streamName: String? = nil
+        ) -> ComponentContext {
             ComponentContext(
                 scheduler: scheduler, environment: environment, componentName: component.spec.name,
                 location: component.use.location, baseDirectory: baseDirectory, log: log, streamResolver: resolve,
                 sourceBuilder: { inner in try buildSource(inner.spec, inner.parameters, inner.location, sides: [:]) },
-                sideStreams: sides)
+                sideStreams: sides, services: services, streamName: streamName)
         }
         func buildSource(
             _ spec: ComponentSpec, _ parameters: ParameterValues, _ location: SourceLocation,
@@ -225,7 +232,7 @@ public struct PipelineCompiler {
         var sinks: [CompiledPipeline.CompiledSink] = []
         for (streamName, component) in pipeline.sinks {
             guard case .sink(let factory) = component.spec.factory else { preconditionFailure("validated as a sink") }
-            let sink = try factory(component.parameters, context(for: component, sides: [:]))
+            let sink = try factory(component.parameters, context(for: component, sides: [:], streamName: streamName))
             sinks.append(
                 CompiledPipeline.CompiledSink(
                     name: component.spec.name, location: component.use.location, streamName: streamName, sink: sink,

@@ -102,7 +102,7 @@ public struct ComponentSpec {
 }
 
 /// An error while a pipeline runs, naming the component and where it is in the file.
-public struct PipelineRuntimeError: Error, CustomStringConvertible {
+public struct PipelineRuntimeError: Error, Sendable, CustomStringConvertible {
     /// What went wrong.
     public var message: String
     /// The component it happened in.
@@ -151,14 +151,19 @@ public final class ComponentContext {
     let sourceBuilder: (ParameterValues.InnerSource) throws -> PipelineSource
     /// The side streams the pipeline reads from this component, by name (`executing`, `errors`).
     public let sideStreams: [String: PublishSubject<Value>]
+    /// For a sink, the stream it reads.
+    public let streamName: String?
+    let services: SharedServices
 
     init(
         scheduler: any SchedulerType, environment: ExpressionEnvironment, componentName: String,
         location: SourceLocation, baseDirectory: String, log: @escaping (String) -> Void,
         streamResolver: @escaping (String) -> Observable<Value>?,
         sourceBuilder: @escaping (ParameterValues.InnerSource) throws -> PipelineSource,
-        sideStreams: [String: PublishSubject<Value>]
+        sideStreams: [String: PublishSubject<Value>], services: SharedServices, streamName: String? = nil
     ) {
+        self.services = services
+        self.streamName = streamName
         self.scheduler = scheduler
         self.environment = environment
         self.componentName = componentName
@@ -168,6 +173,17 @@ public final class ComponentContext {
         self.streamResolver = streamResolver
         self.sourceBuilder = sourceBuilder
         self.sideStreams = sideStreams
+    }
+
+    /// The object of type `T` that every component of this pipeline shares (the terminal screen
+    /// that `prompt` and `table` draw on, say), made by `make` the first time it is asked for.
+    public func shared<T: AnyObject>(_ type: T.Type, _ make: () -> T) -> T {
+        services.object(type, make)
+    }
+
+    /// The path of `path` relative to the pipeline file (absolute paths are kept).
+    public func resolvePath(_ path: String) -> String {
+        Validator.resolve(path, against: baseDirectory)
     }
 
     /// The stream called `name` (checked to exist before building).
@@ -207,3 +223,15 @@ public final class ComponentContext {
 // Specs are declared as constants and read while a pipeline is loaded, before anything runs;
 // their factories are only called from the thread that builds the pipeline.
 extension ComponentSpec: @unchecked Sendable {}
+
+/// Objects shared by the components of one pipeline, one per type.
+final class SharedServices {
+    private var objects: [ObjectIdentifier: AnyObject] = [:]
+
+    func object<T: AnyObject>(_ type: T.Type, _ make: () -> T) -> T {
+        if let existing = objects[ObjectIdentifier(type)] as? T { return existing }
+        let made = make()
+        objects[ObjectIdentifier(type)] = made
+        return made
+    }
+}

@@ -1,16 +1,26 @@
 /// `--set key=value`: replaces (or adds) one value in the YAML document before it is checked, by a
 /// dotted path of mapping keys and list indexes: `ops.1.debounce=300ms`, `source.events.0.next=hi`.
-public struct Override: Sendable {
+public struct Override: @unchecked Sendable {
     /// The path's parts.
     public let path: [String]
     /// The value as it would be written in YAML (a plain scalar).
     public let value: String
+    /// A whole node to put in place instead of a scalar (tests replacing a source).
+    public let node: YAMLNode?
+
+    /// Replaces the node at `path` with `node`.
+    public init(path: [String], node: YAMLNode) {
+        self.path = path
+        self.value = ""
+        self.node = node
+    }
 
     /// Reads `key=value`; nil when there is no `=` or no key.
     public init?(_ text: String) {
         guard let equals = text.firstIndex(of: "="), equals != text.startIndex else { return nil }
         path = text[..<equals].split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         value = String(text[text.index(after: equals)...])
+        node = nil
         if path.contains(where: \.isEmpty) { return nil }
     }
 
@@ -23,8 +33,8 @@ public struct Override: Sendable {
 
     private func replace(in node: YAMLNode, at path: ArraySlice<String>) throws(Diagnostic) -> YAMLNode {
         guard let key = path.first else {
-            let location = node.location
-            return YAMLNode(kind: .scalar(value, .plain), location: location)
+            if let replacement = self.node { return replacement }
+            return YAMLNode(kind: .scalar(value, .plain), location: node.location)
         }
         let rest = path.dropFirst()
         switch node.kind {

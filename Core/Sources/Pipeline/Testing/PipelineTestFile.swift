@@ -1,0 +1,234 @@
+import Reactive
+
+/// A `*.test.yaml` file: the pipeline it tests and its cases.
+public struct PipelineTestFile {
+    /// One expected or recorded event, at a time on the virtual clock.
+    public struct TimedEvent: Equatable {
+        /// When, in microseconds.
+        public var microseconds: Int64
+        /// `next`, `error` (a message the actual error must contain) or `complete`.
+        public var kind: Kind
+
+        /// What happened.
+        public enum Kind: Equatable {
+            /// An element.
+            case next(Value)
+            /// An error whose message contains the text.
+            case error(String)
+            /// Completion.
+            case complete
+        }
+
+        /// `780ms next {...}`.
+        public var rendered: String {
+            let time = PipelineTestFile.format(microseconds: microseconds)
+            switch kind {
+            case .next(let value): return "\(time) next \(value)"
+            case .error(let message): return "\(time) error \(message)"
+            case .complete: return "\(time) complete"
+            }
+        }
+    }
+
+    /// A canned HTTP exchange, answered in virtual time by the HTTP-backed sources.
+    public struct CannedResponse {
+        /// The request's method (nil: any).
+        public var method: String?
+        /// The request's path.
+        public var path: String
+        /// Query parameters the request must carry.
+        public var query: [String: String]
+        /// The status to answer.
+        public var status: Int
+        /// Headers to answer with.
+        public var headers: [String: String]
+        /// The body: inline, or read from `bodyFile`.
+        public var body: [UInt8]
+        /// How long the answer takes, on the virtual clock.
+        public var delay: RxTimeInterval
+    }
+
+    /// One test.
+    public struct Case {
+        /// Its name.
+        public var name: String
+        /// Where it starts in the test file.
+        public var location: SourceLocation
+        /// Streams whose source is replaced (`source` names the linear form's), with the replacement.
+        public var inputs: [(stream: String, node: YAMLNode)]
+        /// Canned HTTP responses.
+        public var http: [CannedResponse]
+        /// When to stop (nil: when the pipeline ends).
+        public var until: RxTimeInterval?
+        /// Which sink's input is checked: the one reading this stream (nil: the first sink).
+        public var stream: String?
+        /// Exact expectation: every event, in order, at its time.
+        public var expect: [TimedEvent]?
+        /// How many elements.
+        public var expectCount: Int?
+        /// Elements that must be among those emitted.
+        public var expectContains: [Value]?
+        /// A marble diagram of what is emitted.
+        public var expectMarbles: (marbles: String, tick: RxTimeInterval, values: [String: Value])?
+        /// The seed of random() for this test.
+        public var seed: UInt64?
+    }
+
+    /// The path of the pipeline file (resolved against the test file's directory).
+    public var pipeline: String
+    /// The cases.
+    public var cases: [Case]
+
+    static func format(microseconds: Int64) -> String {
+        if microseconds % 1000 == 0 { return "\(microseconds / 1000)ms" }
+        return "\(Double(microseconds) / 1000)ms"
+    }
+
+    /// Reads a test file; every problem in it is a located diagnostic.
+    public static func parse(_ root: YAMLNode?, file: String, baseDirectory: String) -> (
+        PipelineTestFile?, [Diagnostic]
+    ) {
+        var collector = DiagnosticCollector()
+        let start = SourceLocation(file: file, line: 1, column: 1)
+        guard let root, let pairs = root.pairs else {
+            return (nil, [.error("a test file is a mapping with 'pipeline' and 'tests'", at: root?.location ?? start)])
+        }
+        for pair in pairs where !["pipeline", "tests", "description"].contains(pair.key.scalar ?? "") {
+            let key = pair.key.scalar ?? "?"
+            collector.error(
+                "unknown key '\(key)'\(Suggestions.didYouMean(key, in: ["pipeline", "tests"]))", at: pair.key.location)
+        }
+        guard let pipeline = root["pipeline"]?.scalar else {
+            collector.error("the test file must name its 'pipeline'", at: root.location)
+            return (nil, collector.diagnostics)
+        }
+        var cases: [Case] = []
+        for item in root["tests"]?.items ?? [] {
+            if let testCase = parseCase(item, baseDirectory: baseDirectory, into: &collector) { cases.append(testCase) }
+        }
+        if root["tests"]?.items?.isEmpty ?? true { collector.error("the test file has no 'tests'", at: root.location) }
+        let file = PipelineTestFile(pipeline: Validator.resolve(pipeline, against: baseDirectory), cases: cases)
+        return (collector.hasErrors ? nil : file, collector.diagnostics)
+    }
+
+    static let caseKeys = [
+        "name", "inputs", "http", "until", "stream", "expect", "expectCount", "expectContains", "expectMarbles", "seed",
+    ]
+
+    static func parseCase(_ node: YAMLNode, baseDirectory: String, into collector: inout DiagnosticCollector) -> Case? {
+        guard let pairs = node.pairs else {
+            collector.error("a test is a mapping with a name, inputs and expectations", at: node.location)
+            return nil
+        }
+        for pair in pairs where !caseKeys.contains(pair.key.scalar ?? "") {
+            let key = pair.key.scalar ?? "?"
+            collector.error(
+                "unknown key '\(key)' in a test\(Suggestions.didYouMean(key, in: caseKeys))", at: pair.key.location)
+        }
+        var testCase = Case(
+            name: node["name"]?.scalar ?? "test at line \(node.location.line)", location: node.location, inputs: [],
+            http: [],
+            until: nil, stream: node["stream"]?.scalar, expect: nil, expectCount: nil, expectContains: nil,
+            expectMarbles: nil,
+            seed: node["seed"]?.scalar.flatMap { UInt64($0) })
+        for pair in node["inputs"]?.pairs ?? [] {
+            testCase.inputs.append((pair.key.scalar ?? "", pair.value))
+        }
+        if let until = node["until"] {
+            if let duration = until.scalar.flatMap(DurationSyntax.parse) {
+                testCase.until = duration
+            } else {
+                collector.error("'until' must be a duration such as 5s", at: until.location)
+            }
+        }
+        if let expect = node["expect"] {
+            testCase.expect = parseTimeline(expect, into: &collector)
+        }
+        if let count = node["expectCount"] {
+            if let text = count.scalar, let value = Int(text) {
+                testCase.expectCount = value
+            } else {
+                collector.error("'expectCount' must be an integer", at: count.location)
+            }
+        }
+        if let contains = node["expectContains"] {
+            testCase.expectContains = (contains.items ?? [contains]).map { $0.toValue() }
+        }
+        if let marbles = node["expectMarbles"] {
+            let text = marbles.scalar ?? marbles["marbles"]?.scalar
+            let tick = marbles["tick"]?.scalar.flatMap(DurationSyntax.parse) ?? .milliseconds(10)
+            var values: [String: Value] = [:]
+            for pair in marbles["values"]?.pairs ?? [] { values[pair.key.scalar ?? ""] = pair.value.toValue() }
+            if let text {
+                testCase.expectMarbles = (text, tick, values)
+            } else {
+                collector.error("'expectMarbles' is a marble string, or {marbles, tick, values}", at: marbles.location)
+            }
+        }
+        for item in node["http"]?.items ?? [] {
+            if let response = parseHTTP(item, baseDirectory: baseDirectory, into: &collector) {
+                testCase.http.append(response)
+            }
+        }
+        if testCase.expect == nil && testCase.expectCount == nil && testCase.expectContains == nil
+            && testCase.expectMarbles == nil
+        {
+            collector.error(
+                "test '\(testCase.name)' has no expectation (expect, expectCount, expectContains or expectMarbles)",
+                at: node.location)
+        }
+        return testCase
+    }
+
+    static func parseTimeline(_ node: YAMLNode, into collector: inout DiagnosticCollector) -> [TimedEvent] {
+        var events: [TimedEvent] = []
+        for item in node.items ?? [] {
+            guard let at = item["at"]?.scalar, let duration = DurationSyntax.parse(at) else {
+                collector.error("an expected event needs 'at', a time such as 780ms", at: item.location)
+                continue
+            }
+            let microseconds = duration.totalNanoseconds / 1000
+            if let next = item["next"] {
+                events.append(TimedEvent(microseconds: microseconds, kind: .next(next.toValue())))
+            } else if let error = item["error"] {
+                events.append(TimedEvent(microseconds: microseconds, kind: .error(error.scalar ?? "")))
+            } else if item["complete"] != nil {
+                events.append(TimedEvent(microseconds: microseconds, kind: .complete))
+            } else {
+                collector.error("an expected event needs next, error or complete", at: item.location)
+            }
+        }
+        return events
+    }
+
+    static func parseHTTP(_ node: YAMLNode, baseDirectory: String, into collector: inout DiagnosticCollector)
+        -> CannedResponse?
+    {
+        guard let request = node["request"], let response = node["response"] else {
+            collector.error("an http entry has a 'request' and a 'response'", at: node.location)
+            return nil
+        }
+        var query: [String: String] = [:]
+        for pair in request["query"]?.pairs ?? [] {
+            query[pair.key.scalar ?? ""] = pair.value.scalar ?? pair.value.toValue().description
+        }
+        var headers: [String: String] = [:]
+        for pair in response["headers"]?.pairs ?? [] { headers[pair.key.scalar ?? ""] = pair.value.scalar ?? "" }
+        var body: [UInt8] = []
+        if let file = response["bodyFile"]?.scalar {
+            let path = Validator.resolve(file, against: baseDirectory)
+            guard let text = PipelineLoader.readFile(path) else {
+                collector.error(
+                    "cannot read bodyFile '\(file)' (looked for \(path))", at: response["bodyFile"]!.location)
+                return nil
+            }
+            body = Array(text.utf8)
+        } else if let inline = response["body"] {
+            body = Array((inline.scalar ?? inline.toValue().description).utf8)
+        }
+        let delay = response["delay"]?.scalar.flatMap(DurationSyntax.parse) ?? .zero
+        return CannedResponse(
+            method: request["method"]?.scalar, path: request["path"]?.scalar ?? "/", query: query,
+            status: Int(response["status"]?.scalar ?? "200") ?? 200, headers: headers, body: body, delay: delay)
+    }
+}

@@ -1,0 +1,301 @@
+import Reactive
+
+/// The canned HTTP responses of a test, which the HTTP-backed sources answer from (in virtual
+/// time, with each response's delay) instead of the network.
+public final class CannedHTTPResponses {
+    /// The responses, in the order the test gives them.
+    public let responses: [PipelineTestFile.CannedResponse]
+
+    init(_ responses: [PipelineTestFile.CannedResponse]) {
+        self.responses = responses
+    }
+}
+
+/// Runs the cases of `*.test.yaml` files on a virtual clock and checks their expectations.
+public struct PipelineTestRunner {
+    /// The outcome of one case.
+    public struct CaseResult {
+        /// The case's name.
+        public let name: String
+        /// Whether every expectation held.
+        public let passed: Bool
+        /// Why not: the diff of expected and actual events, or the error.
+        public let report: String
+    }
+
+    /// The outcome of one test file.
+    public struct FileResult {
+        /// The test file.
+        public let path: String
+        /// One result per case (empty when the file is invalid).
+        public let cases: [CaseResult]
+        /// Problems with the test file or its pipeline; any error makes the file invalid.
+        public let diagnostics: [Diagnostic]
+        /// The text of the file the diagnostics are in.
+        public let diagnosticSource: String?
+    }
+
+    let registry: ComponentRegistry
+    let environment: [String: String]
+
+    /// A runner over `registry`.
+    public init(registry: ComponentRegistry, environment: [String: String]) {
+        self.registry = registry
+        self.environment = environment
+    }
+
+    final class Recorder: PipelineSink {
+        let scheduler: VirtualTimeScheduler
+        var events: [PipelineTestFile.TimedEvent] = []
+
+        init(scheduler: VirtualTimeScheduler) {
+            self.scheduler = scheduler
+        }
+
+        func receive(_ event: Event<Value>) {
+            let microseconds = scheduler.now.totalNanoseconds / 1000
+            switch event {
+            case .next(let value): events.append(.init(microseconds: microseconds, kind: .next(value)))
+            case .error(let error): events.append(.init(microseconds: microseconds, kind: .error("\(error)")))
+            case .completed: events.append(.init(microseconds: microseconds, kind: .complete))
+            }
+        }
+
+        func close() {}
+    }
+
+    /// Runs every case of the test file at `path`.
+    public func run(testFile path: String) -> FileResult {
+        let directory = PipelineLoader.directory(of: path)
+        guard let text = PipelineLoader.readFile(path) else {
+            return FileResult(
+                path: path, cases: [],
+                diagnostics: [.error("cannot read the file", at: SourceLocation(file: path, line: 1, column: 1))],
+                diagnosticSource: nil)
+        }
+        let root: YAMLNode?
+        do {
+            root = try YAMLLoader(file: path, environment: environment).load(text)
+        } catch {
+            return FileResult(path: path, cases: [], diagnostics: error.diagnostics, diagnosticSource: text)
+        }
+        let (parsed, diagnostics) = PipelineTestFile.parse(root, file: path, baseDirectory: directory)
+        guard let testFile = parsed else {
+            return FileResult(path: path, cases: [], diagnostics: diagnostics, diagnosticSource: text)
+        }
+        guard let pipelineText = PipelineLoader.readFile(testFile.pipeline) else {
+            let location = root?["pipeline"]?.location ?? SourceLocation(file: path, line: 1, column: 1)
+            return FileResult(
+                path: path, cases: [],
+                diagnostics: [.error("cannot read the pipeline '\(testFile.pipeline)'", at: location)],
+                diagnosticSource: text)
+        }
+        let isGraph =
+            (try? YAMLLoader(file: testFile.pipeline, environment: environment).load(pipelineText))??["streams"] != nil
+        var results: [CaseResult] = []
+        for testCase in testFile.cases {
+            var overrides: [Override] = []
+            for (stream, node) in testCase.inputs {
+                let path = isGraph ? ["streams", stream, "source"] : ["source"]
+                if !isGraph && stream != "source" && stream != PipelineSpec.linearStreamName {
+                    results.append(
+                        CaseResult(
+                            name: testCase.name, passed: false,
+                            report: "\(node.location): error: the pipeline has one stream; name its input 'source'"))
+                    continue
+                }
+                overrides.append(Override(path: path, node: sourceNode(for: node)))
+            }
+            let scheduler = VirtualTimeScheduler(resolution: .microseconds(1))
+            var recorders: [(stream: String, recorder: Recorder)] = []
+            let recording = recordingRegistry(scheduler: scheduler) { recorders.append(($0, $1)) }
+            let loaded = PipelineLoader(registry: recording, environment: environment)
+                .load(text: pipelineText, path: testFile.pipeline, overrides: overrides)
+            guard let pipeline = loaded.pipeline else {
+                let rendered = loaded.diagnostics.map {
+                    DiagnosticRenderer(useColor: false).render($0, source: loaded.source)
+                }.joined()
+                results.append(CaseResult(name: testCase.name, passed: false, report: rendered))
+                continue
+            }
+            results.append(
+                run(
+                    testCase, pipeline: pipeline, scheduler: scheduler, recorders: { recorders },
+                    baseDirectory: loaded.baseDirectory))
+        }
+        return FileResult(path: path, cases: results, diagnostics: diagnostics, diagnosticSource: text)
+    }
+
+    /// A test input as a source: a list is a timeline, a mapping of events' parameters is one too,
+    /// anything else (a mapping naming a source) stands as written.
+    func sourceNode(for node: YAMLNode) -> YAMLNode {
+        let eventsKeys: Set<String> = ["events", "marbles", "tick", "values", "timeline", "hot"]
+        let key = YAMLNode(kind: .scalar("events", .plain), location: node.location)
+        if node.items != nil {
+            return YAMLNode(kind: .mapping([YAMLPair(key: key, value: node)]), location: node.location)
+        }
+        if let pairs = node.pairs, pairs.allSatisfy({ eventsKeys.contains($0.key.scalar ?? "") }), node["events"] == nil
+        {
+            return YAMLNode(kind: .mapping([YAMLPair(key: key, value: node)]), location: node.location)
+        }
+        return node
+    }
+
+    /// The registry with every sink recording instead of writing.
+    func recordingRegistry(scheduler: VirtualTimeScheduler, register: @escaping (String, Recorder) -> Void)
+        -> ComponentRegistry
+    {
+        let copy = ComponentRegistry()
+        for var spec in registry.all {
+            if spec.kind == .sink {
+                spec.factory = .sink { _, context in
+                    let recorder = Recorder(scheduler: scheduler)
+                    register(context.streamName ?? "", recorder)
+                    return recorder
+                }
+            }
+            try? copy.register(spec, origin: registry.origin(of: spec.name) ?? "rivulet")
+        }
+        return copy
+    }
+
+    func run(
+        _ testCase: PipelineTestFile.Case, pipeline: ValidatedPipeline, scheduler: VirtualTimeScheduler,
+        recorders: () -> [(stream: String, recorder: Recorder)], baseDirectory: String
+    ) -> CaseResult {
+        let seed = testCase.seed ?? pipeline.spec.seed ?? 1
+        let environment = ExpressionEnvironment(seed: seed, clock: { scheduler.now })
+        var logged: [String] = []
+        let compiled: CompiledPipeline
+        do {
+            compiled = try PipelineCompiler.compile(
+                pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory,
+                log: { logged.append($0) }, cannedResponses: testCase.http)
+        } catch {
+            return CaseResult(name: testCase.name, passed: false, report: "\(error)")
+        }
+        var finished = false
+        let run = compiled.start { _ in finished = true }
+        if let until = testCase.until { scheduler.scheduleAt(scheduler.ticks(until)) { run.dispose() } }
+        var steps = 0
+        while !finished && steps < 10_000_000 && scheduler.runNext() { steps += 1 }
+        if !finished { run.dispose() }
+        let chosen: Recorder?
+        if let stream = testCase.stream {
+            chosen = recorders().first { $0.stream == stream }?.recorder
+            if chosen == nil {
+                return CaseResult(name: testCase.name, passed: false, report: "no sink reads stream '\(stream)'")
+            }
+        } else {
+            chosen = recorders().first?.recorder
+        }
+        let actual = chosen?.events ?? []
+        var problems: [String] = []
+        if steps >= 10_000_000 {
+            problems.append("the pipeline did not end within 10,000,000 steps; give the test an 'until'")
+        }
+        if let expected = testCase.expect, !matches(expected, actual) {
+            problems.append("events differ (- expected, + actual):\n" + diff(expected, actual))
+        }
+        let elements = actual.compactMap { event -> Value? in
+            if case .next(let value) = event.kind { return value }
+            return nil
+        }
+        if let count = testCase.expectCount, count != elements.count {
+            problems.append("expected \(count) elements, got \(elements.count)")
+        }
+        for value in testCase.expectContains ?? [] where !elements.contains(value) {
+            problems.append("expected an element \(value), none was emitted")
+        }
+        if let (marbles, tick, values) = testCase.expectMarbles {
+            let rendered = Self.marbles(actual, tick: tick, values: values)
+            let wanted = marbles.filter { $0 != " " }
+            if rendered != wanted { problems.append("marbles differ:\n  expected \(wanted)\n  actual   \(rendered)") }
+        }
+        return CaseResult(name: testCase.name, passed: problems.isEmpty, report: problems.joined(separator: "\n"))
+    }
+
+    func matches(_ expected: [PipelineTestFile.TimedEvent], _ actual: [PipelineTestFile.TimedEvent]) -> Bool {
+        guard expected.count == actual.count else { return false }
+        return zip(expected, actual).allSatisfy(Self.same)
+    }
+
+    static func same(_ expected: PipelineTestFile.TimedEvent, _ actual: PipelineTestFile.TimedEvent) -> Bool {
+        guard expected.microseconds == actual.microseconds else { return false }
+        switch (expected.kind, actual.kind) {
+        case (.error(let wanted), .error(let got)): return got.contains(wanted)
+        case (.next(let a), .next(let b)): return Operations.equal(a, b)
+        default: return expected.kind == actual.kind
+        }
+    }
+
+    /// A line diff (longest common subsequence) of expected and actual events.
+    func diff(_ expected: [PipelineTestFile.TimedEvent], _ actual: [PipelineTestFile.TimedEvent]) -> String {
+        let n = expected.count
+        let m = actual.count
+        var table = Array(repeating: Array(repeating: 0, count: m + 1), count: n + 1)
+        for i in stride(from: n - 1, through: 0, by: -1) {
+            for j in stride(from: m - 1, through: 0, by: -1) {
+                table[i][j] =
+                    Self.same(expected[i], actual[j]) ? table[i + 1][j + 1] + 1 : max(table[i + 1][j], table[i][j + 1])
+            }
+        }
+        var lines: [String] = []
+        var i = 0
+        var j = 0
+        while i < n || j < m {
+            if i < n && j < m && Self.same(expected[i], actual[j]) {
+                lines.append("    \(actual[j].rendered)")
+                i += 1
+                j += 1
+            } else if j < m && (i == n || table[i][j + 1] >= table[i + 1][j]) {
+                lines.append("  + \(actual[j].rendered)")
+                j += 1
+            } else {
+                lines.append("  - \(expected[i].rendered)")
+                i += 1
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The events as marbles: one character per tick, `( )` for several in one tick.
+    static func marbles(_ events: [PipelineTestFile.TimedEvent], tick: RxTimeInterval, values: [String: Value])
+        -> String
+    {
+        let tickMicroseconds = max(1, tick.totalNanoseconds / 1000)
+        var slots: [Int64: [String]] = [:]
+        for event in events {
+            let slot = event.microseconds / tickMicroseconds
+            let mark: String
+            switch event.kind {
+            case .next(let value):
+                if event.microseconds % tickMicroseconds != 0 {
+                    mark = "?"
+                } else if let letter = values.first(where: { Operations.equal($0.value, value) })?.key {
+                    mark = letter
+                } else if case .string(let text) = value, text.count == 1 {
+                    mark = text
+                } else {
+                    mark = "?"
+                }
+            case .error: mark = "#"
+            case .complete: mark = "|"
+            }
+            slots[slot, default: []].append(mark)
+        }
+        guard let last = slots.keys.max() else { return "" }
+        var text = ""
+        var slot: Int64 = 0
+        while slot <= last {
+            if let marks = slots[slot] {
+                text += marks.count == 1 ? marks[0] : "(" + marks.joined() + ")"
+                slot += marks.count == 1 ? 1 : Int64(marks.count + 2)
+            } else {
+                text += "-"
+                slot += 1
+            }
+        }
+        return text
+    }
+}

@@ -1,0 +1,162 @@
+import Pipeline
+import Reactive
+
+extension BuiltinComponents {
+    /// `table` — a terminal table of chosen columns.
+    public static let table = ComponentSpec(
+        name: "table",
+        summary: "Shows elements as a table: a list replaces the table (redrawn in place), objects add rows.",
+        docs: """
+            Each column is a field name, or {title, value, width} with an expression. Widths count East \
+            Asian wide characters as two columns, so Japanese titles line up; long cells are cut with an \
+            ellipsis. When an element is a list, the table shows that list and, on a terminal, redraws it \
+            in place (the table view bound to the latest search results); other elements add a row each. \
+            Piped, it prints plain rows with no escape codes.
+            """,
+        parameters: [
+            ParameterSpec(
+                "columns", .list(.value), required: true, doc: "The columns: field names, or {title, value, width}.",
+                example: "[title, date, { title: URL, value: .web_url, width: 40 }]"),
+            ParameterSpec("maxRows", .int, default: 20, doc: "The most rows shown of a list."),
+            ParameterSpec(
+                "maxWidth", .int, doc: "The widest the table may be (default: the terminal's width, or 120 piped)."),
+            ParameterSpec("empty", .string, default: "(no results)", doc: "What an empty list shows."),
+        ],
+        primary: "columns",
+        example: "sink: { table: { columns: [title, date, url] } }",
+        check: { parameters in
+            for entry in parameters.list("columns") ?? [] {
+                guard case .value(let value) = entry else { continue }
+                switch value {
+                case .string: continue
+                case .object(let object)
+                where object["value"]?.stringValue != nil || object["title"]?.stringValue != nil:
+                    if let text = object["value"]?.stringValue {
+                        do { _ = try Expression(text) } catch { return "column value '\(text)': \(error)" }
+                    }
+                default: return "a column is a field name or {title, value, width}, got \(value)"
+                }
+            }
+            return nil
+        },
+        factory: .sink { parameters, context in
+            try TableSink(parameters: parameters, context: context)
+        })
+}
+
+final class TableSink: PipelineSink {
+    struct Column {
+        let title: String
+        let value: Expression
+        let width: Int?
+    }
+
+    private let columns: [Column]
+    private let maxRows: Int
+    private let maxWidth: Int
+    private let emptyText: String
+    private let screen: Screen
+    private let writer = LineWriter(descriptor: 1)
+    private let scope: EvaluationScope
+    private let context: ComponentContext
+    private var appendWidths: [Int]?
+
+    init(parameters: ParameterValues, context: ComponentContext) throws {
+        self.context = context
+        scope = context.makeScope()
+        screen = context.shared(Screen.self) { Screen() }
+        maxRows = parameters.int("maxRows") ?? 20
+        emptyText = parameters.string("empty") ?? "(no results)"
+        maxWidth = parameters.int("maxWidth") ?? (screen.isTerminal ? screen.size.columns : 120)
+        columns = try (parameters.list("columns") ?? []).map { entry in
+            guard case .value(let value) = entry else { throw context.error("invalid column") }
+            if case .string(let name) = value {
+                return Column(title: name, value: try Expression(".[\"\(name)\"]"), width: nil)
+            }
+            let title = value["title"]?.stringValue ?? value["value"]?.stringValue ?? "value"
+            let expression = try Expression(value["value"]?.stringValue ?? ".[\"\(title)\"]")
+            return Column(title: title, value: expression, width: value["width"]?.intValue)
+        }
+    }
+
+    private func cells(_ element: Value) throws -> [String] {
+        try columns.map { column in
+            let value = try context.evaluate(column.value, element, in: scope)
+            switch value {
+            case .null: return ""
+            case .string(let text): return text.replacing("\n", with: " ")
+            default: return value.description
+            }
+        }
+    }
+
+    private func widths(header: [String], rows: [[String]]) -> [Int] {
+        var widths = columns.indices.map { index in
+            columns[index].width ?? ([header[index]] + rows.map { $0[index] }).map(DisplayWidth.of).max() ?? 1
+        }
+        let separator = 2 * max(0, columns.count - 1)
+        // Shrink the widest column until the table fits.
+        while widths.reduce(0, +) + separator > maxWidth,
+            let widest = widths.indices.max(by: { widths[$0] < widths[$1] }),
+            widths[widest] > 4
+        {
+            widths[widest] -= 1
+        }
+        return widths
+    }
+
+    private func line(_ cells: [String], _ widths: [Int]) -> String {
+        var parts: [String] = []
+        for (index, cell) in cells.enumerated() {
+            let text = DisplayWidth.truncate(cell, to: widths[index])
+            parts.append(index == cells.count - 1 ? text : DisplayWidth.pad(text, to: widths[index]))
+        }
+        return parts.joined(separator: "  ")
+    }
+
+    private func rule(_ widths: [Int]) -> String {
+        widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")
+    }
+
+    func receive(_ event: Event<Value>) {
+        guard case .next(let element) = event else { return }
+        do {
+            if case .array(let items) = element {
+                let rows = try items.prefix(maxRows).map(cells)
+                let header = columns.map(\.title)
+                let widths = widths(header: header, rows: rows)
+                var lines = [line(header, widths), rule(widths)] + rows.map { line($0, widths) }
+                if items.isEmpty { lines.append(emptyText) }
+                if items.count > maxRows { lines.append("… \(items.count - maxRows) more") }
+                if screen.isTerminal {
+                    screen.setBody(lines)
+                } else {
+                    for text in lines { writer.writeLine(text) }
+                    writer.writeLine("")
+                }
+                return
+            }
+            let row = try cells(element)
+            var lines: [String] = []
+            if appendWidths == nil {
+                let header = columns.map(\.title)
+                let widths = widths(header: header, rows: [row]).map { max($0, 12) }
+                appendWidths = widths
+                lines += [line(header, widths), rule(widths)]
+            }
+            lines.append(line(row, appendWidths!))
+            if screen.isTerminal {
+                screen.appendBody(lines)
+            } else {
+                for text in lines { writer.writeLine(text) }
+            }
+        } catch {
+            writer.writeLine("table: \(error)")
+        }
+    }
+
+    func close() {
+        writer.flush()
+        screen.finish()
+    }
+}

@@ -1,0 +1,147 @@
+import Pipeline
+import Reactive
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension BuiltinComponents {
+    /// `fixture: PATH` — the elements of a local data file.
+    public static let fixture = ComponentSpec(
+        name: "fixture",
+        summary: "Emits the elements of a local data file: a JSON array, JSON Lines, YAML, or the whole document.",
+        docs: """
+            A JSON or YAML array gives one element per item (whole: true gives the document as one \
+            element); any other document is one element. JSON Lines (.jsonl, .ndjson) are read a line \
+            at a time, never the whole file. Without every, elements are emitted as fast as they are \
+            read; with every, one per period. Paths are relative to the pipeline file. A malformed \
+            line fails the pipeline, naming the file and line.
+            """,
+        parameters: [
+            ParameterSpec(
+                "path", .string, required: true, doc: "The file, relative to the pipeline file.",
+                example: "fixtures/items.json"),
+            ParameterSpec(
+                "format", .oneOf(["auto", "json", "jsonl", "yaml"]), default: "auto",
+                doc: "How to read it; auto goes by the extension (.json, .jsonl/.ndjson, .yaml/.yml)."),
+            ParameterSpec("whole", .bool, default: false, doc: "Emit the whole document as one element."),
+            ParameterSpec(
+                "every", .duration, doc: "Emit one element per period instead of all at once.", example: "100ms"),
+        ],
+        primary: "path",
+        example: "source: { fixture: { path: fixtures/featured.json, every: 500ms } }",
+        factory: .source { parameters, context in
+            let path = context.resolvePath(parameters.string("path")!)
+            var format = parameters.string("format") ?? "auto"
+            if format == "auto" {
+                if path.hasSuffix(".jsonl") || path.hasSuffix(".ndjson") {
+                    format = "jsonl"
+                } else if path.hasSuffix(".yaml") || path.hasSuffix(".yml") {
+                    format = "yaml"
+                } else {
+                    format = "json"
+                }
+            }
+            guard access(path, R_OK) == 0 else {
+                throw context.error("cannot read fixture file '\(parameters.string("path")!)' (looked for \(path))")
+            }
+            let whole = parameters.bool("whole") ?? false
+            let every = parameters.duration("every")
+            let scheduler = context.scheduler
+            if format == "jsonl" && !whole {
+                return PipelineSource { _ in
+                    Fixture.jsonLines(path: path, every: every, scheduler: scheduler, context: context)
+                }
+            }
+            return PipelineSource { _ in
+                Observable.deferred {
+                    let document = try Fixture.readDocument(path: path, format: format, context: context)
+                    let elements: [Value]
+                    if !whole, case .array(let items) = document { elements = items } else { elements = [document] }
+                    guard let every else { return Observable.from(elements) }
+                    return Fixture.paced(elements, every: every, scheduler: scheduler)
+                }
+            }
+        })
+}
+
+enum Fixture {
+    static func readDocument(path: String, format: String, context: ComponentContext) throws -> Value {
+        guard let text = PipelineLoader.readFile(path) else { throw context.error("cannot read fixture file \(path)") }
+        if format == "yaml" {
+            do {
+                return try YAMLLoader(file: path, environment: [:]).load(text)?.toValue() ?? .null
+            } catch {
+                throw context.error(
+                    "fixture \(path) is not valid YAML: \(error.diagnostics.first?.description ?? "\(error)")")
+            }
+        }
+        do {
+            return try JSONParser.parse(text)
+        } catch {
+            throw context.error("fixture \(path) is not valid JSON: \(error)")
+        }
+    }
+
+    /// One element per period, the first one period after subscription.
+    static func paced(_ elements: [Value], every: RxTimeInterval, scheduler: any SchedulerType) -> Observable<Value> {
+        Observable { observer, lifetime in
+            var index = 0
+            lifetime.add(
+                scheduler.schedulePeriodic(startAfter: every, period: every) {
+                    if lifetime.isDisposed { return }
+                    if index < elements.count {
+                        observer.on(.next(elements[index]))
+                        index += 1
+                    }
+                    if index == elements.count {
+                        observer.on(.completed)
+                        lifetime.dispose()
+                    }
+                })
+        }
+    }
+
+    /// JSON Lines read a line at a time: in a loop (stopping as soon as the subscription ends), or
+    /// one line per period.
+    static func jsonLines(path: String, every: RxTimeInterval?, scheduler: any SchedulerType, context: ComponentContext)
+        -> Observable<Value>
+    {
+        Observable { observer, lifetime in
+            guard let reader = LineReader(path: path) else {
+                observer.on(
+                    .error(context.error("cannot open fixture file \(path): \(String(cString: strerror(errno)))")))
+                return
+            }
+            func next() -> Event<Value>? {
+                do {
+                    while true {
+                        let line: Value?? = try reader.nextLine { bytes -> Value? in
+                            if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
+                            return try JSONParser.parse(bytes)
+                        }
+                        guard let line else { return .completed }
+                        if let value = line { return .next(value) }
+                    }
+                } catch let error as JSONError {
+                    return .error(context.error("fixture \(path) line \(reader.lineNumber): \(error)"))
+                } catch {
+                    return .error(context.error("reading fixture \(path): \(error)"))
+                }
+            }
+            guard let every else {
+                while !lifetime.isDisposed, let event = next() {
+                    observer.on(event)
+                    if event.isStopEvent { return }
+                }
+                return
+            }
+            lifetime.add(
+                scheduler.schedulePeriodic(startAfter: every, period: every) {
+                    guard !lifetime.isDisposed, let event = next() else { return }
+                    observer.on(event)
+                    if event.isStopEvent { lifetime.dispose() }
+                })
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Pipeline
+import Reactive
+
+extension BuiltinComponents {
+    /// `stdin` — the lines of standard input.
+    public static let stdin = ComponentSpec(
+        name: "stdin",
+        summary: "Emits each line of standard input, as text or parsed as JSON; completes at the end of input.",
+        docs: """
+            On the real clock, lines are read on a thread of their own and delivered to the pipeline as \
+            they come; on the virtual clock, all of standard input is read at subscription.
+            """,
+        parameters: [
+            ParameterSpec(
+                "format", .oneOf(["lines", "jsonl"]), default: "lines",
+                doc: "lines: each line as a string; jsonl: each line parsed as JSON.")
+        ],
+        primary: "format",
+        example: "source: stdin",
+        factory: .source { parameters, context in
+            let json = parameters.string("format") == "jsonl"
+            return PipelineSource { _ in StandardInput.observable(json: json, context: context) }
+        })
+}
+
+enum StandardInput {
+    static func decode(
+        _ bytes: UnsafeBufferPointer<UInt8>, json: Bool, line: Int, error makeError: (String) -> PipelineRuntimeError
+    ) -> Event<Value> {
+        guard json else { return .next(.string(String(decoding: bytes, as: UTF8.self))) }
+        do {
+            return .next(try JSONParser.parse(bytes))
+        } catch {
+            return .error(makeError("standard input line \(line): \(error)"))
+        }
+    }
+
+    static func observable(json: Bool, context: ComponentContext) -> Observable<Value> {
+        let name = context.componentName
+        let location = context.location
+        let makeError: @Sendable (String) -> PipelineRuntimeError = {
+            PipelineRuntimeError($0, component: name, location: location)
+        }
+        return Observable { observer, lifetime in
+            let reader = LineReader(descriptor: 0)
+            guard let scheduler = context.scheduler as? any ConcurrentDeliveryScheduler else {
+                // Virtual clock: read everything now.
+                do {
+                    while !lifetime.isDisposed,
+                        let event = try reader.nextLine({
+                            decode($0, json: json, line: reader.lineNumber, error: makeError)
+                        })
+                    {
+                        observer.on(event)
+                        if event.isStopEvent { return }
+                    }
+                    if !lifetime.isDisposed { observer.on(.completed) }
+                } catch {
+                    observer.on(.error(makeError("reading standard input: \(error)")))
+                }
+                return
+            }
+            let target = SchedulerBound((observer, lifetime, reader))
+            let thread = Thread {
+                // Lines are handed over in batches, so a fast producer does not pay a hop per line.
+                var batch: [SchedulerBound<Event<Value>>] = []
+                func deliver() {
+                    let events = batch
+                    batch.removeAll()
+                    scheduler.enqueue {
+                        let (observer, lifetime, _) = target.value
+                        for event in events {
+                            if lifetime.isDisposed { return }
+                            observer.on(event.value)
+                            if event.value.isStopEvent { lifetime.dispose() }
+                        }
+                    }
+                }
+                let reader = target.value.2
+                do {
+                    while let event = try reader.nextLine({
+                        decode($0, json: json, line: reader.lineNumber, error: makeError)
+                    }) {
+                        batch.append(SchedulerBound(event))
+                        if batch.count >= 256 { deliver() }
+                    }
+                    batch.append(SchedulerBound(.completed))
+                } catch {
+                    batch.append(SchedulerBound(.error(makeError("reading standard input: \(error)"))))
+                }
+                deliver()
+            }
+            thread.start()
+        }
+    }
+}

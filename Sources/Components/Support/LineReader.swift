@@ -1,0 +1,86 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Reads a file (or standard input) a line at a time through a 256 KiB buffer, without reading the
+/// whole file: each line is handed over as bytes, so JSON Lines are parsed straight from the buffer.
+final class LineReader {
+    private let descriptor: Int32
+    private let ownsDescriptor: Bool
+    private var buffer: [UInt8]
+    private var start = 0
+    private var end = 0
+    private var atEOF = false
+    /// The number of the line last read, from 1.
+    private(set) var lineNumber = 0
+
+    /// A reader of the file at `path`, or nil (with `errno` set) if it cannot be opened.
+    init?(path: String) {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { return nil }
+        self.descriptor = descriptor
+        self.ownsDescriptor = true
+        buffer = [UInt8](repeating: 0, count: 256 * 1024)
+    }
+
+    /// A reader of an open descriptor (standard input), which it does not close.
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+        self.ownsDescriptor = false
+        buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    }
+
+    deinit {
+        if ownsDescriptor { close(descriptor) }
+    }
+
+    /// Calls `body` with the next line (without its newline or a trailing carriage return);
+    /// returns false at the end of the input. A read error throws.
+    func nextLine<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) throws -> Result? {
+        while true {
+            if let newline = (start..<end).first(where: { buffer[$0] == 0x0A }) {
+                lineNumber += 1
+                let lineEnd = newline > start && buffer[newline - 1] == 0x0D ? newline - 1 : newline
+                defer { start = newline + 1 }
+                return try buffer.withUnsafeBufferPointer {
+                    try body(UnsafeBufferPointer(rebasing: $0[start..<lineEnd]))
+                }
+            }
+            if atEOF {
+                guard start < end else { return nil }
+                lineNumber += 1
+                defer { start = end }
+                return try buffer.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[start..<end])) }
+            }
+            try fill()
+        }
+    }
+
+    private func fill() throws {
+        if start > 0 {
+            buffer.withUnsafeMutableBufferPointer { pointer in
+                let count = end - start
+                if count > 0 { memmove(pointer.baseAddress!, pointer.baseAddress! + start, count) }
+            }
+            end -= start
+            start = 0
+        }
+        if end == buffer.count { buffer.append(contentsOf: repeatElement(0, count: buffer.count)) }
+        let count = buffer.withUnsafeMutableBufferPointer { pointer in
+            read(descriptor, pointer.baseAddress! + end, pointer.count - end)
+        }
+        if count < 0 {
+            if errno == EINTR { return }
+            throw LineReaderError(message: String(cString: strerror(errno)))
+        }
+        if count == 0 { atEOF = true }
+        end += count
+    }
+}
+
+struct LineReaderError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}

@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The terminal a pipeline draws on: an optional prompt line (from `prompt`) above a body (from
+/// `table`), redrawn in place. Off a terminal it is not used: sinks print plain lines instead.
+final class Screen {
+    /// Whether standard output is a terminal.
+    let isTerminal = isatty(1) == 1
+    private let writer = LineWriter(descriptor: 1)
+    private var promptLine: String?
+    private var body: [String] = []
+    private var drawnLines = 0
+    private var cursorHidden = false
+
+    /// The terminal's size, or 80x24.
+    var size: (columns: Int, rows: Int) {
+        var window = winsize()
+        if ioctl(1, UInt(TIOCGWINSZ), &window) == 0, window.ws_col > 0 {
+            return (Int(window.ws_col), Int(window.ws_row))
+        }
+        return (80, 24)
+    }
+
+    func setPrompt(_ line: String) {
+        promptLine = line
+        redraw()
+    }
+
+    func setBody(_ lines: [String]) {
+        body = lines
+        redraw()
+    }
+
+    func appendBody(_ lines: [String]) {
+        body += lines
+        let limit = max(3, size.rows - 2)
+        if body.count > limit { body.removeFirst(body.count - limit) }
+        redraw()
+    }
+
+    /// Redraws everything: back to where the last drawing started, clear below, draw again.
+    private func redraw() {
+        var text = ""
+        if !cursorHidden {
+            text += "\u{1B}[?25l"
+            cursorHidden = true
+        }
+        if drawnLines > 0 { text += "\u{1B}[\(drawnLines)F" }
+        text += "\u{1B}[J"
+        let lines = (promptLine.map { [$0] } ?? []) + body
+        let width = size.columns
+        for line in lines { text += DisplayWidth.truncate(line, to: width) + "\n" }
+        drawnLines = lines.count
+        writer.writeRaw(text)
+        writer.flush()
+    }
+
+    /// Leaves the last drawing on screen and shows the cursor again.
+    func finish() {
+        if cursorHidden {
+            writer.writeRaw("\u{1B}[?25h")
+            cursorHidden = false
+        }
+        writer.flush()
+    }
+}

@@ -7,9 +7,10 @@ deps:
 build: deps
 	swift build
 
-# Builds Rivulet and runs something real offline (see README.md).
+# Builds Rivulet and runs a pipeline offline: the featured carousel, read from its fixture, in a table.
 run: deps
-	Benchmarks/run.sh w1
+	swift build --product rivulet
+	.build/debug/rivulet run Pipelines/carousel.yaml
 
 # Every test: the runtime's virtual-time tests and the command-line tests.
 test: deps

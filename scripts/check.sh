@@ -6,3 +6,4 @@ swift format lint --strict --recursive Sources Core/Sources Tests Benchmarks/Sou
 swift build --build-tests
 swift test --skip-build --disable-swift-testing 2>&1 | tail -3
 .build/debug/rivulet lint $(ls Pipelines/*.yaml | grep -v '\.test\.yaml$') >/dev/null
+.build/debug/rivulet test Pipelines/ | tail -1

@@ -1,33 +1,33 @@
 import Components
+import Foundation
 import Pipeline
 import XCTest
 
-/// The pipelines in Pipelines/, run to completion on a virtual clock.
+/// The pipelines in Pipelines/: every one has a test file, and every test passes.
 final class ExamplePipelineTests: XCTestCase {
     static let pipelines = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Pipelines")
 
-    func testSearchAsYouTypeSearchesOnlySettledDistinctQueries() throws {
-        let harness = try PipelineHarness().run(
-            file: Self.pipelines.appendingPathComponent("search-as-you-type.yaml").path)
-        XCTAssertEqual(
-            harness.events("stdout"),
-            [
-                "880: {\"query\":\"climate\",\"results\":21}", "1980: {\"query\":\"weathe\",\"results\":18}",
-                "2600: completed",
-            ])
-    }
-
-    func testCarouselClampsTheIndexAndHidesButtons() throws {
-        let harness = try PipelineHarness().run(file: Self.pipelines.appendingPathComponent("carousel.yaml").path)
-        XCTAssertEqual(
-            harness.events("stdout"),
-            [
-                "0: {\"index\":0,\"item\":\"Swift\",\"previousHidden\":true,\"nextHidden\":false}",
-                "100: {\"index\":1,\"item\":\"RxSwift\",\"previousHidden\":false,\"nextHidden\":false}",
-                "300: {\"index\":2,\"item\":\"Rivulet\",\"previousHidden\":false,\"nextHidden\":true}",
-                "800: {\"index\":1,\"item\":\"RxSwift\",\"previousHidden\":false,\"nextHidden\":false}",
-                "900: completed",
-            ])
+    func testEveryPipelineHasATestFileAndEveryTestPasses() throws {
+        let names = try FileManager.default.contentsOfDirectory(atPath: Self.pipelines.path).filter {
+            $0.hasSuffix(".yaml")
+        }
+        let pipelines = names.filter { !$0.hasSuffix(".test.yaml") }
+        XCTAssertGreaterThanOrEqual(pipelines.count, 4)
+        for pipeline in pipelines {
+            let testFile = pipeline.replacingOccurrences(of: ".yaml", with: ".test.yaml")
+            XCTAssertTrue(names.contains(testFile), "\(pipeline) has no \(testFile)")
+        }
+        let runner = PipelineTestRunner(registry: BuiltinComponents.registry(), environment: [:])
+        var passed = 0
+        for testFile in names.filter({ $0.hasSuffix(".test.yaml") }).sorted() {
+            let result = runner.run(testFile: Self.pipelines.appendingPathComponent(testFile).path)
+            XCTAssertEqual(result.diagnostics.map(\.description), [], testFile)
+            for testCase in result.cases {
+                XCTAssertTrue(testCase.passed, "\(testFile): \(testCase.name)\n\(testCase.report)")
+                if testCase.passed { passed += 1 }
+            }
+        }
+        XCTAssertGreaterThanOrEqual(passed, 10)
     }
 }

@@ -25,7 +25,8 @@ extension BuiltinComponents {
 }
 
 final class StdoutSink: PipelineSink {
-    private let writer = LineWriter(descriptor: 1)
+    private let output: StandardOutput
+    private let scheduler: any SchedulerType
     private let pretty: Bool
     private let template: Template?
     private let scope: EvaluationScope
@@ -35,6 +36,8 @@ final class StdoutSink: PipelineSink {
         self.pretty = pretty
         self.template = template
         self.scope = context.makeScope()
+        self.output = context.shared(StandardOutput.self) { StandardOutput() }
+        self.scheduler = context.scheduler
     }
 
     func receive(_ event: Event<Value>) {
@@ -42,17 +45,17 @@ final class StdoutSink: PipelineSink {
         if let template {
             scope.element = value
             let line = (try? template.render(in: scope)) ?? .null
-            writer.writeLine(line.stringValue ?? line.description)
+            output.writeLine(line.stringValue ?? line.description, scheduler: scheduler)
         } else if pretty {
-            writer.writeLine(JSONSerializer.prettyString(value))
+            output.writeLine(JSONSerializer.prettyString(value), scheduler: scheduler)
         } else {
             bytes.removeAll(keepingCapacity: true)
             JSONSerializer.write(value, to: &bytes)
-            writer.writeLine(bytes)
+            output.writeLine(bytes, scheduler: scheduler)
         }
     }
 
     func close() {
-        writer.flush()
+        output.flush()
     }
 }

@@ -56,7 +56,7 @@ final class TableSink: PipelineSink {
     private let maxWidth: Int
     private let emptyText: String
     private let screen: Screen
-    private let writer = LineWriter(descriptor: 1)
+    private let output: StandardOutput
     private let scope: EvaluationScope
     private let context: ComponentContext
     private var appendWidths: [Int]?
@@ -64,7 +64,9 @@ final class TableSink: PipelineSink {
     init(parameters: ParameterValues, context: ComponentContext) throws {
         self.context = context
         scope = context.makeScope()
-        screen = context.shared(Screen.self) { Screen() }
+        let output = context.shared(StandardOutput.self) { StandardOutput() }
+        self.output = output
+        screen = context.shared(Screen.self) { Screen(output: output) }
         maxRows = parameters.int("maxRows") ?? 20
         emptyText = parameters.string("empty") ?? "(no results)"
         maxWidth = parameters.int("maxWidth") ?? (screen.isTerminal ? screen.size.columns : 120)
@@ -131,8 +133,8 @@ final class TableSink: PipelineSink {
                 if screen.isTerminal {
                     screen.setBody(lines)
                 } else {
-                    for text in lines { writer.writeLine(text) }
-                    writer.writeLine("")
+                    for text in lines { output.writeLine(text, scheduler: context.scheduler) }
+                    output.writeLine("", scheduler: context.scheduler)
                 }
                 return
             }
@@ -140,7 +142,8 @@ final class TableSink: PipelineSink {
             var lines: [String] = []
             if appendWidths == nil {
                 let header = columns.map(\.title)
-                let widths = widths(header: header, rows: [row]).map { max($0, 12) }
+                // Later rows cannot widen a column already printed: leave room beyond the first row.
+                let widths = widths(header: header, rows: [row]).enumerated().map { columns[$0].width ?? max($1, 16) }
                 appendWidths = widths
                 lines += [line(header, widths), rule(widths)]
             }
@@ -148,15 +151,15 @@ final class TableSink: PipelineSink {
             if screen.isTerminal {
                 screen.appendBody(lines)
             } else {
-                for text in lines { writer.writeLine(text) }
+                for text in lines { output.writeLine(text, scheduler: context.scheduler) }
             }
         } catch {
-            writer.writeLine("table: \(error)")
+            output.writeLine("table: \(error)", scheduler: context.scheduler)
         }
     }
 
     func close() {
-        writer.flush()
+        output.flush()
         screen.finish()
     }
 }

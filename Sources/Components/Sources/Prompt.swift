@@ -51,7 +51,8 @@ enum PromptInput {
                 var restore = saved
                 tcsetattr(0, TCSANOW, &restore)
             }
-            let screen = context.shared(Screen.self) { Screen() }
+            let output = context.shared(StandardOutput.self) { StandardOutput() }
+            let screen = context.shared(Screen.self) { Screen(output: output) }
             screen.setPrompt(label + "▌")
             let target = SchedulerBound((observer, lifetime, screen))
             let thread = Thread {

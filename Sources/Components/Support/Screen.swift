@@ -7,11 +7,15 @@
 final class Screen {
     /// Whether standard output is a terminal.
     let isTerminal = isatty(1) == 1
-    private let writer = LineWriter(descriptor: 1)
+    private let output: StandardOutput
     private var promptLine: String?
     private var body: [String] = []
     private var drawnLines = 0
     private var cursorHidden = false
+
+    init(output: StandardOutput) {
+        self.output = output
+    }
 
     /// The terminal's size, or 80x24.
     var size: (columns: Int, rows: Int) {
@@ -52,16 +56,15 @@ final class Screen {
         let width = size.columns
         for line in lines { text += DisplayWidth.truncate(line, to: width) + "\n" }
         drawnLines = lines.count
-        writer.writeRaw(text)
-        writer.flush()
+        output.writeRaw(text)
     }
 
     /// Leaves the last drawing on screen and shows the cursor again.
     func finish() {
         if cursorHidden {
-            writer.writeRaw("\u{1B}[?25h")
+            output.writeRaw("\u{1B}[?25h")
             cursorHidden = false
         }
-        writer.flush()
+        output.flush()
     }
 }

@@ -1,0 +1,38 @@
+import Pipeline
+import Reactive
+
+/// Standard output for a whole pipeline: every sink writing there (stdout, table, the screen)
+/// shares one buffer, so lines come out in the order they were produced. A burst of lines is
+/// written at once, soon after it ends (a flush is scheduled on the pipeline's scheduler), so a
+/// slow pipeline's lines appear as they happen and a fast one still writes in large chunks.
+final class StandardOutput {
+    private let writer = LineWriter(descriptor: 1)
+    private var flushScheduled = false
+
+    func writeLine(_ bytes: some Sequence<UInt8>, scheduler: any SchedulerType) {
+        writer.writeLine(bytes)
+        scheduleFlush(scheduler)
+    }
+
+    func writeLine(_ text: String, scheduler: any SchedulerType) {
+        writeLine(text.utf8, scheduler: scheduler)
+    }
+
+    func writeRaw(_ text: String) {
+        writer.writeRaw(text)
+        writer.flush()
+    }
+
+    private func scheduleFlush(_ scheduler: any SchedulerType) {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        scheduler.schedule { [self] in
+            flushScheduled = false
+            writer.flush()
+        }
+    }
+
+    func flush() {
+        writer.flush()
+    }
+}

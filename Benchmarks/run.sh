@@ -6,4 +6,9 @@ cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || set -- w1
 echo "building benchmarks (release)..." >&2
 swift build -c release --package-path Benchmarks --product RivuletBenchmarks >&2
+if [ "$1" = "w2" ]; then
+  echo "building rivulet (release)..." >&2
+  swift build -c release --product rivulet >&2
+  exec python3 Benchmarks/w2.py
+fi
 Benchmarks/.build/release/RivuletBenchmarks "$@"

@@ -2,8 +2,16 @@
     import Glibc
 #endif
 
-let arguments = CommandLine.arguments.dropFirst()
-let names = arguments.isEmpty ? ["w1"] : Array(arguments)
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "w2-generate", arguments.count == 3, let count = Int(arguments[1]) {
+    W2.generate(count: count, path: arguments[2])
+    exit(0)
+}
+if arguments.first == "w2-loop", arguments.count == 3 {
+    W2.loop(input: arguments[1], output: arguments[2])
+    exit(0)
+}
+let names = arguments.isEmpty ? ["w1"] : arguments
 for name in names {
     switch name {
     case "w1": W1.run()

@@ -40,7 +40,11 @@ final class LineReader {
     /// returns false at the end of the input. A read error throws.
     func nextLine<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) throws -> Result? {
         while true {
-            if let newline = (start..<end).first(where: { buffer[$0] == 0x0A }) {
+            let found = buffer.withUnsafeBufferPointer { pointer -> Int? in
+                guard end > start, let hit = memchr(pointer.baseAddress! + start, 0x0A, end - start) else { return nil }
+                return pointer.baseAddress!.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+            }
+            if let newline = found {
                 lineNumber += 1
                 let lineEnd = newline > start && buffer[newline - 1] == 0x0D ? newline - 1 : newline
                 defer { start = newline + 1 }

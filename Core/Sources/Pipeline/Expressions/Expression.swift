@@ -100,11 +100,18 @@ public struct Expression {
         let keys = members.map(\.0)
         let evaluators = members.map(\.1.evaluator)
         let source = "{" + members.map { "\($0.0): \($0.1.source)" }.joined(separator: ", ") + "}"
+        let unique = Set(keys).count == keys.count
         return Expression(
             source: source,
             evaluator: { scope in
-                var object = JSONObject()
-                for index in keys.indices { object[keys[index]] = try evaluators[index](scope) }
+                var object = JSONObject(capacity: keys.count)
+                for index in keys.indices {
+                    if unique {
+                        object.appendUnchecked(keys[index], try evaluators[index](scope))
+                    } else {
+                        object[keys[index]] = try evaluators[index](scope)
+                    }
+                }
                 return .object(object)
             }, usesAccumulator: members.contains { $0.1.usesAccumulator })
     }

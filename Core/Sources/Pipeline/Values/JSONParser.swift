@@ -147,7 +147,7 @@ public enum JSONParser {
                 throw JSONError("nesting deeper than \(JSONParser.maximumDepth)", offset: position)
             }
             position += 1
-            var object = JSONObject()
+            var object = JSONObject(capacity: 4)
             skipWhitespace()
             if position < bytes.count && bytes[position] == UInt8(ascii: "}") {
                 position += 1

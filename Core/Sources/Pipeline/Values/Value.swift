@@ -15,9 +15,9 @@ public enum Value: Hashable, Sendable {
     /// A string.
     case string(String)
     /// An ordered list.
-    case array([Value])
+    indirect case array([Value])
     /// An object with ordered keys.
-    case object(JSONObject)
+    indirect case object(JSONObject)
 }
 
 extension Value {
@@ -140,12 +140,31 @@ public struct JSONObject: Hashable, Sendable, Sequence {
     public private(set) var keys: [String] = []
     /// The values, in the order of `keys`.
     public private(set) var values: [Value] = []
-    private var index: [String: Int]?
+    // Boxed, so copying a Value is a few retains and never a generic metadata lookup.
+    private var indexBox: IndexBox?
+
+    private final class IndexBox: @unchecked Sendable {
+        var positions: [String: Int]
+        init(_ positions: [String: Int]) {
+            self.positions = positions
+        }
+    }
+
+    private var index: [String: Int]? {
+        get { indexBox?.positions }
+        set { indexBox = newValue.map(IndexBox.init) }
+    }
 
     private static let indexThreshold = 12
 
     /// An empty object.
     public init() {}
+
+    /// An empty object with room for `capacity` members.
+    public init(capacity: Int) {
+        keys.reserveCapacity(capacity)
+        values.reserveCapacity(capacity)
+    }
 
     /// The number of members.
     public var count: Int { keys.count }
@@ -176,8 +195,8 @@ public struct JSONObject: Hashable, Sendable, Sequence {
             } else if let newValue {
                 keys.append(key)
                 values.append(newValue)
-                if index != nil {
-                    index?[key] = keys.count - 1
+                if indexBox != nil {
+                    rebuildIndex()
                 } else if keys.count > Self.indexThreshold {
                     rebuildIndex()
                 }
@@ -185,12 +204,13 @@ public struct JSONObject: Hashable, Sendable, Sequence {
         }
     }
 
-    /// Appends a member known not to be present yet (the JSON parser checks duplicates itself).
-    mutating func appendUnchecked(_ key: String, _ value: Value) {
+    /// Appends a member known not to be present yet (the JSON parser and object expressions check
+    /// duplicates themselves).
+    public mutating func appendUnchecked(_ key: String, _ value: Value) {
         keys.append(key)
         values.append(value)
-        if index != nil {
-            index?[key] = keys.count - 1
+        if let indexBox, isKnownUniquelyReferenced(&self.indexBox) {
+            indexBox.positions[key] = keys.count - 1
         } else if keys.count > Self.indexThreshold {
             rebuildIndex()
         }

@@ -1,0 +1,81 @@
+import Pipeline
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// W2's hand-written side: the same work as the W2 pipeline (filter `.stars >= 2500`, keep id and
+/// name, write JSON Lines) with the same JSON code, as a plain loop.
+enum W2 {
+    /// Writes `count` lines of `{"id": i, "name": "item-i", "stars": i % 5000}` to `path`.
+    static func generate(count: Int, path: String) {
+        guard let file = fopen(path, "w") else {
+            print("cannot write \(path)")
+            exit(1)
+        }
+        defer { fclose(file) }
+        var line: [UInt8] = []
+        for i in 0..<count {
+            line.removeAll(keepingCapacity: true)
+            line.append(contentsOf: #"{"id": \#(i), "name": "item-\#(i)", "stars": \#(i % 5000)}"#.utf8)
+            line.append(0x0A)
+            fwrite(line, 1, line.count, file)
+        }
+    }
+
+    /// Reads `input` a line at a time, keeps the records with stars >= 2500 as {id, name}, writes
+    /// them to `output`.
+    static func loop(input: String, output: String) {
+        let inputDescriptor = open(input, O_RDONLY)
+        let outputDescriptor = open(output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        guard inputDescriptor >= 0, outputDescriptor >= 0 else {
+            print("cannot open files")
+            exit(1)
+        }
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        var start = 0
+        var end = 0
+        var out: [UInt8] = []
+        out.reserveCapacity(1 << 17)
+        func process(_ line: UnsafeBufferPointer<UInt8>) {
+            guard !line.isEmpty, let value = try? JSONParser.parse(line), case .object(let object) = value,
+                let stars = object["stars"]?.intValue, stars >= 2500
+            else { return }
+            var kept = JSONObject()
+            kept["id"] = object["id"] ?? .null
+            kept["name"] = object["name"] ?? .null
+            JSONSerializer.write(.object(kept), to: &out)
+            out.append(0x0A)
+            if out.count >= 1 << 16 {
+                _ = out.withUnsafeBytes { write(outputDescriptor, $0.baseAddress, $0.count) }
+                out.removeAll(keepingCapacity: true)
+            }
+        }
+        while true {
+            if start > 0 {
+                buffer.withUnsafeMutableBufferPointer { pointer in
+                    if end > start { memmove(pointer.baseAddress!, pointer.baseAddress! + start, end - start) }
+                }
+                end -= start
+                start = 0
+            }
+            let count = buffer.withUnsafeMutableBufferPointer {
+                read(inputDescriptor, $0.baseAddress! + end, $0.count - end)
+            }
+            if count <= 0 { break }
+            end += count
+            buffer.withUnsafeBufferPointer { pointer in
+                var lineStart = start
+                for index in start..<end where pointer[index] == 0x0A {
+                    process(UnsafeBufferPointer(rebasing: pointer[lineStart..<index]))
+                    lineStart = index + 1
+                }
+                start = lineStart
+            }
+        }
+        if end > start { buffer.withUnsafeBufferPointer { process(UnsafeBufferPointer(rebasing: $0[start..<end])) } }
+        _ = out.withUnsafeBytes { write(outputDescriptor, $0.baseAddress, $0.count) }
+        close(outputDescriptor)
+        close(inputDescriptor)
+    }
+}

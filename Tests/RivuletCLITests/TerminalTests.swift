@@ -1,0 +1,106 @@
+import Foundation
+import XCTest
+
+/// `rivulet run` in a real terminal (tmux): the prompt source and the table sink as a person sees
+/// them, and the terminal restored after Ctrl-C.
+final class TerminalTests: XCTestCase {
+    private var session = ""
+
+    /// Runs tmux; only capture-pane's output is read (the tmux server, started by new-session,
+    /// would hold a pipe open forever).
+    @discardableResult
+    private func tmux(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["tmux"] + arguments
+        process.standardError = FileHandle.nullDevice
+        guard arguments.first == "capture-pane" else {
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            return ""
+        }
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The terminal column at which `text` starts in `line`, counting East Asian wide characters as two.
+    private func column(of text: String, in line: String) -> Int? {
+        guard let range = line.range(of: text) else { return nil }
+        return line[..<range.lowerBound].unicodeScalars.reduce(0) { width, scalar in
+            width + ((0x3000...0x9FFF).contains(scalar.value) || (0xFF00...0xFF60).contains(scalar.value) ? 2 : 1)
+        }
+    }
+
+    private func screen() throws -> String { try tmux(["capture-pane", "-p", "-t", session]) }
+
+    /// Waits until the screen shows `text` (up to 10 s).
+    private func waitFor(_ text: String) throws -> String {
+        var last = ""
+        for _ in 0..<100 {
+            last = try screen()
+            if last.contains(text) { return last }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        XCTFail("the screen never showed '\(text)':\n\(last)")
+        return last
+    }
+
+    override func setUpWithError() throws {
+        guard FileManager.default.fileExists(atPath: "/usr/bin/tmux") else { throw XCTSkip("tmux is not installed") }
+        session = "rivulet-test-\(getpid())"
+    }
+
+    override func tearDown() {
+        _ = try? tmux(["kill-session", "-t", session])
+        super.tearDown()
+    }
+
+    func testPromptAndTableInATerminalAndTheTerminalIsRestoredAfterControlC() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rivulet-terminal-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pipeline = directory.appendingPathComponent("search.yaml")
+        try """
+        source: { prompt: "Search: " }
+        ops:
+          - filter: len(.) >= 2
+          - map: "[{title: ., size: len(.)}, {title: upper(.) + ' 東京', size: len(.) + 3}]"
+        sink: { table: { columns: [title, size] } }
+        """.write(to: pipeline, atomically: true, encoding: .utf8)
+        let binary = productsDirectory().appendingPathComponent("rivulet").path
+        // The shell prints the exit status and the terminal's mode once rivulet has ended.
+        let command =
+            "\(binary) run \(pipeline.path); echo EXIT=$?; stty -a | tr ' ' '\\n' | grep -E '^-?(icanon|echo)$' | tr '\\n' ' '; echo"
+        _ = try tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "20", "bash", "--norc", "--noprofile"])
+        _ = try tmux(["send-keys", "-t", session, command, "Enter"])
+        _ = try waitFor("Search: ▌")
+        _ = try tmux(["send-keys", "-t", session, "-l", "tok"])
+        var shown = try waitFor("TOK 東京")
+        XCTAssertTrue(shown.contains("Search: tok▌"), shown)
+        XCTAssertTrue(shown.contains("title"), shown)
+        // A shorter text replaces the list in place: the old rows are gone, not scrolled up.
+        _ = try tmux(["send-keys", "-t", session, "BSpace", "BSpace"])
+        shown = try waitFor("Search: t▌")
+        _ = try tmux(["send-keys", "-t", session, "-l", "ky"])
+        shown = try waitFor("TKY 東京")
+        XCTAssertFalse(shown.contains("TOK 東京"), "the table is redrawn in place:\n\(shown)")
+        XCTAssertEqual(shown.components(separatedBy: "title").count - 1, 1, "one table on screen:\n\(shown)")
+        // The size column lines up although one title has wide characters.
+        let lines = shown.split(separator: "\n").map(String.init)
+        let header = try XCTUnwrap(lines.first { $0.hasPrefix("title") })
+        let tokyo = try XCTUnwrap(lines.first { $0.contains("TKY 東京") })
+        let plain = try XCTUnwrap(lines.first { $0.hasPrefix("tky ") })
+        XCTAssertEqual(column(of: "size", in: header), column(of: "6", in: tokyo), shown)
+        XCTAssertEqual(column(of: "size", in: header), column(of: "3", in: plain), shown)
+        _ = try tmux(["send-keys", "-t", session, "C-c"])
+        let after = try waitFor("EXIT=")
+        XCTAssertTrue(after.contains("EXIT=130"), after)
+        XCTAssertTrue(after.contains("icanon echo") || after.contains("echo icanon"), "terminal restored:\n\(after)")
+        XCTAssertFalse(after.contains("-icanon"), after)
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import XCTest
+
+/// The file sink when a run is killed: SIGKILL leaves only whole lines; SIGTERM writes every
+/// element the sink accepted before it exits.
+final class FileSinkSignalTests: XCTestCase {
+    private var directory: URL!
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "rivulet-signals-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(at: directory)
+        super.tearDown()
+    }
+
+    private func start(_ arguments: [String], stderr: Pipe? = nil) throws -> Process {
+        let process = Process()
+        process.executableURL = productsDirectory().appendingPathComponent("rivulet")
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = stderr ?? FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    func testSIGKILLLeavesOnlyWholeLines() throws {
+        // 600,000 records of about 200 bytes: a run takes long enough to be killed mid-way.
+        var input = Data()
+        let padding = String(repeating: "x", count: 150)
+        for i in 0..<600_000 {
+            input.append(Data("{\"id\": \(i), \"pad\": \"\(padding)\", \"text\": \"line \\\"\(i)\\\"\"}\n".utf8))
+        }
+        try input.write(to: directory.appendingPathComponent("in.jsonl"))
+        try
+            "source: { fixture: in.jsonl }\nops: [{ map: { id: .id, pad: .pad, text: .text } }]\nsink: { file: out.jsonl }\n"
+            .write(to: directory.appendingPathComponent("p.yaml"), atomically: true, encoding: .utf8)
+        var killedMidWrite = 0
+        for delay in [0.25, 0.4, 0.55] {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent("out.jsonl"))
+            let process = try start(["run", directory.appendingPathComponent("p.yaml").path])
+            Thread.sleep(forTimeInterval: delay)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            XCTAssertEqual(process.terminationReason, .uncaughtSignal)
+            let output = (try? Data(contentsOf: directory.appendingPathComponent("out.jsonl"))) ?? Data()
+            guard !output.isEmpty else { continue }
+            XCTAssertEqual(output.last, 0x0A, "the file ends with a whole line (killed after \(delay) s)")
+            let lines = output.split(separator: 0x0A)
+            XCTAssertLessThan(lines.count, 600_000, "the run was killed before the end")
+            killedMidWrite += 1
+            for (index, line) in lines.enumerated() {
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
+                    return XCTFail("line \(index + 1) is not a whole JSON record")
+                }
+                XCTAssertEqual(object["id"] as? Int, index)
+            }
+        }
+        XCTAssertGreaterThan(killedMidWrite, 0, "at least one kill landed while the file was being written")
+    }
+
+    func testSIGTERMWritesEveryAcceptedElement() throws {
+        try "source: { interval: 2ms }\nops: [{ map: { n: . } }]\nsink: { file: out.jsonl }\n"
+            .write(to: directory.appendingPathComponent("p.yaml"), atomically: true, encoding: .utf8)
+        let stderr = Pipe()
+        let process = try start(["run", directory.appendingPathComponent("p.yaml").path, "--trace"], stderr: stderr)
+        Thread.sleep(forTimeInterval: 0.5)
+        kill(process.processIdentifier, SIGTERM)
+        let trace = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 143)
+        // Every element the map passed on (so the sink accepted it) is in the file, in order.
+        let accepted = trace.split(separator: "\n").filter { $0.contains("main#0 map: next") }.count
+        let lines = try String(contentsOf: directory.appendingPathComponent("out.jsonl"), encoding: .utf8)
+            .split(separator: "\n", omittingEmptySubsequences: false)
+        XCTAssertGreaterThan(accepted, 20)
+        XCTAssertEqual(lines.last, "", "ends with a whole line")
+        XCTAssertEqual(lines.count - 1, accepted)
+        XCTAssertEqual(lines.dropLast().map(String.init), (0..<accepted).map { "{\"n\":\($0)}" })
+    }
+
+    func testJSONIsRenamedIntoPlaceAndCSVQuotes() throws {
+        try """
+        source: { events: [{ at: 0ms, next: { a: 1, b: "x, \\"y\\"" } }, { at: 0ms, next: { a: 2, b: z } }, { at: 0ms, complete: true }] }
+        sinks:
+          - { file: { path: out.json } }
+          - { file: { path: out.csv } }
+          - { file: { path: out.jsonl, mode: append } }
+        """.write(to: directory.appendingPathComponent("p.yaml"), atomically: true, encoding: .utf8)
+        for _ in 0..<2 {
+            let result = try runRivulet(["run", directory.appendingPathComponent("p.yaml").path, "--clock", "virtual"])
+            XCTAssertEqual(result.status, 0, result.stderr)
+        }
+        let json = try String(contentsOf: directory.appendingPathComponent("out.json"), encoding: .utf8)
+        XCTAssertEqual(json, "[\n{\"a\":1,\"b\":\"x, \\\"y\\\"\"},\n{\"a\":2,\"b\":\"z\"}\n]\n")
+        XCTAssertNotNil(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [Any])
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.contains(".tmp-")
+        }
+        XCTAssertEqual(leftovers, [], "the temporary file was renamed")
+        let csv = try String(contentsOf: directory.appendingPathComponent("out.csv"), encoding: .utf8)
+        XCTAssertEqual(csv, "a,b\n1,\"x, \"\"y\"\"\"\n2,z\n")
+        let appended = try String(contentsOf: directory.appendingPathComponent("out.jsonl"), encoding: .utf8)
+        XCTAssertEqual(appended.split(separator: "\n").count, 4, "append mode kept the first run's lines")
+    }
+}

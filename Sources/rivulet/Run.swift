@@ -58,13 +58,19 @@ struct Run: ParsableCommand {
         let seed = self.seed ?? pipeline.spec.seed ?? UInt64.random(in: 0...UInt64.max)
         let tracer = trace ? Tracer() : nil
         let outcome: PipelineRun.Outcome
-        switch clock {
-        case .virtual:
-            outcome = try runVirtual(
-                pipeline, baseDirectory: loaded.baseDirectory, seed: seed, limit: limit, tracer: tracer)
-        case .real:
-            outcome = try runReal(
-                pipeline, baseDirectory: loaded.baseDirectory, seed: seed, limit: limit, tracer: tracer)
+        do {
+            switch clock {
+            case .virtual:
+                outcome = try runVirtual(
+                    pipeline, baseDirectory: loaded.baseDirectory, seed: seed, limit: limit, tracer: tracer)
+            case .real:
+                outcome = try runReal(
+                    pipeline, baseDirectory: loaded.baseDirectory, seed: seed, limit: limit, tracer: tracer)
+            }
+        } catch {
+            // A component that cannot be built (a fixture file that is missing, say): the file is invalid.
+            FileHandleOutput.standardError.write("\(error)\n")
+            throw ExitCode(2)
         }
         tracer?.printTimelines()
         switch outcome {

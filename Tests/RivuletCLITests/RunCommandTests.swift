@@ -49,6 +49,14 @@ final class RunCommandTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("did you mean 'debounce'?"))
     }
 
+    func testAComponentThatCannotBeBuiltExitsTwoWithItsPlace() throws {
+        let path = try pipeline("source: { fixture: missing.json }\nsink: stdout\n")
+        let result = try runRivulet(["run", path])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(
+            result.stderr.contains(":1:11: error: fixture: cannot read fixture file 'missing.json'"), result.stderr)
+    }
+
     func testSetOverridesAValueAndUntilStopsTheRun() throws {
         let path = try pipeline("source: { interval: 1s }\nops: [{ map: . * 10 }]\nsink: stdout\n")
         let result = try runRivulet([

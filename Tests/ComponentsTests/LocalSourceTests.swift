@@ -1,0 +1,127 @@
+import Components
+import Foundation
+import Pipeline
+import XCTest
+
+/// `fixture` read from real files, on a virtual clock.
+final class LocalSourceTests: XCTestCase {
+    private var directory: URL!
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "rivulet-fixtures-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(at: directory)
+        super.tearDown()
+    }
+
+    private func write(_ name: String, _ text: String) throws -> String {
+        let url = directory.appendingPathComponent(name)
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return url.path
+    }
+
+    func testJSONArrayGivesOneElementEachAndWholeGivesTheDocument() throws {
+        let path = try write("items.json", "[1, {\"a\": \"日本\"}, [2]]")
+        let each = try PipelineHarness().run("source: { fixture: \(path) }\nsink: record\n")
+        XCTAssertEqual(each.events(), ["0: 1", "0: {\"a\":\"日本\"}", "0: [2]", "0: completed"])
+        let whole = try PipelineHarness().run("source: { fixture: { path: \(path), whole: true } }\nsink: record\n")
+        XCTAssertEqual(whole.events(), ["0: [1,{\"a\":\"日本\"},[2]]", "0: completed"])
+    }
+
+    func testYAMLAndJSONLinesWithPacing() throws {
+        let yaml = try write("items.yaml", "- { name: a }\n- { name: b }\n")
+        let harness = try PipelineHarness().run("source: { fixture: { path: \(yaml), every: 100ms } }\nsink: record\n")
+        XCTAssertEqual(harness.events(), ["100: {\"name\":\"a\"}", "200: {\"name\":\"b\"}", "200: completed"])
+        let lines = try write("items.jsonl", "{\"n\": 1}\n\n{\"n\": 2}\r\n{\"n\": 3}")
+        let jsonl = try PipelineHarness().run("source: { fixture: \(lines) }\nops: [{ map: .n }]\nsink: record\n")
+        XCTAssertEqual(
+            jsonl.events(), ["0: 1", "0: 2", "0: 3", "0: completed"],
+            "blank lines skipped, CRLF and a last line without newline read")
+        let paced = try PipelineHarness().run(
+            "source: { fixture: { path: \(lines), every: 1s } }\nops: [{ map: .n }]\nsink: record\n")
+        XCTAssertEqual(paced.events(), ["1000: 1", "2000: 2", "3000: 3", "4000: completed"])
+    }
+
+    func testAMalformedLineFailsNamingTheFileAndLine() throws {
+        let lines = try write("bad.jsonl", "{\"n\": 1}\n{\"n\": }\n{\"n\": 3}\n")
+        let harness = try PipelineHarness().run("source: { fixture: \(lines) }\nsink: record\n")
+        XCTAssertEqual(harness.events().count, 2)
+        XCTAssertTrue(
+            harness.events()[1].contains("bad.jsonl line 2: unexpected '}', expected a value at byte 6"),
+            harness.events()[1])
+    }
+
+    func testAMissingFileIsAnErrorNamingIt() throws {
+        XCTAssertThrowsError(try PipelineHarness().run("source: { fixture: no-such-file.json }\nsink: record\n")) {
+            error in
+            XCTAssertTrue("\(error)".contains("cannot read fixture file 'no-such-file.json'"), "\(error)")
+        }
+    }
+}
+
+/// `stdin` and a piped `table`, through the binary.
+final class StandardStreamsTests: XCTestCase {
+    static var rivulet: URL {
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        while url.pathComponents.count > 1 {
+            url.deleteLastPathComponent()
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("rivulet").path) { break }
+        }
+        return url.appendingPathComponent("rivulet")
+    }
+
+    private func run(_ pipeline: String, arguments: [String] = [], input: String) throws -> (Int32, String) {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("rivulet-\(UUID().uuidString).yaml")
+        try pipeline.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let process = Process()
+        process.executableURL = Self.rivulet
+        process.arguments = ["run", file.path] + arguments
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        let output = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+
+    func testStdinLinesOnBothClocks() throws {
+        let pipeline = "source: stdin\nops: [{ filter: len(.) > 0 }, { map: upper(.) }]\nsink: stdout\n"
+        let lines = (0..<2000).map { "line \($0)" }.joined(separator: "\n") + "\n\n"
+        for clock in ["real", "virtual"] {
+            let (status, output) = try run(pipeline, arguments: ["--clock", clock], input: lines)
+            XCTAssertEqual(status, 0)
+            let received = output.split(separator: "\n")
+            XCTAssertEqual(received.count, 2000, clock)
+            XCTAssertEqual(received.last, "\"LINE 1999\"", clock)
+        }
+    }
+
+    func testStdinJSONLinesAndAMalformedLine() throws {
+        let (status, output) = try run(
+            "source: { stdin: jsonl }\nops: [{ map: .a }]\nsink: stdout\n", input: "{\"a\": 1}\n{\"a\": 2}\n")
+        XCTAssertEqual(status, 0)
+        XCTAssertEqual(output, "1\n2\n")
+        let (failed, partial) = try run("source: { stdin: jsonl }\nsink: stdout\n", input: "{\"a\": 1}\nnot json\n")
+        XCTAssertEqual(failed, 1)
+        XCTAssertEqual(partial, "{\"a\":1}\n")
+    }
+
+    func testPipedTableIsPlainTextWithEllipsis() throws {
+        let (status, output) = try run(
+            "source: stdin\nops: [{ map: \"[{t: ., n: len(.)}]\" }]\nsink: { table: { columns: [t, n], maxWidth: 16 } }\n",
+            input: "a fairly long title indeed\n")
+        XCTAssertEqual(status, 0)
+        XCTAssertFalse(output.contains("\u{1B}"), "no escape codes when piped")
+        XCTAssertEqual(output, "t             n\n------------  --\na fairly lo…  26\n\n")
+    }
+}

@@ -4,9 +4,13 @@ import Reactive
 /// the pipeline's environment. One scope is reused for every element an operator evaluates, so
 /// evaluating allocates nothing for the scope itself.
 public final class EvaluationScope {
+    // A scope belongs to one operator on its pipeline's thread, so the per-element dynamic
+    // exclusivity checks on these two properties buy nothing and cost about 5% of W2.
     /// The current element, `.`.
+    @exclusivity(unchecked)
     public var element: Value
     /// The accumulator, `acc` (null outside `scan`).
+    @exclusivity(unchecked)
     public var accumulator: Value
     /// The pipeline's clock and random numbers.
     public let environment: ExpressionEnvironment

@@ -195,17 +195,21 @@ public enum JSONParser {
             let start = position
             position += 1
             let contentStart = position
+            var highBits: UInt8 = 0
             // Fast path: no escapes.
             while position < bytes.count {
                 let byte = bytes[position]
                 if byte == UInt8(ascii: "\"") {
                     let slice = UnsafeBufferPointer(rebasing: bytes[contentStart..<position])
                     position += 1
-                    guard let string = String(validating: slice, as: UTF8.self) else {
+                    // ASCII needs no validation; anything else is checked here, so the (specialized)
+                    // decoding below never has to repair.
+                    guard highBits < 0x80 || Self.isValidUTF8(slice) else {
                         throw JSONError("invalid UTF-8 in a string", offset: start)
                     }
-                    return string
+                    return String(decoding: slice, as: UTF8.self)
                 }
+                highBits |= byte
                 if byte == UInt8(ascii: "\\") { break }
                 if byte < 0x20 { throw JSONError("unescaped control character in a string", offset: position) }
                 position += 1
@@ -217,10 +221,10 @@ public enum JSONParser {
                 switch byte {
                 case UInt8(ascii: "\""):
                     position += 1
-                    guard let string = String(validating: buffer, as: UTF8.self) else {
+                    guard buffer.withUnsafeBufferPointer(Self.isValidUTF8) else {
                         throw JSONError("invalid UTF-8 in a string", offset: start)
                     }
-                    return string
+                    return String(decoding: buffer, as: UTF8.self)
                 case UInt8(ascii: "\\"):
                     position += 1
                     guard position < bytes.count else { throw JSONError("unterminated string", offset: start) }
@@ -248,6 +252,46 @@ public enum JSONParser {
                 }
             }
             throw JSONError("unterminated string", offset: start)
+        }
+
+        /// Whether `bytes` are well-formed UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF).
+        static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            var index = 0
+            let count = bytes.count
+            while index < count {
+                let lead = bytes[index]
+                if lead < 0x80 {
+                    index += 1
+                    continue
+                }
+                let length: Int
+                var lower: UInt8 = 0x80
+                var upper: UInt8 = 0xBF
+                switch lead {
+                case 0xC2...0xDF: length = 2
+                case 0xE0:
+                    length = 3
+                    lower = 0xA0
+                case 0xE1...0xEC, 0xEE...0xEF: length = 3
+                case 0xED:
+                    length = 3
+                    upper = 0x9F
+                case 0xF0:
+                    length = 4
+                    lower = 0x90
+                case 0xF1...0xF3: length = 4
+                case 0xF4:
+                    length = 4
+                    upper = 0x8F
+                default: return false
+                }
+                guard index + length <= count else { return false }
+                let second = bytes[index + 1]
+                guard second >= lower && second <= upper else { return false }
+                for offset in 2..<length where bytes[index + offset] & 0xC0 != 0x80 { return false }
+                index += length
+            }
+            return true
         }
 
         mutating func parseHex4() throws(JSONError) -> UInt32 {

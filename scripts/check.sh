@@ -4,6 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 swift format lint --strict --recursive Sources Core/Sources Tests Benchmarks/Sources
 swift build --build-tests
-swift test --skip-build --disable-swift-testing 2>&1 | tail -3
+swift test --skip-build --disable-swift-testing > .build/test.log 2>&1 || { grep -E "error:|failed \(" .build/test.log; exit 1; }
+tail -3 .build/test.log
 .build/debug/rivulet lint $(ls Pipelines/*.yaml | grep -v '\.test\.yaml$') >/dev/null
 .build/debug/rivulet test Pipelines/ | tail -1

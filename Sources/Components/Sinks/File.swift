@@ -56,6 +56,7 @@ final class FileSink: PipelineSink {
     private var columns: [String]
     private var wroteHeader: Bool
     private var count = 0
+    @exclusivity(unchecked)
     private var bytes: [UInt8] = []
     private var closed = false
 

@@ -8,6 +8,8 @@
 /// line's end, so whoever reads the file (or a killed run's output) never sees half a line.
 final class LineWriter {
     private let descriptor: Int32
+    // Used on the pipeline's thread only; appended to for every line written.
+    @exclusivity(unchecked)
     private var buffer: [UInt8] = []
     private let flushThreshold: Int
     private(set) var failure: String?

@@ -43,8 +43,10 @@ public final class CompiledPipeline {
             let isSideStream = compiled.streamName.contains(".")
             if !isSideStream { run.pendingSinks += 1 }
             compiled.input.subscribe(
-                AnyObserver { [weak run] event in
-                    guard let run, !run.lifetime.isDisposed else { return }
+                // A strong capture (a weak one costs a load per event); the cycle through the run's
+                // lifetime is broken when the run ends.
+                AnyObserver { event in
+                    guard !run.lifetime.isDisposed else { return }
                     compiled.sink.receive(event)
                     switch event {
                     case .next: break

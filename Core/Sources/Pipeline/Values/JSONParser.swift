@@ -170,7 +170,7 @@ public enum JSONParser {
                 position += 1
                 skipWhitespace()
                 let value = try parseValue(depth: depth)
-                if object.count < 8 ? object.keys.contains(key) : object[key] != nil {
+                if object.contains(key: key) {
                     object[key] = value
                 } else {
                     object.appendUnchecked(key, value)

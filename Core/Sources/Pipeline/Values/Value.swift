@@ -17,7 +17,7 @@ public enum Value: Hashable, Sendable {
     /// An ordered list.
     indirect case array([Value])
     /// An object with ordered keys.
-    indirect case object(JSONObject)
+    case object(JSONObject)
 }
 
 extension Value {
@@ -174,7 +174,20 @@ public struct JSONObject: Hashable, Sendable, Sequence {
 
     private func position(of key: String) -> Int? {
         if let index { return index[key] }
-        return keys.firstIndex(of: key)
+        // Comparing lengths first is cheap for the short keys records have, and skips most
+        // full comparisons.
+        let length = key.utf8.count
+        return keys.withUnsafeBufferPointer { buffer in
+            for position in buffer.indices where buffer[position].utf8.count == length && buffer[position] == key {
+                return position
+            }
+            return nil
+        }
+    }
+
+    /// Whether the object has `key` (cheaper than reading it).
+    public func contains(key: String) -> Bool {
+        position(of: key) != nil
     }
 
     /// The value of `key`; setting nil removes the member, setting a new key appends it.

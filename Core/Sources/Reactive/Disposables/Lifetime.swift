@@ -6,7 +6,10 @@
 /// Operators that cannot outlive their upstream (map, filter, scan, ...) pass their own lifetime
 /// on unchanged; operators that outlive it or subscribe to several sources create child lifetimes.
 public final class Lifetime: Disposable {
+    // Read by every sink for every event; a lifetime is used on its pipeline's thread only, so the
+    // dynamic exclusivity check would be pure cost.
     /// Whether the subscription has ended.
+    @exclusivity(unchecked)
     public private(set) var isDisposed = false
     @usableFromInline
     var first: (any Disposable)?

@@ -48,6 +48,7 @@ final class DistinctUntilChangedSink<Element, Key>: Sink<Element> {
     @usableFromInline
     let comparer: (Key, Key) throws -> Bool
     @usableFromInline
+    @exclusivity(unchecked)
     var lastKey: Key?
 
     @inlinable

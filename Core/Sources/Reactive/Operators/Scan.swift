@@ -26,6 +26,7 @@ extension ObservableType {
 @usableFromInline
 final class ScanSink<Element, Accumulate>: Sink<Accumulate> {
     @usableFromInline
+    @exclusivity(unchecked)
     var accumulate: Accumulate
     @usableFromInline
     let accumulator: (inout Accumulate, Element) throws -> Void

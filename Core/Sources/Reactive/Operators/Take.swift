@@ -34,6 +34,7 @@ extension ObservableType {
 @usableFromInline
 final class TakeCountSink<Element>: Sink<Element> {
     @usableFromInline
+    @exclusivity(unchecked)
     var remaining: Int
 
     @inlinable

@@ -52,7 +52,11 @@ final class FileSink: PipelineSink {
     private let temporaryPath: String?
     private let descriptor: Int32
     private let writer: LineWriter
-    private let format: String
+    private enum Format {
+        case jsonLines, json, csv
+    }
+
+    private let format: Format
     private var columns: [String]
     private var wroteHeader: Bool
     private var count = 0
@@ -62,7 +66,7 @@ final class FileSink: PipelineSink {
 
     init(path: String, format: String, append: Bool, columns: [String], context: ComponentContext) throws {
         self.path = path
-        self.format = format
+        self.format = format == "json" ? .json : (format == "csv" ? .csv : .jsonLines)
         self.columns = columns
         temporaryPath = format == "json" ? path + ".tmp-\(getpid())" : nil
         let target = temporaryPath ?? path
@@ -80,13 +84,13 @@ final class FileSink: PipelineSink {
     func receive(_ event: Event<Value>) {
         guard case .next(let value) = event, !closed else { return }
         switch format {
-        case "json":
+        case .json:
             bytes.removeAll(keepingCapacity: true)
             if count > 0 { bytes.append(UInt8(ascii: ",")) }
             bytes.append(0x0A)
             JSONSerializer.write(value, to: &bytes)
             writer.writeRaw(String(decoding: bytes, as: UTF8.self))
-        case "csv":
+        case .csv:
             if columns.isEmpty { columns = value.objectValue?.keys ?? ["value"] }
             if !wroteHeader {
                 writer.writeLine(columns.map(Self.csvField).joined(separator: ","))
@@ -101,10 +105,8 @@ final class FileSink: PipelineSink {
                 }
             }
             writer.writeLine(fields.joined(separator: ","))
-        default:
-            bytes.removeAll(keepingCapacity: true)
-            JSONSerializer.write(value, to: &bytes)
-            writer.writeLine(bytes)
+        case .jsonLines:
+            writer.writeLine { JSONSerializer.write(value, to: &$0) }
         }
         count += 1
     }
@@ -117,7 +119,7 @@ final class FileSink: PipelineSink {
     func close() {
         guard !closed else { return }
         closed = true
-        if format == "json" { writer.writeRaw(count > 0 ? "\n]\n" : "]\n") }
+        if format == .json { writer.writeRaw(count > 0 ? "\n]\n" : "]\n") }
         writer.flush()
         fsync(descriptor)
         Glibc.close(descriptor)

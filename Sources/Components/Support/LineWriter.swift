@@ -27,6 +27,13 @@ final class LineWriter {
         if buffer.count >= flushThreshold { flush() }
     }
 
+    /// Appends one line built in place by `body` (a newline is added), saving a copy.
+    func writeLine(building body: (inout [UInt8]) -> Void) {
+        body(&buffer)
+        buffer.append(0x0A)
+        if buffer.count >= flushThreshold { flush() }
+    }
+
     /// Appends one line of text.
     func writeLine(_ text: String) {
         writeLine(text.utf8)

@@ -108,14 +108,15 @@ public struct Expression {
         return Expression(
             source: source,
             evaluator: { scope in
-                var object = JSONObject(capacity: keys.count)
-                for index in keys.indices {
-                    if unique {
-                        object.appendUnchecked(keys[index], try evaluators[index](scope))
-                    } else {
-                        object[keys[index]] = try evaluators[index](scope)
-                    }
+                if unique {
+                    // The key list is shared by every object made here; only the values are new.
+                    var values: [Value] = []
+                    values.reserveCapacity(evaluators.count)
+                    for evaluator in evaluators { values.append(try evaluator(scope)) }
+                    return .object(JSONObject(distinctKeys: keys, values: values))
                 }
+                var object = JSONObject(capacity: keys.count)
+                for index in keys.indices { object[keys[index]] = try evaluators[index](scope) }
                 return .object(object)
             }, usesAccumulator: members.contains { $0.1.usesAccumulator })
     }

@@ -160,6 +160,15 @@ public struct JSONObject: Hashable, Sendable, Sequence {
     /// An empty object.
     public init() {}
 
+    /// An object of these members; the keys must be distinct. Objects built from one key list
+    /// (the objects a `map` expression makes) share its storage.
+    public init(distinctKeys keys: [String], values: [Value]) {
+        precondition(keys.count == values.count, "one value per key")
+        self.keys = keys
+        self.values = values
+        if keys.count > Self.indexThreshold { rebuildIndex() }
+    }
+
     /// An empty object with room for `capacity` members.
     public init(capacity: Int) {
         keys.reserveCapacity(capacity)

@@ -55,6 +55,19 @@ final class LocalSourceTests: XCTestCase {
             harness.events()[1])
     }
 
+    func testEventsFromATimelineFile() throws {
+        let yaml = try write(
+            "typing.yaml", "- { at: 0ms, next: cl }\n- { at: 150ms, next: climate }\n- { at: 200ms, complete: true }\n")
+        let harness = try PipelineHarness().run("source: { events: { file: \(yaml) } }\nsink: record\n")
+        XCTAssertEqual(harness.events(), ["0: \"cl\"", "150: \"climate\"", "200: completed"])
+        let json = try write("bad.json", "[{\"at\": \"10ms\"}]")
+        XCTAssertThrowsError(try PipelineHarness().run("source: { events: { file: \(json) } }\nsink: record\n")) {
+            error in
+            XCTAssertTrue(
+                "\(error)".contains("timeline entry 1 needs exactly one of next, error, complete"), "\(error)")
+        }
+    }
+
     func testAMissingFileIsAnErrorNamingIt() throws {
         XCTAssertThrowsError(try PipelineHarness().run("source: { fixture: no-such-file.json }\nsink: record\n")) {
             error in

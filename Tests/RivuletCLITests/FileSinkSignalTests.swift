@@ -79,7 +79,36 @@ final class FileSinkSignalTests: XCTestCase {
         XCTAssertGreaterThan(accepted, 20)
         XCTAssertEqual(lines.last, "", "ends with a whole line")
         XCTAssertEqual(lines.count - 1, accepted)
-        XCTAssertEqual(lines.dropLast().map(String.init), (0..<accepted).map { "{\"n\":\($0)}" })
+        // Lines that would cross a page boundary are padded with spaces; the records are what count.
+        XCTAssertEqual(
+            lines.dropLast().map { String($0.reversed().drop { $0 == " " }.reversed()) },
+            (0..<accepted).map { "{\"n\":\($0)}" })
+    }
+
+    func testNoLineCrossesAPageBoundaryAndPaddingIsOnlySpaces() throws {
+        // Lines of 100 bytes: 40 per 4 KiB page would leave 96 bytes, so every page ends with padding.
+        var input = Data()
+        for i in 0..<1000 {
+            input.append(
+                Data("{\"i\": \(i), \"pad\": \"\(String(repeating: "p", count: 70 - String(i).count))\"}\n".utf8))
+        }
+        try input.write(to: directory.appendingPathComponent("in.jsonl"))
+        let lines = "source: { fixture: in.jsonl }\nsink: { file: out.jsonl }\n"
+        try lines.write(to: directory.appendingPathComponent("p.yaml"), atomically: true, encoding: .utf8)
+        let result = try runRivulet(["run", directory.appendingPathComponent("p.yaml").path, "--clock", "virtual"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let output = try Data(contentsOf: directory.appendingPathComponent("out.jsonl"))
+        var offset = 0
+        for (index, line) in output.split(separator: 0x0A, omittingEmptySubsequences: false).dropLast().enumerated() {
+            let start = offset
+            let end = offset + line.count + 1
+            XCTAssertEqual(start / 4096, (end - 1) / 4096, "line \(index + 1) crosses a page boundary")
+            let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
+            XCTAssertEqual(object["i"] as? Int, index)
+            offset = end
+        }
+        XCTAssertEqual(offset, output.count)
+        XCTAssertGreaterThan(output.count, 1000 * 80, "the records are all there")
     }
 
     func testJSONIsRenamedIntoPlaceAndCSVQuotes() throws {

@@ -11,8 +11,12 @@ extension BuiltinComponents {
         name: "file",
         summary: "Writes elements to a file: JSON Lines (whole lines only), a JSON array, or CSV.",
         docs: """
-            JSON Lines and CSV are written in whole lines: every write ends at a line's end, so a run that \
-            is killed leaves only complete lines. JSON is written to a temporary file beside the target and \
+            JSON Lines are written so that a run that is killed, even with SIGKILL, leaves only whole lines: \
+            Linux may cut a write at a 4 KiB page boundary when a process is killed, so a line that would \
+            cross a page boundary is preceded by spaces at the end of the line before it (white space \
+            around a JSON value is insignificant), and only whole pages are written until the end. A single \
+            line longer than 4 KiB cannot be protected this way. CSV is written a line at a time, every \
+            write ending at a line's end. JSON is written to a temporary file beside the target and \
             renamed over it when the pipeline ends (completion, failure or a signal), so the target is \
             never half written. The file is flushed and closed on completion, error, SIGINT and SIGTERM.
             """,
@@ -76,8 +80,11 @@ final class FileSink: PipelineSink {
             throw context.error("cannot open '\(target)' for writing: \(String(cString: strerror(errno)))")
         }
         var existing = stat()
-        wroteHeader = append && fstat(descriptor, &existing) == 0 && existing.st_size > 0
-        writer = LineWriter(descriptor: descriptor)
+        let size = fstat(descriptor, &existing) == 0 ? Int(existing.st_size) : 0
+        wroteHeader = append && size > 0
+        // JSON is renamed into place at the end; CSV cannot take padding (trailing spaces belong to a
+        // field). JSON Lines can: white space around a JSON value is insignificant.
+        writer = LineWriter(descriptor: descriptor, pageAlignedFrom: format == "jsonl" ? (append ? size : 0) : nil)
         if format == "json" { writer.writeRaw("[") }
     }
 
@@ -120,7 +127,7 @@ final class FileSink: PipelineSink {
         guard !closed else { return }
         closed = true
         if format == .json { writer.writeRaw(count > 0 ? "\n]\n" : "]\n") }
-        writer.flush()
+        writer.flushAll()
         fsync(descriptor)
         Glibc.close(descriptor)
         if let temporaryPath { rename(temporaryPath, path) }

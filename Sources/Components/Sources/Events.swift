@@ -5,7 +5,8 @@ extension BuiltinComponents {
     /// `events` — a timeline of elements: inline, as marbles, or from an expression.
     public static let events = ComponentSpec(
         name: "events",
-        summary: "Emits a timeline of elements, errors and completion: inline, as marbles, or from an expression.",
+        summary:
+            "Emits a timeline of elements, errors and completion: inline, as marbles, from an expression or a file.",
         docs: """
             Times are relative to subscription (cold, the default) or to the start of the pipeline \
             (hot: true). Marbles: '-' is one tick, a letter is an element (looked up in values), '|' \
@@ -25,6 +26,9 @@ extension BuiltinComponents {
                 "timeline", .template, doc: "An expression giving the timeline, per triggering element.",
                 example: "\"{{ .events }}\""),
             ParameterSpec(
+                "file", .string, doc: "A JSON or YAML file holding the timeline, relative to the pipeline file.",
+                example: "timelines/typing.yaml"),
+            ParameterSpec(
                 "hot", .bool, default: false, doc: "Times count from the start of the pipeline, not from subscription."),
         ],
         primary: "events",
@@ -35,8 +39,8 @@ extension BuiltinComponents {
                 - { at: 150ms, next: "climate" }
             """,
         check: { parameters in
-            let given = ["events", "marbles", "timeline"].filter(parameters.has)
-            if given.count != 1 { return "give one of events, marbles or timeline" }
+            let given = ["events", "marbles", "timeline", "file"].filter(parameters.has)
+            if given.count != 1 { return "give one of events, marbles, timeline or file" }
             if let events = parameters.value("events") {
                 do { _ = try TimelineEntry.parse(events, context: nil) } catch { return "\(error)" }
             }
@@ -52,6 +56,21 @@ extension BuiltinComponents {
         factory: .source { parameters, context in
             let hot = parameters.bool("hot") ?? false
             let scheduler = context.scheduler
+            if let file = parameters.string("file") {
+                let path = context.resolvePath(file)
+                let format = path.hasSuffix(".yaml") || path.hasSuffix(".yml") ? "yaml" : "json"
+                guard PipelineLoader.readFile(path) != nil else {
+                    throw context.error("cannot read the timeline file '\(file)' (looked for \(path))")
+                }
+                let timeline = try Fixture.readDocument(path: path, format: format, context: context)
+                let entries: [TimelineEntry]
+                do {
+                    entries = try TimelineEntry.parse(timeline, context: context)
+                } catch {
+                    throw context.error("timeline file '\(file)': \(error)")
+                }
+                return PipelineSource { _ in TimelineEntry.observable(entries, hot: hot, scheduler: scheduler) }
+            }
             if let events = parameters.value("events") {
                 let entries = try TimelineEntry.parse(events, context: context)
                 return PipelineSource { _ in TimelineEntry.observable(entries, hot: hot, scheduler: scheduler) }

@@ -14,14 +14,37 @@ final class LineWriter {
     private let flushThreshold: Int
     private(set) var failure: String?
 
-    init(descriptor: Int32, flushThreshold: Int = 64 * 1024) {
+    /// Page-aligned mode (files): the writer knows the file's size, lays out lines so that no line
+    /// under a page crosses a page boundary, and writes only up to a page boundary until `close`.
+    private let pageAligned: Bool
+    private var fileOffset = 0
+    static let pageSize = 4096
+
+    init(descriptor: Int32, flushThreshold: Int = 64 * 1024, pageAlignedFrom offset: Int? = nil) {
         self.descriptor = descriptor
         self.flushThreshold = flushThreshold
-        buffer.reserveCapacity(flushThreshold + 1024)
+        self.pageAligned = offset != nil
+        self.fileOffset = offset ?? 0
+        buffer.reserveCapacity(flushThreshold + 2 * Self.pageSize)
+    }
+
+    /// Before a line of `length` bytes (newline included) is appended: if it would cross a page
+    /// boundary, pad the line before it with spaces (JSON allows trailing white space), so that the
+    /// boundary falls between lines. Linux can cut a write(2) at a page boundary when the process is
+    /// killed; with boundaries only between lines, a kill leaves whole lines.
+    private func alignForLine(of length: Int) {
+        guard pageAligned, length <= Self.pageSize, let last = buffer.last, last == 0x0A else { return }
+        let position = fileOffset + buffer.count
+        let inPage = position % Self.pageSize
+        guard inPage != 0, inPage + length > Self.pageSize else { return }
+        buffer.removeLast()
+        buffer.append(contentsOf: repeatElement(0x20, count: Self.pageSize - inPage))
+        buffer.append(0x0A)
     }
 
     /// Appends one line (a newline is added).
     func writeLine(_ bytes: some Sequence<UInt8>) {
+        alignForLine(of: bytes.underestimatedCount + 1)
         buffer.append(contentsOf: bytes)
         buffer.append(0x0A)
         if buffer.count >= flushThreshold { flush() }
@@ -29,8 +52,22 @@ final class LineWriter {
 
     /// Appends one line built in place by `body` (a newline is added), saving a copy.
     func writeLine(building body: (inout [UInt8]) -> Void) {
+        guard pageAligned else {
+            body(&buffer)
+            buffer.append(0x0A)
+            if buffer.count >= flushThreshold { flush() }
+            return
+        }
+        // Build the line in place; only when it would cross a page boundary (about once a page) is it
+        // moved right, past spaces that pad the line before it.
+        let start = buffer.count
         body(&buffer)
         buffer.append(0x0A)
+        let length = buffer.count - start
+        let inPage = (fileOffset + start) % Self.pageSize
+        if start > 0, length <= Self.pageSize, inPage != 0, inPage + length > Self.pageSize, buffer[start - 1] == 0x0A {
+            buffer.insert(contentsOf: repeatElement(0x20, count: Self.pageSize - inPage), at: start - 1)
+        }
         if buffer.count >= flushThreshold { flush() }
     }
 
@@ -45,12 +82,24 @@ final class LineWriter {
         if buffer.count >= flushThreshold { flush() }
     }
 
-    /// Writes out everything buffered.
+    /// Writes out what is buffered: in page-aligned mode, only up to the last page boundary (the
+    /// rest waits for more lines or `close`); otherwise everything.
     func flush() {
+        guard pageAligned else { return write(upTo: buffer.count) }
+        let boundary = (fileOffset + buffer.count) / Self.pageSize * Self.pageSize - fileOffset
+        if boundary > 0 { write(upTo: boundary) }
+    }
+
+    /// Writes out everything, page boundary or not (the end of the run).
+    func flushAll() {
+        write(upTo: buffer.count)
+    }
+
+    private func write(upTo end: Int) {
         var offset = 0
-        while offset < buffer.count {
+        while offset < end {
             let written = buffer.withUnsafeBytes { raw in
-                write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                Glibc.write(descriptor, raw.baseAddress! + offset, end - offset)
             }
             if written < 0 {
                 if errno == EINTR { continue }
@@ -59,6 +108,7 @@ final class LineWriter {
             }
             offset += written
         }
-        buffer.removeAll(keepingCapacity: true)
+        fileOffset += offset
+        buffer.removeFirst(offset)
     }
 }

@@ -13,7 +13,7 @@ public enum BuiltinComponents {
             // Operators
             filter, map, scan, distinctUntilChanged, debounce, throttle, delay, timeout, take, skip, takeWhile,
             takeUntil, startWith, merge, combineLatest, withLatestFrom, flatMap, flatMapLatest, concatMap,
-            catchError, catchAndReturn, retry, buffer, share, log,
+            catchError, catchAndReturn, retry, buffer, share, log, exec,
             // Sinks
             stdout, file, table,
         ]

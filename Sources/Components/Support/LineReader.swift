@@ -36,6 +36,13 @@ final class LineReader {
         if ownsDescriptor { close(descriptor) }
     }
 
+    /// Whether a whole line is already buffered (so reading it will not block).
+    var hasBufferedLine: Bool {
+        buffer.withUnsafeBufferPointer { pointer in
+            end > start && memchr(pointer.baseAddress! + start, 0x0A, end - start) != nil
+        }
+    }
+
     /// Calls `body` with the next line (without its newline or a trailing carriage return);
     /// returns false at the end of the input. A read error throws.
     func nextLine<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) throws -> Result? {

@@ -1,0 +1,203 @@
+import Foundation
+import Pipeline
+import Reactive
+
+extension BuiltinComponents {
+    /// `exec: {command: [...]}` — a process plugin: any program speaking JSON Lines.
+    public static let exec = ComponentSpec(
+        name: "exec",
+        summary: "Runs a program once per pipeline and passes each element through it, speaking JSON Lines.",
+        docs: """
+            Protocol: for each element rivulet writes one line {"value": <element>} to the program's \
+            standard input. The program answers with any number of lines {"emit": <value>} (each becomes \
+            an element), then one line {"done": true}; or, instead of done, {"error": "message"}, which \
+            fails the pipeline (or, with onError: skip, drops that element). Elements are handled one at \
+            a time, in order. A program that exits, crashes, writes something that is not such a line, or \
+            takes longer than timeout for one element fails the pipeline with the tail of its standard \
+            error. The program is stopped when the pipeline ends. While the program works on an element \
+            the pipeline's thread waits for it (timers run late); keep exec programs quick.
+            """,
+        parameters: [
+            ParameterSpec(
+                "command", .list(.string), required: true,
+                doc: "The program and its arguments; a relative program path is resolved against the pipeline file.",
+                example: "[python3, ./enrich.py]"),
+            ParameterSpec(
+                "timeout", .duration, default: "10s", doc: "The longest the program may take to answer one element."),
+            ParameterSpec(
+                "onError", .oneOf(["fail", "skip"]), default: "fail", doc: "What an {\"error\"} answer does."),
+        ],
+        primary: "command",
+        example: "- exec: { command: [python3, ./enrich.py], timeout: 2s }",
+        factory: .operator { parameters, context in
+            var command = (parameters.list("command") ?? []).compactMap { entry -> String? in
+                if case .string(let text) = entry { return text }
+                return nil
+            }
+            guard !command.isEmpty else { throw context.error("exec needs a command") }
+            for index in command.indices where command[index].hasPrefix("./") {
+                command[index] = context.resolvePath(command[index])
+            }
+            let timeout = parameters.duration("timeout") ?? .seconds(10)
+            let skipErrors = parameters.string("onError") == "skip"
+            return { source in
+                Observable.deferred {
+                    let process = try ExecProcess(command: command, directory: context.baseDirectory, context: context)
+                    return Observable { observer, lifetime in
+                        lifetime.onDispose { process.stop() }
+                        let sink = ForwardingObserver(observer, lifetime)
+                        source.subscribe(
+                            AnyObserver { event in
+                                if lifetime.isDisposed { return }
+                                switch event {
+                                case .next(let element):
+                                    do {
+                                        for output in try process.handle(
+                                            element, timeout: timeout, skipErrors: skipErrors)
+                                        {
+                                            if lifetime.isDisposed { return }
+                                            sink.observer.on(.next(output))
+                                        }
+                                    } catch {
+                                        sink.finish(.error(error))
+                                    }
+                                case .error, .completed:
+                                    sink.finish(event)
+                                }
+                            }, in: lifetime)
+                    }
+                }
+            }
+        })
+}
+
+/// An observer that ends its subscription at a terminal event.
+struct ForwardingObserver {
+    let observer: AnyObserver<Value>
+    let lifetime: Lifetime
+
+    init(_ observer: AnyObserver<Value>, _ lifetime: Lifetime) {
+        self.observer = observer
+        self.lifetime = lifetime
+    }
+
+    func finish(_ event: Event<Value>) {
+        if lifetime.isDisposed { return }
+        observer.on(event)
+        lifetime.dispose()
+    }
+}
+
+/// A running exec program: requests go to its standard input, answers are read from its standard
+/// output with a timeout, and its standard error is kept (the tail goes into error messages).
+final class ExecProcess {
+    private let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private let errors = Pipe()
+    private let reader: LineReader
+    private let context: ComponentContext
+    private let commandLine: String
+    private let stderrTail = StderrTail()
+
+    init(command: [String], directory: String, context: ComponentContext) throws {
+        self.context = context
+        commandLine = command.joined(separator: " ")
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = command
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        reader = LineReader(descriptor: output.fileHandleForReading.fileDescriptor)
+        let tail = stderrTail
+        errors.fileHandleForReading.readabilityHandler = { handle in tail.append(handle.availableData) }
+        do {
+            try process.run()
+        } catch {
+            throw context.error("cannot start '\(commandLine)': \(error.localizedDescription)")
+        }
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    private func failure(_ message: String) -> PipelineRuntimeError {
+        let tail = stderrTail.text
+        return context.error(tail.isEmpty ? message : "\(message); its standard error ends with:\n\(tail)")
+    }
+
+    /// Sends `element` and collects the program's answer.
+    func handle(_ element: Value, timeout: RxTimeInterval, skipErrors: Bool) throws -> [Value] {
+        var request: [UInt8] = Array("{\"value\":".utf8)
+        JSONSerializer.write(element, to: &request)
+        request.append(contentsOf: Array("}\n".utf8))
+        let written = request.withUnsafeBytes {
+            write(input.fileHandleForWriting.fileDescriptor, $0.baseAddress, $0.count)
+        }
+        if written != request.count {
+            throw failure("'\(commandLine)' stopped reading its input (exited with status \(exitStatus()))")
+        }
+        var emitted: [Value] = []
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, timeout.totalNanoseconds))
+        while true {
+            let now = DispatchTime.now().uptimeNanoseconds
+            var descriptor = pollfd(fd: output.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            let remaining = now >= deadline ? 0 : Int32(min(Int64(Int32.max), Int64((deadline - now) / 1_000_000) + 1))
+            if !reader.hasBufferedLine, poll(&descriptor, 1, remaining) == 0 {
+                throw failure(
+                    "'\(commandLine)' did not answer within \(DurationSyntax.format(timeout)) (element: \(element))")
+            }
+            let line = try reader.nextLine { bytes -> Result<Value, JSONError>? in
+                do throws(JSONError) { return .success(try JSONParser.parse(bytes)) } catch { return .failure(error) }
+            }
+            guard let line else {
+                process.waitUntilExit()
+                throw failure(
+                    "'\(commandLine)' exited with status \(process.terminationStatus) before answering (element: \(element))"
+                )
+            }
+            guard case .success(let answer) = line, case .object(let object) = answer else {
+                throw failure("'\(commandLine)' wrote a line that is not a JSON object of the exec protocol")
+            }
+            if let value = object["emit"] {
+                emitted.append(value)
+            } else if object["done"] != nil {
+                return emitted
+            } else if let message = object["error"] {
+                if skipErrors { return [] }
+                throw context.error("'\(commandLine)': \(message.stringValue ?? message.description)", element: element)
+            } else {
+                throw failure("'\(commandLine)' wrote \(answer), which is not {\"emit\"}, {\"done\"} or {\"error\"}")
+            }
+        }
+    }
+
+    private func exitStatus() -> String {
+        process.waitUntilExit()
+        return "\(process.terminationStatus)"
+    }
+
+    func stop() {
+        try? input.fileHandleForWriting.close()
+        if process.isRunning { process.terminate() }
+        errors.fileHandleForReading.readabilityHandler = nil
+    }
+}
+
+/// The last 2 KiB of a program's standard error, collected as it is written.
+final class StderrTail: @unchecked Sendable {
+    private let lock = NSLock()
+    private var bytes: [UInt8] = []
+
+    func append(_ data: Data) {
+        lock.withLock {
+            bytes.append(contentsOf: data)
+            if bytes.count > 2048 { bytes.removeFirst(bytes.count - 2048) }
+        }
+    }
+
+    var text: String {
+        // Give the reading thread a moment to collect what a crashing program wrote last.
+        Thread.sleep(forTimeInterval: 0.05)
+        return lock.withLock { String(decoding: bytes, as: UTF8.self) }.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import XCTest
+
+/// The `exec` operator (process plugins), through the binary, with a real Python program.
+final class ExecTests: XCTestCase {
+    private var directory: URL!
+
+    static let plugin = """
+        import json, sys
+        for line in sys.stdin:
+            value = json.loads(line)["value"]
+            if value == "boom":
+                print(json.dumps({"error": "cannot enrich boom"}), flush=True)
+                continue
+            if value == "crash":
+                sys.stderr.write("Traceback: something broke\\n")
+                sys.exit(3)
+            if value == "garbage":
+                print("not json at all", flush=True)
+                continue
+            if value == "hang":
+                import time
+                time.sleep(30)
+            for word in str(value).split():
+                print(json.dumps({"emit": {"word": word, "length": len(word)}}), flush=True)
+            print(json.dumps({"done": True}), flush=True)
+        """
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("rivulet-exec-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Self.plugin.write(to: directory.appendingPathComponent("enrich.py"), atomically: true, encoding: .utf8)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(at: directory)
+        super.tearDown()
+    }
+
+    private func run(_ values: [String], options: String = "") throws -> ProcessResult {
+        let events = values.enumerated().map { "{ at: \($0.offset * 10)ms, next: \"\($0.element)\" }" }.joined(
+            separator: ", ")
+        let pipeline = """
+            source: { events: [\(events), { at: 500ms, complete: true }] }
+            ops:
+              - exec: { command: [python3, ./enrich.py]\(options) }
+            sink: stdout
+            """
+        let path = directory.appendingPathComponent("p.yaml")
+        try pipeline.write(to: path, atomically: true, encoding: .utf8)
+        return try runRivulet(["run", path.path, "--clock", "virtual"])
+    }
+
+    func testEachElementCanGiveManyOrNoElements() throws {
+        let result = try run(["hello world", "", "one"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(
+            result.stdout,
+            "{\"word\":\"hello\",\"length\":5}\n{\"word\":\"world\",\"length\":5}\n{\"word\":\"one\",\"length\":3}\n")
+    }
+
+    func testAnErrorAnswerFailsOrIsSkipped() throws {
+        let failed = try run(["a", "boom", "b"])
+        XCTAssertEqual(failed.status, 1)
+        XCTAssertEqual(failed.stdout, "{\"word\":\"a\",\"length\":1}\n")
+        XCTAssertTrue(failed.stderr.contains(":3:5: error: exec: 'python3 "), failed.stderr)
+        XCTAssertTrue(failed.stderr.contains("enrich.py': cannot enrich boom (element: \"boom\")"), failed.stderr)
+        let skipped = try run(["a", "boom", "b"], options: ", onError: skip")
+        XCTAssertEqual(skipped.status, 0, skipped.stderr)
+        XCTAssertEqual(skipped.stdout, "{\"word\":\"a\",\"length\":1}\n{\"word\":\"b\",\"length\":1}\n")
+    }
+
+    func testACrashCarriesTheTailOfStandardError() throws {
+        let result = try run(["a", "crash"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains("exited with status 3 before answering"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("Traceback: something broke"), result.stderr)
+    }
+
+    func testOutputOutsideTheProtocolIsAnError() throws {
+        let result = try run(["garbage"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(
+            result.stderr.contains("wrote a line that is not a JSON object of the exec protocol"), result.stderr)
+    }
+
+    func testAHangingProgramTimesOutAndTheRunEnds() throws {
+        let started = Date()
+        let result = try run(["hang"], options: ", timeout: 300ms")
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains("did not answer within 300ms"), result.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10)
+    }
+
+    func testAMissingProgramIsReported() throws {
+        let path = directory.appendingPathComponent("m.yaml")
+        try "source: { events: [{ at: 0ms, next: a }] }\nops: [{ exec: [no-such-program-rivulet] }]\nsink: stdout\n"
+            .write(to: path, atomically: true, encoding: .utf8)
+        let result = try runRivulet(["run", path.path, "--clock", "virtual"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains("exec: 'no-such-program-rivulet' exited with status 127"), result.stderr)
+    }
+}

@@ -10,7 +10,7 @@ let package = Package(
         .library(
             name: "RivuletCore",
             type: .dynamic,
-            targets: ["Reactive", "ReactiveTesting", "Pipeline"]
+            targets: ["Reactive", "ReactiveTesting", "Pipeline", "PluginAPI"]
         )
     ],
     targets: [
@@ -18,5 +18,6 @@ let package = Package(
         .target(name: "ReactiveTesting", dependencies: ["Reactive"]),
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .target(name: "Pipeline", dependencies: ["Reactive", "ReactiveTesting", "CYAML"]),
+        .target(name: "PluginAPI", dependencies: ["Pipeline", "Reactive"]),
     ]
 )

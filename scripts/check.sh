@@ -2,7 +2,8 @@
 # What to run before every commit: the style check and every test (the same as CI, minus the install).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift format lint --strict --recursive Sources Core/Sources Tests Benchmarks/Sources
+swift format lint --strict --recursive Sources Core/Sources Tests Benchmarks/Sources Examples/TextPlugin/Sources
+swift build --package-path Examples/TextPlugin
 swift build --build-tests
 swift test --skip-build --disable-swift-testing > .build/test.log 2>&1 || { grep -E "error:|failed \(" .build/test.log; exit 1; }
 tail -3 .build/test.log

@@ -16,8 +16,10 @@ struct Components: ParsableCommand {
     @Option(help: "text, or markdown (the reference in docs/components.md).")
     var format: Format = .text
 
+    @OptionGroup var pluginOptions: PluginOptions
+
     func run() throws {
-        let registry = CommandSupport.registry()
+        let registry = try CommandSupport.registry(plugins: pluginOptions.plugins)
         let reference = ComponentReference(registry: registry)
         if let name {
             guard let spec = registry.spec(name) else {

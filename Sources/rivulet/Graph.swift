@@ -16,9 +16,10 @@ struct Graph: ParsableCommand {
     @Option(help: "text, dot or mermaid.")
     var format: Format = .text
 
+    @OptionGroup var pluginOptions: PluginOptions
+
     func run() throws {
-        let loaded = PipelineLoader(registry: CommandSupport.registry(), environment: CommandSupport.environment).load(
-            path: file)
+        let loaded = CommandSupport.loader(try CommandSupport.registry(plugins: pluginOptions.plugins)).load(path: file)
         guard let pipeline = loaded.pipeline else {
             CommandSupport.report(loaded)
             throw ExitCode(2)

@@ -9,8 +9,10 @@ struct Lint: ParsableCommand {
     @Argument(help: "The pipeline files to check.")
     var files: [String]
 
+    @OptionGroup var pluginOptions: PluginOptions
+
     func run() throws {
-        let loader = PipelineLoader(registry: CommandSupport.registry(), environment: CommandSupport.environment)
+        let loader = CommandSupport.loader(try CommandSupport.registry(plugins: pluginOptions.plugins))
         var errorCount = 0
         var failedFiles = 0
         for file in files {

@@ -34,6 +34,8 @@ struct Run: ParsableCommand {
     @Option(help: "The seed of random() (default: the file's 'seed', else from the system).")
     var seed: UInt64?
 
+    @OptionGroup var pluginOptions: PluginOptions
+
     func run() throws {
         var parsedOverrides: [Override] = []
         for text in overrides {
@@ -49,7 +51,7 @@ struct Run: ParsableCommand {
             }
             limit = duration
         }
-        let loaded = PipelineLoader(registry: CommandSupport.registry(), environment: CommandSupport.environment)
+        let loaded = CommandSupport.loader(try CommandSupport.registry(plugins: pluginOptions.plugins))
             .load(path: file, overrides: parsedOverrides)
         guard let pipeline = loaded.pipeline else {
             CommandSupport.report(loaded)

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Components
 import Pipeline
 
@@ -21,8 +22,23 @@ enum CommandSupport {
         return result
     }
 
-    static func registry() -> ComponentRegistry {
-        BuiltinComponents.registry()
+    /// The built-in components plus the plugins given with `--plugin`; a plugin that cannot be
+    /// loaded ends the command with exit 2.
+    static func registry(plugins: [String] = []) throws -> ComponentRegistry {
+        let registry = BuiltinComponents.registry()
+        for plugin in plugins {
+            if let problem = PluginLoading.load(plugin, into: registry) {
+                FileHandleOutput.standardError.write("error: \(problem)\n")
+                throw ExitCode(2)
+            }
+        }
+        return registry
+    }
+
+    /// A pipeline loader over `registry` that loads the plugins files name.
+    static func loader(_ registry: ComponentRegistry) -> PipelineLoader {
+        PipelineLoader(
+            registry: registry, environment: environment, loadPlugin: { PluginLoading.load($0, into: registry) })
     }
 
     /// Prints diagnostics to standard error, with source lines and carets (coloured on a terminal).
@@ -33,4 +49,10 @@ enum CommandSupport {
             FileHandleOutput.standardError.write(renderer.render(diagnostic, source: loaded.source))
         }
     }
+}
+
+/// `--plugin PATH`, for every command that reads pipelines.
+struct PluginOptions: ParsableArguments {
+    @Option(name: .customLong("plugin"), help: "Load a Swift operator plugin (a .so built against this rivulet).")
+    var plugins: [String] = []
 }

@@ -12,13 +12,18 @@ struct TestCommand: ParsableCommand {
     @Argument(help: "Test files, or directories searched for *.test.yaml (default: the current directory).")
     var paths: [String] = []
 
+    @OptionGroup var pluginOptions: PluginOptions
+
     func run() throws {
         let files = try Self.testFiles(paths.isEmpty ? ["."] : paths)
         guard !files.isEmpty else {
             FileHandleOutput.standardError.write("error: no *.test.yaml file in \(paths.joined(separator: ", "))\n")
             throw ExitCode(2)
         }
-        let runner = PipelineTestRunner(registry: CommandSupport.registry(), environment: CommandSupport.environment)
+        let registry = try CommandSupport.registry(plugins: pluginOptions.plugins)
+        let runner = PipelineTestRunner(
+            registry: registry, environment: CommandSupport.environment,
+            loadPlugin: { PluginLoading.load($0, into: $1) })
         var passed = 0
         var failed = 0
         var invalid = false

@@ -10,11 +10,15 @@ public struct PipelineLoader {
     public let registry: ComponentRegistry
     /// The variables `${VAR}` reads.
     public let environment: [String: String]
+    /// Loads a plugin named in a file (its resolved path) into the registry; returns the problem.
+    public let loadPlugin: ((String) -> String?)?
 
-    /// A loader over `registry`, substituting `${VAR}` from `environment`.
-    public init(registry: ComponentRegistry, environment: [String: String]) {
+    /// A loader over `registry`, substituting `${VAR}` from `environment`; plugins named in a file
+    /// are loaded with `loadPlugin` before the file is checked.
+    public init(registry: ComponentRegistry, environment: [String: String], loadPlugin: ((String) -> String?)? = nil) {
         self.registry = registry
         self.environment = environment
+        self.loadPlugin = loadPlugin
     }
 
     /// The outcome of loading one file.
@@ -64,10 +68,18 @@ public struct PipelineLoader {
             }
         }
         let (spec, structural) = SpecParser.parse(root, file: path)
+        var pluginProblems: [Diagnostic] = []
+        if let loadPlugin {
+            for plugin in spec.plugins {
+                let resolved = Validator.resolve(plugin.path, against: directory)
+                guard access(resolved, F_OK) == 0 else { continue }  // the validator reports it
+                if let problem = loadPlugin(resolved) { pluginProblems.append(.error(problem, at: plugin.location)) }
+            }
+        }
         let (pipeline, semantic) = Validator.validate(
             spec, registry: registry, baseDirectory: directory, fileExists: { access($0, F_OK) == 0 })
         var collector = DiagnosticCollector()
-        for diagnostic in structural + semantic { collector.add(diagnostic) }
+        for diagnostic in structural + pluginProblems + semantic { collector.add(diagnostic) }
         return Loaded(
             source: text, pipeline: collector.hasErrors ? nil : pipeline, diagnostics: collector.sorted,
             baseDirectory: directory)

@@ -2,6 +2,8 @@
 public final class ComponentRegistry {
     private var specs: [String: ComponentSpec] = [:]
     private var origins: [String: String] = [:]
+    /// The plugin files already loaded into this registry.
+    public var loadedPlugins: Set<String> = []
 
     /// An empty registry.
     public init() {}

@@ -37,11 +37,16 @@ public struct PipelineTestRunner {
 
     let registry: ComponentRegistry
     let environment: [String: String]
+    let loadPlugin: ((String, ComponentRegistry) -> String?)?
 
-    /// A runner over `registry`.
-    public init(registry: ComponentRegistry, environment: [String: String]) {
+    /// A runner over `registry`; plugins named in pipelines are loaded with `loadPlugin`.
+    public init(
+        registry: ComponentRegistry, environment: [String: String],
+        loadPlugin: ((String, ComponentRegistry) -> String?)? = nil
+    ) {
         self.registry = registry
         self.environment = environment
+        self.loadPlugin = loadPlugin
     }
 
     final class Recorder: PipelineSink {
@@ -109,8 +114,11 @@ public struct PipelineTestRunner {
             let scheduler = VirtualTimeScheduler(resolution: .microseconds(1))
             var recorders: [(stream: String, recorder: Recorder)] = []
             let recording = recordingRegistry(scheduler: scheduler) { recorders.append(($0, $1)) }
-            let loaded = PipelineLoader(registry: recording, environment: environment)
-                .load(text: pipelineText, path: testFile.pipeline, overrides: overrides)
+            let loadPlugin = self.loadPlugin
+            let loaded = PipelineLoader(
+                registry: recording, environment: environment,
+                loadPlugin: loadPlugin.map { load in { load($0, recording) } }
+            ).load(text: pipelineText, path: testFile.pipeline, overrides: overrides)
             guard let pipeline = loaded.pipeline else {
                 let rendered = loaded.diagnostics.map {
                     DiagnosticRenderer(useColor: false).render($0, source: loaded.source)

@@ -1,0 +1,59 @@
+@_exported import Pipeline
+@_exported import Reactive
+
+/// The surface operator plugins build against: what a plugin registers and how.
+///
+/// A plugin is a dynamic library (a SwiftPM `.dynamic` product depending on the `RivuletCore`
+/// product) with two C entry points:
+///
+/// ```swift
+/// import PluginAPI
+///
+/// @_cdecl("rivulet_plugin_api_version")
+/// public func rivuletPluginAPIVersion() -> Int32 { PluginAPI.version }
+///
+/// @_cdecl("rivulet_plugin_register")
+/// public func rivuletPluginRegister(_ registrar: UnsafeMutableRawPointer) -> Int32 {
+///     PluginRegistrar.from(registrar).register(mySpec)
+///     return 0
+/// }
+/// ```
+///
+/// Operators are `ComponentSpec`s, exactly like the built-in ones: name, parameters, docs, an
+/// example, and a factory from an observable of values to an observable of values.
+public enum PluginAPI {
+    /// The version of this API. `rivulet` refuses a plugin built against another one, since
+    /// Swift has no binary compatibility between builds of the core.
+    public static let version: Int32 = 1
+}
+
+/// What a plugin registers its components with while it is loaded.
+public final class PluginRegistrar {
+    private let registry: ComponentRegistry
+    private let origin: String
+    /// The names registered so far.
+    public private(set) var registered: [String] = []
+    /// The first problem met (a name already taken), if any.
+    public private(set) var failure: String?
+
+    /// A registrar adding to `registry`, naming `origin` (the plugin's path) as the source.
+    public init(registry: ComponentRegistry, origin: String) {
+        self.registry = registry
+        self.origin = origin
+    }
+
+    /// The registrar `rivulet` passed to the plugin's entry point.
+    public static func from(_ pointer: UnsafeMutableRawPointer) -> PluginRegistrar {
+        Unmanaged<PluginRegistrar>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    /// Registers a component; a name already taken is recorded as the failure.
+    public func register(_ spec: ComponentSpec) {
+        do {
+            try registry.register(spec, origin: origin)
+            registered.append(spec.name)
+        } catch {
+            if failure == nil { failure = "\(error)" }
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import PluginAPI
+
+/// The plugin's API version, checked by rivulet before anything else.
+@_cdecl("rivulet_plugin_api_version")
+public func rivuletPluginAPIVersion() -> Int32 { PluginAPI.version }
+
+/// Registers the plugin's operators.
+@_cdecl("rivulet_plugin_register")
+public func rivuletPluginRegister(_ registrar: UnsafeMutableRawPointer) -> Int32 {
+    let registrar = PluginRegistrar.from(registrar)
+    registrar.register(TextOperators.slugify)
+    registrar.register(TextOperators.wordCount)
+    return 0
+}
+
+/// Text operators, declared exactly as rivulet's built-ins are.
+enum TextOperators {
+    /// `slugify` — "Hello, World!" becomes "hello-world".
+    static let slugify = ComponentSpec(
+        name: "slugify",
+        summary: "Turns text into a URL slug: lower case, words joined by a separator.",
+        docs: "Letters and digits are kept (lower-cased); every other run of characters becomes one separator.",
+        parameters: [
+            ParameterSpec(
+                "field", .string, doc: "Slugify this field of an object element (default: the element itself).",
+                example: "title"),
+            ParameterSpec("separator", .string, default: "-", doc: "What joins the words."),
+        ],
+        primary: "field",
+        example: "- slugify: title",
+        factory: .operator { parameters, context in
+            let field = parameters.string("field")
+            let separator = parameters.string("separator") ?? "-"
+            return { source in
+                source.map { element -> Value in
+                    guard let field else { return .string(try slug(element, separator, context)) }
+                    guard case .object(var object) = element else {
+                        throw context.error("slugify of field '\(field)' needs an object", element: element)
+                    }
+                    object[field + "Slug"] = .string(try slug(object[field] ?? .null, separator, context))
+                    return .object(object)
+                }
+            }
+        })
+
+    static func slug(_ value: Value, _ separator: String, _ context: ComponentContext) throws -> String {
+        guard case .string(let text) = value else { throw context.error("slugify needs text", element: value) }
+        var words: [String] = []
+        var current = ""
+        for character in text.lowercased() {
+            if character.isLetter || character.isNumber {
+                current.append(character)
+            } else if !current.isEmpty {
+                words.append(current)
+                current = ""
+            }
+        }
+        if !current.isEmpty { words.append(current) }
+        return words.joined(separator: separator)
+    }
+
+    /// `wordCount` — the number of words in the text.
+    static let wordCount = ComponentSpec(
+        name: "wordCount",
+        summary: "Counts the words of text elements (or of a field), emitting {text, words}.",
+        parameters: [ParameterSpec("field", .string, doc: "Count this field of an object element.", example: "body")],
+        primary: "field",
+        example: "- wordCount",
+        factory: .operator { parameters, context in
+            let field = parameters.string("field")
+            return { source in
+                source.map { element -> Value in
+                    let target = field.map { element[$0] ?? .null } ?? element
+                    guard case .string(let text) = target else {
+                        throw context.error("wordCount needs text", element: element)
+                    }
+                    let words = text.split(whereSeparator: { $0.isWhitespace }).count
+                    return ["text": .string(text), "words": .int(words)]
+                }
+            }
+        })
+}

@@ -1,0 +1,110 @@
+import Foundation
+import XCTest
+
+/// Swift operator plugins loaded with dlopen, through the binary: the example plugin, and every
+/// way loading one can fail (each a clear error, exit 2, never a trap).
+final class PluginTests: XCTestCase {
+    static let example = DescribeCommandTests.repository.appendingPathComponent("Examples/TextPlugin")
+    static let library = example.appendingPathComponent(".build/debug/libTextPlugin.so").path
+    private var directory: URL!
+
+    override func setUpWithError() throws {
+        guard FileManager.default.fileExists(atPath: Self.library) else {
+            throw XCTSkip(
+                "build the example plugin first: swift build --package-path Examples/TextPlugin (make test does)")
+        }
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "rivulet-plugins-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        if let directory { try? FileManager.default.removeItem(at: directory) }
+        super.tearDown()
+    }
+
+    /// A shared library written in C, with the given source.
+    private func cLibrary(_ name: String, _ source: String) throws -> String {
+        let c = directory.appendingPathComponent("\(name).c")
+        try source.write(to: c, atomically: true, encoding: .utf8)
+        let output = directory.appendingPathComponent("lib\(name).so").path
+        let compiler = Process()
+        compiler.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        compiler.arguments = ["cc", "-shared", "-fPIC", "-o", output, c.path]
+        try compiler.run()
+        compiler.waitUntilExit()
+        XCTAssertEqual(compiler.terminationStatus, 0)
+        return output
+    }
+
+    func testTheExamplePluginIsListedCheckedAndTested() throws {
+        let listed = try runRivulet(["components", "--plugin", Self.library])
+        XCTAssertEqual(listed.status, 0, listed.stderr)
+        XCTAssertTrue(listed.stdout.contains("slugify "), listed.stdout)
+        XCTAssertTrue(listed.stdout.contains("[\(Self.library)]"), "the origin is shown")
+        let detail = try runRivulet(["components", "slugify", "--plugin", Self.library])
+        XCTAssertTrue(detail.stdout.contains("separator (string), default -"), detail.stdout)
+        let tested = try runRivulet(["test", Self.example.path])
+        XCTAssertEqual(tested.status, 0, tested.stdout + tested.stderr)
+        XCTAssertTrue(tested.stdout.hasSuffix("1 passed, 0 failed\n"))
+        let pipeline = directory.appendingPathComponent("p.yaml")
+        try
+            "source: { events: [{ at: 0ms, next: \"One two  three\" }] }\nops: [wordCount, { slugfy: {} }]\nsink: stdout\n"
+            .write(to: pipeline, atomically: true, encoding: .utf8)
+        let linted = try runRivulet(["lint", pipeline.path, "--plugin", Self.library])
+        XCTAssertEqual(linted.status, 2)
+        XCTAssertTrue(
+            linted.stderr.contains("2:20: error: unknown operator 'slugfy'; did you mean 'slugify'?"), linted.stderr)
+    }
+
+    func testOnlyOneCopyOfTheCoreIsLoaded() throws {
+        let process = Process()
+        process.executableURL = productsDirectory().appendingPathComponent("rivulet")
+        process.arguments = ["components", "--plugin", Self.library]
+        process.environment = ["LD_DEBUG": "files"]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let initialised = log.split(separator: "\n").filter {
+            $0.contains("calling init:") && $0.contains("libRivuletCore.so")
+        }
+        XCTAssertEqual(initialised.count, 1, initialised.joined(separator: "\n"))
+    }
+
+    func testEveryLoadingFailureIsAClearErrorWithExitTwo() throws {
+        let notAPlugin = try cLibrary("plain", "int nothing_here(void) { return 0; }\n")
+        let oldVersion = try cLibrary(
+            "old",
+            "int rivulet_plugin_api_version(void) { return 99; }\nint rivulet_plugin_register(void *r) { return 0; }\n")
+        let noRegister = try cLibrary("half", "int rivulet_plugin_api_version(void) { return 1; }\n")
+        let copy = directory.appendingPathComponent("libTextPluginCopy.so").path
+        try FileManager.default.copyItem(atPath: Self.library, toPath: copy)
+        let cases: [([String], String)] = [
+            (["--plugin", "/no/such/plugin.so"], "plugin file '/no/such/plugin.so' not found"),
+            (["--plugin", notAPlugin], "is not a Rivulet plugin: it has no rivulet_plugin_api_version entry point"),
+            (
+                ["--plugin", oldVersion],
+                "was built against plugin API 99, but this rivulet has version 1; rebuild the plugin"
+            ),
+            (["--plugin", noRegister], "is not a Rivulet plugin: it has no rivulet_plugin_register entry point"),
+            (["--plugin", Self.library, "--plugin", copy], "component 'slugify' is registered by both"),
+        ]
+        for (arguments, message) in cases {
+            let result = try runRivulet(["components"] + arguments)
+            XCTAssertEqual(result.status, 2, "\(arguments)")
+            XCTAssertTrue(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+            XCTAssertFalse(result.stderr.contains("Fatal error"), result.stderr)
+        }
+        let pipeline = directory.appendingPathComponent("p.yaml")
+        try "plugins: [\(oldVersion)]\nsource: { events: [{ at: 0ms, next: a }] }\nsink: stdout\n"
+            .write(to: pipeline, atomically: true, encoding: .utf8)
+        let linted = try runRivulet(["lint", pipeline.path])
+        XCTAssertEqual(linted.status, 2)
+        XCTAssertTrue(
+            linted.stderr.contains("p.yaml:1:11: error: plugin '\(oldVersion)' was built against plugin API 99"),
+            linted.stderr)
+    }
+}

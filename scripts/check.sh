@@ -9,3 +9,4 @@ swift test --skip-build --disable-swift-testing > .build/test.log 2>&1 || { grep
 tail -3 .build/test.log
 .build/debug/rivulet lint $(ls Pipelines/*.yaml | grep -v '\.test\.yaml$') >/dev/null
 .build/debug/rivulet test Pipelines/ | tail -1
+.build/debug/rivulet test Examples/TextPlugin Examples/ProcessPlugin | tail -1

@@ -35,8 +35,10 @@ extension BuiltinComponents {
                 return nil
             }
             guard !command.isEmpty else { throw context.error("exec needs a command") }
+            // `./x` is relative to the pipeline file; made absolute, since the program runs in the
+            // pipeline's directory too.
             for index in command.indices where command[index].hasPrefix("./") {
-                command[index] = context.resolvePath(command[index])
+                command[index] = URL(fileURLWithPath: context.resolvePath(command[index])).standardizedFileURL.path
             }
             let timeout = parameters.duration("timeout") ?? .seconds(10)
             let skipErrors = parameters.string("onError") == "skip"
@@ -105,7 +107,7 @@ final class ExecProcess {
         commandLine = command.joined(separator: " ")
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = command
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.currentDirectoryURL = URL(fileURLWithPath: directory).standardizedFileURL
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors

@@ -6,6 +6,12 @@ cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || set -- w1
 echo "building benchmarks (release)..." >&2
 swift build -c release --package-path Benchmarks --product RivuletBenchmarks >&2
+if [ "$1" = "plugins" ]; then
+  echo "building rivulet and the example plugin (release)..." >&2
+  swift build -c release --product rivulet >&2
+  swift build -c release --package-path Examples/TextPlugin >&2
+  exec python3 Benchmarks/plugins.py
+fi
 if [ "$1" = "w2" ]; then
   echo "building rivulet (release)..." >&2
   swift build -c release --product rivulet >&2

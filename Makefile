@@ -15,11 +15,12 @@ run: deps
 # Every test: the runtime's virtual-time tests and the command-line tests.
 test: deps
 	swift build --package-path Examples/TextPlugin
+	swift test --package-path Examples/TextPlugin --disable-swift-testing
 	swift build --build-tests
 	swift test --skip-build --disable-swift-testing
 
 lint:
-	swift format lint --strict --recursive Sources Core/Sources Tests Benchmarks/Sources Examples/TextPlugin/Sources
+	swift format lint --strict --recursive Sources Core/Sources Tests Benchmarks/Sources Examples/TextPlugin/Sources Examples/TextPlugin/Tests
 
 bench:
 	Benchmarks/run.sh w1

@@ -9,6 +9,7 @@ let package = Package(
     products: [.library(name: "TextPlugin", type: .dynamic, targets: ["TextPlugin"])],
     dependencies: [.package(path: "../../Core")],
     targets: [
-        .target(name: "TextPlugin", dependencies: [.product(name: "RivuletCore", package: "Core")])
+        .target(name: "TextPlugin", dependencies: [.product(name: "RivuletCore", package: "Core")]),
+        .testTarget(name: "TextPluginTests", dependencies: ["TextPlugin"]),
     ]
 )

@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 swift format lint --strict --recursive Sources Core/Sources Tests Benchmarks/Sources Examples/TextPlugin/Sources Examples/TextPlugin/Tests
 swift build --package-path Examples/TextPlugin
-swift test --package-path Examples/TextPlugin --disable-swift-testing > .build/plugin-test.log 2>&1 || { grep -E "error:" .build/plugin-test.log; exit 1; }
+swift test --package-path Examples/TextPlugin --disable-swift-testing > Examples/TextPlugin/.build/test.log 2>&1 || { grep -E "error:" Examples/TextPlugin/.build/test.log; exit 1; }
 swift build --build-tests
 swift test --skip-build --disable-swift-testing > .build/test.log 2>&1 || { grep -E "error:|failed \(" .build/test.log; exit 1; }
 tail -3 .build/test.log

@@ -197,6 +197,30 @@ final class OperatorComponentTests: XCTestCase {
         XCTAssertEqual(retried.events().count, 4)
     }
 
+    func testTakeWhileAndTakeUntilWithExpressionsAndAStream() throws {
+        let source =
+            "source: { events: { marbles: \"abcde|\", tick: 10ms, values: { a: 1, b: 2, c: 3, d: 4, e: 5 } } }\n"
+        let exclusive = try PipelineHarness().run(source + "ops: [{ takeWhile: . < 3 }]\nsink: record\n")
+        XCTAssertEqual(exclusive.events(), ["0: 1", "10: 2", "20: completed"])
+        let inclusive = try PipelineHarness().run(
+            source + "ops: [{ takeWhile: { expression: . < 3, inclusive: true } }]\nsink: record\n")
+        XCTAssertEqual(inclusive.events(), ["0: 1", "10: 2", "20: 3", "20: completed"])
+        let until = try PipelineHarness().run(source + "ops: [{ takeUntil: { expression: . >= 4 } }]\nsink: record\n")
+        XCTAssertEqual(until.events(), ["0: 1", "10: 2", "20: 3", "30: completed"])
+        let stopped = try PipelineHarness().run(
+            """
+            streams:
+              numbers:
+                source: { events: { marbles: "abcde|", tick: 10ms } }
+                ops: [{ takeUntil: stop }]
+              stop:
+                source: { events: [{ at: 25ms, next: now }] }
+            sinks:
+              - { stream: numbers, record: out }
+            """)
+        XCTAssertEqual(stopped.events(), ["0: \"a\"", "10: \"b\"", "20: \"c\"", "25: completed"])
+    }
+
     func testRandomIsRepeatableUnderASeed() throws {
         let text = "source: { events: { marbles: \"xxxxx|\" } }\nops: [{ map: \"random(1, 100)\" }]\nsink: record\n"
         let first = try PipelineHarness().run(text, seed: 9).events()

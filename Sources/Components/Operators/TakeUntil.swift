@@ -23,14 +23,6 @@ extension BuiltinComponents {
             if let name = parameters.string("stream") {
                 return { $0.take(until: context.stream(name)) }
             }
-            let expression = parameters.expression("expression")!
-            let behavior: TakeBehavior = parameters.bool("inclusive") == true ? .inclusive : .exclusive
-            return { source in
-                Observable.deferred {
-                    let scope = context.makeScope()
-                    return source.take(
-                        until: { try context.evaluate(expression, $0, in: scope).isTruthy }, behavior: behavior)
-                }
-            }
+            return predicateOperator(parameters, context) { $0.take(until: $1, behavior: $2) }
         })
 }

@@ -14,14 +14,22 @@ extension BuiltinComponents {
         primary: "expression",
         example: "- takeWhile: .page <= 5",
         factory: .operator { parameters, context in
-            let expression = parameters.expression("expression")!
-            let behavior: TakeBehavior = parameters.bool("inclusive") == true ? .inclusive : .exclusive
-            return { source in
-                Observable.deferred {
-                    let scope = context.makeScope()
-                    return source.take(
-                        while: { try context.evaluate(expression, $0, in: scope).isTruthy }, behavior: behavior)
-                }
-            }
+            predicateOperator(parameters, context) { $0.take(while: $1, behavior: $2) }
         })
+
+    /// An operator that tests each element with its `expression` parameter (on a scope of its own
+    /// for each subscription) and honours `inclusive`: what takeWhile and takeUntil share.
+    static func predicateOperator(
+        _ parameters: ParameterValues, _ context: ComponentContext,
+        _ apply: @escaping (Observable<Value>, @escaping (Value) throws -> Bool, TakeBehavior) -> Observable<Value>
+    ) -> PipelineOperator {
+        let expression = parameters.expression("expression")!
+        let behavior: TakeBehavior = parameters.bool("inclusive") == true ? .inclusive : .exclusive
+        return { source in
+            Observable.deferred {
+                let scope = context.makeScope()
+                return apply(source, { try context.evaluate(expression, $0, in: scope).isTruthy }, behavior)
+            }
+        }
+    }
 }

@@ -17,7 +17,7 @@ let package = Package(
         .target(name: "Reactive"),
         .target(name: "ReactiveTesting", dependencies: ["Reactive"]),
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
-        .target(name: "Pipeline", dependencies: ["Reactive", "ReactiveTesting", "CYAML"]),
+        .target(name: "Pipeline", dependencies: ["Reactive", "CYAML"]),
         .target(name: "PluginAPI", dependencies: ["Pipeline", "Reactive"]),
     ]
 )

@@ -221,6 +221,14 @@ final class OperatorComponentTests: XCTestCase {
         XCTAssertEqual(stopped.events(), ["0: \"a\"", "10: \"b\"", "20: \"c\"", "25: completed"])
     }
 
+    func testDistinctUntilChangedComparesAsExpressionsDo() throws {
+        // 1 and 1.0 are equal in expressions, also inside lists and objects; so they are here.
+        let harness = try PipelineHarness().run(
+            "source: { events: [{ at: 0ms, next: [1, {a: 2}] }, { at: 1ms, next: [1.0, {a: 2.0}] }, { at: 2ms, next: [2] }] }\n"
+                + "ops: [distinctUntilChanged]\nsink: record\n")
+        XCTAssertEqual(harness.events(), ["0: [1,{\"a\":2}]", "2: [2]"])
+    }
+
     func testRandomIsRepeatableUnderASeed() throws {
         let text = "source: { events: { marbles: \"xxxxx|\" } }\nops: [{ map: \"random(1, 100)\" }]\nsink: record\n"
         let first = try PipelineHarness().run(text, seed: 9).events()

@@ -20,21 +20,10 @@ extension BuiltinComponents {
             return { source in
                 Observable.deferred {
                     let scope = context.makeScope()
-                    guard let key else { return source.distinctUntilChanged { Value.numericallyEqual($0, $1) } }
+                    guard let key else { return source.distinctUntilChanged { $0.isEqualInExpressions(to: $1) } }
                     return source.distinctUntilChanged(
-                        { try context.evaluate(key, $0, in: scope) }, comparer: Value.numericallyEqual)
+                        { try context.evaluate(key, $0, in: scope) }, comparer: { $0.isEqualInExpressions(to: $1) })
                 }
             }
         })
-}
-
-extension Value {
-    /// Equality as expressions see it: deep, with 1 equal to 1.0.
-    static func numericallyEqual(_ a: Value, _ b: Value) -> Bool {
-        switch (a, b) {
-        case (.int(let x), .double(let y)): return Double(x) == y
-        case (.double(let x), .int(let y)): return x == Double(y)
-        default: return a == b
-        }
-    }
 }

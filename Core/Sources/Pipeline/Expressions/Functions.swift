@@ -76,8 +76,7 @@ enum Functions {
                 .string(try string(args[0], "upper").uppercased())
             },
             make("trim", 1...1, "trim(s)", "The string without leading and trailing white space.") { args, _ in
-                let s = try string(args[0], "trim")
-                return .string(String(s.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()))
+                .string(String(try string(args[0], "trim").trimming(\.isWhitespace)))
             },
             make("contains", 2...2, "contains(x, part)", "Whether a string contains a substring, or a list an element.")
             { args, _ in
@@ -154,7 +153,7 @@ enum Functions {
                 case .int: return args[0]
                 case .double(let double) where double.isFinite && abs(double) < 9.2e18: return .int(Int(double))
                 case .string(let s):
-                    let trimmed = s.trimmingSpaces()
+                    let trimmed = String(s.trimming(\.isWhitespace))
                     if let int = Int(trimmed) { return .int(int) }
                     if let double = Double(trimmed), double.isFinite, abs(double) < 9.2e18 { return .int(Int(double)) }
                     throw ExpressionRuntimeError("int() cannot read '\(s)' as a number")
@@ -167,7 +166,7 @@ enum Functions {
                 case .int(let int): return .double(Double(int))
                 case .double: return args[0]
                 case .string(let s):
-                    guard let double = Double(s.trimmingSpaces()) else {
+                    guard let double = Double(String(s.trimming(\.isWhitespace))) else {
                         throw ExpressionRuntimeError("float() cannot read '\(s)' as a number")
                     }
                     return .double(double)
@@ -266,12 +265,6 @@ enum Functions {
     /// Name, signature and summary of every function, for `rivulet components` and the docs.
     static var catalogue: [(name: String, signature: String, summary: String)] {
         table.map { ($0.key, $0.value.signature, $0.value.summary) }.sorted { $0.name < $1.name }
-    }
-}
-
-extension String {
-    fileprivate func trimmingSpaces() -> String {
-        String(drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
     }
 }
 

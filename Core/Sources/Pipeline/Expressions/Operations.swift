@@ -4,6 +4,14 @@
     import Darwin
 #endif
 
+extension Value {
+    /// Equality as expressions see it: deep, with integers and doubles equal by value (`1 == 1.0`,
+    /// also inside lists and objects). `distinctUntilChanged` uses it too, so the two agree.
+    public func isEqualInExpressions(to other: Value) -> Bool {
+        Operations.equal(self, other)
+    }
+}
+
 /// The semantics of the expression language's operators on values.
 enum Operations {
     /// A value for an error message: its type and a short rendering.

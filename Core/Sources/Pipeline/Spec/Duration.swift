@@ -4,7 +4,7 @@ import Reactive
 public enum DurationSyntax {
     /// The duration `text` means, or nil.
     public static func parse(_ text: String) -> RxTimeInterval? {
-        let trimmed = text.trimmingCharacters(in: " ")
+        let trimmed = text.trimming { $0 == " " }
         let units: [(String, Double)] = [("ms", 1e6), ("us", 1e3), ("ns", 1), ("s", 1e9), ("m", 60e9), ("h", 3600e9)]
         for (unit, nanosecondsPerUnit) in units where trimmed.hasSuffix(unit) {
             let number = trimmed.dropLast(unit.count)
@@ -28,11 +28,12 @@ public enum DurationSyntax {
     }
 }
 
-extension String {
-    func trimmingCharacters(in character: Character) -> String {
-        var result = Substring(self)
-        while result.first == character { result.removeFirst() }
-        while result.last == character { result.removeLast() }
-        return String(result)
+extension StringProtocol {
+    /// The text without leading and trailing characters for which `isTrimmed` holds.
+    func trimming(_ isTrimmed: (Character) -> Bool) -> SubSequence {
+        guard let first = firstIndex(where: { !isTrimmed($0) }), let last = lastIndex(where: { !isTrimmed($0) }) else {
+            return self[endIndex...]
+        }
+        return self[first...last]
     }
 }

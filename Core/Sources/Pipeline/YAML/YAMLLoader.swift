@@ -50,22 +50,13 @@ public struct YAMLLoader {
                 }
                 break
             }
-            let trimmed = line.trimmingCharacters(in: " ")
+            let trimmed = line.trimming { $0 == " " || $0 == "\r" }
             if trimmed.hasSuffix("|") || trimmed.hasSuffix(">") || trimmed.hasSuffix("|-") || trimmed.hasSuffix(">-") {
                 inBlockScalar = true
             } else if !trimmed.isEmpty && !line.hasPrefix(" ") {
                 inBlockScalar = false
             }
         }
-    }
-}
-
-extension Substring {
-    fileprivate func trimmingCharacters(in set: Character) -> Substring {
-        var result = self
-        while result.first == set { result.removeFirst() }
-        while result.last == set || result.last == "\r" { result.removeLast() }
-        return result
     }
 }
 

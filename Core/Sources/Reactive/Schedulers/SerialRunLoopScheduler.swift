@@ -115,11 +115,4 @@ public final class SerialRunLoopScheduler: ConcurrentDeliveryScheduler, @uncheck
         pthread_cond_signal(condition)
         pthread_mutex_unlock(mutex)
     }
-
-    /// The number of queued actions (including cancelled ones not yet removed).
-    public var pendingCount: Int {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return queue.count
-    }
 }

@@ -229,6 +229,37 @@ final class OperatorComponentTests: XCTestCase {
         XCTAssertEqual(harness.events(), ["0: [1,{\"a\":2}]", "2: [2]"])
     }
 
+    func testHotTimelinesCountFromTheStartOfThePipeline() throws {
+        // The inner source starts at 100 ms; hot, its entry at 150 ms comes 50 ms later and the one
+        // at 50 ms (already past) never comes; cold, both are counted from 100 ms.
+        let timeline = "[{ at: 50ms, next: early }, { at: 150ms, next: late }, { at: 200ms, complete: true }]"
+        let hot = try PipelineHarness().run(
+            "source: { events: [{ at: 100ms, next: go }] }\nops: [{ flatMap: { events: { events: \(timeline), hot: true } } }]\nsink: record\n"
+        )
+        XCTAssertEqual(hot.events().prefix(1), ["150: \"late\""])
+        let cold = try PipelineHarness().run(
+            "source: { events: [{ at: 100ms, next: go }] }\nops: [{ flatMap: { events: \(timeline) } }]\nsink: record\n"
+        )
+        XCTAssertEqual(cold.events().prefix(2), ["150: \"early\"", "250: \"late\""])
+    }
+
+    func testRetryWithBackoffWaitsGrowingDelays() throws {
+        let harness = try PipelineHarness().run(
+            "source: { events: { marbles: \"a#\", tick: 10ms } }\nops: [{ retry: { max: 3, backoff: 100ms, jitter: 0 } }]\nsink: record\n"
+        )
+        // Attempts at 0, 110 (10 + 100) and 320 (120 + 200); each fails 10 ms in.
+        XCTAssertEqual(harness.events().map { $0.prefix(while: { $0 != ":" }) }, ["0", "110", "320", "330"])
+        XCTAssertTrue(harness.events().last?.contains("error in marbles") == true, "\(harness.events())")
+    }
+
+    func testTimerOnceAndPeriodic() throws {
+        XCTAssertEqual(
+            try PipelineHarness().run("source: { timer: 2s }\nsink: record\n").events(), ["2000: 0", "2000: completed"])
+        let periodic = try PipelineHarness().run(
+            "source: { timer: { dueTime: 1s, period: 500ms } }\nops: [{ take: 3 }]\nsink: record\n")
+        XCTAssertEqual(periodic.events(), ["1000: 0", "1500: 1", "2000: 2", "2000: completed"])
+    }
+
     func testRandomIsRepeatableUnderASeed() throws {
         let text = "source: { events: { marbles: \"xxxxx|\" } }\nops: [{ map: \"random(1, 100)\" }]\nsink: record\n"
         let first = try PipelineHarness().run(text, seed: 9).events()

@@ -118,6 +118,7 @@ final class FileSinkSignalTests: XCTestCase {
           - { file: { path: out.json } }
           - { file: { path: out.csv } }
           - { file: { path: out.jsonl, mode: append } }
+          - { file: { path: picked.csv, columns: [b, missing] } }
         """.write(to: directory.appendingPathComponent("p.yaml"), atomically: true, encoding: .utf8)
         for _ in 0..<2 {
             let result = try runRivulet(["run", directory.appendingPathComponent("p.yaml").path, "--clock", "virtual"])
@@ -132,6 +133,9 @@ final class FileSinkSignalTests: XCTestCase {
         XCTAssertEqual(leftovers, [], "the temporary file was renamed")
         let csv = try String(contentsOf: directory.appendingPathComponent("out.csv"), encoding: .utf8)
         XCTAssertEqual(csv, "a,b\n1,\"x, \"\"y\"\"\"\n2,z\n")
+        let picked = try String(contentsOf: directory.appendingPathComponent("picked.csv"), encoding: .utf8)
+        XCTAssertEqual(
+            picked, "b,missing\n\"x, \"\"y\"\"\",\nz,\n", "chosen columns, in order; a missing field is empty")
         let appended = try String(contentsOf: directory.appendingPathComponent("out.jsonl"), encoding: .utf8)
         XCTAssertEqual(appended.split(separator: "\n").count, 4, "append mode kept the first run's lines")
     }

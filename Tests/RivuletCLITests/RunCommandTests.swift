@@ -57,6 +57,17 @@ final class RunCommandTests: XCTestCase {
             result.stderr.contains(":1:11: error: fixture: cannot read fixture file 'missing.json'"), result.stderr)
     }
 
+    func testBadOptionValuesExitTwoWithAMessage() throws {
+        let path = try pipeline("source: { interval: 1s }\nsink: stdout\n")
+        let until = try runRivulet(["run", path, "--until", "soon"])
+        XCTAssertEqual(until.status, 2)
+        XCTAssertTrue(until.stderr.contains("--until expects a duration such as 10s, got 'soon'"), until.stderr)
+        let clock = try runRivulet(["run", path, "--clock", "sundial"])
+        XCTAssertEqual(clock.status, 2)
+        XCTAssertTrue(clock.stderr.contains("sundial"), clock.stderr)
+        XCTAssertFalse(clock.stderr.contains("Fatal error"))
+    }
+
     func testSetOverridesAValueAndUntilStopsTheRun() throws {
         let path = try pipeline("source: { interval: 1s }\nops: [{ map: . * 10 }]\nsink: stdout\n")
         let result = try runRivulet([

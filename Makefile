@@ -17,7 +17,7 @@ test: deps
 	swift build --package-path Examples/TextPlugin
 	swift test --package-path Examples/TextPlugin --disable-swift-testing
 	swift build --build-tests
-	swift test --skip-build --disable-swift-testing
+	timeout 1200 swift test --skip-build --disable-swift-testing
 
 lint:
 	swift format lint --strict --recursive Sources Core/Sources Tests Benchmarks/Sources Examples/TextPlugin/Sources Examples/TextPlugin/Tests

@@ -35,6 +35,7 @@ let package = Package(
             name: "ComponentsTests",
             dependencies: ["Components", .product(name: "RivuletCore", package: "Core")]
         ),
-        .testTarget(name: "RivuletCLITests", dependencies: ["rivulet"], exclude: ["LintCorpus", "Golden"]),
+        .testTarget(
+            name: "RivuletCLITests", dependencies: ["rivulet", "Components"], exclude: ["LintCorpus", "Golden"]),
     ]
 )

@@ -1,3 +1,4 @@
+import Components
 import Foundation
 import XCTest
 
@@ -17,16 +18,6 @@ final class FileSinkSignalTests: XCTestCase {
         super.tearDown()
     }
 
-    private func start(_ arguments: [String], stderr: Pipe? = nil) throws -> Process {
-        let process = Process()
-        process.executableURL = productsDirectory().appendingPathComponent("rivulet")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = stderr ?? FileHandle.nullDevice
-        try process.run()
-        return process
-    }
-
     func testSIGKILLLeavesOnlyWholeLines() throws {
         // 600,000 records of about 200 bytes: a run takes long enough to be killed mid-way.
         var input = Data()
@@ -41,11 +32,11 @@ final class FileSinkSignalTests: XCTestCase {
         var killedMidWrite = 0
         for delay in [0.25, 0.4, 0.55] {
             try? FileManager.default.removeItem(at: directory.appendingPathComponent("out.jsonl"))
-            let process = try start(["run", directory.appendingPathComponent("p.yaml").path])
+            let process = try startRivulet(
+                ["run", directory.appendingPathComponent("p.yaml").path], output: .null, error: .null)
             Thread.sleep(forTimeInterval: delay)
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            XCTAssertEqual(process.terminationReason, .uncaughtSignal)
+            process.send(SIGKILL)
+            XCTAssertEqual(process.wait(), .signalled(SIGKILL))
             let output = (try? Data(contentsOf: directory.appendingPathComponent("out.jsonl"))) ?? Data()
             guard !output.isEmpty else { continue }
             XCTAssertEqual(output.last, 0x0A, "the file ends with a whole line (killed after \(delay) s)")
@@ -65,13 +56,13 @@ final class FileSinkSignalTests: XCTestCase {
     func testSIGTERMWritesEveryAcceptedElement() throws {
         try "source: { interval: 2ms }\nops: [{ map: { n: . } }]\nsink: { file: out.jsonl }\n"
             .write(to: directory.appendingPathComponent("p.yaml"), atomically: true, encoding: .utf8)
-        let stderr = Pipe()
-        let process = try start(["run", directory.appendingPathComponent("p.yaml").path, "--trace"], stderr: stderr)
+        let process = try startRivulet(
+            ["run", directory.appendingPathComponent("p.yaml").path, "--trace"], output: .null)
         Thread.sleep(forTimeInterval: 0.5)
-        kill(process.processIdentifier, SIGTERM)
-        let trace = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 143)
+        process.send(SIGTERM)
+        let output = process.communicate(timeout: 60)
+        let trace = String(decoding: output.standardError, as: UTF8.self)
+        XCTAssertEqual(output.termination, .exited(143))
         // Every element the map passed on (so the sink accepted it) is in the file, in order.
         let accepted = trace.split(separator: "\n").filter { $0.contains("main#0 map: next") }.count
         let lines = try String(contentsOf: directory.appendingPathComponent("out.jsonl"), encoding: .utf8)

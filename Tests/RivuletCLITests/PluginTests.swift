@@ -1,3 +1,4 @@
+import Components
 import Foundation
 import XCTest
 
@@ -28,12 +29,9 @@ final class PluginTests: XCTestCase {
         let c = directory.appendingPathComponent("\(name).c")
         try source.write(to: c, atomically: true, encoding: .utf8)
         let output = directory.appendingPathComponent("lib\(name).so").path
-        let compiler = Process()
-        compiler.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        compiler.arguments = ["cc", "-shared", "-fPIC", "-o", output, c.path]
-        try compiler.run()
-        compiler.waitUntilExit()
-        XCTAssertEqual(compiler.terminationStatus, 0)
+        let compiler = try ChildProcess(executable: "cc", arguments: ["-shared", "-fPIC", "-o", output, c.path])
+        let result = compiler.communicate(timeout: 120)
+        XCTAssertEqual(result.termination, .exited(0), String(decoding: result.standardError, as: UTF8.self))
         return output
     }
 
@@ -58,16 +56,11 @@ final class PluginTests: XCTestCase {
     }
 
     func testOnlyOneCopyOfTheCoreIsLoaded() throws {
-        let process = Process()
-        process.executableURL = productsDirectory().appendingPathComponent("rivulet")
-        process.arguments = ["components", "--plugin", Self.library]
-        process.environment = ["LD_DEBUG": "files"]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let process = try ChildProcess(
+            executable: "env",
+            arguments: ["LD_DEBUG=files", productsDirectory().appendingPathComponent("rivulet").path]
+                + ["components", "--plugin", Self.library], output: .null)
+        let log = String(decoding: process.communicate(timeout: 60).standardError, as: UTF8.self)
         let initialised = log.split(separator: "\n").filter {
             $0.contains("calling init:") && $0.contains("libRivuletCore.so")
         }

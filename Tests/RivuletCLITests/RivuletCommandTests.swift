@@ -1,3 +1,4 @@
+import Components
 import Foundation
 import XCTest
 
@@ -41,25 +42,30 @@ func productsDirectory() -> URL {
     return URL(fileURLWithPath: ".build/debug")
 }
 
-/// Runs `rivulet` with `arguments` and waits for it to end.
-func runRivulet(_ arguments: [String], stdin: String? = nil) throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = productsDirectory().appendingPathComponent("rivulet")
-    process.arguments = arguments
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    let input = Pipe()
-    process.standardInput = input
-    try process.run()
-    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-    try input.fileHandleForWriting.close()
-    let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
-    let stderrData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
+/// Starts `rivulet` with `arguments`; its standard streams as given.
+func startRivulet(
+    _ arguments: [String], input: ChildProcess.Stream = .null, output: ChildProcess.Stream = .pipe,
+    error: ChildProcess.Stream = .pipe
+) throws -> ChildProcess {
+    try ChildProcess(
+        executable: productsDirectory().appendingPathComponent("rivulet").path, arguments: arguments, input: input,
+        output: output, error: error)
+}
+
+/// Runs `rivulet` with `arguments` and waits for it to end; a run that takes longer than
+/// `timeout` seconds is killed and fails the test, so a hang can never stall the suite.
+func runRivulet(
+    _ arguments: [String], stdin: String? = nil, timeout: Double = 120, file: StaticString = #filePath,
+    line: UInt = #line
+) throws -> ProcessResult {
+    let process = try startRivulet(arguments, input: .pipe)
+    let output = process.communicate(input: Array((stdin ?? "").utf8), timeout: timeout)
+    if output.timedOut {
+        XCTFail(
+            "rivulet \(arguments.joined(separator: " ")) ran past \(timeout) s and was killed", file: file, line: line)
+    }
     return ProcessResult(
-        status: process.terminationStatus,
-        stdout: String(decoding: stdoutData, as: UTF8.self),
-        stderr: String(decoding: stderrData, as: UTF8.self))
+        status: output.termination.status,
+        stdout: String(decoding: output.standardOutput, as: UTF8.self),
+        stderr: String(decoding: output.standardError, as: UTF8.self))
 }

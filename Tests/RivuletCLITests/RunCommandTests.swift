@@ -1,3 +1,4 @@
+import Components
 import Foundation
 import XCTest
 
@@ -105,18 +106,13 @@ final class RunCommandTests: XCTestCase {
     func testSIGINTAndSIGTERMStopTheRunFlushedWithTheirExitCodes() throws {
         let path = try pipeline("source: { interval: 50ms }\nsink: stdout\n")
         for (signal, expected) in [(SIGINT, Int32(130)), (SIGTERM, Int32(143))] {
-            let process = Process()
-            process.executableURL = productsDirectory().appendingPathComponent("rivulet")
-            process.arguments = ["run", path]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
+            let process = try startRivulet(["run", path], error: .null)
             Thread.sleep(forTimeInterval: 0.4)
-            kill(process.processIdentifier, signal)
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            XCTAssertEqual(process.terminationStatus, expected)
-            let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            process.send(signal)
+            let output = process.communicate(timeout: 60)
+            XCTAssertEqual(output.termination, .exited(expected))
+            let lines = String(decoding: output.standardOutput, as: UTF8.self).split(
+                separator: "\n", omittingEmptySubsequences: false)
             XCTAssertGreaterThanOrEqual(lines.count, 5, "the elements before the signal were written")
             XCTAssertEqual(lines.last, "", "output ends with a whole line")
             XCTAssertEqual(lines.dropLast().map { Int($0) }, (0..<(lines.count - 1)).map { $0 })

@@ -1,3 +1,4 @@
+import Components
 import Foundation
 import XCTest
 
@@ -10,22 +11,11 @@ final class TerminalTests: XCTestCase {
     /// would hold a pipe open forever).
     @discardableResult
     private func tmux(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["tmux"] + arguments
-        process.standardError = FileHandle.nullDevice
-        guard arguments.first == "capture-pane" else {
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            return ""
-        }
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        let capture = arguments.first == "capture-pane"
+        let process = try ChildProcess(
+            executable: "tmux", arguments: arguments, output: capture ? .pipe : .null, error: .null)
+        let output = process.communicate(timeout: 60)
+        return String(decoding: output.standardOutput, as: UTF8.self)
     }
 
     /// The terminal column at which `text` starts in `line`, counting East Asian wide characters as two.
@@ -73,9 +63,10 @@ final class TerminalTests: XCTestCase {
         sink: { table: { columns: [title, size] } }
         """.write(to: pipeline, atomically: true, encoding: .utf8)
         let binary = productsDirectory().appendingPathComponent("rivulet").path
-        // The shell prints the exit status and the terminal's mode once rivulet has ended.
+        // The shell prints the exit status and the terminal's mode once rivulet has ended; the quotes
+        // keep the markers out of the echoed command line, so only the output matches them.
         let command =
-            "\(binary) run \(pipeline.path); echo EXIT=$?; stty -a | tr ' ' '\\n' | grep -E '^-?(icanon|echo)$' | tr '\\n' ' '; echo"
+            "\(binary) run \(pipeline.path); echo EX\"\"IT=$?; stty -a | tr ' ' '\\n' | grep -E '^-?(icanon|echo)$' | tr '\\n' ' '; echo DO\"\"NE"
         _ = try tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "20", "bash", "--norc", "--noprofile"])
         _ = try tmux(["send-keys", "-t", session, command, "Enter"])
         _ = try waitFor("Search: ▌")
@@ -98,7 +89,7 @@ final class TerminalTests: XCTestCase {
         XCTAssertEqual(column(of: "size", in: header), column(of: "6", in: tokyo), shown)
         XCTAssertEqual(column(of: "size", in: header), column(of: "3", in: plain), shown)
         _ = try tmux(["send-keys", "-t", session, "C-c"])
-        let after = try waitFor("EXIT=")
+        let after = try waitFor("DONE")
         XCTAssertTrue(after.contains("EXIT=130"), after)
         XCTAssertTrue(after.contains("icanon echo") || after.contains("echo icanon"), "terminal restored:\n\(after)")
         XCTAssertFalse(after.contains("-icanon"), after)

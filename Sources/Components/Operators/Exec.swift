@@ -93,32 +93,43 @@ struct ForwardingObserver {
 /// A running exec program: requests go to its standard input, answers are read from its standard
 /// output with a timeout, and its standard error is kept (the tail goes into error messages).
 final class ExecProcess {
-    private let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private let errors = Pipe()
+    private let process: ChildProcess
     private let reader: LineReader
     private let context: ComponentContext
     private let commandLine: String
     private let stderrTail = StderrTail()
+    private let stderrReader: Thread
 
     init(command: [String], directory: String, context: ComponentContext) throws {
         self.context = context
         commandLine = command.joined(separator: " ")
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command
-        process.currentDirectoryURL = URL(fileURLWithPath: directory).standardizedFileURL
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        reader = LineReader(descriptor: output.fileHandleForReading.fileDescriptor)
-        let tail = stderrTail
-        errors.fileHandleForReading.readabilityHandler = { handle in tail.append(handle.availableData) }
+        // `env -C` runs the program in the pipeline's directory (posix_spawn has no portable chdir).
+        let directoryPath = URL(fileURLWithPath: directory).standardizedFileURL.path
         do {
-            try process.run()
+            process = try ChildProcess(
+                executable: "/usr/bin/env", arguments: ["-C", directoryPath] + command, input: .pipe)
         } catch {
-            throw context.error("cannot start '\(commandLine)': \(error.localizedDescription)")
+            throw context.error("cannot start '\(commandLine)': \(error)")
         }
+        reader = LineReader(descriptor: process.standardOutput)
+        let tail = stderrTail
+        let descriptor = process.standardError
+        // The thread owns a duplicate, so closing the process's end never races with its read.
+        let owned = dup(descriptor)
+        stderrReader = Thread {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(owned, &buffer, buffer.count)
+                if count > 0 {
+                    tail.append(buffer[0..<count])
+                } else if count == 0 || errno != EINTR {
+                    break
+                }
+            }
+            close(owned)
+            tail.finish()
+        }
+        stderrReader.start()
         signal(SIGPIPE, SIG_IGN)
     }
 
@@ -132,17 +143,22 @@ final class ExecProcess {
         var request: [UInt8] = Array("{\"value\":".utf8)
         JSONSerializer.write(element, to: &request)
         request.append(contentsOf: Array("}\n".utf8))
-        let written = request.withUnsafeBytes {
-            write(input.fileHandleForWriting.fileDescriptor, $0.baseAddress, $0.count)
-        }
-        if written != request.count {
-            throw failure("'\(commandLine)' stopped reading its input (exited with status \(exitStatus()))")
+        var offset = 0
+        while offset < request.count {
+            let written = request.withUnsafeBytes {
+                write(process.standardInput, $0.baseAddress! + offset, $0.count - offset)
+            }
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 {
+                throw failure("'\(commandLine)' stopped reading its input (exited with \(process.wait()))")
+            }
+            offset += written
         }
         var emitted: [Value] = []
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, timeout.totalNanoseconds))
         while true {
             let now = DispatchTime.now().uptimeNanoseconds
-            var descriptor = pollfd(fd: output.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            var descriptor = pollfd(fd: process.standardOutput, events: Int16(POLLIN), revents: 0)
             let remaining = now >= deadline ? 0 : Int32(min(Int64(Int32.max), Int64((deadline - now) / 1_000_000) + 1))
             if !reader.hasBufferedLine, poll(&descriptor, 1, remaining) == 0 {
                 throw failure(
@@ -152,10 +168,9 @@ final class ExecProcess {
                 do throws(JSONError) { return .success(try JSONParser.parse(bytes)) } catch { return .failure(error) }
             }
             guard let line else {
-                process.waitUntilExit()
-                throw failure(
-                    "'\(commandLine)' exited with status \(process.terminationStatus) before answering (element: \(element))"
-                )
+                // Its standard output closed: it is exiting, so this wait is short.
+                let ended = process.wait()
+                throw failure("'\(commandLine)' exited with \(ended) before answering (element: \(element))")
             }
             guard case .success(let answer) = line, case .object(let object) = answer else {
                 throw failure("'\(commandLine)' wrote a line that is not a JSON object of the exec protocol")
@@ -173,33 +188,43 @@ final class ExecProcess {
         }
     }
 
-    private func exitStatus() -> String {
-        process.waitUntilExit()
-        return "\(process.terminationStatus)"
-    }
-
+    /// Closes the program's input and stops it; a thread reaps it, so the pipeline never waits.
     func stop() {
-        try? input.fileHandleForWriting.close()
-        if process.isRunning { process.terminate() }
-        errors.fileHandleForReading.readabilityHandler = nil
+        process.closeInput()
+        process.send(SIGTERM)
+        let process = self.process
+        Thread { process.wait() }.start()
     }
 }
 
 /// The last 2 KiB of a program's standard error, collected as it is written.
 final class StderrTail: @unchecked Sendable {
-    private let lock = NSLock()
+    private let condition = NSCondition()
     private var bytes: [UInt8] = []
+    private var finished = false
 
-    func append(_ data: Data) {
-        lock.withLock {
+    func append(_ data: ArraySlice<UInt8>) {
+        condition.withLock {
             bytes.append(contentsOf: data)
             if bytes.count > 2048 { bytes.removeFirst(bytes.count - 2048) }
         }
     }
 
+    /// The program closed its standard error (it exited).
+    func finish() {
+        condition.withLock {
+            finished = true
+            condition.broadcast()
+        }
+    }
+
     var text: String {
-        // Give the reading thread a moment to collect what a crashing program wrote last.
-        Thread.sleep(forTimeInterval: 0.05)
-        return lock.withLock { String(decoding: bytes, as: UTF8.self) }.trimmingCharacters(in: .whitespacesAndNewlines)
+        // A program that failed is usually exiting: wait briefly for the last of what it wrote.
+        condition.lock()
+        let limit = Date(timeIntervalSinceNow: 0.2)
+        while !finished && condition.wait(until: limit) {}
+        let text = String(decoding: bytes, as: UTF8.self)
+        condition.unlock()
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

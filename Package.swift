@@ -9,11 +9,26 @@ let package = Package(
     dependencies: [
         .package(path: "Core"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .target(
             name: "Components",
-            dependencies: [.product(name: "RivuletCore", package: "Core")]
+            dependencies: [
+                .product(name: "RivuletCore", package: "Core"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+        // The HTTP server the tests start on 127.0.0.1: scripted exchanges, real sockets.
+        .target(
+            name: "HTTPTestServer",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/HTTPTestServer"
         ),
         .executableTarget(
             name: "rivulet",
@@ -33,9 +48,9 @@ let package = Package(
         ),
         .testTarget(
             name: "ComponentsTests",
-            dependencies: ["Components", .product(name: "RivuletCore", package: "Core")]
+            dependencies: ["Components", "HTTPTestServer", .product(name: "RivuletCore", package: "Core")]
         ),
         .testTarget(
-            name: "RivuletCLITests", dependencies: ["rivulet", "Components"], exclude: ["LintCorpus", "Golden"]),
+            name: "RivuletCLITests", dependencies: ["rivulet", "Components", "HTTPTestServer"], exclude: ["LintCorpus", "Golden"]),
     ]
 )

@@ -9,10 +9,12 @@ public enum BuiltinComponents {
     public static var all: [ComponentSpec] {
         [
             // Sources
-            events, fixture, stdin, prompt, interval, timer,
+            events, fixture, stdin, prompt, interval, timer, http, nytSearch, nytNewest, githubSearch, githubUserRepos,
+            foursquareSearch,
             // Operators
             filter, map, scan, distinctUntilChanged, debounce, throttle, delay, timeout, take, skip, takeWhile,
             takeUntil, startWith, merge, combineLatest, withLatestFrom, flatMap, flatMapLatest, concatMap,
+            scanPaginate,
             catchError, catchAndReturn, retry, buffer, share, log, exec,
             // Sinks
             stdout, file, table,

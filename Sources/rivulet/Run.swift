@@ -34,9 +34,26 @@ struct Run: ParsableCommand {
     @Option(help: "The seed of random() (default: the file's 'seed', else from the system).")
     var seed: UInt64?
 
+    @Option(help: "Save every HTTP exchange (keys and tokens removed) to this file, for --replay.")
+    var record: String?
+
+    @Option(help: "Answer HTTP requests from a file made by --record; nothing goes to the network.")
+    var replay: String?
+
     @OptionGroup var pluginOptions: PluginOptions
 
+    /// How the run's HTTP sources reach their servers.
+    private var session: HTTPSession {
+        if let replay { return HTTPSession(mode: .replay(replay)) }
+        if let record { return HTTPSession(mode: .record(record)) }
+        return HTTPSession(mode: .live)
+    }
+
     func run() throws {
+        if record != nil && replay != nil { throw ValidationError("--record and --replay cannot be used together") }
+        if let replay, !FileManager.default.fileExists(atPath: replay) {
+            throw ValidationError("--replay: no such file '\(replay)'")
+        }
         var parsedOverrides: [Override] = []
         for text in overrides {
             guard let override = Override(text) else {
@@ -95,7 +112,7 @@ struct Run: ParsableCommand {
         let environment = ExpressionEnvironment(seed: seed, clock: { scheduler.now })
         let compiled = try PipelineCompiler.compile(
             pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: log,
-            tracer: tracer.map { tracer in { tracer.record($0) } })
+            tracer: tracer.map { tracer in { tracer.record($0) } }, services: [session])
         var outcome: PipelineRun.Outcome?
         let run = compiled.start { outcome = $0 }
         if let limit {
@@ -117,7 +134,7 @@ struct Run: ParsableCommand {
         let environment = ExpressionEnvironment(seed: seed, clock: { scheduler.now })
         let compiled = try PipelineCompiler.compile(
             pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: log,
-            tracer: tracer.map { tracer in { tracer.record($0) } })
+            tracer: tracer.map { tracer in { tracer.record($0) } }, services: [session])
         // Everything below runs on this thread, inside scheduler.run(); the holder only carries it there.
         let holder = SchedulerBound(RunHolder(compiled: compiled))
         scheduler.enqueue {

@@ -55,10 +55,19 @@ func startRivulet(
 /// Runs `rivulet` with `arguments` and waits for it to end; a run that takes longer than
 /// `timeout` seconds is killed and fails the test, so a hang can never stall the suite.
 func runRivulet(
-    _ arguments: [String], stdin: String? = nil, timeout: Double = 120, file: StaticString = #filePath,
-    line: UInt = #line
+    _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], timeout: Double = 120,
+    file: StaticString = #filePath, line: UInt = #line
 ) throws -> ProcessResult {
-    let process = try startRivulet(arguments, input: .pipe)
+    let process: ChildProcess
+    if environment.isEmpty {
+        process = try startRivulet(arguments, input: .pipe)
+    } else {
+        let binary = productsDirectory().appendingPathComponent("rivulet").path
+        process = try ChildProcess(
+            executable: "env",
+            arguments: environment.sorted { $0.key < $1.key }.map { "\($0)=\($1)" } + [binary] + arguments,
+            input: .pipe)
+    }
     let output = process.communicate(input: Array((stdin ?? "").utf8), timeout: timeout)
     if output.timedOut {
         XCTFail(

@@ -156,6 +156,18 @@ public struct PipelineCompiler {
         baseDirectory: String, log: @escaping (String) -> Void, tracer: ((TraceEvent) -> Void)? = nil,
         cannedResponses: [PipelineTestFile.CannedResponse]? = nil
     ) throws -> CompiledPipeline {
+        try compile(
+            pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: log,
+            tracer: tracer, cannedResponses: cannedResponses, services: [])
+    }
+
+    /// Compiles `pipeline` with `services`: objects the components find by type through
+    /// `ComponentContext.existing` and `shared` (the run's HTTP settings, say).
+    public static func compile(
+        _ pipeline: ValidatedPipeline, scheduler: any SchedulerType, environment: ExpressionEnvironment,
+        baseDirectory: String, log: @escaping (String) -> Void, tracer: ((TraceEvent) -> Void)? = nil,
+        cannedResponses: [PipelineTestFile.CannedResponse]? = nil, services extraServices: [AnyObject]
+    ) throws -> CompiledPipeline {
         func traced(_ observable: Observable<Value>, _ label: String, _ location: SourceLocation) -> Observable<Value> {
             guard let tracer else { return observable }
             func record(_ event: Event<Value>) {
@@ -168,6 +180,7 @@ public struct PipelineCompiler {
         var multicasts: [Multicast] = []
         var sideSubjects: [String: PublishSubject<Value>] = [:]
         let services = SharedServices()
+        for service in extraServices { services.insert(service) }
         if let cannedResponses {
             _ = services.object(CannedHTTPResponses.self) { CannedHTTPResponses(cannedResponses) }
         }

@@ -15,11 +15,29 @@ public enum ComponentKind: String, Sendable, CaseIterable {
 public struct PipelineSource {
     /// Makes the observable for one triggering element.
     public let make: (Value) -> Observable<Value>
+    /// For sources that fetch pages (the HTTP sources): a reader that fetches one page at a time,
+    /// when asked, for `scanPaginate`.
+    public let pages: ((Value) -> any PageReader)?
 
     /// A source from a function of the triggering element.
     public init(_ make: @escaping (Value) -> Observable<Value>) {
         self.make = make
+        self.pages = nil
     }
+
+    /// A paged source: `make` for every page in a row, `pages` to read one page at a time.
+    public init(_ make: @escaping (Value) -> Observable<Value>, pages: @escaping (Value) -> any PageReader) {
+        self.make = make
+        self.pages = pages
+    }
+}
+
+/// Reads a paged source one page at a time.
+public protocol PageReader: AnyObject {
+    /// Whether the last page has been fetched.
+    var isFinished: Bool { get }
+    /// Fetches the next page: emits its items as one array, then completes.
+    func nextPage() -> Observable<Value>
 }
 
 /// An operator, built: a function from the stream it reads to the stream it emits.
@@ -175,6 +193,11 @@ public final class ComponentContext {
         self.sideStreams = sideStreams
     }
 
+    /// The pipeline's object of type `T`, if there is one (canned test responses, run settings).
+    public func existing<T: AnyObject>(_ type: T.Type) -> T? {
+        services.existing(type)
+    }
+
     /// The object of type `T` that every component of this pipeline shares (the terminal screen
     /// that `prompt` and `table` draw on, say), made by `make` the first time it is asked for.
     public func shared<T: AnyObject>(_ type: T.Type, _ make: () -> T) -> T {
@@ -227,6 +250,15 @@ extension ComponentSpec: @unchecked Sendable {}
 /// Objects shared by the components of one pipeline, one per type.
 final class SharedServices {
     private var objects: [ObjectIdentifier: AnyObject] = [:]
+
+    func existing<T: AnyObject>(_ type: T.Type) -> T? {
+        objects[ObjectIdentifier(type)] as? T
+    }
+
+    /// Puts `object` in as the service of its own type.
+    func insert(_ object: AnyObject) {
+        objects[ObjectIdentifier(type(of: object))] = object
+    }
 
     func object<T: AnyObject>(_ type: T.Type, _ make: () -> T) -> T {
         if let existing = objects[ObjectIdentifier(type)] as? T { return existing }

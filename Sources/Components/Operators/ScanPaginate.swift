@@ -1,0 +1,184 @@
+import Pipeline
+import Reactive
+
+extension BuiltinComponents {
+    /// `scanPaginate: {SOURCE}` — "load the next page" on each trigger, pages accumulated.
+    public static let scanPaginate = ComponentSpec(
+        name: "scanPaginate",
+        summary: "Fetches the next page of its inner source on each trigger and emits the pages accumulated.",
+        docs: """
+            The "More Next 10" button and scroll-to-bottom of the seed apps: each element of the \
+            stream is a trigger. A trigger fetches the next page unless a page is in flight (the \
+            trigger is ignored, as the apps do with isLoading), the last page was reached, or \
+            maxPages pages were fetched. The inner source's templates see the first trigger. HTTP \
+            sources are read a page at a time; any other source counts as one page per trigger (its \
+            elements, collected), and an empty page is the last. Emits the items of every page so far \
+            as one list (emit: page, only the new page's). Completes when the triggers have and no \
+            page is in flight. Side streams: NAME.executing (a page in flight) and NAME.errors; with \
+            onError: skip a failed page goes to errors and the next trigger tries it again.
+            """,
+        parameters: InnerWork.parameters + [
+            ParameterSpec(
+                "emit", .oneOf(["accumulated", "page"]), default: "accumulated",
+                doc: "accumulated: every item so far, as one list; page: the new page's items."),
+            ParameterSpec("maxPages", .int, doc: "Fetch at most this many pages.", example: "5"),
+        ],
+        primary: "source",
+        example: """
+            - scanPaginate:
+                source: { github.search: { q: "language:swift", sort: stars, perPage: 10 } }
+                maxPages: 5
+            """,
+        sideStreams: InnerWork.sideStreams,
+        factory: .operator { parameters, context in
+            guard let inner = parameters.source("source") else { throw context.error("missing inner source") }
+            let source = try context.build(inner)
+            let options = ScanPaginateOptions(
+                accumulate: parameters.string("emit") != "page", maxPages: parameters.int("maxPages"),
+                skipErrors: parameters.string("onError") == "skip")
+            return { triggers in
+                ScanPaginateSink.observable(triggers, source: source, options: options, context: context)
+            }
+        })
+}
+
+/// How `scanPaginate` was configured.
+struct ScanPaginateOptions {
+    let accumulate: Bool
+    let maxPages: Int?
+    let skipErrors: Bool
+}
+
+/// The state of one `scanPaginate` subscription, on the pipeline's thread.
+final class ScanPaginateSink {
+    private let source: PipelineSource
+    private let options: ScanPaginateOptions
+    private let context: ComponentContext
+    private let observer: AnyObserver<Value>
+    private let lifetime: Lifetime
+    private var reader: (any PageReader)?
+    private var accumulated: [Value] = []
+    private var pages = 0
+    private var inFlight: Lifetime?
+    private var triggersDone = false
+
+    private init(
+        source: PipelineSource, options: ScanPaginateOptions, context: ComponentContext, observer: AnyObserver<Value>,
+        lifetime: Lifetime
+    ) {
+        self.source = source
+        self.options = options
+        self.context = context
+        self.observer = observer
+        self.lifetime = lifetime
+    }
+
+    static func observable(
+        _ triggers: Observable<Value>, source: PipelineSource, options: ScanPaginateOptions, context: ComponentContext
+    ) -> Observable<Value> {
+        Observable { observer, lifetime in
+            let sink = ScanPaginateSink(
+                source: source, options: options, context: context, observer: observer, lifetime: lifetime)
+            triggers.subscribe(AnyObserver { sink.on($0) }, in: lifetime)
+        }
+    }
+
+    private var isExhausted: Bool {
+        if let maxPages = options.maxPages, pages >= maxPages { return true }
+        return reader?.isFinished ?? false
+    }
+
+    private func on(_ event: Event<Value>) {
+        if lifetime.isDisposed { return }
+        switch event {
+        case .next(let trigger):
+            guard inFlight == nil, !isExhausted else { return }
+            fetch(trigger)
+        case .error:
+            finish(event)
+        case .completed:
+            triggersDone = true
+            if inFlight == nil { finish(.completed) }
+        }
+    }
+
+    private func fetch(_ trigger: Value) {
+        let reader = self.reader ?? source.pages?(trigger) ?? CollectingPageReader(source: source, trigger: trigger)
+        (reader as? CollectingPageReader)?.trigger = trigger
+        self.reader = reader
+        let work = lifetime.makeChild()
+        inFlight = work
+        work.onDispose { [weak self] in self?.context.sideStreams["executing"]?.onNext(.bool(false)) }
+        context.sideStreams["executing"]?.onNext(.bool(true))
+        reader.nextPage().subscribe(
+            AnyObserver { [weak self] event in
+                guard let self, !work.isDisposed else { return }
+                switch event {
+                case .next(let page):
+                    guard case .array(let items) = page else { return }
+                    self.pages += 1
+                    self.accumulated.append(contentsOf: items)
+                    self.observer.on(.next(self.options.accumulate ? .array(self.accumulated) : page))
+                case .error(let error):
+                    self.inFlight = nil
+                    work.dispose()
+                    let report = InnerWork.describe(error, context: self.context, element: trigger)
+                    self.context.sideStreams["errors"]?.onNext(report)
+                    if self.options.skipErrors {
+                        if self.triggersDone { self.finish(.completed) }
+                    } else {
+                        self.finish(.error(error))
+                    }
+                case .completed:
+                    self.inFlight = nil
+                    work.dispose()
+                    if self.triggersDone { self.finish(.completed) }
+                }
+            }, in: work)
+    }
+
+    private func finish(_ event: Event<Value>) {
+        if lifetime.isDisposed { return }
+        observer.on(event)
+        lifetime.dispose()
+    }
+}
+
+/// A page reader over any source: each page is what the source emits for one trigger, collected;
+/// an empty page is the last.
+final class CollectingPageReader: PageReader {
+    private let source: PipelineSource
+    /// The trigger the next page is made for.
+    var trigger: Value
+    private(set) var isFinished = false
+
+    init(source: PipelineSource, trigger: Value) {
+        self.source = source
+        self.trigger = trigger
+    }
+
+    func nextPage() -> Observable<Value> {
+        source.make(trigger).toArray().do(onNext: { [weak self] page in
+            if case .array(let items) = page, items.isEmpty { self?.isFinished = true }
+        })
+    }
+}
+
+extension Observable where Element == Value {
+    /// Every element, as one array, when the source completes.
+    fileprivate func toArray() -> Observable<Value> {
+        Observable { observer, lifetime in
+            var collected: [Value] = []
+            self.subscribe(
+                AnyObserver { event in
+                    switch event {
+                    case .next(let element): collected.append(element)
+                    case .error(let error): observer.on(.error(error))
+                    case .completed:
+                        observer.on(.next(.array(collected)))
+                        observer.on(.completed)
+                    }
+                }, in: lifetime)
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import Pipeline
+
+extension BuiltinComponents {
+    /// `github.search: {q: …}` — GitHub repository search.
+    public static let githubSearch = ComponentSpec(
+        name: "github.search",
+        summary: "Searches GitHub repositories (q with qualifiers such as language:swift), following the Link header.",
+        docs: """
+            Sends the API's media type, version header (2022-11-28) and a User-Agent; a token from \
+            GITHUB_TOKEN (or GH_TOKEN), if set, as a bearer token — without one GitHub allows 10 \
+            searches a minute. Pages follow the Link header's rel="next" and stop at GitHub's cap of \
+            1,000 results rather than asking for a page it refuses. Rate-limit answers (403 or 429 \
+            with x-ratelimit-remaining: 0, or a Retry-After) are waited out and retried. Each item \
+            is a repository as the API gives it (full_name, html_url, stargazers_count, language, \
+            owner.login, …).
+            """,
+        parameters: [
+            ParameterSpec(
+                "q", .template, required: true, doc: "The query, qualifiers included.",
+                example: "\"language:{{ . }} stars:>100\""),
+            ParameterSpec(
+                "sort", .oneOf(["best-match", "stars", "forks", "help-wanted-issues", "updated"]),
+                default: "best-match", doc: "The order."),
+            ParameterSpec("order", .oneOf(["desc", "asc"]), default: "desc", doc: "With sort."),
+        ] + GitHubAPI.parameters,
+        primary: "q",
+        example: """
+            - scanPaginate:
+                source: { github.search: { q: "language:swift", sort: stars, perPage: 10 } }
+            """,
+        check: GitHubAPI.check,
+        factory: .source { parameters, context in
+            let perPage = parameters.int("perPage") ?? 30
+            return try GitHubAPI.source(
+                parameters, context: context,
+                items: { body in try ItemSelection.list(body, at: ["items"]) },
+                isLastPage: { page in
+                    var total = Int.max
+                    if case .object(let root) = page.body, case .int(let count)? = root["total_count"] {
+                        total = count
+                    }
+                    return (page.index + 1) * perPage >= min(total, 1000)
+                },
+                request: { api, element in
+                    var query = try api.query(parameters, [("q", "q")], element: element)
+                    if let sort = parameters.string("sort"), sort != "best-match" {
+                        query.append(("sort", sort))
+                        query.append(("order", parameters.string("order") ?? "desc"))
+                    }
+                    return ("/search/repositories", query)
+                })
+        })
+}

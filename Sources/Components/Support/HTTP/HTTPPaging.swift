@@ -1,0 +1,260 @@
+import Foundation
+import Pipeline
+import Reactive
+
+/// What an HTTP source emits.
+enum EmitMode: String, CaseIterable {
+    /// Each item, as its own element.
+    case items
+    /// One array per page.
+    case page
+    /// One array of every item, when the last page has come.
+    case all
+}
+
+/// How an HTTP source finds its next page.
+enum Pagination {
+    /// One request, one page.
+    case none
+    /// Follow the `Link` header's `rel="next"` URL (GitHub, Foursquare).
+    case link
+    /// Set a page-number query parameter, from `start`, until a page has no items.
+    case page(parameter: String, start: Int)
+    /// Set a query parameter to a value taken from the response body; none (null or "") ends it.
+    case cursor(parameter: String, next: (Value) throws -> Value)
+}
+
+/// A page as fetched: its body, its items, which page it was (0-based).
+struct FetchedPage {
+    let body: Value
+    let items: [Value]
+    let index: Int
+}
+
+/// What one HTTP source needs to fetch its pages.
+struct PagedFetch {
+    let setup: HTTPClientSetup
+    let pagination: Pagination
+    /// The items of a page's body.
+    let items: (Value) throws -> [Value]
+    let maxPages: Int?
+    /// An API's own end rule (NYT's 100-page cap, GitHub's 1,000 results), after a page.
+    var isLastPage: ((FetchedPage) -> Bool)?
+
+    /// The shared parameters of HTTP sources.
+    static let commonParameters: [ParameterSpec] = [
+        ParameterSpec(
+            "emit", .oneOf(EmitMode.allCases.map(\.rawValue)), default: "items",
+            doc: "items: each item; page: one array per page; all: one array of everything, at the end."),
+        ParameterSpec("maxPages", .int, doc: "Stop after this many pages.", example: "5"),
+        ParameterSpec("timeout", .duration, default: "30s", doc: "The longest one request may take."),
+        RetryPolicy.parameter,
+    ]
+
+    /// The source: emits according to `emit`; `scanPaginate` reads it a page at a time instead.
+    func source(emit: EmitMode, request: @escaping (Value) throws -> HTTPRequestData) -> PipelineSource {
+        let fetch = self
+        return PipelineSource(
+            { element in
+                Observable.deferred {
+                    let reader = HTTPPageReader(fetch: fetch, first: Result { try request(element) })
+                    return Self.observe(reader, emit: emit)
+                }
+            },
+            pages: { element in HTTPPageReader(fetch: fetch, first: Result { try request(element) }) })
+    }
+
+    private static func observe(_ reader: HTTPPageReader, emit: EmitMode) -> Observable<Value> {
+        Observable.create { observer in
+            let current = SerialDisposable()
+            var everything: [Value] = []
+            func fetchNext() {
+                if reader.isFinished {
+                    if emit == .all { observer.on(.next(.array(everything))) }
+                    observer.on(.completed)
+                    return
+                }
+                current.disposable = reader.nextPage().subscribe(
+                    onNext: { page in
+                        guard case .array(let items) = page else { return }
+                        switch emit {
+                        case .items: for item in items { observer.on(.next(item)) }
+                        case .page: observer.on(.next(page))
+                        case .all: everything.append(contentsOf: items)
+                        }
+                    },
+                    onError: { observer.on(.error($0)) },
+                    onCompleted: { fetchNext() })
+            }
+            fetchNext()
+            return current
+        }
+    }
+
+    /// The `rel="next"` URL of a `Link` header, resolved against `base`.
+    static func nextLink(_ header: String?, base: String) -> String? {
+        guard let header else { return nil }
+        var rest = Substring(header)
+        while let open = rest.firstIndex(of: "<") {
+            guard let close = rest[open...].firstIndex(of: ">") else { return nil }
+            let target = String(rest[rest.index(after: open)..<close])
+            let afterTarget = rest[rest.index(after: close)...]
+            // Parameters run to the next '<' (commas may separate entries or sit inside quotes).
+            let end = afterTarget.firstIndex(of: "<") ?? afterTarget.endIndex
+            let parameters = afterTarget[..<end].lowercased()
+            if parameters.contains("rel=\"next\"") || parameters.contains("rel=next")
+                || parameters.contains(" next ") || parameters.contains("rel=\"next ")
+            {
+                return URL(string: target, relativeTo: URL(string: base))?.absoluteString ?? target
+            }
+            rest = afterTarget[end...]
+        }
+        return nil
+    }
+
+    /// `url` with the query parameter `name` set to `value`.
+    static func setting(_ name: String, to value: String, in url: String) -> String {
+        guard var components = URLComponents(string: url) else { return url }
+        var items = components.queryItems ?? []
+        items.removeAll { $0.name == name }
+        items.append(URLQueryItem(name: name, value: value))
+        components.queryItems = items
+        return components.string ?? url
+    }
+}
+
+/// Reads an HTTP source a page at a time.
+final class HTTPPageReader: PageReader {
+    private let fetch: PagedFetch
+    private var next: Result<HTTPRequestData, any Error>?
+    private var fetched = 0
+    private var inFlight = false
+
+    init(fetch: PagedFetch, first: Result<HTTPRequestData, any Error>) {
+        self.fetch = fetch
+        next = first
+    }
+
+    var isFinished: Bool { next == nil }
+
+    func nextPage() -> Observable<Value> {
+        guard let next else { return .empty() }
+        let request: HTTPRequestData
+        switch next {
+        case .failure(let error): return .error(error)
+        case .success(let made): request = made
+        }
+        return fetch.setup.fetch(request).flatMap { [self] response -> Observable<Value> in
+            do {
+                let page = try self.read(response, request: request)
+                return .just(.array(page))
+            } catch {
+                return .error(error)
+            }
+        }
+    }
+
+    private func read(_ response: HTTPResponseData, request: HTTPRequestData) throws -> [Value] {
+        let setup = fetch.setup
+        let body: Value
+        do {
+            body = try JSONParser.parse(response.body)
+        } catch {
+            let type = response.header("content-type").map { " (\($0))" } ?? ""
+            throw setup.context.error(
+                "\(request.method) \(setup.redactor.redact(url: request.url)): the response is not JSON\(type): "
+                    + setup.redactor.redact(HTTPBody.preview(response.body)))
+        }
+        let items: [Value]
+        do {
+            items = try fetch.items(body)
+        } catch let error as PipelineRuntimeError {
+            throw error
+        } catch {
+            throw setup.context.error(
+                "\(request.method) \(setup.redactor.redact(url: request.url)): \(error); the body starts "
+                    + setup.redactor.redact(HTTPBody.preview(response.body)))
+        }
+        let index = fetched
+        fetched += 1
+        let page = FetchedPage(body: body, items: items, index: index)
+        if let maxPages = fetch.maxPages, fetched >= maxPages {
+            next = nil
+        } else if fetch.isLastPage?(page) == true {
+            next = nil
+        } else {
+            next = nextRequest(after: page, response: response, request: request).map { .success($0) }
+        }
+        return items
+    }
+
+    private func nextRequest(after page: FetchedPage, response: HTTPResponseData, request: HTTPRequestData)
+        -> HTTPRequestData?
+    {
+        var following = request
+        switch fetch.pagination {
+        case .none:
+            return nil
+        case .link:
+            guard let url = PagedFetch.nextLink(response.header("link"), base: response.url) else { return nil }
+            following.url = url
+        case .page(let parameter, let start):
+            guard !page.items.isEmpty else { return nil }
+            following.url = PagedFetch.setting(parameter, to: String(start + page.index + 1), in: request.url)
+        case .cursor(let parameter, let next):
+            guard let cursor = try? next(page.body) else { return nil }
+            let text: String
+            switch cursor {
+            case .null: return nil
+            case .string(let string): text = string
+            default: text = cursor.description
+            }
+            if text.isEmpty { return nil }
+            following.url = PagedFetch.setting(parameter, to: text, in: request.url)
+        }
+        return following
+    }
+}
+
+/// Items out of a page body.
+enum ItemSelection {
+    /// The items an expression picks out of the body (the body itself when it is a list and no
+    /// expression is given).
+    static func items(_ body: Value, select: Pipeline.Expression?, context: ComponentContext, scope: EvaluationScope)
+        throws
+        -> [Value]
+    {
+        let selected = try select.map { try context.evaluate($0, body, in: scope) } ?? body
+        switch selected {
+        case .array(let items): return items
+        case .null: return []
+        default:
+            if select == nil { return [selected] }
+            throw SelectionError(
+                description: "select '\(select!.source)' gave \(selected.typeName), not a list of items")
+        }
+    }
+
+    /// The list at a path of keys, for the API sources (missing or null: no items).
+    static func list(_ body: Value, at path: [String]) throws -> [Value] {
+        var current = body
+        for key in path {
+            guard case .object(let object) = current else {
+                throw SelectionError(description: "expected an object with '\(key)', found \(current.typeName)")
+            }
+            current = object[key] ?? .null
+        }
+        switch current {
+        case .array(let items): return items
+        case .null: return []
+        default:
+            throw SelectionError(
+                description: "expected a list at '\(path.joined(separator: "."))', found \(current.typeName)")
+        }
+    }
+}
+
+/// A body whose shape is not the one expected.
+struct SelectionError: Error, CustomStringConvertible {
+    let description: String
+}

@@ -1,0 +1,277 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Pipeline
+import Reactive
+
+/// Sends requests. Every transport calls `completion` on the pipeline's scheduler, once, unless
+/// the returned disposable was disposed first (which, for the network, closes the connection).
+protocol HTTPTransport: AnyObject {
+    func start(
+        _ request: HTTPRequestData, timeout: RxTimeInterval,
+        completion: @escaping (Result<HTTPResponseData, HTTPTransportError>) -> Void
+    ) -> any Disposable
+}
+
+/// How a run's HTTP sources reach their servers: the network, the network while recording every
+/// exchange to a file, or a recording instead of the network. `rivulet run --record/--replay`
+/// hands one to the compiler; without one, sources use the network.
+public final class HTTPSession {
+    /// Where requests go.
+    public enum Mode {
+        /// To the network.
+        case live
+        /// To the network, each exchange saved (secrets removed) to the file at this path.
+        case record(String)
+        /// Answered from the recording at this path; nothing reaches the network.
+        case replay(String)
+    }
+
+    /// Where requests go.
+    public let mode: Mode
+    /// Keys and tokens the sources use, kept out of recordings, logs and errors.
+    public let redactor = SecretRedactor()
+    private var transport: (any HTTPTransport)?
+
+    /// A session in `mode`.
+    public init(mode: Mode) {
+        self.mode = mode
+    }
+
+    /// The transport for the pipeline `context` belongs to: canned test responses first.
+    func transport(_ context: ComponentContext) throws -> any HTTPTransport {
+        if let transport { return transport }
+        let made: any HTTPTransport
+        if let canned = context.existing(CannedHTTPResponses.self) {
+            made = ScriptedHTTPTransport(
+                exchanges: canned.responses.map(RecordedExchange.init(canned:)), scheduler: context.scheduler,
+                source: "the test's http responses", useDelays: true)
+        } else {
+            switch mode {
+            case .live:
+                made = try LiveHTTPTransport(scheduler: context.scheduler)
+            case .record(let path):
+                made = RecordingHTTPTransport(
+                    inner: try LiveHTTPTransport(scheduler: context.scheduler), path: path, redactor: redactor)
+            case .replay(let path):
+                let exchanges = try HTTPRecording.load(path: path)
+                made = ScriptedHTTPTransport(
+                    exchanges: exchanges, scheduler: context.scheduler, source: "the recording \(path)",
+                    useDelays: false)
+            }
+        }
+        transport = made
+        return made
+    }
+}
+
+/// The network, through AsyncHTTPClient (pooled connections, redirects, timeouts, cancellation).
+final class LiveHTTPTransport: HTTPTransport {
+    /// Bodies larger than this are an error rather than a memory problem.
+    static let maximumBodyBytes = 32 << 20
+    private let scheduler: any ConcurrentDeliveryScheduler
+
+    init(scheduler: any SchedulerType) throws {
+        guard let delivering = scheduler as? any ConcurrentDeliveryScheduler else {
+            throw HTTPTransportError(
+                "HTTP sources need the real clock: run without --clock virtual, or with --replay FILE",
+                isRetryable: false)
+        }
+        self.scheduler = delivering
+    }
+
+    func start(
+        _ request: HTTPRequestData, timeout: RxTimeInterval,
+        completion: @escaping (Result<HTTPResponseData, HTTPTransportError>) -> Void
+    ) -> any Disposable {
+        let state = SchedulerBound(LiveRequestState(completion: completion))
+        let task = Self.launch(request, timeout: timeout, scheduler: scheduler, state: state)
+        return Disposables.create {
+            state.value.completion = nil
+            task.cancel()  // AsyncHTTPClient closes the connection of a request cancelled mid-way.
+        }
+    }
+
+    private static func launch(
+        _ request: HTTPRequestData, timeout: RxTimeInterval, scheduler: any ConcurrentDeliveryScheduler,
+        state: SchedulerBound<LiveRequestState>
+    ) -> Task<Void, Never> {
+        Task {
+            let result = await perform(request, timeout: timeout)
+            scheduler.enqueue {
+                guard let completion = state.value.completion else { return }
+                state.value.completion = nil
+                completion(result)
+            }
+        }
+    }
+
+    private static func perform(_ request: HTTPRequestData, timeout: RxTimeInterval) async -> Result<
+        HTTPResponseData, HTTPTransportError
+    > {
+        var outgoing = HTTPClientRequest(url: request.url)
+        outgoing.method = HTTPMethod(rawValue: request.method)
+        for (name, value) in request.headers { outgoing.headers.add(name: name, value: value) }
+        if !request.headers.contains(where: { $0.0.lowercased() == "user-agent" }) {
+            outgoing.headers.add(name: "User-Agent", value: "rivulet/0.1")
+        }
+        if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        let seconds = Int64(max(1, timeout.totalNanoseconds / 1_000_000))
+        do {
+            let response = try await HTTPClient.shared.execute(outgoing, timeout: .milliseconds(seconds))
+            let body = try await response.body.collect(upTo: maximumBodyBytes)
+            return .success(
+                HTTPResponseData(
+                    status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
+                    body: Array(body.readableBytesView), url: response.url?.absoluteString ?? request.url))
+        } catch is CancellationError {
+            return .failure(HTTPTransportError("cancelled", isRetryable: false))
+        } catch let error as HTTPClientError {
+            if error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
+                return .failure(HTTPTransportError("no answer within \(DurationSyntax.format(timeout))"))
+            }
+            if error == .cancelled { return .failure(HTTPTransportError("cancelled", isRetryable: false)) }
+            if error == .bodyLengthMismatch || error == .remoteConnectionClosed {
+                return .failure(HTTPTransportError("the connection was closed before the response was complete"))
+            }
+            if error == .invalidURL || error == .emptyHost || error == .unsupportedScheme(error.description) {
+                return .failure(HTTPTransportError("invalid URL", isRetryable: false))
+            }
+            return .failure(HTTPTransportError("\(error)"))
+        } catch let error as NIOTooManyBytesError {
+            _ = error
+            return .failure(
+                HTTPTransportError(
+                    "the response is larger than \(maximumBodyBytes >> 20) MiB", isRetryable: false))
+        } catch {
+            return .failure(HTTPTransportError(describe(error)))
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        let text = "\(error)"
+        if text.contains("connectionRefused") || text.contains("Connection refused") { return "connection refused" }
+        if text.contains("connectionReset") || text.contains("reset by peer") { return "connection reset" }
+        return text
+    }
+}
+
+/// What a live request needs on the pipeline's thread.
+private final class LiveRequestState {
+    var completion: ((Result<HTTPResponseData, HTTPTransportError>) -> Void)?
+
+    init(completion: @escaping (Result<HTTPResponseData, HTTPTransportError>) -> Void) {
+        self.completion = completion
+    }
+}
+
+/// One exchange of a recording or a test: which request it answers and the answer.
+struct RecordedExchange {
+    var method: String?
+    var path: String
+    var query: [(String, String)]
+    var exactQuery: Bool
+    var response: HTTPResponseData
+    var delay: RxTimeInterval
+
+    init(canned: PipelineTestFile.CannedResponse) {
+        method = canned.method
+        path = canned.path
+        query = canned.query.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        exactQuery = false
+        response = HTTPResponseData(
+            status: canned.status, headers: canned.headers.map { ($0.key, $0.value) }, body: canned.body, url: "")
+        delay = canned.delay
+    }
+
+    init(
+        method: String?, path: String, query: [(String, String)], exactQuery: Bool, response: HTTPResponseData,
+        delay: RxTimeInterval = .zero
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.exactQuery = exactQuery
+        self.response = response
+        self.delay = delay
+    }
+
+    /// Whether this exchange answers `request`. Secret parameters are not compared (a recording
+    /// holds placeholders for them).
+    func matches(_ request: HTTPRequestData) -> Bool {
+        if let method, method.uppercased() != request.method.uppercased() { return false }
+        guard request.path == path else { return false }
+        let given = request.queryItems.filter { !SecretRedactor.secretQueryNames.contains($0.0.lowercased()) }
+        let wanted = query.filter { !SecretRedactor.secretQueryNames.contains($0.0.lowercased()) }
+        if exactQuery {
+            return given.sorted { $0.0 < $1.0 }.map { "\($0.0)=\($0.1)" }
+                == wanted.sorted { $0.0 < $1.0 }.map { "\($0.0)=\($0.1)" }
+        }
+        return wanted.allSatisfy { pair in given.contains { $0.0 == pair.0 && $0.1 == pair.1 } }
+    }
+}
+
+/// Answers from a list of exchanges, with no network: a test's `http` section (on the virtual
+/// clock, with each answer's delay) or a recording. Several exchanges for one request answer in
+/// order; the last one keeps answering after that.
+final class ScriptedHTTPTransport: HTTPTransport {
+    private let exchanges: [RecordedExchange]
+    private var used: [Int] = []
+    private let scheduler: any SchedulerType
+    private let source: String
+    private let useDelays: Bool
+
+    init(exchanges: [RecordedExchange], scheduler: any SchedulerType, source: String, useDelays: Bool) {
+        self.exchanges = exchanges
+        self.scheduler = scheduler
+        self.source = source
+        self.useDelays = useDelays
+        used = Array(repeating: 0, count: exchanges.count)
+    }
+
+    func start(
+        _ request: HTTPRequestData, timeout: RxTimeInterval,
+        completion: @escaping (Result<HTTPResponseData, HTTPTransportError>) -> Void
+    ) -> any Disposable {
+        let candidates = exchanges.indices.filter { exchanges[$0].matches(request) }
+        let chosen = candidates.first { used[$0] == 0 } ?? candidates.last
+        guard let chosen else {
+            let missing =
+                "\(request.method) \(request.path)"
+                + (request.queryItems.isEmpty
+                    ? "" : "?" + request.queryItems.map { "\($0.0)=\($0.1)" }.joined(separator: "&"))
+            return scheduler.schedule {
+                completion(
+                    .failure(HTTPTransportError("\(self.source) has no answer for \(missing)", isRetryable: false)))
+            }
+        }
+        used[chosen] += 1
+        var response = exchanges[chosen].response
+        if response.url.isEmpty { response.url = request.url }
+        let delay = useDelays ? exchanges[chosen].delay : .zero
+        return scheduler.schedule(after: delay) { completion(.success(response)) }
+    }
+}
+
+/// The network, with every exchange appended to a recording file as it completes.
+final class RecordingHTTPTransport: HTTPTransport {
+    private let inner: any HTTPTransport
+    private let recording: HTTPRecording
+
+    init(inner: any HTTPTransport, path: String, redactor: SecretRedactor) {
+        self.inner = inner
+        recording = HTTPRecording(path: path, redactor: redactor)
+    }
+
+    func start(
+        _ request: HTTPRequestData, timeout: RxTimeInterval,
+        completion: @escaping (Result<HTTPResponseData, HTTPTransportError>) -> Void
+    ) -> any Disposable {
+        let recording = self.recording
+        return inner.start(request, timeout: timeout) { result in
+            if case .success(let response) = result { recording.append(request: request, response: response) }
+            completion(result)
+        }
+    }
+}

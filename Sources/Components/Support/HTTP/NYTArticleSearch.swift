@@ -1,0 +1,98 @@
+import Foundation
+import Pipeline
+import Reactive
+
+/// What `nyt.search` and `nyt.newest` share: NYT's Article Search API, 10 articles a page, at
+/// most 100 pages (1,000 results), the key in the `api-key` query parameter.
+enum NYTArticleSearch {
+    static let path = "/svc/search/v2/articlesearch.json"
+    static let pageSize = 10
+    static let pageLimit = 100
+
+    /// Parameters both sources take.
+    static let parameters: [ParameterSpec] =
+        [
+            ParameterSpec(
+                "fq", .template, doc: "A filter query (Lucene syntax).", example: "'news_desk:(\"Sports\")'"),
+            ParameterSpec("beginDate", .template, doc: "The first day, YYYYMMDD.", example: "\"20240101\""),
+            ParameterSpec("endDate", .template, doc: "The last day, YYYYMMDD.", example: "\"20241231\""),
+            ParameterSpec("page", .int, default: 0, doc: "The first page to fetch (0-based; 10 articles a page)."),
+            APISource.baseURL("https://api.nytimes.com"),
+            APISource.keyVariable("NYT_API_KEY", doc: "The environment variable holding the API key."),
+        ] + PagedFetch.commonParameters
+
+    /// The source, with `sort` fixed (`nyt.newest`) or from the parameters (`nyt.search`).
+    static func source(_ parameters: ParameterValues, context: ComponentContext, sort: String?) throws
+        -> PipelineSource
+    {
+        let api = try APISource(parameters: parameters, context: context)
+        let key = api.key(parameters, fallbacks: ["NYT_KEY"])
+        let isLive = api.isLive
+        let variable = parameters.string("keyVariable") ?? "NYT_API_KEY"
+        let firstPage = max(0, min(parameters.int("page") ?? 0, pageLimit - 1))
+        let fetch = PagedFetch(
+            setup: api.setup, pagination: .page(parameter: "page", start: firstPage),
+            items: { body in try ItemSelection.list(body, at: ["response", "docs"]).map(normalize) },
+            maxPages: parameters.int("maxPages"),
+            isLastPage: { page in
+                let number = firstPage + page.index
+                var hits = Int.max
+                if case .object(let root) = page.body, case .object(let response)? = root["response"],
+                    case .object(let meta)? = response["meta"], case .int(let total)? = meta["hits"]
+                {
+                    hits = total
+                }
+                return page.items.count < pageSize || (number + 1) * pageSize >= min(hits, pageLimit * pageSize)
+                    || number + 1 >= pageLimit
+            })
+        let emit = EmitMode(rawValue: parameters.string("emit") ?? "items") ?? .items
+        return fetch.source(emit: emit) { element in
+            if isLive && key == nil {
+                throw context.error("set \(variable) to your NYT API key (or run with --replay FILE)")
+            }
+            var query = try api.query(
+                parameters,
+                [("q", "q"), ("fq", "fq"), ("beginDate", "begin_date"), ("endDate", "end_date"), ("sort", "sort")],
+                element: element)
+            if let sort { query.append(("sort", sort)) }
+            query.append(("page", String(firstPage)))
+            if let key { query.append(("api-key", key)) }
+            return HTTPRequestData(url: try api.url(path, query: query), headers: [("Accept", "application/json")])
+        }
+    }
+
+    /// An article with an `image` field that reads the same whichever shape `multimedia` has:
+    /// the array of the API before April 2025 (relative URLs) or the object after it.
+    static func normalize(_ article: Value) -> Value {
+        guard case .object(var object) = article else { return article }
+        var image: Value = .null
+        switch object["multimedia"] {
+        case .array(let media)?:
+            let pictures = media.compactMap { entry -> JSONObject? in
+                if case .object(let picture) = entry, picture["url"]?.stringValue != nil { return picture }
+                return nil
+            }
+            let best = pictures.first { $0["subtype"]?.stringValue == "xlarge" } ?? pictures.first
+            if let best, let url = best["url"]?.stringValue {
+                image = picture(url: url.hasPrefix("http") ? url : "https://static01.nyt.com/" + url, best)
+            }
+        case .object(let media)?:
+            if case .object(let main)? = media["default"] ?? media["thumbnail"], let url = main["url"]?.stringValue {
+                image = picture(url: url, main)
+            }
+        default:
+            break
+        }
+        object["image"] = image
+        if case .array? = object["byline"] { object["byline"] = .object(JSONObject()) }
+        return .object(object)
+    }
+
+    private static func picture(url: String, _ source: JSONObject) -> Value {
+        var picture = JSONObject()
+        picture["url"] = .string(url)
+        picture["width"] = source["width"] ?? .null
+        picture["height"] = source["height"] ?? .null
+        return .object(picture)
+    }
+}

@@ -1,0 +1,236 @@
+import Components
+import Foundation
+import HTTPTestServer
+import XCTest
+
+/// The HTTP sources through the binary, against a server on 127.0.0.1: pagination, retries, rate
+/// limits, cancellation, record and replay, and keys kept out of every output.
+final class HTTPSourceTests: XCTestCase {
+    private var directory: URL!
+    private var server: TestHTTPServer?
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("rivulet-http-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        server?.shutdown()
+        try? FileManager.default.removeItem(at: directory)
+        super.tearDown()
+    }
+
+    private func serve(_ script: @escaping TestHTTPServer.Script) throws -> TestHTTPServer {
+        let started = try TestHTTPServer(script: script)
+        server = started
+        return started
+    }
+
+    private func run(_ pipeline: String, _ arguments: [String] = [], environment: [String: String] = [:]) throws
+        -> ProcessResult
+    {
+        let file = directory.appendingPathComponent("p-\(UUID().uuidString).yaml")
+        try pipeline.write(to: file, atomically: true, encoding: .utf8)
+        return try runRivulet(["run", file.path] + arguments, environment: environment)
+    }
+
+    private func lines(_ text: String) -> [String] { text.split(separator: "\n").map(String.init) }
+
+    // MARK: Pagination
+
+    func testLinkPaginationStopsAtTheLastPage() throws {
+        let server = try serve { request, _ in
+            let page = Int(request.query["page"] ?? "1") ?? 1
+            let next =
+                page < 3 ? [("Link", "</items?page=\(page + 1)>; rel=\"next\", </items?page=3>; rel=\"last\"")] : []
+            return .json("[{\"n\": \(page * 10 + 1)}, {\"n\": \(page * 10 + 2)}]", headers: next)
+        }
+        let result = try run(
+            "source: { http: { url: \"\(server.baseURL)/items\", paginate: link } }\nops: [{ map: .n }]\nsink: stdout\n"
+        )
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(lines(result.stdout), ["11", "12", "21", "22", "31", "32"])
+        XCTAssertEqual(server.received.map(\.uri), ["/items", "/items?page=2", "/items?page=3"])
+    }
+
+    func testPageNumberPaginationStopsAtTheFirstEmptyPage() throws {
+        let server = try serve { request, _ in
+            let page = Int(request.query["p"] ?? "") ?? -1
+            return .json(page <= 2 ? "{\"data\": [\(page)]}" : "{\"data\": []}")
+        }
+        let result = try run(
+            "source: { http: { url: \"\(server.baseURL)/list\", select: .data, paginate: page, pageParam: p, pageStart: 1, emit: all } }\nsink: stdout\n"
+        )
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(lines(result.stdout), ["[1,2]"])
+        XCTAssertEqual(server.received.map { $0.query["p"] }, ["1", "2", "3"])
+    }
+
+    func testCursorPaginationFollowsTheBodyUntilItHasNoCursor() throws {
+        let server = try serve { request, _ in
+            switch request.query["after"] {
+            case nil: return .json("{\"items\": [\"a\"], \"next\": \"c1\"}")
+            case "c1": return .json("{\"items\": [\"b\"], \"next\": \"c2\"}")
+            default: return .json("{\"items\": [\"c\"], \"next\": null}")
+            }
+        }
+        let result = try run(
+            "source: { http: { url: \"\(server.baseURL)/feed\", select: .items, paginate: cursor, cursorParam: after, cursor: .next, emit: page } }\nsink: stdout\n"
+        )
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(lines(result.stdout), ["[\"a\"]", "[\"b\"]", "[\"c\"]"])
+        XCTAssertEqual(server.received.count, 3)
+    }
+
+    // MARK: Retries and failures
+
+    func testA429WithRetryAfterIsRetriedAfterThatLongAndNotBefore() throws {
+        let server = try serve { _, count in
+            count == 0
+                ? .json("{\"message\": \"slow down\"}", status: 429, headers: [("Retry-After", "2")])
+                : .json("[\"ok\"]")
+        }
+        let result = try run("source: { http: { url: \"\(server.baseURL)/limited\" } }\nsink: stdout\n")
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "\"ok\"\n")
+        let times = server.log.compactMap { event -> Double? in
+            if case .received(_, let at) = event { return at }
+            return nil
+        }
+        XCTAssertEqual(times.count, 2)
+        XCTAssertGreaterThanOrEqual(times[1] - times[0], 2.0, "not retried before Retry-After")
+        XCTAssertLessThan(times[1] - times[0], 3.0, "retried soon after it")
+        XCTAssertTrue(result.stderr.contains("429 Too Many Requests from GET"), result.stderr)
+    }
+
+    func testA404IsNotRetriedAndSaysStatusMessageAndURL() throws {
+        let server = try serve { _, _ in
+            .json("{\"message\": \"Not Found\", \"documentation_url\": \"https://docs\"}", status: 404)
+        }
+        let result = try run(
+            "source: { http: { url: \"\(server.baseURL)/users/nobody?token=abcdef123\", retry: { backoff: 10ms } } }\nsink: stdout\n"
+        )
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(server.received.count, 1, "a 404 is not retried")
+        XCTAssertTrue(
+            result.stderr.contains("GET \(server.baseURL)/users/nobody?token=REDACTED: 404 Not Found: Not Found"),
+            result.stderr)
+        XCTAssertFalse(result.stderr.contains("abcdef123"))
+    }
+
+    func testADroppedConnectionAndA503AreRetried() throws {
+        let server = try serve { _, count in
+            switch count {
+            case 0: return .drop
+            case 1: return .json("{\"message\": \"busy\"}", status: 503)
+            default: return .json("[1]")
+            }
+        }
+        let result = try run(
+            "source: { http: { url: \"\(server.baseURL)/flaky\", retry: { backoff: 50ms } } }\nsink: stdout\n")
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "1\n")
+        XCTAssertEqual(server.received.count, 3)
+    }
+
+    func testRetriesGiveUpWithTheLastStatus() throws {
+        let server = try serve { _, _ in .json("{\"message\": \"down\"}", status: 500) }
+        let result = try run(
+            "source: { http: { url: \"\(server.baseURL)/down\", retry: { max: 2, backoff: 10ms } } }\nsink: stdout\n")
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(server.received.count, 3)
+        XCTAssertTrue(result.stderr.contains("500 Internal Server Error: down (after 3 attempts)"), result.stderr)
+    }
+
+    func testAMalformedBodyIsAnErrorShowingItsFirstBytes() throws {
+        let server = try serve { _, _ in
+            .respond(status: 200, headers: [("Content-Type", "text/html")], body: Array("<html>oops</html>".utf8))
+        }
+        let result = try run("source: { http: { url: \"\(server.baseURL)/page\" } }\nsink: stdout\n")
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(
+            result.stderr.contains("the response is not JSON (text/html): 17 bytes starting \"<html>oops</html>\""),
+            result.stderr)
+    }
+
+    func testFlatMapLatestClosesTheConnectionOfTheRequestItDrops() throws {
+        let server = try serve { request, _ in
+            let q = request.query["q"] ?? ""
+            return .json("[\"\(q)-1\", \"\(q)-2\"]", delay: q == "slow" ? 3 : 0.05)
+        }
+        let result = try run(
+            """
+            source: { events: [{ at: 0ms, next: slow }, { at: 300ms, next: fast }, { at: 350ms, complete: true }] }
+            ops:
+              - flatMapLatest: { http: { url: "\(server.baseURL)/search", query: { q: "{{ . }}" } } }
+            sink: stdout
+            """)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(lines(result.stdout), ["\"fast-1\"", "\"fast-2\""])
+        let log = server.log
+        let closed = log.contains { event in
+            if case .closedBeforeAnswer(let uri, _) = event { return uri == "/search?q=slow" }
+            return false
+        }
+        XCTAssertTrue(closed, "the dropped request's connection was closed before its answer: \(log)")
+        XCTAssertFalse(
+            log.contains { event in
+                if case .answered(let uri, _, _) = event { return uri == "/search?q=slow" }
+                return false
+            })
+    }
+
+    // MARK: Record, replay and secrets
+
+    func testRecordThenReplayWithoutTheNetworkAndNoKeyAnywhere() throws {
+        let key = "nyt-secret-key-4711"
+        let server = try serve { request, _ in
+            guard request.query["api-key"] == key else {
+                return .json("{\"fault\": {\"faultstring\": \"Invalid ApiKey\"}}", status: 401)
+            }
+            let page = Int(request.query["page"] ?? "0") ?? 0
+            let docs = (0..<(page == 0 ? 10 : 3)).map {
+                "{\"headline\": {\"main\": \"story \(page * 10 + $0)\"}, \"multimedia\": []}"
+            }
+            return .json(
+                "{\"status\": \"OK\", \"response\": {\"docs\": [\(docs.joined(separator: ","))], \"meta\": {\"hits\": 13}}}"
+            )
+        }
+        let pipeline =
+            "source: { nyt.search: { q: climate, baseURL: \"\(server.baseURL)\" } }\nops: [{ map: .headline.main }]\nsink: stdout\n"
+        let recording = directory.appendingPathComponent("nyt.json").path
+        let recorded = try run(pipeline, ["--record", recording], environment: ["NYT_API_KEY": key])
+        XCTAssertEqual(recorded.status, 0, recorded.stderr)
+        XCTAssertEqual(lines(recorded.stdout).count, 13)
+        XCTAssertEqual(server.received.count, 2, "two pages: the second is short")
+        let file = try String(contentsOfFile: recording, encoding: .utf8)
+        XCTAssertFalse(file.contains(key), "the key is not in the recording")
+        XCTAssertTrue(file.contains("REDACTED"))
+        server.shutdown()
+        let replayed = try run(pipeline, ["--replay", recording])
+        XCTAssertEqual(replayed.status, 0, replayed.stderr)
+        XCTAssertEqual(replayed.stdout, recorded.stdout)
+        let failed = try run(pipeline.replacingOccurrences(of: "climate", with: "other"), ["--replay", recording])
+        XCTAssertEqual(failed.status, 1)
+        XCTAssertTrue(failed.stderr.contains("has no answer for GET /svc/search/v2/articlesearch.json"), failed.stderr)
+        for output in [recorded.stdout, recorded.stderr, replayed.stdout, replayed.stderr, failed.stderr] {
+            XCTAssertFalse(output.contains(key))
+        }
+    }
+
+    func testAWrongKeyIsReportedWithoutShowingIt() throws {
+        let server = try serve { _, _ in
+            .json("{\"fault\": {\"faultstring\": \"Invalid ApiKey\"}}", status: 401)
+        }
+        let result = try run(
+            "source: { nyt.search: { q: x, baseURL: \"\(server.baseURL)\" } }\nsink: stdout\n",
+            environment: ["NYT_API_KEY": "wrong-key-9999"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains("401 Unauthorized: Invalid ApiKey"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("api-key=REDACTED"), result.stderr)
+        XCTAssertFalse(result.stderr.contains("wrong-key-9999"))
+        let missing = try run("source: { nyt.search: { q: x, baseURL: \"\(server.baseURL)\" } }\nsink: stdout\n")
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.stderr.contains("set NYT_API_KEY to your NYT API key"), missing.stderr)
+    }
+}

@@ -17,7 +17,7 @@ public enum BuiltinComponents {
             scanPaginate,
             catchError, catchAndReturn, retry, buffer, share, log, exec,
             // Sinks
-            stdout, file, table,
+            stdout, file, table, status,
         ]
     }
 

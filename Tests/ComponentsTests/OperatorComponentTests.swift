@@ -46,7 +46,8 @@ final class OperatorComponentTests: XCTestCase {
               - { stream: typed.executing, record: loading }
             """)
         XCTAssertEqual(harness.events("results"), ["100: \"A1\"", "250: \"B1\"", "500: completed"])
-        XCTAssertEqual(harness.events("loading"), ["0: true", "300: false"])
+        XCTAssertEqual(
+            harness.events("loading"), ["0: true", "300: false", "500: completed"], "ends with its operator")
     }
 
     func testInnerErrorsGoToTheErrorsSideStreamUnderSkip() throws {
@@ -65,7 +66,8 @@ final class OperatorComponentTests: XCTestCase {
               - { stream: fetch.errors, record: errors }
             """)
         XCTAssertEqual(harness.events("ok"), ["5: \"ok\"", "25: \"ok2\"", "30: completed"])
-        XCTAssertEqual(harness.events("errors").count, 1)
+        XCTAssertEqual(harness.events("errors").count, 2)
+        XCTAssertEqual(harness.events("errors").last, "30: completed")
         XCTAssertTrue(harness.events("errors")[0].contains("server said no"), "\(harness.events("errors"))")
         XCTAssertTrue(harness.events("errors")[0].contains("\"element\":\"bad\""))
     }

@@ -9,6 +9,7 @@ final class Screen {
     let isTerminal = isatty(1) == 1
     private let output: StandardOutput
     private var promptLine: String?
+    private var statusLine: String?
     private var body: [String] = []
     private var drawnLines = 0
     private var cursorHidden = false
@@ -28,6 +29,12 @@ final class Screen {
 
     func setPrompt(_ line: String) {
         promptLine = line
+        redraw()
+    }
+
+    /// The line under the prompt that shows loading and error state (nil: none).
+    func setStatus(_ line: String?) {
+        statusLine = line
         redraw()
     }
 
@@ -52,7 +59,7 @@ final class Screen {
         }
         if drawnLines > 0 { text += "\u{1B}[\(drawnLines)F" }
         text += "\u{1B}[J"
-        let lines = (promptLine.map { [$0] } ?? []) + body
+        let lines = (promptLine.map { [$0] } ?? []) + (statusLine.map { [$0] } ?? []) + body
         let width = size.columns
         for line in lines { text += DisplayWidth.truncate(line, to: width) + "\n" }
         drawnLines = lines.count

@@ -234,8 +234,15 @@ public struct PipelineCompiler {
                     preconditionFailure("validated as an operator")
                 }
                 let apply = try factory(component.parameters, context(for: component, sides: sides))
-                observable = traced(
-                    apply(observable), "\(stream.name)#\(index) \(component.spec.name)", component.use.location)
+                var applied = apply(observable)
+                if !sides.isEmpty {
+                    // Side streams end with their operator, so the streams that read them can end too.
+                    let subjects = Array(sides.values)
+                    applied = applied.do(
+                        onError: { _ in for subject in subjects { subject.onCompleted() } },
+                        onCompleted: { for subject in subjects { subject.onCompleted() } })
+                }
+                observable = traced(applied, "\(stream.name)#\(index) \(component.spec.name)", component.use.location)
             }
             if pipeline.readerCounts[stream.name, default: 0] > 1 {
                 let multicast = Multicast(source: observable)

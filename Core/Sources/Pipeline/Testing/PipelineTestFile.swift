@@ -72,6 +72,8 @@ public struct PipelineTestFile {
         public var expectMarbles: (marbles: String, tick: RxTimeInterval, values: [String: Value])?
         /// The seed of random() for this test.
         public var seed: UInt64?
+        /// An expression applied to each element before it is compared (to check part of a big one).
+        public var select: Expression? = nil
     }
 
     /// The path of the pipeline file (resolved against the test file's directory).
@@ -113,6 +115,7 @@ public struct PipelineTestFile {
 
     static let caseKeys = [
         "name", "inputs", "http", "until", "stream", "expect", "expectCount", "expectContains", "expectMarbles", "seed",
+        "select",
     ]
 
     static func parseCase(_ node: YAMLNode, baseDirectory: String, into collector: inout DiagnosticCollector) -> Case? {
@@ -133,6 +136,13 @@ public struct PipelineTestFile {
             seed: node["seed"]?.scalar.flatMap { UInt64($0) })
         for pair in node["inputs"]?.pairs ?? [] {
             testCase.inputs.append((pair.key.scalar ?? "", pair.value))
+        }
+        if let select = node["select"] {
+            do {
+                testCase.select = try Expression(select.scalar ?? "")
+            } catch {
+                collector.error("select: \(error)", at: select.location)
+            }
         }
         if let until = node["until"] {
             if let duration = until.scalar.flatMap(DurationSyntax.parse) {

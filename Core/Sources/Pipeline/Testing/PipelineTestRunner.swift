@@ -197,8 +197,21 @@ public struct PipelineTestRunner {
         } else {
             chosen = recorders().first?.recorder
         }
-        let actual = chosen?.events ?? []
+        var actual = chosen?.events ?? []
         var problems: [String] = []
+        if let select = testCase.select {
+            let scope = EvaluationScope(environment: environment)
+            actual = actual.map { event in
+                guard case .next(let value) = event.kind else { return event }
+                var selected = event
+                do {
+                    selected.kind = .next(try select.evaluate(value, in: scope))
+                } catch {
+                    problems.append("select '\(select.source)' on \(value): \(error)")
+                }
+                return selected
+            }
+        }
         if steps >= 10_000_000 {
             problems.append("the pipeline did not end within 10,000,000 steps; give the test an 'until'")
         }

@@ -67,7 +67,9 @@ final class PipelineHarness {
 
     /// Runs `text` until the pipeline ends or `until` milliseconds.
     @discardableResult
-    func run(_ text: String, until: Int = 60_000, seed: UInt64 = 1) throws -> PipelineHarness {
+    func run(_ text: String, until: Int = 60_000, seed: UInt64 = 1, services: [AnyObject] = []) throws
+        -> PipelineHarness
+    {
         let loaded = PipelineLoader(registry: registry(), environment: [:]).load(text: text, path: "p.yaml")
         guard let pipeline = loaded.pipeline else {
             throw DiagnosticList(loaded.diagnostics)
@@ -75,7 +77,7 @@ final class PipelineHarness {
         let environment = ExpressionEnvironment(seed: seed, clock: { [scheduler] in scheduler.now })
         let compiled = try PipelineCompiler.compile(
             pipeline, scheduler: scheduler, environment: environment, baseDirectory: ".",
-            log: { self.logged.append($0) })
+            log: { self.logged.append($0) }, services: services)
         let run = compiled.start { self.outcome = $0 }
         scheduler.advance(to: until)
         if outcome == nil { run.dispose() }

@@ -10,6 +10,7 @@ public enum BuiltinComponents {
         [
             // Sources
             events, fixture, stdin, prompt, interval, timer, http, nytSearch, nytNewest, githubSearch, githubUserRepos,
+            images,
             foursquareSearch,
             // Operators
             filter, map, scan, distinctUntilChanged, debounce, throttle, delay, timeout, take, skip, takeWhile,

@@ -11,13 +11,19 @@ public struct HTTPRequestData: Sendable, Equatable {
     public var headers: [(String, String)]
     /// The body, if any.
     public var body: [UInt8]?
+    /// The largest response body accepted; a larger one is an error, and no more of it is read.
+    public var maximumResponseBytes: Int?
 
     /// A request.
-    public init(method: String = "GET", url: String, headers: [(String, String)] = [], body: [UInt8]? = nil) {
+    public init(
+        method: String = "GET", url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
+        maximumResponseBytes: Int? = nil
+    ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
+        self.maximumResponseBytes = maximumResponseBytes
     }
 
     /// Same method, URL, headers and body.

@@ -120,7 +120,16 @@ final class LiveHTTPTransport: HTTPTransport {
         let seconds = Int64(max(1, timeout.totalNanoseconds / 1_000_000))
         do {
             let response = try await HTTPClient.shared.execute(outgoing, timeout: .milliseconds(seconds))
-            let body = try await response.body.collect(upTo: maximumBodyBytes)
+            let limit = min(request.maximumResponseBytes ?? maximumBodyBytes, maximumBodyBytes)
+            if let length = response.headers.first(name: "content-length").flatMap(Int.init), length > limit {
+                return .failure(Self.tooLarge(limit, length: length))
+            }
+            let body: ByteBuffer
+            do {
+                body = try await response.body.collect(upTo: limit)
+            } catch is NIOTooManyBytesError {
+                return .failure(Self.tooLarge(limit, length: nil))
+            }
             return .success(
                 HTTPResponseData(
                     status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
@@ -139,14 +148,15 @@ final class LiveHTTPTransport: HTTPTransport {
                 return .failure(HTTPTransportError("invalid URL", isRetryable: false))
             }
             return .failure(HTTPTransportError("\(error)"))
-        } catch let error as NIOTooManyBytesError {
-            _ = error
-            return .failure(
-                HTTPTransportError(
-                    "the response is larger than \(maximumBodyBytes >> 20) MiB", isRetryable: false))
         } catch {
             return .failure(HTTPTransportError(describe(error)))
         }
+    }
+
+    private static func tooLarge(_ limit: Int, length: Int?) -> HTTPTransportError {
+        let size = length.map { " (\($0) bytes)" } ?? ""
+        return HTTPTransportError(
+            "the response\(size) is larger than the limit of \(limit) bytes; stopped reading", isRetryable: false)
     }
 
     private static func describe(_ error: any Error) -> String {
@@ -250,6 +260,16 @@ final class ScriptedHTTPTransport: HTTPTransport {
         var response = exchanges[chosen].response
         if response.url.isEmpty { response.url = request.url }
         let delay = useDelays ? exchanges[chosen].delay : .zero
+        if let limit = request.maximumResponseBytes, response.body.count > limit {
+            let size = response.body.count
+            return scheduler.schedule(after: delay) {
+                completion(
+                    .failure(
+                        HTTPTransportError(
+                            "the response (\(size) bytes) is larger than the limit of \(limit) bytes; stopped reading",
+                            isRetryable: false)))
+            }
+        }
         return scheduler.schedule(after: delay) { completion(.success(response)) }
     }
 }

@@ -1,0 +1,312 @@
+import CLibXML2
+import Foundation
+
+/// An image found on a page.
+struct FoundImage: Equatable {
+    /// Its absolute URL.
+    var url: String
+    /// Its `alt` text, if any.
+    var alt: String?
+    /// Its width and height, from attributes or a `w` descriptor, if known.
+    var width: Int?
+    var height: Int?
+}
+
+/// A page that cannot be searched for images.
+struct HTMLImageError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Finds the images of an HTML page with libxml2's HTML parser in recovery mode, so broken real
+/// pages still give the images before the break.
+enum HTMLImages {
+    struct Options {
+        /// Keep `data:` URLs.
+        var includeData = false
+        /// Only images inside what this selects (XPath, or a small CSS subset).
+        var selector: String?
+        /// Stop after this many.
+        var limit: Int?
+    }
+
+    /// Attributes lazy-loading scripts read the real URL from, most specific first.
+    static let lazyAttributes = ["data-src", "data-original", "data-lazy-src", "data-lazy", "data-url", "data-echo"]
+    static let lazySrcsetAttributes = ["data-srcset", "data-lazy-srcset"]
+
+    /// The images of `body`, a page fetched from `pageURL`, in document order, de-duplicated.
+    /// `charset` is the Content-Type's; without it libxml2 reads the page's own `<meta charset>`.
+    static func extract(_ body: [UInt8], pageURL: String, charset: String?, options: Options) throws -> [FoundImage] {
+        let parsingOptions = Int32(
+            HTML_PARSE_RECOVER.rawValue | HTML_PARSE_NOERROR.rawValue | HTML_PARSE_NOWARNING.rawValue
+                | HTML_PARSE_NONET.rawValue | HTML_PARSE_COMPACT.rawValue)
+        guard !body.isEmpty else { return [] }
+        let document: htmlDocPtr? = body.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                htmlReadMemory($0, Int32(buffer.count), pageURL, charset, parsingOptions)
+            }
+        }
+        guard let document else { return [] }
+        defer { xmlFreeDoc(document) }
+        var collector = Collector(pageURL: pageURL, options: options)
+        guard let root = xmlDocGetRootElement(document) else { return [] }
+        collector.base = baseURL(root, pageURL: pageURL)
+        if let selector = options.selector {
+            for node in try select(selector, in: document) { collector.walk(node) }
+        } else {
+            collector.walk(root)
+            collector.metaImages(root)
+        }
+        return collector.found
+    }
+
+    /// The `<base href>`, resolved against the page, or the page's own URL.
+    private static func baseURL(_ root: xmlNodePtr, pageURL: String) -> URL? {
+        let page = URL(string: pageURL)
+        var stack: [xmlNodePtr] = [root]
+        while let node = stack.popLast() {
+            if node.pointee.type == XML_ELEMENT_NODE, name(node) == "base", let href = attribute(node, "href"),
+                let resolved = URL(string: href.trimmingCharacters(in: .whitespaces), relativeTo: page)?.absoluteURL
+            {
+                return resolved
+            }
+            var child = node.pointee.children
+            var children: [xmlNodePtr] = []
+            while let current = child {
+                children.append(current)
+                child = current.pointee.next
+            }
+            stack.append(contentsOf: children.reversed())
+        }
+        return page
+    }
+
+    /// The nodes `selector` picks: XPath when it starts with `/` or `(`, else CSS.
+    static func select(_ selector: String, in document: htmlDocPtr) throws -> [xmlNodePtr] {
+        let xpath = selector.hasPrefix("/") || selector.hasPrefix("(") ? selector : try CSSSelector.xpath(selector)
+        guard let context = xmlXPathNewContext(document) else { return [] }
+        defer { xmlXPathFreeContext(context) }
+        guard let result = xmlXPathEvalExpression(xpath, context) else {
+            throw HTMLImageError(description: "selector '\(selector)' is not a valid XPath expression")
+        }
+        defer { xmlXPathFreeObject(result) }
+        guard let set = result.pointee.nodesetval else { return [] }
+        return (0..<Int(set.pointee.nodeNr)).compactMap { set.pointee.nodeTab[$0] }
+    }
+
+    static func name(_ node: xmlNodePtr) -> String {
+        node.pointee.name.map { String(cString: $0) }?.lowercased() ?? ""
+    }
+
+    static func attribute(_ node: xmlNodePtr, _ name: String) -> String? {
+        guard let value = xmlGetProp(node, name) else { return nil }
+        defer { rivulet_xml_free(value) }
+        return String(cString: value)
+    }
+
+    /// One `srcset` candidate.
+    struct Candidate: Equatable {
+        var url: String
+        var width: Int?
+        var density: Double?
+    }
+
+    /// Parses a `srcset` the way the HTML standard does, so URLs with commas in them survive.
+    static func parseSrcset(_ text: String) -> [Candidate] {
+        var candidates: [Candidate] = []
+        let characters = Array(text)
+        var index = 0
+        while index < characters.count {
+            while index < characters.count && (characters[index].isWhitespace || characters[index] == ",") {
+                index += 1
+            }
+            guard index < characters.count else { break }
+            var url = ""
+            while index < characters.count && !characters[index].isWhitespace {
+                url.append(characters[index])
+                index += 1
+            }
+            var descriptor = ""
+            if url.hasSuffix(",") {
+                while url.hasSuffix(",") { url.removeLast() }
+            } else {
+                var depth = 0
+                while index < characters.count {
+                    let character = characters[index]
+                    if character == "(" { depth += 1 }
+                    if character == ")" { depth = max(0, depth - 1) }
+                    if character == "," && depth == 0 { break }
+                    descriptor.append(character)
+                    index += 1
+                }
+            }
+            var candidate = Candidate(url: url)
+            for token in descriptor.split(whereSeparator: \.isWhitespace) {
+                if token.hasSuffix("w"), let width = Int(token.dropLast()) { candidate.width = width }
+                if token.hasSuffix("x"), let density = Double(token.dropLast()) { candidate.density = density }
+            }
+            if !url.isEmpty { candidates.append(candidate) }
+        }
+        return candidates
+    }
+
+    /// The largest candidate: by width when any has one, else by density (no descriptor is 1x).
+    static func largest(_ candidates: [Candidate]) -> Candidate? {
+        if candidates.contains(where: { $0.width != nil }) {
+            return candidates.filter { $0.width != nil }.max { $0.width! < $1.width! }
+        }
+        return candidates.max { ($0.density ?? 1) < ($1.density ?? 1) }
+    }
+
+    /// A `src` that only holds the place of the real image.
+    static func isPlaceholder(_ url: String) -> Bool {
+        let lower = url.lowercased()
+        if lower.hasPrefix("data:") { return true }
+        let file = lower.split(separator: "/").last.map(String.init) ?? lower
+        return ["blank.gif", "spacer.gif", "pixel.gif", "transparent.gif", "1x1.gif", "placeholder", "lazy.gif"]
+            .contains { file.contains($0) }
+    }
+
+    /// Walks a tree, collecting images in document order.
+    struct Collector {
+        let pageURL: String
+        let options: Options
+        var base: URL?
+        var found: [FoundImage] = []
+        private var seen: Set<String> = []
+
+        init(pageURL: String, options: Options) {
+            self.pageURL = pageURL
+            self.options = options
+            base = URL(string: pageURL)
+        }
+
+        var isFull: Bool { options.limit.map { found.count >= $0 } ?? false }
+
+        mutating func walk(_ start: xmlNodePtr) {
+            walkOne(start, pictureSources: [])
+        }
+
+        private mutating func walkOne(_ node: xmlNodePtr, pictureSources: [Candidate]) {
+            guard !isFull else { return }
+            if node.pointee.type == XML_ELEMENT_NODE {
+                switch HTMLImages.name(node) {
+                case "img":
+                    image(node, pictureSources: pictureSources)
+                    return
+                case "picture":
+                    var sources: [Candidate] = []
+                    for child in children(node) where HTMLImages.name(child) == "source" {
+                        for name in ["srcset"] + lazySrcsetAttributes {
+                            if let srcset = HTMLImages.attribute(child, name) { sources += parseSrcset(srcset) }
+                        }
+                    }
+                    for child in children(node) { walkOne(child, pictureSources: sources) }
+                    return
+                case "noscript":
+                    // libxml2 keeps a noscript's content as text when it is in <head>; parse it.
+                    let elements = children(node).filter { $0.pointee.type == XML_ELEMENT_NODE }
+                    if elements.isEmpty, let text = xmlNodeGetContent(node) {
+                        let markup = String(cString: text)
+                        rivulet_xml_free(text)
+                        fragment(markup)
+                        return
+                    }
+                case "script", "style", "template":
+                    return
+                default:
+                    break
+                }
+            }
+            for child in children(node) { walkOne(child, pictureSources: pictureSources) }
+        }
+
+        private func children(_ node: xmlNodePtr) -> [xmlNodePtr] {
+            var result: [xmlNodePtr] = []
+            var child = node.pointee.children
+            while let current = child {
+                result.append(current)
+                child = current.pointee.next
+            }
+            return result
+        }
+
+        private mutating func fragment(_ markup: String) {
+            let bytes = Array(markup.utf8)
+            guard !bytes.isEmpty else { return }
+            let parsingOptions = Int32(
+                HTML_PARSE_RECOVER.rawValue | HTML_PARSE_NOERROR.rawValue | HTML_PARSE_NOWARNING.rawValue
+                    | HTML_PARSE_NONET.rawValue)
+            let document: htmlDocPtr? = bytes.withUnsafeBufferPointer { buffer in
+                buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                    htmlReadMemory($0, Int32(buffer.count), pageURL, "UTF-8", parsingOptions)
+                }
+            }
+            guard let document else { return }
+            defer { xmlFreeDoc(document) }
+            if let root = xmlDocGetRootElement(document) { walkOne(root, pictureSources: []) }
+        }
+
+        private mutating func image(_ node: xmlNodePtr, pictureSources: [Candidate]) {
+            var candidates = pictureSources
+            for name in ["srcset"] + lazySrcsetAttributes {
+                if let srcset = HTMLImages.attribute(node, name) { candidates += parseSrcset(srcset) }
+            }
+            let src = HTMLImages.attribute(node, "src")?.trimmingCharacters(in: .whitespacesAndNewlines)
+            let lazy = lazyAttributes.lazy.compactMap { HTMLImages.attribute(node, $0) }
+                .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.first { !$0.isEmpty }
+            var chosen: String?
+            var width = HTMLImages.attribute(node, "width").flatMap(Self.pixels)
+            let height = HTMLImages.attribute(node, "height").flatMap(Self.pixels)
+            if let best = largest(candidates.filter { !isPlaceholder($0.url) || options.includeData }) {
+                chosen = best.url
+                if width == nil { width = best.width }
+            } else if let lazy {
+                chosen = lazy
+            } else if let src, !src.isEmpty, !isPlaceholder(src) || (options.includeData && src.hasPrefix("data:")) {
+                chosen = src
+            }
+            guard let chosen else { return }
+            add(chosen, alt: HTMLImages.attribute(node, "alt"), width: width, height: height)
+        }
+
+        /// `og:image` and `twitter:image` of the page's meta tags.
+        mutating func metaImages(_ root: xmlNodePtr) {
+            var stack = [root]
+            while let node = stack.popLast(), !isFull {
+                if node.pointee.type == XML_ELEMENT_NODE && HTMLImages.name(node) == "meta" {
+                    let key = (HTMLImages.attribute(node, "property") ?? HTMLImages.attribute(node, "name") ?? "")
+                        .lowercased()
+                    if ["og:image", "og:image:url", "og:image:secure_url", "twitter:image", "twitter:image:src"]
+                        .contains(key), let content = HTMLImages.attribute(node, "content")
+                    {
+                        add(content.trimmingCharacters(in: .whitespaces), alt: nil, width: nil, height: nil)
+                    }
+                }
+                stack.append(contentsOf: children(node).reversed())
+            }
+        }
+
+        private static func pixels(_ text: String) -> Int? {
+            Int(text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "px", with: ""))
+        }
+
+        private mutating func add(_ reference: String, alt: String?, width: Int?, height: Int?) {
+            guard !isFull else { return }
+            let lower = reference.lowercased()
+            if lower.hasPrefix("javascript:") { return }
+            var resolved: String
+            if lower.hasPrefix("data:") {
+                guard options.includeData else { return }
+                resolved = reference
+            } else {
+                guard let url = URL(string: reference, relativeTo: base)?.absoluteURL,
+                    let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
+                else { return }
+                resolved = url.absoluteString
+            }
+            if resolved.hasSuffix("#") { resolved.removeLast() }
+            guard seen.insert(resolved).inserted else { return }
+            found.append(FoundImage(url: resolved, alt: alt, width: width, height: height))
+        }
+    }
+}

@@ -5,35 +5,7 @@ import XCTest
 
 /// The HTTP sources through the binary, against a server on 127.0.0.1: pagination, retries, rate
 /// limits, cancellation, record and replay, and keys kept out of every output.
-final class HTTPSourceTests: XCTestCase {
-    private var directory: URL!
-    private var server: TestHTTPServer?
-
-    override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("rivulet-http-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        server?.shutdown()
-        try? FileManager.default.removeItem(at: directory)
-        super.tearDown()
-    }
-
-    private func serve(_ script: @escaping TestHTTPServer.Script) throws -> TestHTTPServer {
-        let started = try TestHTTPServer(script: script)
-        server = started
-        return started
-    }
-
-    private func run(_ pipeline: String, _ arguments: [String] = [], environment: [String: String] = [:]) throws
-        -> ProcessResult
-    {
-        let file = directory.appendingPathComponent("p-\(UUID().uuidString).yaml")
-        try pipeline.write(to: file, atomically: true, encoding: .utf8)
-        return try runRivulet(["run", file.path] + arguments, environment: environment)
-    }
-
+final class HTTPSourceTests: ServerTestCase {
     private func lines(_ text: String) -> [String] { text.split(separator: "\n").map(String.init) }
 
     // MARK: Pagination

@@ -3,39 +3,19 @@ import HTTPTestServer
 import XCTest
 
 /// The `images` source through the binary, against pages served on 127.0.0.1.
-final class ImagesSourceTests: XCTestCase {
-    private var directory: URL!
-    private var server: TestHTTPServer?
-
-    override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("rivulet-img-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        server?.shutdown()
-        try? FileManager.default.removeItem(at: directory)
-        super.tearDown()
-    }
-
+final class ImagesSourceTests: ServerTestCase {
     private static func html(_ text: String, type: String = "text/html; charset=utf-8") -> TestHTTPServer.Reply {
         .respond(status: 200, headers: [("Content-Type", type)], body: Array(text.utf8))
     }
 
     /// Serves `pages` by path; anything else is a 404.
     private func serve(_ pages: [String: TestHTTPServer.Reply]) throws -> TestHTTPServer {
-        let started = try TestHTTPServer { request, _ in
-            pages[request.path] ?? .respond(status: 404, body: Array("not found".utf8))
-        }
-        server = started
-        return started
+        try serve { request, _ in pages[request.path] ?? .respond(status: 404, body: Array("not found".utf8)) }
     }
 
     /// Runs `images` with `parameters` and returns the elements as objects, or the failure.
     private func images(_ parameters: String) throws -> (objects: [[String: Any]], result: ProcessResult) {
-        let file = directory.appendingPathComponent("p-\(UUID().uuidString).yaml")
-        try "source: { images: { \(parameters) } }\nsink: stdout\n".write(to: file, atomically: true, encoding: .utf8)
-        let result = try runRivulet(["run", file.path])
+        let result = try run("source: { images: { \(parameters) } }\nsink: stdout\n")
         let objects = result.stdout.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }

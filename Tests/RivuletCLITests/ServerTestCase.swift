@@ -1,0 +1,37 @@
+import Foundation
+import HTTPTestServer
+import XCTest
+
+/// A test case with a scratch directory and, once `serve` is called, a server on 127.0.0.1;
+/// both are gone after each test.
+class ServerTestCase: XCTestCase {
+    var directory: URL!
+    private var server: TestHTTPServer?
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("rivulet-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        server?.shutdown()
+        try? FileManager.default.removeItem(at: directory)
+        super.tearDown()
+    }
+
+    /// Starts a server that answers with `script`.
+    func serve(_ script: @escaping TestHTTPServer.Script) throws -> TestHTTPServer {
+        let started = try TestHTTPServer(script: script)
+        server = started
+        return started
+    }
+
+    /// Runs `rivulet run` on a pipeline file with `pipeline` as its text.
+    func run(_ pipeline: String, _ arguments: [String] = [], environment: [String: String] = [:]) throws
+        -> ProcessResult
+    {
+        let file = directory.appendingPathComponent("p-\(UUID().uuidString).yaml")
+        try pipeline.write(to: file, atomically: true, encoding: .utf8)
+        return try runRivulet(["run", file.path] + arguments, environment: environment)
+    }
+}

@@ -114,6 +114,18 @@ final class HTTPSourceTests: ServerTestCase {
         XCTAssertTrue(result.stderr.contains("500 Internal Server Error: down (after 3 attempts)"), result.stderr)
     }
 
+    func testASlowAnswerTimesOutIsRetriedAndThenFails() throws {
+        let server = try serve { _, _ in .json("[1]", delay: 2) }
+        let result = try run(
+            "source: { http: { url: \"\(server.baseURL)/slow\", timeout: 300ms, retry: { max: 1, backoff: 10ms } } }\nsink: stdout\n"
+        )
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(server.received.count, 2, "the timeout was retried once")
+        XCTAssertTrue(
+            result.stderr.contains("GET \(server.baseURL)/slow: no answer within 300ms (after 2 attempts)"),
+            result.stderr)
+    }
+
     func testAMalformedBodyIsAnErrorShowingItsFirstBytes() throws {
         let server = try serve { _, _ in
             .respond(status: 200, headers: [("Content-Type", "text/html")], body: Array("<html>oops</html>".utf8))

@@ -144,7 +144,7 @@ final class LiveHTTPTransport: HTTPTransport {
             if error == .bodyLengthMismatch || error == .remoteConnectionClosed {
                 return .failure(HTTPTransportError("the connection was closed before the response was complete"))
             }
-            if error == .invalidURL || error == .emptyHost || error == .unsupportedScheme(error.description) {
+            if error == .invalidURL || error == .emptyHost || error == .emptyScheme {
                 return .failure(HTTPTransportError("invalid URL", isRetryable: false))
             }
             return .failure(HTTPTransportError("\(error)"))
@@ -250,7 +250,12 @@ final class ScriptedHTTPTransport: HTTPTransport {
             let missing =
                 "\(request.method) \(request.path)"
                 + (request.queryItems.isEmpty
-                    ? "" : "?" + request.queryItems.map { "\($0.0)=\($0.1)" }.joined(separator: "&"))
+                    ? ""
+                    : "?"
+                        + request.queryItems.map { name, value in
+                            let secret = SecretRedactor.secretQueryNames.contains(name.lowercased())
+                            return "\(name)=\(secret ? SecretRedactor.placeholder : value)"
+                        }.joined(separator: "&"))
             return scheduler.schedule {
                 completion(
                     .failure(HTTPTransportError("\(self.source) has no answer for \(missing)", isRetryable: false)))

@@ -12,6 +12,11 @@ if [ "$1" = "plugins" ]; then
   swift build -c release --package-path Examples/TextPlugin >&2
   exec python3 Benchmarks/plugins.py
 fi
+if [ "$1" = "images" ]; then
+  echo "building rivulet (release)..." >&2
+  swift build -c release --product rivulet >&2
+  exec python3 Benchmarks/images.py
+fi
 if [ "$1" = "w2" ]; then
   echo "building rivulet (release)..." >&2
   swift build -c release --product rivulet >&2

@@ -164,6 +164,71 @@ final class HTTPSourceTests: ServerTestCase {
             })
     }
 
+    // MARK: The APIs' own formats
+
+    func testGitHubHeadersIdBasedLinkAndARateLimitResetAtTheServer() throws {
+        let server = try serve { request, count in
+            guard request.header("User-Agent") != nil, request.header("X-GitHub-Api-Version") == "2022-11-28",
+                request.header("Accept") == "application/vnd.github+json",
+                request.header("Authorization") == "Bearer ghp_test_token_123"
+            else {
+                return .json("{\"message\": \"Request forbidden by administrative rules.\"}", status: 403)
+            }
+            if request.path == "/users/octocat/repos" && count == 0 {
+                let reset = Int(Date().timeIntervalSince1970) + 1
+                return .json(
+                    "{\"message\": \"API rate limit exceeded for user ID 1.\"}", status: 403,
+                    headers: [("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", String(reset))])
+            }
+            if request.path == "/users/octocat/repos" {
+                return .json(
+                    "[{\"full_name\": \"octocat/a\"}]",
+                    headers: [
+                        ("Link", "</user/583231/repos?page=2>; rel=\"next\", </user/583231/repos?page=2>; rel=\"last\"")
+                    ])
+            }
+            return .json("[{\"full_name\": \"octocat/b\"}]")
+        }
+        let result = try run(
+            "source: { github.userRepos: { user: octocat, baseURL: \"\(server.baseURL)\" } }\nops: [{ map: .full_name }]\nsink: stdout\n",
+            environment: ["GITHUB_TOKEN": "ghp_test_token_123"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(lines(result.stdout), ["\"octocat/a\"", "\"octocat/b\""])
+        XCTAssertEqual(
+            server.received.map(\.path), ["/users/octocat/repos", "/users/octocat/repos", "/user/583231/repos"])
+        let times = server.log.compactMap { event -> Double? in
+            if case .received(_, let at) = event { return at }
+            return nil
+        }
+        XCTAssertGreaterThanOrEqual(times[1] - times[0], 1.0, "waited for the reset")
+        XCTAssertTrue(result.stderr.contains("403 Forbidden from GET"), result.stderr)
+        XCTAssertFalse(result.stderr.contains("ghp_test_token_123"))
+    }
+
+    func testFoursquareSendsItsBearerKeyAndVersionAndFollowsTheCursor() throws {
+        let server = try serve { request, _ in
+            guard request.header("Authorization") == "Bearer fsq-service-key-1",
+                request.header("X-Places-Api-Version") == "2025-06-17"
+            else { return .json("{\"message\": \"Invalid request token.\"}", status: 401) }
+            if request.query["cursor"] == nil {
+                return .json(
+                    "{\"results\": [{\"name\": \"A\"}], \"context\": {}}",
+                    headers: [("Link", "</places/search?query=cafe&limit=1&cursor=c3I6MQ>; rel=\"next\"")])
+            }
+            return .json("{\"results\": [{\"name\": \"B\"}], \"context\": {}}")
+        }
+        let pipeline =
+            "source: { foursquare.search: { query: cafe, limit: 1, baseURL: \"\(server.baseURL)\" } }\nops: [{ map: .name }]\nsink: stdout\n"
+        let result = try run(pipeline, environment: ["FOURSQUARE_API_KEY": "fsq-service-key-1"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(lines(result.stdout), ["\"A\"", "\"B\""])
+        XCTAssertEqual(server.received.last?.query["cursor"], "c3I6MQ")
+        let wrong = try run(pipeline, environment: ["FOURSQUARE_API_KEY": "bad-key-0000"])
+        XCTAssertEqual(wrong.status, 1)
+        XCTAssertTrue(wrong.stderr.contains("401 Unauthorized: Invalid request token."), wrong.stderr)
+        XCTAssertFalse(wrong.stderr.contains("bad-key-0000"))
+    }
+
     // MARK: Record, replay and secrets
 
     func testRecordThenReplayWithoutTheNetworkAndNoKeyAnywhere() throws {

@@ -17,6 +17,14 @@ struct HTMLImageError: Error, CustomStringConvertible {
     let description: String
 }
 
+extension String {
+    /// Without leading and trailing white space; cheap when there is none (the usual case).
+    fileprivate var trimmedHTML: String {
+        guard let first = first, let last = last, first.isWhitespace || last.isWhitespace else { return self }
+        return String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+}
+
 /// Finds the images of an HTML page with libxml2's HTML parser in recovery mode, so broken real
 /// pages still give the images before the break.
 enum HTMLImages {
@@ -62,10 +70,10 @@ enum HTMLImages {
     /// The `<base href>`, resolved against the page, or the page's own URL.
     private static func baseURL(_ root: xmlNodePtr, pageURL: String) -> URL? {
         let page = URL(string: pageURL)
-        var stack: [xmlNodePtr] = [root]
+        var stack: [xmlNodePtr] = [head(root) ?? root]
         while let node = stack.popLast() {
             if node.pointee.type == XML_ELEMENT_NODE, name(node) == "base", let href = attribute(node, "href"),
-                let resolved = URL(string: href.trimmingCharacters(in: .whitespaces), relativeTo: page)?.absoluteURL
+                let resolved = URL(string: href.trimmedHTML, relativeTo: page)?.absoluteURL
             {
                 return resolved
             }
@@ -78,6 +86,17 @@ enum HTMLImages {
             stack.append(contentsOf: children.reversed())
         }
         return page
+    }
+
+    /// The `head` element (libxml2 makes one for anything that belongs there), where `<base>`
+    /// and meta images are looked for, so a big body is not walked twice more.
+    static func head(_ root: xmlNodePtr) -> xmlNodePtr? {
+        var child = root.pointee.children
+        while let current = child {
+            if current.pointee.type == XML_ELEMENT_NODE && name(current) == "head" { return current }
+            child = current.pointee.next
+        }
+        return nil
     }
 
     /// The nodes `selector` picks: XPath when it starts with `/` or `(`, else CSS.
@@ -159,12 +178,14 @@ enum HTMLImages {
 
     /// A `src` that only holds the place of the real image.
     static func isPlaceholder(_ url: String) -> Bool {
-        let lower = url.lowercased()
-        if lower.hasPrefix("data:") { return true }
-        let file = lower.split(separator: "/").last.map(String.init) ?? lower
-        return ["blank.gif", "spacer.gif", "pixel.gif", "transparent.gif", "1x1.gif", "placeholder", "lazy.gif"]
-            .contains { file.contains($0) }
+        if url.utf8.starts(with: "data:".utf8) || url.utf8.starts(with: "DATA:".utf8) { return true }
+        let file = (url.split(separator: "/").last.map(String.init) ?? url).lowercased()
+        return placeholderFiles.contains(file) || file.hasPrefix("placeholder")
     }
+
+    static let placeholderFiles: Set<String> = [
+        "blank.gif", "spacer.gif", "pixel.gif", "transparent.gif", "1x1.gif", "lazy.gif", "blank.png", "1x1.png",
+    ]
 
     /// Walks a tree, collecting images in document order.
     struct Collector {
@@ -204,8 +225,8 @@ enum HTMLImages {
                     return
                 case "noscript":
                     // libxml2 keeps a noscript's content as text when it is in <head>; parse it.
-                    let elements = children(node).filter { $0.pointee.type == XML_ELEMENT_NODE }
-                    if elements.isEmpty, let text = xmlNodeGetContent(node) {
+                    let hasElements = children(node).contains { $0.pointee.type == XML_ELEMENT_NODE }
+                    if !hasElements, let text = xmlNodeGetContent(node) {
                         let markup = String(cString: text)
                         rivulet_xml_free(text)
                         fragment(markup)
@@ -217,7 +238,11 @@ enum HTMLImages {
                     break
                 }
             }
-            for child in children(node) { walkOne(child, pictureSources: pictureSources) }
+            var child = node.pointee.children
+            while let current = child {
+                walkOne(current, pictureSources: pictureSources)
+                child = current.pointee.next
+            }
         }
 
         private func children(_ node: xmlNodePtr) -> [xmlNodePtr] {
@@ -251,9 +276,9 @@ enum HTMLImages {
             for name in ["srcset"] + lazySrcsetAttributes {
                 if let srcset = HTMLImages.attribute(node, name) { candidates += parseSrcset(srcset) }
             }
-            let src = HTMLImages.attribute(node, "src")?.trimmingCharacters(in: .whitespacesAndNewlines)
+            let src = HTMLImages.attribute(node, "src")?.trimmedHTML
             let lazy = lazyAttributes.lazy.compactMap { HTMLImages.attribute(node, $0) }
-                .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.first { !$0.isEmpty }
+                .map(\.trimmedHTML).first { !$0.isEmpty }
             var chosen: String?
             var width = HTMLImages.attribute(node, "width").flatMap(Self.pixels)
             let height = HTMLImages.attribute(node, "height").flatMap(Self.pixels)
@@ -271,7 +296,7 @@ enum HTMLImages {
 
         /// `og:image` and `twitter:image` of the page's meta tags.
         mutating func metaImages(_ root: xmlNodePtr) {
-            var stack = [root]
+            var stack = [HTMLImages.head(root) ?? root]
             while let node = stack.popLast(), !isFull {
                 if node.pointee.type == XML_ELEMENT_NODE && HTMLImages.name(node) == "meta" {
                     let key = (HTMLImages.attribute(node, "property") ?? HTMLImages.attribute(node, "name") ?? "")
@@ -279,7 +304,7 @@ enum HTMLImages {
                     if ["og:image", "og:image:url", "og:image:secure_url", "twitter:image", "twitter:image:src"]
                         .contains(key), let content = HTMLImages.attribute(node, "content")
                     {
-                        add(content.trimmingCharacters(in: .whitespaces), alt: nil, width: nil, height: nil)
+                        add(content.trimmedHTML, alt: nil, width: nil, height: nil)
                     }
                 }
                 stack.append(contentsOf: children(node).reversed())
@@ -287,7 +312,8 @@ enum HTMLImages {
         }
 
         private static func pixels(_ text: String) -> Int? {
-            Int(text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "px", with: ""))
+            let trimmed = text.trimmedHTML
+            return Int(trimmed.hasSuffix("px") ? String(trimmed.dropLast(2)) : trimmed)
         }
 
         private mutating func add(_ reference: String, alt: String?, width: Int?, height: Int?) {

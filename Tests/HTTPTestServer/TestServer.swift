@@ -97,6 +97,13 @@ public final class TestHTTPServer: @unchecked Sendable {
 
     /// What happened so far.
     public var log: [Event] { lock.withLock { events } }
+    /// When each request arrived, in seconds since the server started.
+    public var arrivals: [Double] {
+        log.compactMap { event in
+            if case .received(_, let at) = event { return at }
+            return nil
+        }
+    }
     /// The requests so far, in order of arrival.
     public var received: [Request] { lock.withLock { requests } }
 

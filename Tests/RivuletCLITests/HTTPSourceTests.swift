@@ -65,10 +65,7 @@ final class HTTPSourceTests: ServerTestCase {
         let result = try run("source: { http: { url: \"\(server.baseURL)/limited\" } }\nsink: stdout\n")
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(result.stdout, "\"ok\"\n")
-        let times = server.log.compactMap { event -> Double? in
-            if case .received(_, let at) = event { return at }
-            return nil
-        }
+        let times = server.arrivals
         XCTAssertEqual(times.count, 2)
         XCTAssertGreaterThanOrEqual(times[1] - times[0], 2.0, "not retried before Retry-After")
         XCTAssertLessThan(times[1] - times[0], 3.0, "retried soon after it")
@@ -196,10 +193,7 @@ final class HTTPSourceTests: ServerTestCase {
         XCTAssertEqual(lines(result.stdout), ["\"octocat/a\"", "\"octocat/b\""])
         XCTAssertEqual(
             server.received.map(\.path), ["/users/octocat/repos", "/users/octocat/repos", "/user/583231/repos"])
-        let times = server.log.compactMap { event -> Double? in
-            if case .received(_, let at) = event { return at }
-            return nil
-        }
+        let times = server.arrivals
         XCTAssertGreaterThanOrEqual(times[1] - times[0], 1.0, "waited for the reset")
         XCTAssertTrue(result.stderr.contains("403 Forbidden from GET"), result.stderr)
         XCTAssertFalse(result.stderr.contains("ghp_test_token_123"))

@@ -150,7 +150,14 @@ final class ExecProcess {
             }
             if written < 0 && errno == EINTR { continue }
             if written <= 0 {
-                throw failure("'\(commandLine)' stopped reading its input (exited with \(process.wait()))")
+                // Its input is closed: it has usually exited (a missing program exits at once). Give it
+                // a moment, waiting on its output's end rather than a clock, so the message says how.
+                var output = pollfd(fd: process.standardOutput, events: Int16(POLLIN), revents: 0)
+                _ = poll(&output, 1, 1000)
+                if let ended = process.exited() ?? (output.revents & Int16(POLLHUP) != 0 ? process.wait() : nil) {
+                    throw failure("'\(commandLine)' exited with \(ended) before answering (element: \(element))")
+                }
+                throw failure("'\(commandLine)' stopped reading its input (element: \(element))")
             }
             offset += written
         }

@@ -272,7 +272,9 @@ final class HTTPSourceTests: ServerTestCase {
         XCTAssertTrue(result.stderr.contains("401 Unauthorized: Invalid ApiKey"), result.stderr)
         XCTAssertTrue(result.stderr.contains("api-key=REDACTED"), result.stderr)
         XCTAssertFalse(result.stderr.contains("wrong-key-9999"))
-        let missing = try run("source: { nyt.search: { q: x, baseURL: \"\(server.baseURL)\" } }\nsink: stdout\n")
+        let missing = try run(
+            "source: { nyt.search: { q: x, baseURL: \"\(server.baseURL)\" } }\nsink: stdout\n",
+            environment: ["NYT_API_KEY": "", "NYT_KEY": ""])
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.stderr.contains("set NYT_API_KEY to your NYT API key"), missing.stderr)
     }

@@ -34,8 +34,10 @@ struct APISource {
     }
 
     /// The key from the variable the `keyVariable` parameter names (nil when unset or empty);
-    /// remembered as a secret, so no recording, log or error shows it.
+    /// remembered as a secret, so no recording, log or error shows it. Replays and tests send no
+    /// key: they need none, and their requests and messages then do not depend on the environment.
     func key(_ parameters: ParameterValues, fallbacks: [String] = []) -> String? {
+        guard isLive else { return nil }
         let environment = ProcessInfo.processInfo.environment
         for name in [parameters.string("keyVariable")].compactMap({ $0 }) + fallbacks {
             if let value = environment[name], !value.isEmpty {

@@ -20,6 +20,8 @@ let package = Package(
                 "CLibXML2",
                 .product(name: "RivuletCore", package: "Core"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         // The HTTP server the tests start on 127.0.0.1: scripted exchanges, real sockets.

@@ -87,14 +87,7 @@ extension BuiltinComponents {
             let template = parameters.template("timeline")!
             return PipelineSource { element in
                 Observable.deferred {
-                    let scope = context.makeScope()
-                    scope.element = element
-                    let timeline: Value
-                    do {
-                        timeline = try template.render(in: scope)
-                    } catch {
-                        throw context.error("\(error) in '\(template.source)'", element: element)
-                    }
+                    let timeline = try context.render(template, element, in: context.makeScope())
                     do {
                         return TimelineEntry.observable(
                             try TimelineEntry.parse(timeline, context: context), hot: hot, scheduler: scheduler)

@@ -108,28 +108,14 @@ enum HTTPSourceRequest {
         headers: [(String, ParameterValues.Entry)], body: Template?, context: ComponentContext
     ) throws -> HTTPRequestData {
         let scope = context.makeScope()
-        scope.element = element
-        func render(_ template: Template) throws -> Value {
-            do { return try template.render(in: scope) } catch {
-                throw context.error("\(error) in '\(template.source)'", element: element)
-            }
-        }
         func text(_ entry: ParameterValues.Entry) throws -> String? {
-            switch entry {
-            case .template(let template):
-                let value = try render(template)
-                if case .null = value { return nil }
-                if case .string(let string) = value { return string }
-                return HTTPBody.text(value)
-            case .string(let string): return string
-            default: return nil
-            }
+            try APISource.text(of: entry, element, scope: scope, context: context)
         }
-        let rendered = try render(url)
+        let rendered = try context.render(url, element, in: scope)
         guard case .string(let address) = rendered, var components = URLComponents(string: address),
             components.scheme != nil, components.host != nil
         else {
-            throw context.error("url '\(HTTPBody.text(rendered))' is not an absolute http(s) URL", element: element)
+            throw context.error("url '\(rendered.text)' is not an absolute http(s) URL", element: element)
         }
         var items = components.queryItems ?? []
         for (name, entry) in query {
@@ -150,7 +136,7 @@ enum HTTPSourceRequest {
             }
         }
         if let body {
-            let value = try render(body)
+            let value = try context.render(body, element, in: scope)
             if case .string(let string) = value {
                 request.body = Array(string.utf8)
             } else {

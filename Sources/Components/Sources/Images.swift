@@ -58,11 +58,9 @@ extension BuiltinComponents {
             let headers = parameters.map("headers") ?? []
             let maxBytes = parameters.int("maxBytes") ?? 5_242_880
             let all = parameters.string("emit") == "all"
-            var options = HTMLImages.Options()
-            options.includeData = parameters.bool("includeData") ?? false
-            options.selector = parameters.string("selector")
-            options.limit = parameters.int("limit")
-            let extraction = options
+            let extraction = HTMLImages.Options(
+                includeData: parameters.bool("includeData") ?? false, selector: parameters.string("selector"),
+                limit: parameters.int("limit"))
             return PipelineSource { element in
                 Observable.deferred {
                     var request = try HTTPSourceRequest.make(

@@ -15,10 +15,7 @@ enum Functions {
     }
 
     /// The text of a value as templates show it: strings as they are, anything else as JSON.
-    static func text(_ value: Value) -> String {
-        if case .string(let string) = value { return string }
-        return value.description
-    }
+    static func text(_ value: Value) -> String { value.text }
 
     static func string(_ value: Value, _ function: String) throws -> String {
         guard case .string(let string) = value else {

@@ -241,6 +241,17 @@ public final class ComponentContext {
             throw self.error("\(error.message) in '\(expression.source)'", element: element)
         }
     }
+
+    /// Renders `template` on `element`; a failure is a pipeline error naming this component, its
+    /// place in the file and the element.
+    public func render(_ template: Template, _ element: Value, in scope: EvaluationScope) throws -> Value {
+        scope.element = element
+        do {
+            return try template.render(in: scope)
+        } catch {
+            throw self.error("\(error) in '\(template.source)'", element: element)
+        }
+    }
 }
 
 // Specs are declared as constants and read while a pipeline is loaded, before anything runs;

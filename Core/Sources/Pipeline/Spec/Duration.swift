@@ -30,7 +30,7 @@ public enum DurationSyntax {
 
 extension StringProtocol {
     /// The text without leading and trailing characters for which `isTrimmed` holds.
-    func trimming(_ isTrimmed: (Character) -> Bool) -> SubSequence {
+    public func trimming(_ isTrimmed: (Character) -> Bool) -> SubSequence {
         guard let first = firstIndex(where: { !isTrimmed($0) }), let last = lastIndex(where: { !isTrimmed($0) }) else {
             return self[endIndex...]
         }

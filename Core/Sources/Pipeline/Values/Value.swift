@@ -131,6 +131,13 @@ extension Value: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expressib
 extension Value: CustomStringConvertible {
     /// The value as compact JSON.
     public var description: String { JSONSerializer.string(self) }
+
+    /// The value as text where text is wanted (a template, a URL, a header): a string as it is,
+    /// anything else as compact JSON.
+    public var text: String {
+        if case .string(let string) = self { return string }
+        return description
+    }
 }
 
 /// An object with keys kept in insertion order. Lookups scan small objects and use an index for

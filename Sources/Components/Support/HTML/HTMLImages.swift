@@ -1,5 +1,6 @@
 import CLibXML2
 import Foundation
+import Pipeline
 
 /// An image found on a page.
 struct FoundImage: Equatable {
@@ -18,11 +19,7 @@ struct HTMLImageError: Error, CustomStringConvertible {
 }
 
 extension String {
-    /// Without leading and trailing white space; cheap when there is none (the usual case).
-    fileprivate var trimmedHTML: String {
-        guard let first = first, let last = last, first.isWhitespace || last.isWhitespace else { return self }
-        return String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
-    }
+    fileprivate var trimmedHTML: String { String(trimming(\.isWhitespace)) }
 }
 
 /// Finds the images of an HTML page with libxml2's HTML parser in recovery mode, so broken real

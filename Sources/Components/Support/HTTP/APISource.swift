@@ -57,30 +57,32 @@ struct APISource {
         -> [(String, String)]
     {
         let scope = context.makeScope()
-        scope.element = element
         var pairs: [(String, String)] = []
         for (parameter, name) in names {
-            let value: Value
-            if let template = parameters.template(parameter) {
-                do {
-                    value = try template.render(in: scope)
-                } catch {
-                    throw context.error("\(error) in '\(template.source)'", element: element)
-                }
-            } else if let plain = parameters.value(parameter) {
-                value = plain
-            } else {
-                continue
-            }
-            let text: String
-            switch value {
-            case .null: continue
-            case .string(let string): text = string
-            default: text = HTTPBody.text(value)
-            }
-            if !text.isEmpty { pairs.append((name, text)) }
+            guard let entry = parameters.entries[parameter],
+                let text = try Self.text(of: entry, element, scope: scope, context: context), !text.isEmpty
+            else { continue }
+            pairs.append((name, text))
         }
         return pairs
+    }
+
+    /// A parameter's text for `element`: a template rendered (null: none), anything else as written.
+    static func text(
+        of entry: ParameterValues.Entry, _ element: Value, scope: EvaluationScope, context: ComponentContext
+    ) throws -> String? {
+        let value: Value
+        switch entry {
+        case .template(let template): value = try context.render(template, element, in: scope)
+        case .string(let string): value = .string(string)
+        case .int(let int): value = .int(int)
+        case .number(let number): value = .double(number)
+        case .bool(let bool): value = .bool(bool)
+        case .value(let written): value = written
+        default: return nil
+        }
+        if case .null = value { return nil }
+        return value.text
     }
 
     /// `base` + `path` with `query`.

@@ -164,14 +164,6 @@ enum HTTPBody {
         return nil
     }
 
-    /// A value as text in a URL or header: a string as it is, anything else as JSON.
-    static func text(_ value: Value) -> String {
-        if case .string(let string) = value { return string }
-        var bytes: [UInt8] = []
-        JSONSerializer.write(value, to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
     /// The first bytes of a body, printable, for error messages.
     static func preview(_ body: [UInt8], limit: Int = 80) -> String {
         if body.isEmpty { return "an empty body" }

@@ -128,7 +128,6 @@ final class HTTPPageReader: PageReader {
     private let fetch: PagedFetch
     private var next: Result<HTTPRequestData, any Error>?
     private var fetched = 0
-    private var inFlight = false
 
     init(fetch: PagedFetch, first: Result<HTTPRequestData, any Error>) {
         self.fetch = fetch

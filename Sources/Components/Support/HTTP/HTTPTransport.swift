@@ -209,16 +209,31 @@ struct RecordedExchange {
 
     /// Whether this exchange answers `request`. Secret parameters are not compared (a recording
     /// holds placeholders for them).
-    func matches(_ request: HTTPRequestData) -> Bool {
-        if let method, method.uppercased() != request.method.uppercased() { return false }
-        guard request.path == path else { return false }
-        let given = request.queryItems.filter { !SecretRedactor.secretQueryNames.contains($0.0.lowercased()) }
+    func matches(_ request: HTTPRequestData) -> Bool { matches(RequestKey(request)) }
+
+    func matches(_ key: RequestKey) -> Bool {
+        if let method, method.uppercased() != key.method { return false }
+        guard key.path == path else { return false }
         let wanted = query.filter { !SecretRedactor.secretQueryNames.contains($0.0.lowercased()) }
         if exactQuery {
-            return given.sorted { $0.0 < $1.0 }.map { "\($0.0)=\($0.1)" }
-                == wanted.sorted { $0.0 < $1.0 }.map { "\($0.0)=\($0.1)" }
+            return key.query.map { "\($0.0)=\($0.1)" } == wanted.sorted { $0.0 < $1.0 }.map { "\($0.0)=\($0.1)" }
         }
-        return wanted.allSatisfy { pair in given.contains { $0.0 == pair.0 && $0.1 == pair.1 } }
+        return wanted.allSatisfy { pair in key.query.contains { $0.0 == pair.0 && $0.1 == pair.1 } }
+    }
+}
+
+/// What an exchange is matched on: a request's method, path and query without its secret
+/// parameters (sorted), parsed once per request.
+struct RequestKey {
+    let method: String
+    let path: String
+    let query: [(String, String)]
+
+    init(_ request: HTTPRequestData) {
+        method = request.method.uppercased()
+        path = request.path
+        query = request.queryItems.filter { !SecretRedactor.secretQueryNames.contains($0.0.lowercased()) }
+            .sorted { $0.0 < $1.0 }
     }
 }
 
@@ -244,7 +259,8 @@ final class ScriptedHTTPTransport: HTTPTransport {
         _ request: HTTPRequestData, timeout: RxTimeInterval,
         completion: @escaping (Result<HTTPResponseData, HTTPTransportError>) -> Void
     ) -> any Disposable {
-        let candidates = exchanges.indices.filter { exchanges[$0].matches(request) }
+        let key = RequestKey(request)
+        let candidates = exchanges.indices.filter { exchanges[$0].matches(key) }
         let chosen = candidates.first { used[$0] == 0 } ?? candidates.last
         guard let chosen else {
             let missing =

@@ -189,4 +189,34 @@ final class HTTPComponentTests: XCTestCase {
             session)
         XCTAssertEqual(harness.events(), ["0: \"A\"", "0: \"B\"", "0: \"C\"", "0: completed"])
     }
+
+    func testAReplaySendsNoKeyEvenWhenOneIsSet() throws {
+        setenv("NYT_API_KEY", "set-in-the-environment-1", 1)
+        defer { unsetenv("NYT_API_KEY") }
+        let session = try recording([
+            (
+                "/svc/search/v2/articlesearch.json", ["q": "x", "sort": "relevance", "page": "0"], 401, [:],
+                "{\"fault\": {\"faultstring\": \"Invalid ApiKey\"}}"
+            )
+        ])
+        let harness = try run(
+            "source: { nyt.search: { q: x, baseURL: \"http://api.test\" } }\nsink: record\n", session)
+        XCTAssertEqual(
+            harness.events(),
+            [
+                "0: error p.yaml:1:11: error: nyt.search: GET http://api.test/svc/search/v2/articlesearch.json?q=x&sort=relevance&page=0: 401 Unauthorized: Invalid ApiKey"
+            ])
+    }
+
+    func testAReplayedPageOverMaxBytesIsRefused() throws {
+        let page = "<html><body>" + String(repeating: "<img src=\"a.png\">", count: 100) + "</body></html>"
+        let session = try recording([("/page", [:], 200, ["Content-Type": "text/html"], page)])
+        let harness = try run(
+            "source: { images: { url: \"http://site.test/page\", maxBytes: 1000 } }\nsink: record\n", session)
+        XCTAssertEqual(harness.events().count, 1)
+        XCTAssertTrue(
+            harness.events()[0].contains(
+                "the response (\(page.utf8.count) bytes) is larger than the limit of 1000 bytes"),
+            "\(harness.events())")
+    }
 }

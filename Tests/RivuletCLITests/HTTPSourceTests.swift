@@ -223,6 +223,35 @@ final class HTTPSourceTests: ServerTestCase {
         XCTAssertFalse(wrong.stderr.contains("bad-key-0000"))
     }
 
+    // MARK: Bad input
+
+    func testBadRecordReplayClockAndBaseURLExitTwoWithAMessage() throws {
+        let pipeline = "source: { http: { url: \"http://127.0.0.1:9/x\" } }\nsink: stdout\n"
+        let both = try run(pipeline, ["--record", "a.json", "--replay", "b.json"])
+        XCTAssertEqual(both.status, 2)
+        XCTAssertTrue(both.stderr.contains("--record and --replay cannot be used together"), both.stderr)
+        let missing = try run(pipeline, ["--replay", directory.appendingPathComponent("none.json").path])
+        XCTAssertEqual(missing.status, 2)
+        XCTAssertTrue(missing.stderr.contains("--replay: no such file"), missing.stderr)
+        let virtual = try run(pipeline, ["--clock", "virtual"])
+        XCTAssertEqual(virtual.status, 2)
+        XCTAssertTrue(
+            virtual.stderr.contains(
+                "HTTP sources need the real clock: run without --clock virtual, or with --replay FILE"),
+            virtual.stderr)
+        let relative = try run("source: { github.search: { q: swift, baseURL: api.github.com } }\nsink: stdout\n")
+        XCTAssertEqual(relative.status, 2)
+        XCTAssertTrue(
+            relative.stderr.contains("baseURL 'api.github.com' is not an absolute URL (such as http://127.0.0.1:8080)"),
+            relative.stderr)
+        let notJSON = directory.appendingPathComponent("bad.json")
+        try "exchanges: none".write(to: notJSON, atomically: true, encoding: .utf8)
+        let badRecording = try run(pipeline, ["--replay", notJSON.path])
+        XCTAssertEqual(badRecording.status, 2)
+        XCTAssertTrue(badRecording.stderr.contains("the recording \(notJSON.path) is not JSON"), badRecording.stderr)
+        XCTAssertFalse((both.stderr + virtual.stderr + relative.stderr + badRecording.stderr).contains("Fatal error"))
+    }
+
     // MARK: Record, replay and secrets
 
     func testRecordThenReplayWithoutTheNetworkAndNoKeyAnywhere() throws {

@@ -60,6 +60,25 @@ final class TestCommandTests: XCTestCase {
         XCTAssertTrue(result.stdout.hasSuffix("0 passed, 0 failed\n"))
     }
 
+    func testSelectChecksPartOfEachElementAndABadOneIsAnError() throws {
+        let url = try directory([
+            "p.yaml": Self.pipeline,
+            "ok.test.yaml":
+                "pipeline: p.yaml\ntests:\n  - name: tens\n    select: \"{tens: . / 10}\"\n    expect: [{ at: 100ms, next: { tens: 1 } }]\n",
+            "wrong.test.yaml":
+                "pipeline: p.yaml\ntests:\n  - name: len of a number\n    select: len(.)\n    expectCount: 1\n",
+            "bad.test.yaml": "pipeline: p.yaml\ntests:\n  - name: syntax\n    select: \"len(\"\n    expectCount: 1\n",
+        ])
+        let passed = try runRivulet(["test", url.appendingPathComponent("ok.test.yaml").path])
+        XCTAssertEqual(passed.status, 0, passed.stdout)
+        let failed = try runRivulet(["test", url.appendingPathComponent("wrong.test.yaml").path])
+        XCTAssertEqual(failed.status, 1)
+        XCTAssertTrue(failed.stdout.contains("select 'len(.)' on 10:"), failed.stdout)
+        let invalid = try runRivulet(["test", url.appendingPathComponent("bad.test.yaml").path])
+        XCTAssertEqual(invalid.status, 2)
+        XCTAssertTrue(invalid.stderr.contains("bad.test.yaml:4:13: error: select:"), invalid.stderr)
+    }
+
     func testAnInputThatBreaksThePipelineFailsTheCaseWithTheDiagnostic() throws {
         let url = try directory([
             "p.yaml": Self.pipeline,

@@ -2,8 +2,7 @@ import Foundation
 import XCTest
 
 /// The `exec` operator (process plugins), through the binary, with a real Python program.
-final class ExecTests: XCTestCase {
-    private var directory: URL!
+final class ExecTests: BinaryTestCase {
 
     static let plugin = """
         import json, sys
@@ -27,14 +26,8 @@ final class ExecTests: XCTestCase {
         """
 
     override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("rivulet-exec-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try super.setUpWithError()
         try Self.plugin.write(to: directory.appendingPathComponent("enrich.py"), atomically: true, encoding: .utf8)
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(at: directory)
-        super.tearDown()
     }
 
     private func run(_ values: [String], options: String = "") throws -> ProcessResult {

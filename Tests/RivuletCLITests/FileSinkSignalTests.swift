@@ -4,19 +4,7 @@ import XCTest
 
 /// The file sink when a run is killed: SIGKILL leaves only whole lines; SIGTERM writes every
 /// element the sink accepted before it exits.
-final class FileSinkSignalTests: XCTestCase {
-    private var directory: URL!
-
-    override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "rivulet-signals-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(at: directory)
-        super.tearDown()
-    }
+final class FileSinkSignalTests: BinaryTestCase {
 
     func testSIGKILLLeavesOnlyWholeLines() throws {
         // 600,000 records of about 200 bytes: a run takes long enough to be killed mid-way.

@@ -5,7 +5,7 @@ import XCTest
 
 /// The HTTP sources through the binary, against a server on 127.0.0.1: pagination, retries, rate
 /// limits, cancellation, record and replay, and keys kept out of every output.
-final class HTTPSourceTests: ServerTestCase {
+final class HTTPSourceTests: BinaryTestCase {
     private func lines(_ text: String) -> [String] { text.split(separator: "\n").map(String.init) }
 
     // MARK: Pagination

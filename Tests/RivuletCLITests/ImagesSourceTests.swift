@@ -3,7 +3,7 @@ import HTTPTestServer
 import XCTest
 
 /// The `images` source through the binary, against pages served on 127.0.0.1.
-final class ImagesSourceTests: ServerTestCase {
+final class ImagesSourceTests: BinaryTestCase {
     private static func html(_ text: String, type: String = "text/html; charset=utf-8") -> TestHTTPServer.Reply {
         .respond(status: 200, headers: [("Content-Type", type)], body: Array(text.utf8))
     }

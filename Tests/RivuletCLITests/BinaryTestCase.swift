@@ -2,9 +2,9 @@ import Foundation
 import HTTPTestServer
 import XCTest
 
-/// A test case with a scratch directory and, once `serve` is called, a server on 127.0.0.1;
-/// both are gone after each test.
-class ServerTestCase: XCTestCase {
+/// A test case that runs the binary: a scratch directory and, once `serve` is called, a server on
+/// 127.0.0.1; both are gone after each test.
+class BinaryTestCase: XCTestCase {
     var directory: URL!
     private var server: TestHTTPServer?
 

@@ -52,7 +52,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ComponentsTests",
-            dependencies: ["Components", "HTTPTestServer", .product(name: "RivuletCore", package: "Core")]
+            dependencies: ["Components", .product(name: "RivuletCore", package: "Core")]
         ),
         .testTarget(
             name: "RivuletCLITests", dependencies: ["rivulet", "Components", "HTTPTestServer"], exclude: ["LintCorpus", "Golden"]),

@@ -38,14 +38,14 @@ final class PipelineHarness {
             }
             try! registry.register(spec)
         }
+        let label = Parameter<String>("label", default: "out", doc: "Which recorder.")
         try! registry.register(
             ComponentSpec(
-                name: "record", summary: "Records events for tests.",
-                parameters: [ParameterSpec("label", .string, default: "out", doc: "Which recorder.")], primary: "label",
+                name: "record", summary: "Records events for tests.", parameters: [label], primary: label,
                 example: "sink: record",
                 factory: .sink { parameters, _ in
                     let recorder = Recorder(scheduler: self.scheduler)
-                    self.recorders[parameters.string("label") ?? "out"] = recorder
+                    self.recorders[parameters[label]] = recorder
                     return recorder
                 }), origin: "tests")
         return registry

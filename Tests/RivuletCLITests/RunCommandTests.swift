@@ -55,7 +55,7 @@ final class RunCommandTests: XCTestCase {
         let result = try runRivulet(["run", path])
         XCTAssertEqual(result.status, 2)
         XCTAssertTrue(
-            result.stderr.contains(":1:11: error: fixture: cannot read fixture file 'missing.json'"), result.stderr)
+            result.stderr.contains(":1:20: error: fixture: cannot read fixture file 'missing.json'"), result.stderr)
     }
 
     func testBadOptionValuesExitTwoWithAMessage() throws {

@@ -1,22 +1,23 @@
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let timeSpan = Parameter<RxTimeInterval>("timeSpan", doc: "The longest time a list collects.", example: "1s")
+    static let count = Parameter<Int>("count", default: 1000, doc: "The most elements in a list.", example: "100")
+}
+
 extension BuiltinComponents {
     /// `buffer: {timeSpan, count}` — groups elements into lists.
     public static let buffer = ComponentSpec(
         name: "buffer",
         summary: "Groups elements into lists, emitted every time span or when a count is reached.",
         docs: "A time span with no elements emits an empty list; completion emits the last list, even empty.",
-        parameters: [
-            ParameterSpec(
-                "timeSpan", .duration, required: true, doc: "The longest time a list collects.", example: "1s"),
-            ParameterSpec("count", .int, default: 1000, doc: "The most elements in a list.", example: "100"),
-        ],
-        primary: "timeSpan",
+        parameters: [Key.timeSpan, Key.count],
+        primary: Key.timeSpan,
         example: "- buffer: { timeSpan: 1s, count: 100 }",
         factory: .operator { parameters, context in
-            let timeSpan = parameters.duration("timeSpan")!
-            let count = max(1, parameters.int("count") ?? 1000)
+            let timeSpan = parameters[Key.timeSpan]
+            let count = max(1, parameters[Key.count])
             return { $0.buffer(timeSpan: timeSpan, count: count, scheduler: context.scheduler).map { Value.array($0) } }
         })
 }

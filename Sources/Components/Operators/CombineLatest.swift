@@ -1,6 +1,10 @@
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let streams = Parameter<[StreamName]>("streams", doc: "The other streams.", example: "[items]")
+}
+
 extension BuiltinComponents {
     /// `combineLatest: [STREAM, ...]` — the latest element of each, as a list.
     public static let combineLatest = ComponentSpec(
@@ -11,13 +15,11 @@ extension BuiltinComponents {
             latest first, then the others' in the order given. RxSwift's completion rule applies: it completes \
             when all have completed, or when an element arrives that can never be combined.
             """,
-        parameters: [
-            ParameterSpec("streams", .list(.stream), required: true, doc: "The other streams.", example: "[items]")
-        ],
-        primary: "streams",
+        parameters: [Key.streams],
+        primary: Key.streams,
         example: "- combineLatest: [items]",
         factory: .operator { parameters, context in
-            let names = streamNames(parameters.list("streams"))
-            return { source in Observable.combineLatest([source] + names.map(context.stream)) { Value.array($0) } }
+            let others = parameters[Key.streams].map { context.stream($0.name) }
+            return { source in Observable.combineLatest([source] + others) { Value.array($0) } }
         })
 }

@@ -8,7 +8,7 @@ extension BuiltinComponents {
         summary: "Runs an inner source for each element, one at a time, in order.",
         docs: "Later elements wait for the running inner to complete. Side streams: NAME.executing and NAME.errors.",
         parameters: InnerWork.parameters,
-        primary: "source",
+        primary: InnerWork.source,
         example: "- concatMap: { events: { timeline: \"{{ .events }}\" } }",
         sideStreams: InnerWork.sideStreams,
         factory: .operator { parameters, context in

@@ -1,6 +1,10 @@
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let dueTime = Parameter<RxTimeInterval>("dueTime", doc: "The quiet period.", example: "500ms")
+}
+
 extension BuiltinComponents {
     /// `debounce: DURATION` — emits an element once the stream has been quiet for the duration.
     public static let debounce = ComponentSpec(
@@ -10,11 +14,11 @@ extension BuiltinComponents {
             Each element restarts the timer. When the stream completes, a pending element is emitted at \
             once, then completion; an error drops it.
             """,
-        parameters: [ParameterSpec("dueTime", .duration, required: true, doc: "The quiet period.", example: "500ms")],
-        primary: "dueTime",
+        parameters: [Key.dueTime],
+        primary: Key.dueTime,
         example: "- debounce: 500ms",
         factory: .operator { parameters, context in
-            let dueTime = parameters.duration("dueTime")!
+            let dueTime = parameters[Key.dueTime]
             return { $0.debounce(dueTime, scheduler: context.scheduler) }
         })
 }

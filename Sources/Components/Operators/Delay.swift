@@ -1,17 +1,21 @@
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let dueTime = Parameter<RxTimeInterval>("dueTime", doc: "How much later.", example: "200ms")
+}
+
 extension BuiltinComponents {
     /// `delay: DURATION` — shifts elements and completion later.
     public static let delay = ComponentSpec(
         name: "delay",
         summary: "Shifts every element, and completion, later by a duration.",
         docs: "Errors are not delayed: they go out at once and drop the elements still waiting.",
-        parameters: [ParameterSpec("dueTime", .duration, required: true, doc: "How much later.", example: "200ms")],
-        primary: "dueTime",
+        parameters: [Key.dueTime],
+        primary: Key.dueTime,
         example: "- delay: 200ms",
         factory: .operator { parameters, context in
-            let dueTime = parameters.duration("dueTime")!
+            let dueTime = parameters[Key.dueTime]
             return { $0.delay(dueTime, scheduler: context.scheduler) }
         })
 }

@@ -1,6 +1,11 @@
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let key = Parameter<Expression?>(
+        "key", doc: "What to compare instead of the whole element.", example: "lower(.)")
+}
+
 extension BuiltinComponents {
     /// `distinctUntilChanged` (optionally `{key: EXPR}`) — drops repeats.
     public static let distinctUntilChanged = ComponentSpec(
@@ -10,13 +15,11 @@ extension BuiltinComponents {
             The first element always passes. With a key, elements are compared by the key's value and the \
             original element is emitted. Numbers compare by value (1 equals 1.0).
             """,
-        parameters: [
-            ParameterSpec("key", .expression, doc: "What to compare instead of the whole element.", example: "lower(.)")
-        ],
-        primary: "key",
+        parameters: [Key.key],
+        primary: Key.key,
         example: "- distinctUntilChanged",
         factory: .operator { parameters, context in
-            let key = parameters.expression("key")
+            let key = parameters[Key.key]
             return { source in
                 Observable.deferred {
                     let scope = context.makeScope()

@@ -2,6 +2,15 @@ import Foundation
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let command = Parameter<[String]>(
+        "command", doc: "The program and its arguments; a relative program path is resolved against the pipeline file.",
+        example: "[python3, ./enrich.py]")
+    static let timeout = Parameter<RxTimeInterval>(
+        "timeout", default: .seconds(10), doc: "The longest the program may take to answer one element.")
+    static let onError = Parameter<ErrorPolicy>("onError", default: .fail, doc: "What an {\"error\"} answer does.")
+}
+
 extension BuiltinComponents {
     /// `exec: {command: [...]}` — a process plugin: any program speaking JSON Lines.
     public static let exec = ComponentSpec(
@@ -17,31 +26,21 @@ extension BuiltinComponents {
             error. The program is stopped when the pipeline ends. While the program works on an element \
             the pipeline's thread waits for it (timers run late); keep exec programs quick.
             """,
-        parameters: [
-            ParameterSpec(
-                "command", .list(.string), required: true,
-                doc: "The program and its arguments; a relative program path is resolved against the pipeline file.",
-                example: "[python3, ./enrich.py]"),
-            ParameterSpec(
-                "timeout", .duration, default: "10s", doc: "The longest the program may take to answer one element."),
-            ParameterSpec(
-                "onError", .oneOf(["fail", "skip"]), default: "fail", doc: "What an {\"error\"} answer does."),
-        ],
-        primary: "command",
+        parameters: [Key.command, Key.timeout, Key.onError],
+        primary: Key.command,
         example: "- exec: { command: [python3, ./enrich.py], timeout: 2s }",
+        validate: { values, validation in
+            if values[Key.command].isEmpty { validation.error("exec needs a command", at: Key.command, in: values) }
+        },
         factory: .operator { parameters, context in
-            var command = (parameters.list("command") ?? []).compactMap { entry -> String? in
-                if case .string(let text) = entry { return text }
-                return nil
-            }
-            guard !command.isEmpty else { throw context.error("exec needs a command") }
+            var command = parameters[Key.command]
             // `./x` is relative to the pipeline file; made absolute, since the program runs in the
             // pipeline's directory too.
             for index in command.indices where command[index].hasPrefix("./") {
                 command[index] = URL(fileURLWithPath: context.resolvePath(command[index])).standardizedFileURL.path
             }
-            let timeout = parameters.duration("timeout") ?? .seconds(10)
-            let skipErrors = parameters.string("onError") == "skip"
+            let timeout = parameters[Key.timeout]
+            let skipErrors = parameters[Key.onError] == .skip
             return { source in
                 Observable.deferred {
                     let process = try ExecProcess(command: command, directory: context.baseDirectory, context: context)

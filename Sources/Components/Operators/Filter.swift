@@ -1,6 +1,10 @@
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let condition = Parameter<Expression>("expression", doc: "The condition.", example: "len(.) >= 3")
+}
+
 extension BuiltinComponents {
     /// `filter: EXPR` — passes on the elements for which the expression is true.
     public static let filter = ComponentSpec(
@@ -11,13 +15,11 @@ extension BuiltinComponents {
             An expression that fails on an element (say len() of a number) fails the pipeline, naming \
             the operator, its place in the file and the element.
             """,
-        parameters: [
-            ParameterSpec("expression", .expression, required: true, doc: "The condition.", example: "len(.) >= 3")
-        ],
-        primary: "expression",
+        parameters: [Key.condition],
+        primary: Key.condition,
         example: "- filter: len(.) >= 3",
         factory: .operator { parameters, context in
-            let expression = parameters.expression("expression")!
+            let expression = parameters[Key.condition]
             return { source in
                 Observable.deferred {
                     let scope = context.makeScope()

@@ -1,6 +1,11 @@
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let maxConcurrent = Parameter<Int?>(
+        "maxConcurrent", doc: "The most inners running at once (no limit when absent).", example: "4")
+}
+
 extension BuiltinComponents {
     /// `flatMap: {SOURCE}` — an inner source per element, all merged.
     public static let flatMap = ComponentSpec(
@@ -10,16 +15,13 @@ extension BuiltinComponents {
             The inner source's templates see the element as '.'. With maxConcurrent, further inners wait \
             their turn in order. Side streams: NAME.executing (true while any inner runs) and NAME.errors.
             """,
-        parameters: InnerWork.parameters + [
-            ParameterSpec(
-                "maxConcurrent", .int, doc: "The most inners running at once (no limit when absent).", example: "4")
-        ],
-        primary: "source",
+        parameters: InnerWork.parameters + [Key.maxConcurrent],
+        primary: InnerWork.source,
         example: "- flatMap: { events: { timeline: \"{{ .events }}\" } }",
         sideStreams: InnerWork.sideStreams,
         factory: .operator { parameters, context in
             let work = try InnerWork(parameters: parameters, context: context)
-            let limit = parameters.int("maxConcurrent")
+            let limit = parameters[Key.maxConcurrent]
             return { $0.flatMap(maxConcurrent: limit) { work.inner(for: $0) } }
         })
 }

@@ -12,7 +12,7 @@ extension BuiltinComponents {
             Side streams: NAME.executing and NAME.errors.
             """,
         parameters: InnerWork.parameters,
-        primary: "source",
+        primary: InnerWork.source,
         example: "- flatMapLatest: { events: { timeline: \"{{ .events }}\" } }",
         sideStreams: InnerWork.sideStreams,
         factory: .operator { parameters, context in

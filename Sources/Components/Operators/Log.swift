@@ -1,18 +1,21 @@
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let label = Parameter<String>(
+        "label", default: "log", doc: "A prefix telling log lines apart.", example: "typed")
+}
+
 extension BuiltinComponents {
     /// `log` (optionally `LABEL`) — prints each event with its time to standard error.
     public static let log = ComponentSpec(
         name: "log",
         summary: "Prints each event, with the pipeline time, to standard error, and passes it on unchanged.",
-        parameters: [
-            ParameterSpec("label", .string, default: "log", doc: "A prefix telling log lines apart.", example: "typed")
-        ],
-        primary: "label",
+        parameters: [Key.label],
+        primary: Key.label,
         example: "- log: typed",
         factory: .operator { parameters, context in
-            let label = parameters.string("label") ?? "log"
+            let label = parameters[Key.label]
             return { source in
                 source.do(
                     onNext: { context.log("[\(label)] \(DurationSyntax.format(context.scheduler.now)) next \($0)") },

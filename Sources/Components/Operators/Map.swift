@@ -1,6 +1,11 @@
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let transform = Parameter<Expression>.valueExpression(
+        "expression", doc: "The new element.", example: "{ title: .headline.main, url: .web_url }")
+}
+
 extension BuiltinComponents {
     /// `map: EXPR` or `map: {key: EXPR, ...}` — transforms each element.
     public static let map = ComponentSpec(
@@ -11,15 +16,11 @@ extension BuiltinComponents {
             builds an object with those keys (`map: {title: .headline.main, url: .web_url}`). Nested \
             mappings and lists build nested values. A quoted value with {{ }} is a template.
             """,
-        parameters: [
-            ParameterSpec(
-                "expression", .valueExpression, required: true, doc: "The new element.",
-                example: "{ title: .headline.main, url: .web_url }")
-        ],
-        primary: "expression",
+        parameters: [Key.transform],
+        primary: Key.transform,
         example: "- map: { title: .headline.main, url: .web_url, date: .pub_date }",
         factory: .operator { parameters, context in
-            let expression = parameters.expression("expression")!
+            let expression = parameters[Key.transform]
             return { source in
                 Observable.deferred {
                     let scope = context.makeScope()

@@ -1,6 +1,14 @@
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let attempts = Parameter<Int>("max", default: 3, doc: "Attempts in all.", example: "5")
+    static let backoff = Parameter<RxTimeInterval?>(
+        "backoff", doc: "The wait before the second attempt (no wait when absent).", example: "500ms")
+    static let maxBackoff = Parameter<RxTimeInterval>("maxBackoff", default: .seconds(30), doc: "The longest wait.")
+    static let jitter = Parameter<Double>("jitter", default: 0.5, doc: "The random fraction of each wait, 0 to 1.")
+}
+
 extension BuiltinComponents {
     /// `retry: N` or `retry: {max, backoff, maxBackoff, jitter}` — subscribe again after an error.
     public static let retry = ComponentSpec(
@@ -11,22 +19,15 @@ extension BuiltinComponents {
             With backoff, each new attempt waits an exponentially growing delay (doubling, capped at \
             maxBackoff), of which the jitter fraction is random (from the pipeline's seed).
             """,
-        parameters: [
-            ParameterSpec("max", .int, default: 3, doc: "Attempts in all.", example: "5"),
-            ParameterSpec(
-                "backoff", .duration, doc: "The wait before the second attempt (no wait when absent).", example: "500ms"
-            ),
-            ParameterSpec("maxBackoff", .duration, default: "30s", doc: "The longest wait."),
-            ParameterSpec("jitter", .number, default: 0.5, doc: "The random fraction of each wait, 0 to 1."),
-        ],
-        primary: "max",
+        parameters: [Key.attempts, Key.backoff, Key.maxBackoff, Key.jitter],
+        primary: Key.attempts,
         example: "- retry: { max: 5, backoff: 500ms }",
         factory: .operator { parameters, context in
-            let attempts = parameters.int("max") ?? 3
-            guard let initial = parameters.duration("backoff") else { return { $0.retry(attempts) } }
+            let attempts = parameters[Key.attempts]
+            guard let initial = parameters[Key.backoff] else { return { $0.retry(attempts) } }
             let environment = context.environment
-            let jitter = parameters.number("jitter") ?? 0.5
-            let maximum = parameters.duration("maxBackoff") ?? .seconds(30)
+            let jitter = parameters[Key.jitter]
+            let maximum = parameters[Key.maxBackoff]
             return { source in
                 let backoff = ExponentialBackoff(initial: initial, maximum: maximum, jitter: 0)
                 return source.retry(

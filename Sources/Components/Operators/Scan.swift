@@ -1,6 +1,13 @@
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let seed = Parameter<Value>(
+        "seed", default: .null, doc: "The accumulated value before the first element.", example: "0")
+    static let accumulator = Parameter<Expression>.valueExpression(
+        "accumulator", doc: "The next accumulated value, from 'acc' and '.'.", example: "acc + .")
+}
+
 extension BuiltinComponents {
     /// `scan: {seed: S, accumulator: EXPR}` — accumulates, emitting each new value.
     public static let scan = ComponentSpec(
@@ -10,18 +17,12 @@ extension BuiltinComponents {
             The accumulator sees the accumulated value as 'acc' and the element as '.'; its result is \
             the new 'acc', and is emitted. The seed is never emitted on its own (RxSwift's rule).
             """,
-        parameters: [
-            ParameterSpec(
-                "seed", .value, default: .null, doc: "The accumulated value before the first element.", example: "0"),
-            ParameterSpec(
-                "accumulator", .valueExpression, required: true, doc: "The next accumulated value, from 'acc' and '.'.",
-                example: "acc + ."),
-        ],
-        primary: "accumulator",
+        parameters: [Key.seed, Key.accumulator],
+        primary: Key.accumulator,
         example: "- scan: { seed: 0, accumulator: clamp(acc + ., 0, 9) }",
         factory: .operator { parameters, context in
-            let seed = parameters.value("seed") ?? .null
-            let accumulator = parameters.expression("accumulator")!
+            let seed = parameters[Key.seed]
+            let accumulator = parameters[Key.accumulator]
             return { source in
                 Observable.deferred {
                     let scope = context.makeScope()

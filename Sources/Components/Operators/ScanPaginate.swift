@@ -1,6 +1,15 @@
 import Pipeline
 import Reactive
 
+private enum PageEmission: String, ParameterChoice {
+    case accumulated, page
+}
+private enum Key {
+    static let emit = Parameter<PageEmission>(
+        "emit", default: .accumulated, doc: "accumulated: every item so far, as one list; page: the new page's items.")
+    static let maxPages = Parameter<Int?>("maxPages", doc: "Fetch at most this many pages.", example: "5")
+}
+
 extension BuiltinComponents {
     /// `scanPaginate: {SOURCE}` — "load the next page" on each trigger, pages accumulated.
     public static let scanPaginate = ComponentSpec(
@@ -17,13 +26,8 @@ extension BuiltinComponents {
             page is in flight. Side streams: NAME.executing (a page in flight) and NAME.errors; with \
             onError: skip a failed page goes to errors and the next trigger tries it again.
             """,
-        parameters: InnerWork.parameters + [
-            ParameterSpec(
-                "emit", .oneOf(["accumulated", "page"]), default: "accumulated",
-                doc: "accumulated: every item so far, as one list; page: the new page's items."),
-            ParameterSpec("maxPages", .int, doc: "Fetch at most this many pages.", example: "5"),
-        ],
-        primary: "source",
+        parameters: InnerWork.parameters + [Key.emit, Key.maxPages],
+        primary: InnerWork.source,
         example: """
             - scanPaginate:
                 source: { github.search: { q: "language:swift", sort: stars, perPage: 10 } }
@@ -31,11 +35,10 @@ extension BuiltinComponents {
             """,
         sideStreams: InnerWork.sideStreams,
         factory: .operator { parameters, context in
-            guard let inner = parameters.source("source") else { throw context.error("missing inner source") }
-            let source = try context.build(inner)
+            let source = try context.build(parameters[InnerWork.source])
             let options = ScanPaginateOptions(
-                accumulate: parameters.string("emit") != "page", maxPages: parameters.int("maxPages"),
-                skipErrors: parameters.string("onError") == "skip")
+                accumulate: parameters[Key.emit] == .accumulated, maxPages: parameters[Key.maxPages],
+                skipErrors: parameters[InnerWork.onError] == .skip)
             return { triggers in
                 ScanPaginateSink.observable(triggers, source: source, options: options, context: context)
             }

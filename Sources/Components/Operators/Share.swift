@@ -1,6 +1,11 @@
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let replay = Parameter<Int>(
+        "replay", default: 0, doc: "How many past elements a new reader gets.", example: "1")
+}
+
 extension BuiltinComponents {
     /// `share` (optionally `{replay: N}`) — one upstream subscription for several readers.
     public static let share = ComponentSpec(
@@ -10,13 +15,11 @@ extension BuiltinComponents {
             A stream read by several sinks or streams is shared automatically; use share to replay \
             elements to readers that subscribe later.
             """,
-        parameters: [
-            ParameterSpec("replay", .int, default: 0, doc: "How many past elements a new reader gets.", example: "1")
-        ],
-        primary: "replay",
+        parameters: [Key.replay],
+        primary: Key.replay,
         example: "- share: { replay: 1 }",
         factory: .operator { parameters, _ in
-            let replay = parameters.int("replay") ?? 0
+            let replay = parameters[Key.replay]
             return { $0.share(replay: replay) }
         })
 }

@@ -1,30 +1,33 @@
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let condition = Parameter<Expression>("expression", doc: "The condition.", example: ". < 10")
+    static let inclusive = Parameter<Bool>("inclusive", default: false, doc: "Emit the element that ends the stream.")
+}
+
 extension BuiltinComponents {
     /// `takeWhile: EXPR` — passes elements while the expression holds.
     public static let takeWhile = ComponentSpec(
         name: "takeWhile",
         summary: "Passes on elements while an expression holds, then completes.",
         docs: "With inclusive: true the first element for which it is false is emitted before completion.",
-        parameters: [
-            ParameterSpec("expression", .expression, required: true, doc: "The condition.", example: ". < 10"),
-            ParameterSpec("inclusive", .bool, default: false, doc: "Emit the element that ends the stream."),
-        ],
-        primary: "expression",
+        parameters: [Key.condition, Key.inclusive],
+        primary: Key.condition,
         example: "- takeWhile: .page <= 5",
         factory: .operator { parameters, context in
-            predicateOperator(parameters, context) { $0.take(while: $1, behavior: $2) }
+            predicateOperator(parameters[Key.condition], inclusive: parameters[Key.inclusive], context) {
+                $0.take(while: $1, behavior: $2)
+            }
         })
 
-    /// An operator that tests each element with its `expression` parameter (on a scope of its own
-    /// for each subscription) and honours `inclusive`: what takeWhile and takeUntil share.
+    /// An operator that tests each element with `expression` (on a scope of its own for each
+    /// subscription) and honours `inclusive`: what takeWhile and takeUntil share.
     static func predicateOperator(
-        _ parameters: ParameterValues, _ context: ComponentContext,
+        _ expression: Expression, inclusive: Bool, _ context: ComponentContext,
         _ apply: @escaping (Observable<Value>, @escaping (Value) throws -> Bool, TakeBehavior) -> Observable<Value>
     ) -> PipelineOperator {
-        let expression = parameters.expression("expression")!
-        let behavior: TakeBehavior = parameters.bool("inclusive") == true ? .inclusive : .exclusive
+        let behavior: TakeBehavior = inclusive ? .inclusive : .exclusive
         return { source in
             Observable.deferred {
                 let scope = context.makeScope()

@@ -1,6 +1,11 @@
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let dueTime = Parameter<RxTimeInterval>("dueTime", doc: "The window.", example: "1s")
+    static let latest = Parameter<Bool>("latest", default: true, doc: "Emit the window's latest element when it ends.")
+}
+
 extension BuiltinComponents {
     /// `throttle: DURATION` — at most one element per window.
     public static let throttle = ComponentSpec(
@@ -10,15 +15,12 @@ extension BuiltinComponents {
             With latest: true (the default, as in RxSwift) the last element of a window is emitted when the \
             window ends, and completion waits for it; with latest: false elements inside a window are dropped.
             """,
-        parameters: [
-            ParameterSpec("dueTime", .duration, required: true, doc: "The window.", example: "1s"),
-            ParameterSpec("latest", .bool, default: true, doc: "Emit the window's latest element when it ends."),
-        ],
-        primary: "dueTime",
+        parameters: [Key.dueTime, Key.latest],
+        primary: Key.dueTime,
         example: "- throttle: { dueTime: 1s, latest: false }",
         factory: .operator { parameters, context in
-            let dueTime = parameters.duration("dueTime")!
-            let latest = parameters.bool("latest") ?? true
+            let dueTime = parameters[Key.dueTime]
+            let latest = parameters[Key.latest]
             return { $0.throttle(dueTime, latest: latest, scheduler: context.scheduler) }
         })
 }

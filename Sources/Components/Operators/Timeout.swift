@@ -1,22 +1,24 @@
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let dueTime = Parameter<RxTimeInterval>("dueTime", doc: "The longest wait for an element.", example: "5s")
+    static let fallback = Parameter<ParameterValues.InnerSource?>(
+        "fallback", doc: "A source to continue with instead of failing.", example: "{ events: [] }")
+}
+
 extension BuiltinComponents {
     /// `timeout: DURATION` — fails (or switches to a fallback) when elements stop coming.
     public static let timeout = ComponentSpec(
         name: "timeout",
         summary: "Fails, or switches to a fallback source, when no element arrives within a duration.",
         docs: "The clock starts at subscription and restarts at each element.",
-        parameters: [
-            ParameterSpec("dueTime", .duration, required: true, doc: "The longest wait for an element.", example: "5s"),
-            ParameterSpec(
-                "fallback", .source, doc: "A source to continue with instead of failing.", example: "{ events: [] }"),
-        ],
-        primary: "dueTime",
+        parameters: [Key.dueTime, Key.fallback],
+        primary: Key.dueTime,
         example: "- timeout: 5s",
         factory: .operator { parameters, context in
-            let dueTime = parameters.duration("dueTime")!
-            let fallback = try parameters.source("fallback").map { try context.build($0) }
+            let dueTime = parameters[Key.dueTime]
+            let fallback = try parameters[Key.fallback].map { try context.build($0) }
             return { source in
                 if let fallback {
                     return source.timeout(dueTime, other: fallback.make(.null), scheduler: context.scheduler)

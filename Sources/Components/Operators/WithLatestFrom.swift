@@ -1,6 +1,12 @@
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let stream = Parameter<StreamName>("stream", doc: "The other stream.", example: "items")
+    static let combine = Parameter<Expression?>.valueExpression(
+        "combine", doc: "What to emit, from .value and .latest.", example: ".latest[.value]")
+}
+
 extension BuiltinComponents {
     /// `withLatestFrom: STREAM` — each element paired with another stream's latest.
     public static let withLatestFrom = ComponentSpec(
@@ -10,16 +16,12 @@ extension BuiltinComponents {
             Elements arriving before the other stream has produced one are dropped. With combine, the \
             expression sees {value: <this element>, latest: <the other's latest>} as '.'.
             """,
-        parameters: [
-            ParameterSpec("stream", .stream, required: true, doc: "The other stream.", example: "items"),
-            ParameterSpec(
-                "combine", .valueExpression, doc: "What to emit, from .value and .latest.", example: ".latest[.value]"),
-        ],
-        primary: "stream",
+        parameters: [Key.stream, Key.combine],
+        primary: Key.stream,
         example: "- withLatestFrom: { stream: items, combine: \".latest[.value] ?? .latest[0]\" }",
         factory: .operator { parameters, context in
-            let other = context.stream(parameters.string("stream")!)
-            guard let combine = parameters.expression("combine") else {
+            let other = context.stream(parameters[Key.stream].name)
+            guard let combine = parameters[Key.combine] else {
                 return { $0.withLatestFrom(other) }
             }
             return { source in

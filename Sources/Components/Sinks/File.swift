@@ -5,6 +5,23 @@ import Reactive
     import Glibc
 #endif
 
+private enum FileFormat: String, ParameterChoice {
+    case auto, jsonl, json, csv
+}
+private enum WriteMode: String, ParameterChoice {
+    case overwrite, append
+}
+private enum Key {
+    static let path = Parameter<String>(
+        "path", doc: "The file, relative to the pipeline file.", example: "out/results.jsonl")
+    static let format = Parameter<FileFormat>(
+        "format", default: .auto, doc: "auto goes by the extension: .json, .csv, anything else JSON Lines.")
+    static let mode = Parameter<WriteMode>(
+        "mode", default: .overwrite, doc: "Replace the file, or add to it (jsonl and csv).")
+    static let columns = Parameter<[String]?>(
+        "columns", doc: "CSV: the fields, in order (default: the keys of the first element).")
+}
+
 extension BuiltinComponents {
     /// `file: PATH` — writes elements to a file as JSON Lines, JSON or CSV.
     public static let file = ComponentSpec(
@@ -20,34 +37,27 @@ extension BuiltinComponents {
             renamed over it when the pipeline ends (completion, failure or a signal), so the target is \
             never half written. The file is flushed and closed on completion, error, SIGINT and SIGTERM.
             """,
-        parameters: [
-            ParameterSpec(
-                "path", .string, required: true, doc: "The file, relative to the pipeline file.",
-                example: "out/results.jsonl"),
-            ParameterSpec(
-                "format", .oneOf(["auto", "jsonl", "json", "csv"]), default: "auto",
-                doc: "auto goes by the extension: .json, .csv, anything else JSON Lines."),
-            ParameterSpec(
-                "mode", .oneOf(["overwrite", "append"]), default: "overwrite",
-                doc: "Replace the file, or add to it (jsonl and csv)."),
-            ParameterSpec(
-                "columns", .list(.string), doc: "CSV: the fields, in order (default: the keys of the first element)."),
-        ],
-        primary: "path",
+        parameters: [Key.path, Key.format, Key.mode, Key.columns],
+        primary: Key.path,
         example: "sink: { file: { path: out/articles.jsonl } }",
+        validate: { values, validation in
+            let folder = PipelineLoader.directory(of: validation.resolvePath(values[Key.path]))
+            if !validation.fileExists(folder) {
+                validation.error(
+                    "the folder '\(folder)' of '\(values[Key.path])' does not exist", at: Key.path, in: values,
+                    note: "create it first, or write to a file in an existing folder")
+            }
+        },
         factory: .sink { parameters, context in
-            let written = parameters.string("path")!
-            let path = context.resolvePath(written)
-            var format = parameters.string("format") ?? "auto"
-            if format == "auto" {
-                format = path.hasSuffix(".json") ? "json" : (path.hasSuffix(".csv") ? "csv" : "jsonl")
+            let path = context.resolvePath(parameters[Key.path])
+            var format = parameters[Key.format]
+            if format == .auto {
+                format = path.hasSuffix(".json") ? .json : (path.hasSuffix(".csv") ? .csv : .jsonl)
             }
-            let append = parameters.string("mode") == "append"
-            let columns = (parameters.list("columns") ?? []).compactMap { entry -> String? in
-                if case .string(let name) = entry { return name }
-                return nil
-            }
-            return try FileSink(path: path, format: format, append: append, columns: columns, context: context)
+            return try FileSink(
+                path: path, format: format.rawValue, append: parameters[Key.mode] == .append,
+                columns: parameters[Key.columns] ?? [],
+                context: context)
         })
 }
 

@@ -1,6 +1,12 @@
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let template = Parameter<Template?>(
+        "template", doc: "The text for an element (default: the element as text).",
+        example: "\"{{ . ? 'searching…' : '' }}\"")
+}
+
 extension BuiltinComponents {
     /// `status` — the latest element as a one-line status (loading, errors).
     public static let status = ComponentSpec(
@@ -12,18 +18,14 @@ extension BuiltinComponents {
             error as a line, so standard output keeps only the data. Feed it from an operator's side \
             streams: NAME.executing (mapped to "searching…") merged with NAME.errors.
             """,
-        parameters: [
-            ParameterSpec(
-                "template", .template, doc: "The text for an element (default: the element as text).",
-                example: "\"{{ . ? 'searching…' : '' }}\"")
-        ],
-        primary: "template",
+        parameters: [Key.template],
+        primary: Key.template,
         example: """
             - stream: status
               status: {}
             """,
         factory: .sink { parameters, context in
-            StatusSink(template: parameters.template("template"), context: context)
+            StatusSink(template: parameters[Key.template], context: context)
         })
 }
 

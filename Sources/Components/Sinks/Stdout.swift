@@ -1,26 +1,28 @@
 import Pipeline
 import Reactive
 
+private enum StdoutFormat: String, ParameterChoice {
+    case jsonl, pretty
+}
+private enum Key {
+    static let format = Parameter<StdoutFormat>(
+        "format", default: .jsonl, doc: "jsonl: one compact JSON value a line; pretty: indented JSON.")
+    static let template = Parameter<Template?>(
+        "template", doc: "A line of text per element instead of JSON.", example: "\"{{ .title }} ({{ .date }})\"")
+}
+
 extension BuiltinComponents {
     /// `stdout` — writes each element to standard output.
     public static let stdout = ComponentSpec(
         name: "stdout",
         summary: "Writes each element to standard output: JSON Lines by default, pretty JSON, or a template.",
         docs: "Output is written in whole lines and flushed when the pipeline ends, fails or is stopped.",
-        parameters: [
-            ParameterSpec(
-                "format", .oneOf(["jsonl", "pretty"]), default: "jsonl",
-                doc: "jsonl: one compact JSON value a line; pretty: indented JSON."),
-            ParameterSpec(
-                "template", .template, doc: "A line of text per element instead of JSON.",
-                example: "\"{{ .title }} ({{ .date }})\""),
-        ],
-        primary: "format",
+        parameters: [Key.format, Key.template],
+        primary: Key.format,
         example: "sink: stdout",
         factory: .sink { parameters, context in
             StdoutSink(
-                pretty: parameters.string("format") == "pretty", template: parameters.template("template"),
-                context: context)
+                pretty: parameters[Key.format] == .pretty, template: parameters[Key.template], context: context)
         })
 }
 

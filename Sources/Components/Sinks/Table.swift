@@ -1,6 +1,16 @@
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let columns = Parameter<[Value]>(
+        "columns", doc: "The columns: field names, or {title, value, width}.",
+        example: "[title, date, { title: URL, value: .web_url, width: 40 }]")
+    static let maxRows = Parameter<Int>("maxRows", default: 20, doc: "The most rows shown of a list.")
+    static let maxWidth = Parameter<Int?>(
+        "maxWidth", doc: "The widest the table may be (default: the terminal's width, or 120 piped).")
+    static let empty = Parameter<String>("empty", default: "(no results)", doc: "What an empty list shows.")
+}
+
 extension BuiltinComponents {
     /// `table` — a terminal table of chosen columns.
     public static let table = ComponentSpec(
@@ -13,31 +23,33 @@ extension BuiltinComponents {
             in place (the table view bound to the latest search results); other elements add a row each. \
             Piped, it prints plain rows with no escape codes.
             """,
-        parameters: [
-            ParameterSpec(
-                "columns", .list(.value), required: true, doc: "The columns: field names, or {title, value, width}.",
-                example: "[title, date, { title: URL, value: .web_url, width: 40 }]"),
-            ParameterSpec("maxRows", .int, default: 20, doc: "The most rows shown of a list."),
-            ParameterSpec(
-                "maxWidth", .int, doc: "The widest the table may be (default: the terminal's width, or 120 piped)."),
-            ParameterSpec("empty", .string, default: "(no results)", doc: "What an empty list shows."),
-        ],
-        primary: "columns",
+        parameters: [Key.columns, Key.maxRows, Key.maxWidth, Key.empty],
+        primary: Key.columns,
         example: "sink: { table: { columns: [title, date, url] } }",
-        check: { parameters in
-            for entry in parameters.list("columns") ?? [] {
-                guard case .value(let value) = entry else { continue }
+        validate: { values, validation in
+            for value in values[Key.columns] {
                 switch value {
                 case .string: continue
                 case .object(let object)
                 where object["value"]?.stringValue != nil || object["title"]?.stringValue != nil:
                     if let text = object["value"]?.stringValue {
-                        do { _ = try Expression(text) } catch { return "column value '\(text)': \(error)" }
+                        do { _ = try Expression(text) } catch {
+                            validation.error("column value '\(text)': \(error)", at: Key.columns, in: values)
+                        }
                     }
-                default: return "a column is a field name or {title, value, width}, got \(value)"
+                    if let width = object["width"], (width.intValue ?? 0) < 1 {
+                        validation.error(
+                            "a column's width must be a whole number of at least 1", at: Key.columns, in: values)
+                    }
+                default:
+                    validation.error(
+                        "a column is a field name or {title, value, width}, got \(value)", at: Key.columns, in: values)
                 }
             }
-            return nil
+            if values[Key.maxRows] < 0 { validation.error("maxRows must be 0 or more", at: Key.maxRows, in: values) }
+            if let width = values[Key.maxWidth], width < 1 {
+                validation.error("maxWidth must be at least 1", at: Key.maxWidth, in: values)
+            }
         },
         factory: .sink { parameters, context in
             try TableSink(parameters: parameters, context: context)
@@ -67,11 +79,10 @@ final class TableSink: PipelineSink {
         let output = context.shared(StandardOutput.self) { StandardOutput() }
         self.output = output
         screen = context.shared(Screen.self) { Screen(output: output) }
-        maxRows = parameters.int("maxRows") ?? 20
-        emptyText = parameters.string("empty") ?? "(no results)"
-        maxWidth = parameters.int("maxWidth") ?? (screen.isTerminal ? screen.size.columns : 120)
-        columns = try (parameters.list("columns") ?? []).map { entry in
-            guard case .value(let value) = entry else { throw context.error("invalid column") }
+        maxRows = parameters[Key.maxRows]
+        emptyText = parameters[Key.empty]
+        maxWidth = parameters[Key.maxWidth] ?? (screen.isTerminal ? screen.size.columns : 120)
+        columns = try parameters[Key.columns].map { value in
             if case .string(let name) = value {
                 return Column(title: name, value: try Expression(".[\"\(name)\"]"), width: nil)
             }

@@ -1,6 +1,25 @@
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let events = Parameter<Value?>(
+        "events", doc: "The timeline: a list of {at, next | error | complete}.",
+        example: "[{ at: 0ms, next: cl }, { at: 150ms, next: climate }]")
+    static let marbles = Parameter<String?>(
+        "marbles", doc: "The timeline as a marble diagram.", example: "\"-a-b---c|\"")
+    static let tick = Parameter<RxTimeInterval>(
+        "tick", default: .milliseconds(10), doc: "The time of one marble character.")
+    static let marbleValues = Parameter<ParameterMap<Value>?>(
+        "values", doc: "What each marble letter stands for.", example: "{ a: cl, b: clim }")
+    static let timeline = Parameter<Template?>(
+        "timeline", doc: "An expression giving the timeline, per triggering element.", example: "\"{{ .events }}\"")
+    static let file = Parameter<String?>(
+        "file", doc: "A JSON or YAML file holding the timeline, relative to the pipeline file.",
+        example: "timelines/typing.yaml")
+    static let hot = Parameter<Bool>(
+        "hot", default: false, doc: "Times count from the start of the pipeline, not from subscription.")
+}
+
 extension BuiltinComponents {
     /// `events` — a timeline of elements: inline, as marbles, or from an expression.
     public static let events = ComponentSpec(
@@ -14,77 +33,62 @@ extension BuiltinComponents {
             evaluated for each element that triggers the source, so an inner source of flatMapLatest \
             can take its events from the element. Without a completion entry the source stays open.
             """,
-        parameters: [
-            ParameterSpec(
-                "events", .value, doc: "The timeline: a list of {at, next | error | complete}.",
-                example: "[{ at: 0ms, next: cl }, { at: 150ms, next: climate }]"),
-            ParameterSpec("marbles", .string, doc: "The timeline as a marble diagram.", example: "\"-a-b---c|\""),
-            ParameterSpec("tick", .duration, default: "10ms", doc: "The time of one marble character."),
-            ParameterSpec(
-                "values", .map(.value), doc: "What each marble letter stands for.", example: "{ a: cl, b: clim }"),
-            ParameterSpec(
-                "timeline", .template, doc: "An expression giving the timeline, per triggering element.",
-                example: "\"{{ .events }}\""),
-            ParameterSpec(
-                "file", .string, doc: "A JSON or YAML file holding the timeline, relative to the pipeline file.",
-                example: "timelines/typing.yaml"),
-            ParameterSpec(
-                "hot", .bool, default: false, doc: "Times count from the start of the pipeline, not from subscription."),
-        ],
-        primary: "events",
+        parameters: [Key.events, Key.marbles, Key.tick, Key.marbleValues, Key.timeline, Key.file, Key.hot],
+        primary: Key.events,
         example: """
             source:
               events:
                 - { at: 0ms, next: "cl" }
                 - { at: 150ms, next: "climate" }
             """,
-        check: { parameters in
-            let given = ["events", "marbles", "timeline", "file"].filter(parameters.has)
-            if given.count != 1 { return "give one of events, marbles, timeline or file" }
-            if let events = parameters.value("events") {
-                do { _ = try TimelineEntry.parse(events, context: nil) } catch { return "\(error)" }
+        validate: { values, validation in
+            let forms: [any ParameterDeclaration] = [Key.events, Key.marbles, Key.timeline, Key.file]
+            if forms.filter(values.has).count != 1 {
+                validation.error("give one of events, marbles, timeline or file", in: values)
+                return
             }
-            if let marbles = parameters.string("marbles") {
-                do {
-                    _ = try TimelineEntry.parseMarbles(marbles, tick: .milliseconds(1), values: [:], context: nil)
-                } catch {
-                    return "\(error)"
+            if let written = values[Key.events] {
+                do { _ = try TimelineEntry.parse(written, context: nil) } catch {
+                    validation.error("\(error)", at: Key.events, in: values)
                 }
             }
-            return nil
+            if let written = values[Key.marbles] {
+                do {
+                    _ = try TimelineEntry.parseMarbles(written, tick: .milliseconds(1), values: [:], context: nil)
+                } catch {
+                    validation.error("\(error)", at: Key.marbles, in: values)
+                }
+            }
+            if let written = values[Key.file] {
+                do { _ = try readTimelineFile(validation.resolvePath(written)) } catch {
+                    validation.error("timeline file '\(written)': \(error)", at: Key.file, in: values)
+                }
+            }
         },
         factory: .source { parameters, context in
-            let hot = parameters.bool("hot") ?? false
+            let hot = parameters[Key.hot]
             let scheduler = context.scheduler
-            if let file = parameters.string("file") {
-                let path = context.resolvePath(file)
-                let format = path.hasSuffix(".yaml") || path.hasSuffix(".yml") ? "yaml" : "json"
-                guard PipelineLoader.readFile(path) != nil else {
-                    throw context.error("cannot read the timeline file '\(file)' (looked for \(path))")
-                }
-                let timeline = try Fixture.readDocument(path: path, format: format, context: context)
+            if let file = parameters[Key.file] {
                 let entries: [TimelineEntry]
                 do {
-                    entries = try TimelineEntry.parse(timeline, context: context)
+                    entries = try readTimelineFile(context.resolvePath(file))
                 } catch {
                     throw context.error("timeline file '\(file)': \(error)")
                 }
                 return PipelineSource { _ in TimelineEntry.observable(entries, hot: hot, scheduler: scheduler) }
             }
-            if let events = parameters.value("events") {
+            if let events = parameters[Key.events] {
                 let entries = try TimelineEntry.parse(events, context: context)
                 return PipelineSource { _ in TimelineEntry.observable(entries, hot: hot, scheduler: scheduler) }
             }
-            if let marbles = parameters.string("marbles") {
-                var values: [String: Value] = [:]
-                for (key, entry) in parameters.map("values") ?? [] {
-                    if case .value(let value) = entry { values[key] = value }
-                }
+            if let marbles = parameters[Key.marbles] {
+                let letters = Dictionary(
+                    (parameters[Key.marbleValues]?.pairs ?? []).map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
                 let entries = try TimelineEntry.parseMarbles(
-                    marbles, tick: parameters.duration("tick") ?? .milliseconds(10), values: values, context: context)
+                    marbles, tick: parameters[Key.tick], values: letters, context: context)
                 return PipelineSource { _ in TimelineEntry.observable(entries, hot: hot, scheduler: scheduler) }
             }
-            let template = parameters.template("timeline")!
+            guard let template = parameters[Key.timeline] else { return PipelineSource { _ in .never() } }
             return PipelineSource { element in
                 Observable.deferred {
                     let timeline = try context.render(template, element, in: context.makeScope())
@@ -97,4 +101,22 @@ extension BuiltinComponents {
                 }
             }
         })
+
+    /// The entries of a timeline file (JSON, or YAML by its extension).
+    static func readTimelineFile(_ path: String) throws -> [TimelineEntry] {
+        guard let text = PipelineLoader.readFile(path) else { throw TimelineError("cannot read \(path)") }
+        let document: Value
+        if path.hasSuffix(".yaml") || path.hasSuffix(".yml") {
+            do {
+                document = try YAMLLoader(file: path, environment: [:]).load(text)?.toValue() ?? .null
+            } catch {
+                throw TimelineError("not valid YAML: \(error.diagnostics.first?.description ?? "\(error)")")
+            }
+        } else {
+            do throws(JSONError) { document = try JSONParser.parse(text) } catch {
+                throw TimelineError("not valid JSON: \(error)")
+            }
+        }
+        return try TimelineEntry.parse(document, context: nil)
+    }
 }

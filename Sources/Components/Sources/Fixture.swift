@@ -5,6 +5,20 @@ import Reactive
     import Glibc
 #endif
 
+private enum FixtureFormat: String, ParameterChoice {
+    case auto, json, jsonl, yaml
+}
+private enum Key {
+    static let path = Parameter<String>(
+        "path", doc: "The file, relative to the pipeline file.", example: "fixtures/items.json")
+    static let format = Parameter<FixtureFormat>(
+        "format", default: .auto, doc: "How to read it; auto goes by the extension (.json, .jsonl/.ndjson, .yaml/.yml)."
+    )
+    static let whole = Parameter<Bool>("whole", default: false, doc: "Emit the whole document as one element.")
+    static let every = Parameter<RxTimeInterval?>(
+        "every", doc: "Emit one element per period instead of all at once.", example: "100ms")
+}
+
 extension BuiltinComponents {
     /// `fixture: PATH` — the elements of a local data file.
     public static let fixture = ComponentSpec(
@@ -17,22 +31,20 @@ extension BuiltinComponents {
             read; with every, one per period. Paths are relative to the pipeline file. A malformed \
             line fails the pipeline, naming the file and line.
             """,
-        parameters: [
-            ParameterSpec(
-                "path", .string, required: true, doc: "The file, relative to the pipeline file.",
-                example: "fixtures/items.json"),
-            ParameterSpec(
-                "format", .oneOf(["auto", "json", "jsonl", "yaml"]), default: "auto",
-                doc: "How to read it; auto goes by the extension (.json, .jsonl/.ndjson, .yaml/.yml)."),
-            ParameterSpec("whole", .bool, default: false, doc: "Emit the whole document as one element."),
-            ParameterSpec(
-                "every", .duration, doc: "Emit one element per period instead of all at once.", example: "100ms"),
-        ],
-        primary: "path",
+        parameters: [Key.path, Key.format, Key.whole, Key.every],
+        primary: Key.path,
         example: "source: { fixture: { path: fixtures/featured.json, every: 500ms } }",
+        validate: { values, validation in
+            let resolved = validation.resolvePath(values[Key.path])
+            if access(resolved, R_OK) != 0 {
+                validation.error(
+                    "cannot read fixture file '\(values[Key.path])'", at: Key.path, in: values,
+                    note: "looked for \(resolved)")
+            }
+        },
         factory: .source { parameters, context in
-            let path = context.resolvePath(parameters.string("path")!)
-            var format = parameters.string("format") ?? "auto"
+            let path = context.resolvePath(parameters[Key.path])
+            var format = parameters[Key.format].rawValue
             if format == "auto" {
                 if path.hasSuffix(".jsonl") || path.hasSuffix(".ndjson") {
                     format = "jsonl"
@@ -42,11 +54,8 @@ extension BuiltinComponents {
                     format = "json"
                 }
             }
-            guard access(path, R_OK) == 0 else {
-                throw context.error("cannot read fixture file '\(parameters.string("path")!)' (looked for \(path))")
-            }
-            let whole = parameters.bool("whole") ?? false
-            let every = parameters.duration("every")
+            let whole = parameters[Key.whole]
+            let every = parameters[Key.every]
             let scheduler = context.scheduler
             if format == "jsonl" && !whole {
                 return PipelineSource { _ in

@@ -2,6 +2,33 @@ import Foundation
 import Pipeline
 import Reactive
 
+private enum PaginationMode: String, ParameterChoice {
+    case none, link, page, cursor
+}
+private enum Key {
+    static let url = Parameter<Template>(
+        "url", doc: "The URL; a template over the triggering element.",
+        example: "\"https://api.example.com/search?q={{ . }}\"")
+    static let method = Parameter<String>("method", default: "GET", doc: "The HTTP method.")
+    static let query = Parameter<ParameterMap<Template>?>(
+        "query", doc: "Query parameters to add (templates; empty values are left out).",
+        example: "{ q: \"{{ . }}\", per_page: \"50\" }")
+    static let headers = Parameter<ParameterMap<Template>?>(
+        "headers", doc: "Request headers (templates).", example: "{ Authorization: \"Bearer ${TOKEN}\" }")
+    static let body = Parameter<Template?>(
+        "body", doc: "The request body; a value that is not a string is sent as JSON.", example: "\"{{ {query: .} }}\"")
+    static let select = Parameter<Pipeline.Expression?>(
+        "select", doc: "The items of a page's body.", example: ".data.items")
+    static let paginate = Parameter<PaginationMode>("paginate", default: .none, doc: "How to find the next page.")
+    static let pageParam = Parameter<String>(
+        "pageParam", default: "page", doc: "paginate: page — the page-number parameter.")
+    static let pageStart = Parameter<Int>("pageStart", default: 1, doc: "paginate: page — the first page's number.")
+    static let cursorParam = Parameter<String>(
+        "cursorParam", default: "cursor", doc: "paginate: cursor — the cursor parameter.")
+    static let cursor = Parameter<Pipeline.Expression?>(
+        "cursor", doc: "paginate: cursor — the next cursor, from the body.", example: ".meta.next_cursor")
+}
+
 extension BuiltinComponents {
     /// `http: {url: …}` — JSON over HTTP, with pagination, retries and rate limits.
     public static let http = ComponentSpec(
@@ -20,69 +47,54 @@ extension BuiltinComponents {
             (rivulet run --replay) or, under rivulet test, from the test's http section.
             """,
         parameters: [
-            ParameterSpec(
-                "url", .template, required: true, doc: "The URL; a template over the triggering element.",
-                example: "\"https://api.example.com/search?q={{ . }}\""),
-            ParameterSpec("method", .string, default: "GET", doc: "The HTTP method."),
-            ParameterSpec(
-                "query", .map(.template), doc: "Query parameters to add (templates; empty values are left out).",
-                example: "{ q: \"{{ . }}\", per_page: \"50\" }"),
-            ParameterSpec(
-                "headers", .map(.template), doc: "Request headers (templates).",
-                example: "{ Authorization: \"Bearer ${TOKEN}\" }"),
-            ParameterSpec(
-                "body", .template, doc: "The request body; a value that is not a string is sent as JSON.",
-                example: "\"{{ {query: .} }}\""),
-            ParameterSpec("select", .expression, doc: "The items of a page's body.", example: ".data.items"),
-            ParameterSpec(
-                "paginate", .oneOf(["none", "link", "page", "cursor"]), default: "none",
-                doc: "How to find the next page."),
-            ParameterSpec("pageParam", .string, default: "page", doc: "paginate: page — the page-number parameter."),
-            ParameterSpec("pageStart", .int, default: 1, doc: "paginate: page — the first page's number."),
-            ParameterSpec("cursorParam", .string, default: "cursor", doc: "paginate: cursor — the cursor parameter."),
-            ParameterSpec(
-                "cursor", .expression, doc: "paginate: cursor — the next cursor, from the body.",
-                example: ".meta.next_cursor"),
-        ] + PagedFetch.commonParameters,
-        primary: "url",
+            Key.url, Key.method, Key.query, Key.headers, Key.body, Key.select, Key.paginate, Key.pageParam,
+            Key.pageStart, Key.cursorParam, Key.cursor,
+        ]
+            + PagedFetch.commonParameters,
+        primary: Key.url,
         example: """
             - flatMapLatest:
                 http: { url: "https://api.example.com/search", query: { q: "{{ . }}" }, select: .items, paginate: link }
             """,
-        check: { parameters in
-            if parameters.string("paginate") == "cursor" && parameters.expression("cursor") == nil {
-                return "paginate: cursor needs a 'cursor' expression that finds the next cursor in the body"
+        validate: { values, validation in
+            if values[Key.paginate] == .cursor && values[Key.cursor] == nil {
+                validation.error(
+                    "paginate: cursor needs a 'cursor' expression that finds the next cursor in the body",
+                    at: Key.paginate,
+                    in: values)
             }
-            return nil
+            // A URL without templates is known now: check it now rather than at the first request.
+            let written = values[Key.url].source
+            if !written.contains("{{"), !HTTPSourceRequest.isAbsolute(written) {
+                validation.error("url '\(written)' is not an absolute http(s) URL", at: Key.url, in: values)
+            }
         },
         factory: .source { parameters, context in
-            let setup = try HTTPClientSetup(parameters: parameters, context: context)
-            let urlTemplate = parameters.template("url")!
-            let method = (parameters.string("method") ?? "GET").uppercased()
-            let query = parameters.map("query") ?? []
-            let headers = parameters.map("headers") ?? []
-            let bodyTemplate = parameters.template("body")
-            let select = parameters.expression("select")
+            let setup = try PagedFetch.setup(parameters, context: context)
+            let urlTemplate = parameters[Key.url]
+            let method = parameters[Key.method].uppercased()
+            let query = parameters[Key.query]?.pairs ?? []
+            let headers = parameters[Key.headers]?.pairs ?? []
+            let bodyTemplate = parameters[Key.body]
+            let select = parameters[Key.select]
             let pagination: Pagination
-            switch parameters.string("paginate") {
-            case "link": pagination = .link
-            case "page":
-                pagination = .page(
-                    parameter: parameters.string("pageParam") ?? "page", start: parameters.int("pageStart") ?? 1)
-            case "cursor":
-                let cursor = parameters.expression("cursor")!
+            switch parameters[Key.paginate] {
+            case .link: pagination = .link
+            case .page: pagination = .page(parameter: parameters[Key.pageParam], start: parameters[Key.pageStart])
+            case .cursor:
+                let cursor = parameters[Key.cursor]  // given: validate requires it with paginate: cursor
                 let scope = context.makeScope()
                 pagination = .cursor(
-                    parameter: parameters.string("cursorParam") ?? "cursor",
-                    next: { body in try context.evaluate(cursor, body, in: scope) })
-            default: pagination = .none
+                    parameter: parameters[Key.cursorParam],
+                    next: { body in try cursor.map { try context.evaluate($0, body, in: scope) } ?? .null })
+            case .none: pagination = .none
             }
             let itemScope = context.makeScope()
             let fetch = PagedFetch(
                 setup: setup, pagination: pagination,
                 items: { body in try ItemSelection.items(body, select: select, context: context, scope: itemScope) },
-                maxPages: parameters.int("maxPages"))
-            let emit = EmitMode(rawValue: parameters.string("emit") ?? "items") ?? .items
+                maxPages: parameters[PagedFetch.maxPages])
+            let emit = parameters[PagedFetch.emit]
             if case .page(let parameter, let start) = pagination {
                 // The first request asks for the first page explicitly.
                 return fetch.source(emit: emit) { element in
@@ -104,16 +116,15 @@ extension BuiltinComponents {
 /// Builds the `http` source's request for one triggering element.
 enum HTTPSourceRequest {
     static func make(
-        _ element: Value, url: Template, method: String, query: [(String, ParameterValues.Entry)],
-        headers: [(String, ParameterValues.Entry)], body: Template?, context: ComponentContext
+        _ element: Value, url: Template, method: String, query: [(key: String, value: Template)],
+        headers: [(key: String, value: Template)], body: Template?, context: ComponentContext
     ) throws -> HTTPRequestData {
         let scope = context.makeScope()
-        func text(_ entry: ParameterValues.Entry) throws -> String? {
-            try APISource.text(of: entry, element, scope: scope, context: context)
+        func text(_ template: Template) throws -> String? {
+            try APISource.text(of: template, element, scope: scope, context: context)
         }
         let rendered = try context.render(url, element, in: scope)
-        guard case .string(let address) = rendered, var components = URLComponents(string: address),
-            components.scheme != nil, components.host != nil
+        guard case .string(let address) = rendered, isAbsolute(address), var components = URLComponents(string: address)
         else {
             throw context.error("url '\(rendered.text)' is not an absolute http(s) URL", element: element)
         }
@@ -147,5 +158,11 @@ enum HTTPSourceRequest {
             }
         }
         return request
+    }
+
+    /// Whether `address` is an absolute URL with a scheme and a host.
+    static func isAbsolute(_ address: String) -> Bool {
+        guard let components = URLComponents(string: address) else { return false }
+        return components.scheme != nil && components.host != nil
     }
 }

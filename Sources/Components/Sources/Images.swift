@@ -2,6 +2,26 @@ import Foundation
 import Pipeline
 import Reactive
 
+private enum ImageEmission: String, ParameterChoice {
+    case items, all
+}
+private enum Key {
+    static let url = Parameter<Template>(
+        "url", doc: "The page; a template over the triggering element.",
+        example: "\"${IMAGES_BASE_URL:-https://images.example}/search?q={{ . }}\"")
+    static let selector = Parameter<String?>(
+        "selector", doc: "Only images inside what this selects (XPath or CSS).", example: "\"div.results img\"")
+    static let limit = Parameter<Int?>("limit", doc: "Emit at most this many images.", example: "30")
+    static let maxBytes = Parameter<Int>("maxBytes", default: 5_242_880, doc: "The largest page read (5 MiB).")
+    static let includeData = Parameter<Bool>("includeData", default: false, doc: "Keep data: URLs.")
+    static let headers = Parameter<ParameterMap<Template>?>(
+        "headers", doc: "Request headers (templates).", example: "{ Accept-Language: ja }")
+    static let emit = Parameter<ImageEmission>(
+        "emit", default: .items, doc: "items: one element per image; all: one list of the page's images.")
+    static let timeout = Parameter<RxTimeInterval>(
+        "timeout", default: .seconds(30), doc: "The longest the page may take.")
+}
+
 extension BuiltinComponents {
     /// `images: {url: …}` — the images of an HTML page.
     public static let images = ComponentSpec(
@@ -23,44 +43,31 @@ extension BuiltinComponents {
             descendants, commas).
             """,
         parameters: [
-            ParameterSpec(
-                "url", .template, required: true, doc: "The page; a template over the triggering element.",
-                example: "\"${IMAGES_BASE_URL:-https://images.example}/search?q={{ . }}\""),
-            ParameterSpec(
-                "selector", .string, doc: "Only images inside what this selects (XPath or CSS).",
-                example: "\"div.results img\""),
-            ParameterSpec("limit", .int, doc: "Emit at most this many images.", example: "30"),
-            ParameterSpec("maxBytes", .int, default: 5_242_880, doc: "The largest page read (5 MiB)."),
-            ParameterSpec("includeData", .bool, default: false, doc: "Keep data: URLs."),
-            ParameterSpec(
-                "headers", .map(.template), doc: "Request headers (templates).",
-                example: "{ Accept-Language: ja }"),
-            ParameterSpec(
-                "emit", .oneOf(["items", "all"]), default: "items",
-                doc: "items: one element per image; all: one list of the page's images."),
-            ParameterSpec("timeout", .duration, default: "30s", doc: "The longest the page may take."),
+            Key.url, Key.selector, Key.limit, Key.maxBytes, Key.includeData, Key.headers, Key.emit, Key.timeout,
             RetryPolicy.parameter,
         ],
-        primary: "url",
+        primary: Key.url,
         example: """
             - flatMapLatest:
                 images: { url: "https://images.example/search?q={{ . }}", limit: 20 }
             """,
-        check: { parameters in
-            if let selector = parameters.string("selector"), !selector.hasPrefix("/"), !selector.hasPrefix("(") {
-                do { _ = try CSSSelector.xpath(selector) } catch { return "\(error)" }
+        validate: { values, validation in
+            if let written = values[Key.selector], !written.hasPrefix("/"), !written.hasPrefix("(") {
+                do { _ = try CSSSelector.xpath(written) } catch {
+                    validation.error("\(error)", at: Key.selector, in: values)
+                }
             }
-            return nil
         },
         factory: .source { parameters, context in
-            let setup = try HTTPClientSetup(parameters: parameters, context: context)
-            let urlTemplate = parameters.template("url")!
-            let headers = parameters.map("headers") ?? []
-            let maxBytes = parameters.int("maxBytes") ?? 5_242_880
-            let all = parameters.string("emit") == "all"
+            let setup = try HTTPClientSetup(
+                timeout: parameters[Key.timeout], retry: parameters[RetryPolicy.parameter], context: context)
+            let urlTemplate = parameters[Key.url]
+            let headers = parameters[Key.headers]?.pairs ?? []
+            let maxBytes = parameters[Key.maxBytes]
+            let all = parameters[Key.emit] == .all
             let extraction = HTMLImages.Options(
-                includeData: parameters.bool("includeData") ?? false, selector: parameters.string("selector"),
-                limit: parameters.int("limit"))
+                includeData: parameters[Key.includeData], selector: parameters[Key.selector],
+                limit: parameters[Key.limit])
             return PipelineSource { element in
                 Observable.deferred {
                     var request = try HTTPSourceRequest.make(

@@ -1,19 +1,24 @@
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let period = Parameter<RxTimeInterval>("period", doc: "The time between elements.", example: "1s")
+    static let dueTime = Parameter<RxTimeInterval>("dueTime", doc: "The delay before the first element.", example: "2s")
+    static let timerPeriod = Parameter<RxTimeInterval?>(
+        "period", doc: "The time between later elements.", example: "500ms")
+}
+
 extension BuiltinComponents {
     /// `interval: PERIOD` — 0, 1, 2, ... every period.
     public static let interval = ComponentSpec(
         name: "interval",
         summary: "Emits 0, 1, 2, ... every period, the first one period after subscription.",
         docs: "It never completes on its own; follow it with take to stop it.",
-        parameters: [
-            ParameterSpec("period", .duration, required: true, doc: "The time between elements.", example: "1s")
-        ],
-        primary: "period",
+        parameters: [Key.period],
+        primary: Key.period,
         example: "source: { interval: 1s }",
         factory: .source { parameters, context in
-            let period = parameters.duration("period")!
+            let period = parameters[Key.period]
             return PipelineSource { _ in
                 Observable<Int>.interval(period, scheduler: context.scheduler).map { Value.int($0) }
             }
@@ -23,16 +28,12 @@ extension BuiltinComponents {
     public static let timer = ComponentSpec(
         name: "timer",
         summary: "Emits 0 after a delay and completes; with a period, keeps emitting 1, 2, ... every period.",
-        parameters: [
-            ParameterSpec(
-                "dueTime", .duration, required: true, doc: "The delay before the first element.", example: "2s"),
-            ParameterSpec("period", .duration, doc: "The time between later elements.", example: "500ms"),
-        ],
-        primary: "dueTime",
+        parameters: [Key.dueTime, Key.timerPeriod],
+        primary: Key.dueTime,
         example: "source: { timer: 2s }",
         factory: .source { parameters, context in
-            let dueTime = parameters.duration("dueTime")!
-            let period = parameters.duration("period")
+            let dueTime = parameters[Key.dueTime]
+            let period = parameters[Key.timerPeriod]
             return PipelineSource { _ in
                 Observable<Int>.timer(dueTime, period: period, scheduler: context.scheduler).map { Value.int($0) }
             }

@@ -2,6 +2,11 @@ import Foundation
 import Pipeline
 import Reactive
 
+private enum Key {
+    static let label = Parameter<String>(
+        "label", default: "> ", doc: "What is shown before the text.", example: "\"Search: \"")
+}
+
 extension BuiltinComponents {
     /// `prompt` — an interactive input line, like a search bar.
     public static let prompt = ComponentSpec(
@@ -13,14 +18,11 @@ extension BuiltinComponents {
             stops the pipeline) and restored when the pipeline ends, fails or is stopped by a signal. It \
             needs standard input to be a terminal and the real clock.
             """,
-        parameters: [
-            ParameterSpec(
-                "label", .string, default: "> ", doc: "What is shown before the text.", example: "\"Search: \"")
-        ],
-        primary: "label",
+        parameters: [Key.label],
+        primary: Key.label,
         example: "source: { prompt: \"Search: \" }",
         factory: .source { parameters, context in
-            let label = parameters.string("label") ?? "> "
+            let label = parameters[Key.label]
             return PipelineSource { _ in PromptInput.observable(label: label, context: context) }
         })
 }

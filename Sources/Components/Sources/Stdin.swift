@@ -2,6 +2,14 @@ import Foundation
 import Pipeline
 import Reactive
 
+private enum LineFormat: String, ParameterChoice {
+    case lines, jsonl
+}
+private enum Key {
+    static let format = Parameter<LineFormat>(
+        "format", default: .lines, doc: "lines: each line as a string; jsonl: each line parsed as JSON.")
+}
+
 extension BuiltinComponents {
     /// `stdin` — the lines of standard input.
     public static let stdin = ComponentSpec(
@@ -11,15 +19,11 @@ extension BuiltinComponents {
             On the real clock, lines are read on a thread of their own and delivered to the pipeline as \
             they come; on the virtual clock, all of standard input is read at subscription.
             """,
-        parameters: [
-            ParameterSpec(
-                "format", .oneOf(["lines", "jsonl"]), default: "lines",
-                doc: "lines: each line as a string; jsonl: each line parsed as JSON.")
-        ],
-        primary: "format",
+        parameters: [Key.format],
+        primary: Key.format,
         example: "source: stdin",
         factory: .source { parameters, context in
-            let json = parameters.string("format") == "jsonl"
+            let json = parameters[Key.format] == .jsonl
             return PipelineSource { _ in StandardInput.observable(json: json, context: context) }
         })
 }

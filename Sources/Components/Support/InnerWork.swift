@@ -11,10 +11,9 @@ final class InnerWork {
     private var active = 0
 
     init(parameters: ParameterValues, context: ComponentContext) throws {
-        guard let inner = parameters.source("source") else { throw context.error("missing inner source") }
-        self.source = try context.build(inner)
+        self.source = try context.build(parameters[Self.source])
         self.context = context
-        self.skipErrors = parameters.string("onError") == "skip"
+        self.skipErrors = parameters[Self.onError] == .skip
     }
 
     /// The inner observable for `element`, instrumented. It counts as running from the moment the
@@ -53,19 +52,25 @@ final class InnerWork {
         return .object(report)
     }
 
+    /// The inner source.
+    static let source = Parameter<ParameterValues.InnerSource>(
+        "source", doc: "The inner source run for each element; its templates see the element as '.'.",
+        example: "{ events: { timeline: \"{{ .events }}\" } }")
+    /// What an inner's error does.
+    static let onError = Parameter<ErrorPolicy>(
+        "onError", default: .fail,
+        doc:
+            "fail: an inner error fails the pipeline. skip: it becomes an element of the 'errors' side stream and the operator goes on."
+    )
+
     /// The parameters every inner-work operator takes besides its own.
-    static let parameters: [ParameterSpec] = [
-        ParameterSpec(
-            "source", .source, required: true,
-            doc: "The inner source run for each element; its templates see the element as '.'.",
-            example: "{ events: { timeline: \"{{ .events }}\" } }"),
-        ParameterSpec(
-            "onError", .oneOf(["fail", "skip"]), default: "fail",
-            doc:
-                "fail: an inner error fails the pipeline. skip: it becomes an element of the 'errors' side stream and the operator goes on."
-        ),
-    ]
+    static let parameters: [any ParameterDeclaration] = [source, onError]
 
     /// The side streams they offer.
     static let sideStreams = ["executing", "errors"]
+}
+
+/// What an error met while handling one element does: fail the pipeline, or skip that element.
+enum ErrorPolicy: String, ParameterChoice {
+    case fail, skip
 }

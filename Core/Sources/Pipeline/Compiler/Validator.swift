@@ -181,9 +181,11 @@ public struct Validator {
         else {
             return nil
         }
-        if let problem = spec.check?(parameters) {
-            diagnostics.error("\(spec.name): \(problem)", at: use.location)
-            return nil
+        if let validate = spec.validate {
+            let validation = ComponentValidation(owner: spec.name, location: use.location, baseDirectory: baseDirectory)
+            validate(parameters, validation)
+            for diagnostic in validation.diagnostics { diagnostics.add(diagnostic) }
+            if !validation.diagnostics.isEmpty { return nil }
         }
         return ValidatedComponent(use: use, spec: spec, parameters: parameters)
     }
@@ -271,6 +273,7 @@ public struct Validator {
             }
             values.entries[parameter.name] = entry
             values.given.insert(parameter.name)
+            values.locations[parameter.name] = valueNode.location
         }
         for parameter in parameters
         where values.entries[parameter.name] == nil && !values.given.contains(parameter.name) {

@@ -1,5 +1,11 @@
 import Reactive
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Whether a component produces, transforms or consumes a stream.
 public enum ComponentKind: String, Sendable, CaseIterable {
     /// Produces elements (`events`, `fixture`, `http`, ...).
@@ -71,7 +77,7 @@ public enum ComponentFactory {
 }
 
 /// Everything a component declares about itself, beside the code that builds it: its name,
-/// parameters, docs, an example, and the side streams it offers.
+/// parameters, docs, an example, the side streams it offers, and the checks its values must pass.
 public struct ComponentSpec {
     /// The name used in pipeline files (`debounce`, `nyt.search`).
     public var name: String
@@ -89,22 +95,23 @@ public struct ComponentSpec {
     public var sideStreams: [String]
     /// How to build it.
     public var factory: ComponentFactory
-    /// A check across parameters (say, "give `count` or `for`"), run by the validator; it returns
-    /// the problem, or nil.
-    public var check: ((ParameterValues) -> String?)?
+    /// The checks of its values beyond their types (across parameters, files that must exist,
+    /// URLs that must be absolute), run by `lint`, `test` and `run` alike before anything is
+    /// built, so a factory never fails on configuration.
+    public var validate: ((ParameterValues, ComponentValidation) -> Void)?
 
     /// A component.
     public init(
-        name: String, summary: String, docs: String = "", parameters: [ParameterSpec] = [], primary: String? = nil,
-        example: String, sideStreams: [String] = [], check: ((ParameterValues) -> String?)? = nil,
-        factory: ComponentFactory
+        name: String, summary: String, docs: String = "", parameters: [any ParameterDeclaration] = [],
+        primary: (any ParameterDeclaration)? = nil, example: String, sideStreams: [String] = [],
+        validate: ((ParameterValues, ComponentValidation) -> Void)? = nil, factory: ComponentFactory
     ) {
-        self.check = check
+        self.validate = validate
         self.name = name
         self.summary = summary
         self.docs = docs
-        self.parameters = parameters
-        self.primary = primary
+        self.parameters = parameters.map(\.spec)
+        self.primary = primary?.spec.name
         self.example = example
         self.sideStreams = sideStreams
         self.factory = factory
@@ -116,6 +123,54 @@ public struct ComponentSpec {
     /// The parameter called `name`.
     public func parameter(_ name: String) -> ParameterSpec? {
         parameters.first { $0.name == name }
+    }
+}
+
+/// Where a component's `validate` step reports problems: each at the value it is about (or at
+/// the component when no single value is), with the pipeline's directory for checking paths.
+public final class ComponentValidation {
+    /// The directory of the pipeline file, against which relative paths are resolved.
+    public let baseDirectory: String
+    /// Where the component is written.
+    public let location: SourceLocation
+    let owner: String
+    private(set) var diagnostics: [Diagnostic] = []
+
+    init(owner: String, location: SourceLocation, baseDirectory: String) {
+        self.owner = owner
+        self.location = location
+        self.baseDirectory = baseDirectory
+    }
+
+    /// Reports a problem at `parameter`'s value in `values` (at the component when not given).
+    public func error(
+        _ message: String, at parameter: (any ParameterDeclaration)? = nil, in values: ParameterValues,
+        note: String? = nil
+    ) {
+        let place = parameter.flatMap { values.locations[$0.spec.name] } ?? location
+        diagnostics.append(.error("\(owner): \(message)", at: place, note: note))
+    }
+
+    /// `path` resolved against the pipeline's directory (absolute paths are kept).
+    public func resolvePath(_ path: String) -> String {
+        Validator.resolve(path, against: baseDirectory)
+    }
+
+    /// Whether a file or directory exists at `path` (resolved against the pipeline's directory).
+    public func fileExists(_ path: String) -> Bool {
+        access(resolvePath(path), F_OK) == 0
+    }
+
+    /// Reports an error unless exactly one of the two parameters is given.
+    public func requireExactlyOne(
+        _ first: any ParameterDeclaration, _ second: any ParameterDeclaration, in values: ParameterValues
+    ) {
+        switch (values.has(first), values.has(second)) {
+        case (false, false): error("give '\(first.spec.name)' or '\(second.spec.name)'", in: values)
+        case (true, true):
+            error("give '\(first.spec.name)' or '\(second.spec.name)', not both", at: second, in: values)
+        default: break
+        }
     }
 }
 

@@ -68,8 +68,8 @@ public struct ParameterSpec: Sendable {
     /// An example value, as YAML.
     public var example: String?
 
-    /// A parameter.
-    public init(
+    /// A parameter; components declare theirs with `Parameter`, which makes this.
+    init(
         _ name: String, _ type: ParameterType, required: Bool = false, default defaultValue: Value? = nil,
         doc: String, example: String? = nil
     ) {

@@ -15,22 +15,23 @@ public func rivuletPluginRegister(_ registrar: UnsafeMutableRawPointer) -> Int32
 
 /// Text operators, declared exactly as rivulet's built-ins are.
 enum TextOperators {
+    static let field = Parameter<String?>(
+        "field", doc: "Slugify this field of an object element (default: the element itself).", example: "title")
+    static let separator = Parameter<String>("separator", default: "-", doc: "What joins the words.")
+    static let countedField = Parameter<String?>(
+        "field", doc: "Count this field of an object element.", example: "body")
+
     /// `slugify` — "Hello, World!" becomes "hello-world".
     static let slugify = ComponentSpec(
         name: "slugify",
         summary: "Turns text into a URL slug: lower case, words joined by a separator.",
         docs: "Letters and digits are kept (lower-cased); every other run of characters becomes one separator.",
-        parameters: [
-            ParameterSpec(
-                "field", .string, doc: "Slugify this field of an object element (default: the element itself).",
-                example: "title"),
-            ParameterSpec("separator", .string, default: "-", doc: "What joins the words."),
-        ],
-        primary: "field",
+        parameters: [field, separator],
+        primary: field,
         example: "- slugify: title",
         factory: .operator { parameters, context in
-            let field = parameters.string("field")
-            let separator = parameters.string("separator") ?? "-"
+            let field = parameters[field]
+            let separator = parameters[separator]
             return { source in
                 source.map { element -> Value in
                     guard let field else { return .string(try slug(element, separator, context)) }
@@ -63,11 +64,11 @@ enum TextOperators {
     static let wordCount = ComponentSpec(
         name: "wordCount",
         summary: "Counts the words of text elements (or of a field), emitting {text, words}.",
-        parameters: [ParameterSpec("field", .string, doc: "Count this field of an object element.", example: "body")],
-        primary: "field",
+        parameters: [countedField],
+        primary: countedField,
         example: "- wordCount",
         factory: .operator { parameters, context in
-            let field = parameters.string("field")
+            let field = parameters[countedField]
             return { source in
                 source.map { element -> Value in
                     let target = field.map { element[$0] ?? .null } ?? element

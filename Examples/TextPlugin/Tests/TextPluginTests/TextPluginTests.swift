@@ -15,13 +15,13 @@ final class TextPluginTests: XCTestCase {
             ComponentSpec(
                 name: "collect", summary: "Collects.", example: "sink: collect",
                 factory: .sink { _, _ in Collector { received.append($0) } }))
+        let values = Parameter<[Value]>("values", doc: "The values.")
         try registry.register(
             ComponentSpec(
-                name: "list", summary: "Emits its values.",
-                parameters: [ParameterSpec("values", .value, required: true, doc: "")],
-                primary: "values", example: "source: { list: [a] }",
+                name: "list", summary: "Emits its values.", parameters: [values], primary: values,
+                example: "source: { list: [a] }",
                 factory: .source { parameters, _ in
-                    PipelineSource { _ in Observable.from(parameters.value("values")?.arrayValue ?? []) }
+                    PipelineSource { _ in Observable.from(parameters[values]) }
                 }))
         let loaded = PipelineLoader(registry: registry, environment: [:]).load(text: pipeline, path: "p.yaml")
         let checked = try XCTUnwrap(loaded.pipeline, "\(loaded.diagnostics)")

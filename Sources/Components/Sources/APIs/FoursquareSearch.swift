@@ -1,6 +1,19 @@
 import Foundation
 import Pipeline
 
+private enum Key {
+    static let query = Parameter<Template?>("query", doc: "What to look for.", example: "\"{{ . }}\"")
+    static let ll = Parameter<Template?>(
+        "ll", doc: "Latitude,longitude to search around.", example: "\"35.6812,139.7671\"")
+    static let near = Parameter<Template?>("near", doc: "A place name to search in.", example: "Tokyo")
+    static let radius = Parameter<Int?>("radius", doc: "Metres around ll (up to 100000).", example: "1000")
+    static let limit = Parameter<Int>("limit", default: 10, doc: "Places a page, 1 to 50.")
+    static let version = Parameter<String>("version", default: "2025-06-17", doc: "The X-Places-Api-Version header.")
+    static let api = APIParameters(
+        baseURL: "https://places-api.foursquare.com", keyVariable: "FOURSQUARE_API_KEY",
+        keyDoc: "The environment variable holding the service key.")
+}
+
 extension BuiltinComponents {
     /// `foursquare.search: {query: …, ll: …}` — Foursquare Places search.
     public static let foursquareSearch = ComponentSpec(
@@ -13,49 +26,45 @@ extension BuiltinComponents {
             Link header. Each item is a place as the API gives it (fsq_place_id, name, latitude, \
             longitude, distance, location.formatted_address, categories, …).
             """,
-        parameters: [
-            ParameterSpec("query", .template, doc: "What to look for.", example: "\"{{ . }}\""),
-            ParameterSpec(
-                "ll", .template, doc: "Latitude,longitude to search around.", example: "\"35.6812,139.7671\""),
-            ParameterSpec("near", .template, doc: "A place name to search in.", example: "Tokyo"),
-            ParameterSpec("radius", .int, doc: "Metres around ll (up to 100000).", example: "1000"),
-            ParameterSpec("limit", .int, default: 10, doc: "Places a page, 1 to 50."),
-            ParameterSpec("version", .string, default: "2025-06-17", doc: "The X-Places-Api-Version header."),
-            APISource.baseURL("https://places-api.foursquare.com"),
-            APISource.keyVariable("FOURSQUARE_API_KEY", doc: "The environment variable holding the service key."),
-        ] + PagedFetch.commonParameters,
-        primary: "query",
+        parameters: [Key.query, Key.ll, Key.near, Key.radius, Key.limit, Key.version] + Key.api.all,
+        primary: Key.query,
         example: """
             - flatMapLatest:
                 foursquare.search: { query: "{{ . }}", ll: "35.6812,139.7671", radius: 2000 }
             """,
-        check: { parameters in
-            if let limit = parameters.int("limit"), !(1...50).contains(limit) {
-                return "limit must be between 1 and 50 (Foursquare's limit), not \(limit)"
+        validate: { values, validation in
+            let count = values[Key.limit]
+            if !(1...50).contains(count) {
+                validation.error(
+                    "limit must be between 1 and 50 (Foursquare's limit), not \(count)", at: Key.limit, in: values)
             }
-            return nil
+            APISource.validate(Key.api, values, validation)
         },
         factory: .source { parameters, context in
-            let api = try APISource(parameters: parameters, context: context)
-            let key = api.key(parameters, fallbacks: ["FSQ_API_KEY"])
-            let isLive = api.isLive
-            let variable = parameters.string("keyVariable") ?? "FOURSQUARE_API_KEY"
-            let version = parameters.string("version") ?? "2025-06-17"
+            let source = try APISource(Key.api, parameters: parameters, context: context)
+            let variable = parameters[Key.api.keyVariable]
+            let key = source.key(variable, fallbacks: ["FSQ_API_KEY"])
+            let isLive = source.isLive
+            let version = parameters[Key.version]
+            let templates = [
+                ("query", parameters[Key.query]), ("ll", parameters[Key.ll]), ("near", parameters[Key.near]),
+            ]
+            let radius = parameters[Key.radius]
+            let limit = parameters[Key.limit]
             let fetch = PagedFetch(
-                setup: api.setup, pagination: .link,
-                items: { body in try ItemSelection.list(body, at: ["results"]) }, maxPages: parameters.int("maxPages"))
-            let emit = EmitMode(rawValue: parameters.string("emit") ?? "items") ?? .items
-            return fetch.source(emit: emit) { element in
+                setup: source.setup, pagination: .link,
+                items: { body in try ItemSelection.list(body, at: ["results"]) },
+                maxPages: parameters[PagedFetch.maxPages])
+            return fetch.source(emit: parameters[PagedFetch.emit]) { element in
                 if isLive && key == nil {
                     throw context.error("set \(variable) to your Foursquare service key (or run with --replay FILE)")
                 }
-                var query = try api.query(
-                    parameters, [("query", "query"), ("ll", "ll"), ("near", "near"), ("radius", "radius")],
-                    element: element)
-                query.append(("limit", String(parameters.int("limit") ?? 10)))
+                var query = try source.query(templates, element: element)
+                if let radius { query.append(("radius", String(radius))) }
+                query.append(("limit", String(limit)))
                 var headers = [("Accept", "application/json"), ("X-Places-Api-Version", version)]
                 if let key { headers.append(("Authorization", "Bearer \(key)")) }
-                return HTTPRequestData(url: try api.url("/places/search", query: query), headers: headers)
+                return HTTPRequestData(url: try source.url("/places/search", query: query), headers: headers)
             }
         })
 }

@@ -1,6 +1,22 @@
 import Foundation
 import Pipeline
 
+private enum RepositoryOrder: String, ParameterChoice {
+    case bestMatch = "best-match"
+    case stars, forks
+    case helpWantedIssues = "help-wanted-issues"
+    case updated
+}
+private enum Direction: String, ParameterChoice {
+    case desc, asc
+}
+private enum Key {
+    static let q = Parameter<Template>(
+        "q", doc: "The query, qualifiers included.", example: "\"language:{{ . }} stars:>100\"")
+    static let sort = Parameter<RepositoryOrder>("sort", default: .bestMatch, doc: "The order.")
+    static let order = Parameter<Direction>("order", default: .desc, doc: "With sort.")
+}
+
 extension BuiltinComponents {
     /// `github.search: {q: …}` — GitHub repository search.
     public static let githubSearch = ComponentSpec(
@@ -15,23 +31,16 @@ extension BuiltinComponents {
             is a repository as the API gives it (full_name, html_url, stargazers_count, language, \
             owner.login, …).
             """,
-        parameters: [
-            ParameterSpec(
-                "q", .template, required: true, doc: "The query, qualifiers included.",
-                example: "\"language:{{ . }} stars:>100\""),
-            ParameterSpec(
-                "sort", .oneOf(["best-match", "stars", "forks", "help-wanted-issues", "updated"]),
-                default: "best-match", doc: "The order."),
-            ParameterSpec("order", .oneOf(["desc", "asc"]), default: "desc", doc: "With sort."),
-        ] + GitHubAPI.parameters,
-        primary: "q",
+        parameters: [Key.q, Key.sort, Key.order] + GitHubAPI.parameters,
+        primary: Key.q,
         example: """
             - scanPaginate:
                 source: { github.search: { q: "language:swift", sort: stars, perPage: 10 } }
             """,
-        check: GitHubAPI.check,
+        validate: GitHubAPI.validate,
         factory: .source { parameters, context in
-            let perPage = parameters.int("perPage") ?? 30
+            let perPage = parameters[GitHubAPI.perPage]
+            let (q, sort, order) = (parameters[Key.q], parameters[Key.sort], parameters[Key.order])
             return try GitHubAPI.source(
                 parameters, context: context,
                 items: { body in try ItemSelection.list(body, at: ["items"]) },
@@ -43,10 +52,10 @@ extension BuiltinComponents {
                     return (page.index + 1) * perPage >= min(total, 1000)
                 },
                 request: { api, element in
-                    var query = try api.query(parameters, [("q", "q")], element: element)
-                    if let sort = parameters.string("sort"), sort != "best-match" {
-                        query.append(("sort", sort))
-                        query.append(("order", parameters.string("order") ?? "desc"))
+                    var query = try api.query([("q", q)], element: element)
+                    if sort != .bestMatch {
+                        query.append(("sort", sort.rawValue))
+                        query.append(("order", order.rawValue))
                     }
                     return ("/search/repositories", query)
                 })

@@ -1,6 +1,19 @@
 import Foundation
 import Pipeline
 
+private enum Affiliation: String, ParameterChoice {
+    case owner, all, member
+}
+private enum RepositoryListOrder: String, ParameterChoice {
+    case fullName = "full_name"
+    case created, updated, pushed
+}
+private enum Key {
+    static let user = Parameter<Template>("user", doc: "The user's login.", example: "\"{{ . }}\"")
+    static let type = Parameter<Affiliation>("type", default: .owner, doc: "Which repositories.")
+    static let sort = Parameter<RepositoryListOrder>("sort", default: .fullName, doc: "The order.")
+}
+
 extension BuiltinComponents {
     /// `github.userRepos: {user: …}` — a GitHub user's public repositories.
     public static let githubUserRepos = ComponentSpec(
@@ -12,28 +25,23 @@ extension BuiltinComponents {
             A user with no repositories gives no items (emit: page or all gives one empty list, so a \
             table can say "no repositories").
             """,
-        parameters: [
-            ParameterSpec("user", .template, required: true, doc: "The user's login.", example: "\"{{ . }}\""),
-            ParameterSpec("type", .oneOf(["owner", "all", "member"]), default: "owner", doc: "Which repositories."),
-            ParameterSpec(
-                "sort", .oneOf(["full_name", "created", "updated", "pushed"]), default: "full_name", doc: "The order."
-            ),
-        ] + GitHubAPI.parameters,
-        primary: "user",
+        parameters: [Key.user, Key.type, Key.sort] + GitHubAPI.parameters,
+        primary: Key.user,
         example: """
             - flatMapLatest:
                 github.userRepos: { user: "{{ . }}", sort: updated, emit: page }
             """,
-        check: GitHubAPI.check,
+        validate: GitHubAPI.validate,
         factory: .source { parameters, context in
-            try GitHubAPI.source(
+            let (user, type, sort) = (parameters[Key.user], parameters[Key.type], parameters[Key.sort])
+            return try GitHubAPI.source(
                 parameters, context: context,
                 items: { body in try ItemSelection.list(body, at: []) },
                 request: { api, element in
-                    let user = try api.query(parameters, [("user", "user")], element: element).first?.1 ?? ""
-                    guard !user.isEmpty else { throw context.error("user is empty", element: element) }
-                    let encoded = user.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? user
-                    let query = try api.query(parameters, [("type", "type"), ("sort", "sort")], element: element)
+                    let login = try api.query([("user", user)], element: element).first?.1 ?? ""
+                    guard !login.isEmpty else { throw context.error("user is empty", element: element) }
+                    let encoded = login.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? login
+                    let query = [("type", type.rawValue), ("sort", sort.rawValue)]
                     return ("/users/\(encoded.replacingOccurrences(of: "/", with: "%2F"))/repos", query)
                 })
         })

@@ -1,5 +1,13 @@
 import Pipeline
 
+private enum ArticleOrder: String, ParameterChoice {
+    case relevance, newest, oldest
+}
+private enum Key {
+    static let q = Parameter<Template?>("q", doc: "The search text.", example: "\"{{ . }}\"")
+    static let sort = Parameter<ArticleOrder>("sort", default: .relevance, doc: "The order.")
+}
+
 extension BuiltinComponents {
     /// `nyt.search: {q: …}` — New York Times Article Search.
     public static let nytSearch = ComponentSpec(
@@ -14,17 +22,15 @@ extension BuiltinComponents {
             shapes of multimedia the API has used (an array with relative URLs before April 2025, \
             an object since). A 429 (NYT sends no Retry-After) is retried with backoff.
             """,
-        parameters: [
-            ParameterSpec("q", .template, doc: "The search text.", example: "\"{{ . }}\""),
-            ParameterSpec(
-                "sort", .oneOf(["relevance", "newest", "oldest"]), default: "relevance", doc: "The order."),
-        ] + NYTArticleSearch.parameters,
-        primary: "q",
+        parameters: [Key.q, Key.sort] + NYTArticleSearch.parameters,
+        primary: Key.q,
         example: """
             - flatMapLatest:
                 nyt.search: { q: "{{ . }}", sort: newest }
             """,
+        validate: { values, validation in APISource.validate(NYTArticleSearch.api, values, validation) },
         factory: .source { parameters, context in
-            try NYTArticleSearch.source(parameters, context: context, sort: nil)
+            try NYTArticleSearch.source(
+                parameters, context: context, q: parameters[Key.q], sort: parameters[Key.sort].rawValue)
         })
 }

@@ -10,36 +10,36 @@ struct APISource {
     /// The API's root URL, without a trailing slash.
     let base: String
 
-    init(parameters: ParameterValues, context: ComponentContext) throws {
+    /// The API source declared by `api`, built with its checked `parameters`.
+    init(_ api: APIParameters, parameters: ParameterValues, context: ComponentContext) throws {
         self.context = context
-        setup = try HTTPClientSetup(parameters: parameters, context: context)
-        var base = parameters.string("baseURL") ?? ""
+        setup = try PagedFetch.setup(parameters, context: context)
+        base = Self.trimmedBase(parameters[api.baseURL])
+    }
+
+    private static func trimmedBase(_ url: String) -> String {
+        var base = url
         while base.hasSuffix("/") { base.removeLast() }
-        guard URLComponents(string: base)?.host != nil else {
-            throw context.error("baseURL '\(base)' is not an absolute URL (such as http://127.0.0.1:8080)")
+        return base
+    }
+
+    /// Checks that `baseURL` is an absolute URL, at its value.
+    static func validate(_ api: APIParameters, _ values: ParameterValues, _ validation: ComponentValidation) {
+        let base = trimmedBase(values[api.baseURL])
+        if URLComponents(string: base)?.host == nil {
+            validation.error(
+                "baseURL '\(base)' is not an absolute URL (such as http://127.0.0.1:8080)", at: api.baseURL, in: values)
         }
-        self.base = base
     }
 
-    /// The `baseURL` parameter.
-    static func baseURL(_ url: String) -> ParameterSpec {
-        ParameterSpec(
-            "baseURL", .string, default: .string(url), doc: "Where the API is; tests point it at a local server.",
-            example: "http://127.0.0.1:8080")
-    }
-
-    /// The parameter naming a key's environment variable.
-    static func keyVariable(_ variable: String, doc: String) -> ParameterSpec {
-        ParameterSpec("keyVariable", .string, default: .string(variable), doc: doc)
-    }
-
-    /// The key from the variable the `keyVariable` parameter names (nil when unset or empty);
-    /// remembered as a secret, so no recording, log or error shows it. Replays and tests send no
-    /// key: they need none, and their requests and messages then do not depend on the environment.
-    func key(_ parameters: ParameterValues, fallbacks: [String] = []) -> String? {
+    /// The key from the variable `keyVariable` names, or else from `fallbacks` (nil when unset or
+    /// empty); remembered as a secret, so no recording, log or error shows it. Replays and tests
+    /// send no key: they need none, and their requests and messages then do not depend on the
+    /// environment.
+    func key(_ keyVariable: String, fallbacks: [String] = []) -> String? {
         guard isLive else { return nil }
         let environment = ProcessInfo.processInfo.environment
-        for name in [parameters.string("keyVariable")].compactMap({ $0 }) + fallbacks {
+        for name in [keyVariable] + fallbacks {
             if let value = environment[name], !value.isEmpty {
                 setup.redactor.add(value)
                 return value
@@ -51,36 +51,25 @@ struct APISource {
     /// Whether requests go to the network (so a missing key matters).
     var isLive: Bool { setup.transport is LiveHTTPTransport || setup.transport is RecordingHTTPTransport }
 
-    /// Renders the templates of `parameters` named in `names` for `element`, as query pairs
-    /// (`nil` and empty values left out), under the API's own parameter names.
-    func query(_ parameters: ParameterValues, _ names: [(parameter: String, query: String)], element: Value) throws
-        -> [(String, String)]
-    {
+    /// Renders `templates` for `element` as query pairs under the API's own parameter names
+    /// (absent templates, null and empty values left out).
+    func query(_ templates: [(name: String, template: Template?)], element: Value) throws -> [(String, String)] {
         let scope = context.makeScope()
         var pairs: [(String, String)] = []
-        for (parameter, name) in names {
-            guard let entry = parameters.entries[parameter],
-                let text = try Self.text(of: entry, element, scope: scope, context: context), !text.isEmpty
+        for (name, template) in templates {
+            guard let template, let text = try Self.text(of: template, element, scope: scope, context: context),
+                !text.isEmpty
             else { continue }
             pairs.append((name, text))
         }
         return pairs
     }
 
-    /// A parameter's text for `element`: a template rendered (null: none), anything else as written.
+    /// A template's text for `element` (nil when it renders null).
     static func text(
-        of entry: ParameterValues.Entry, _ element: Value, scope: EvaluationScope, context: ComponentContext
+        of template: Template, _ element: Value, scope: EvaluationScope, context: ComponentContext
     ) throws -> String? {
-        let value: Value
-        switch entry {
-        case .template(let template): value = try context.render(template, element, in: scope)
-        case .string(let string): value = .string(string)
-        case .int(let int): value = .int(int)
-        case .number(let number): value = .double(number)
-        case .bool(let bool): value = .bool(bool)
-        case .value(let written): value = written
-        default: return nil
-        }
+        let value = try context.render(template, element, in: scope)
         if case .null = value { return nil }
         return value.text
     }
@@ -95,4 +84,24 @@ struct APISource {
         components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
         return components.string ?? base + path
     }
+}
+
+/// The parameters every API source declares with its own defaults: where the API is, the
+/// environment variable holding its key, and the paging and retry parameters of HTTP sources.
+struct APIParameters {
+    /// Where the API is.
+    let baseURL: Parameter<String>
+    /// The variable holding the key.
+    let keyVariable: Parameter<String>
+
+    /// The parameters of an API at `url` whose key is in `variable` (described by `keyDoc`).
+    init(baseURL url: String, keyVariable variable: String, keyDoc: String) {
+        baseURL = Parameter(
+            "baseURL", default: url, doc: "Where the API is; tests point it at a local server.",
+            example: "http://127.0.0.1:8080")
+        keyVariable = Parameter("keyVariable", default: variable, doc: keyDoc)
+    }
+
+    /// The declarations, with the paging and retry parameters after them.
+    var all: [any ParameterDeclaration] { [baseURL, keyVariable] + PagedFetch.commonParameters }
 }

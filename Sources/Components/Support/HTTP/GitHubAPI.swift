@@ -7,20 +7,22 @@ import Reactive
 enum GitHubAPI {
     static let version = "2022-11-28"
 
-    /// Parameters both sources take.
-    static let parameters: [ParameterSpec] =
-        [
-            ParameterSpec("perPage", .int, default: 30, doc: "Items a page, 1 to 100."),
-            APISource.baseURL("https://api.github.com"),
-            APISource.keyVariable(
-                "GITHUB_TOKEN", doc: "The environment variable holding a token (optional; GH_TOKEN is tried too)."),
-        ] + PagedFetch.commonParameters
+    /// Items a page.
+    static let perPage = Parameter<Int>("perPage", default: 30, doc: "Items a page, 1 to 100.")
+    static let api = APIParameters(
+        baseURL: "https://api.github.com", keyVariable: "GITHUB_TOKEN",
+        keyDoc: "The environment variable holding a token (optional; GH_TOKEN is tried too).")
 
-    static func check(_ parameters: ParameterValues) -> String? {
-        if let perPage = parameters.int("perPage"), !(1...100).contains(perPage) {
-            return "perPage must be between 1 and 100 (GitHub's limit), not \(perPage)"
+    /// Parameters both sources take.
+    static let parameters: [any ParameterDeclaration] = [perPage] + api.all
+
+    static func validate(_ values: ParameterValues, _ validation: ComponentValidation) {
+        let count = values[perPage]
+        if !(1...100).contains(count) {
+            validation.error(
+                "perPage must be between 1 and 100 (GitHub's limit), not \(count)", at: perPage, in: values)
         }
-        return nil
+        APISource.validate(api, values, validation)
     }
 
     /// A GitHub source: `path` and `query` per element, `items` out of a page body.
@@ -29,22 +31,21 @@ enum GitHubAPI {
         isLastPage: ((FetchedPage) -> Bool)? = nil,
         request: @escaping (APISource, Value) throws -> (path: String, query: [(String, String)])
     ) throws -> PipelineSource {
-        let api = try APISource(parameters: parameters, context: context)
-        let token = api.key(parameters, fallbacks: ["GH_TOKEN"])
+        let source = try APISource(api, parameters: parameters, context: context)
+        let token = source.key(parameters[api.keyVariable], fallbacks: ["GH_TOKEN"])
         let fetch = PagedFetch(
-            setup: api.setup, pagination: .link, items: items, maxPages: parameters.int("maxPages"),
+            setup: source.setup, pagination: .link, items: items, maxPages: parameters[PagedFetch.maxPages],
             isLastPage: isLastPage)
-        let emit = EmitMode(rawValue: parameters.string("emit") ?? "items") ?? .items
-        let perPage = parameters.int("perPage") ?? 30
-        return fetch.source(emit: emit) { element in
-            let (path, query) = try request(api, element)
+        let perPage = parameters[perPage]
+        return fetch.source(emit: parameters[PagedFetch.emit]) { element in
+            let (path, query) = try request(source, element)
             var headers = [
                 ("Accept", "application/vnd.github+json"), ("X-GitHub-Api-Version", version),
                 ("User-Agent", "rivulet"),
             ]
             if let token { headers.append(("Authorization", "Bearer \(token)")) }
             return HTTPRequestData(
-                url: try api.url(path, query: query + [("per_page", String(perPage))]), headers: headers)
+                url: try source.url(path, query: query + [("per_page", String(perPage))]), headers: headers)
         }
     }
 }

@@ -13,29 +13,32 @@ struct RetryPolicy {
     /// The longest a rate limit (Retry-After, X-RateLimit-Reset) is waited out; longer is an error.
     var maxWait: RxTimeInterval = .seconds(300)
 
+    private static let maxRetriesKey = Parameter<Int>(
+        "max", default: 4, doc: "Retries after the first attempt; 0 turns retrying off.")
+    private static let backoffKey = Parameter<RxTimeInterval>(
+        "backoff", default: .seconds(1), doc: "The first wait; doubled on each retry, jittered.")
+    private static let maxBackoffKey = Parameter<RxTimeInterval>(
+        "maxBackoff", default: .seconds(30), doc: "The longest wait between retries.")
+    private static let maxWaitKey = Parameter<RxTimeInterval>(
+        "maxWait", default: .seconds(300),
+        doc: "The longest a rate limit (Retry-After, X-RateLimit-Reset) is waited out; longer fails at once.")
+
     /// The `retry` parameter every HTTP source takes.
-    static let parameter = ParameterSpec(
-        "retry",
-        .object([
-            ParameterSpec("max", .int, default: 4, doc: "Retries after the first attempt; 0 turns retrying off."),
-            ParameterSpec("backoff", .duration, default: "1s", doc: "The first wait; doubled on each retry, jittered."),
-            ParameterSpec("maxBackoff", .duration, default: "30s", doc: "The longest wait between retries."),
-            ParameterSpec(
-                "maxWait", .duration, default: "5m",
-                doc: "The longest a rate limit (Retry-After, X-RateLimit-Reset) is waited out; longer fails at once."),
-        ]),
+    static let parameter = Parameter<ParameterValues?>.object(
+        "retry", [maxRetriesKey, backoffKey, maxBackoffKey, maxWaitKey],
         doc:
             "Retries on connection errors, 5xx, 429 and rate-limit 403s (never on other 4xx), with jittered exponential backoff; Retry-After and X-RateLimit-Reset are waited out.",
         example: "{ max: 3, backoff: 500ms }")
 
     init() {}
 
+    /// The policy a source's `retry` parameter describes (the defaults when it is not given).
     init(_ parameters: ParameterValues?) {
         guard let parameters else { return }
-        if let max = parameters.int("max") { maxRetries = Swift.max(0, max) }
-        if let backoff = parameters.duration("backoff") { self.backoff = backoff }
-        if let maxBackoff = parameters.duration("maxBackoff") { self.maxBackoff = maxBackoff }
-        if let maxWait = parameters.duration("maxWait") { self.maxWait = maxWait }
+        maxRetries = Swift.max(0, parameters[Self.maxRetriesKey])
+        backoff = parameters[Self.backoffKey]
+        maxBackoff = parameters[Self.maxBackoffKey]
+        maxWait = parameters[Self.maxWaitKey]
     }
 
     /// The jittered exponential backoff before retry number `retry` (0-based): between half and
@@ -55,16 +58,17 @@ struct HTTPClientSetup {
     let redactor: SecretRedactor
     let context: ComponentContext
 
-    /// The setup of the source that `parameters` and `context` belong to.
-    init(parameters: ParameterValues, context: ComponentContext) throws {
+    /// The setup of a source whose requests may take `timeout` each, retried as its `retry`
+    /// parameter says.
+    init(timeout: RxTimeInterval, retry: ParameterValues?, context: ComponentContext) throws {
         let session = context.shared(HTTPSession.self) { HTTPSession(mode: .live) }
         do {
             transport = try session.transport(context)
         } catch let error as HTTPTransportError {
             throw context.error(error.message)
         }
-        policy = RetryPolicy(parameters.object("retry"))
-        timeout = parameters.duration("timeout") ?? .seconds(30)
+        policy = RetryPolicy(retry)
+        self.timeout = timeout
         redactor = session.redactor
         self.context = context
     }

@@ -3,7 +3,7 @@ import Pipeline
 import Reactive
 
 /// What an HTTP source emits.
-enum EmitMode: String, CaseIterable {
+enum EmitMode: String, ParameterChoice {
     /// Each item, as its own element.
     case items
     /// One array per page.
@@ -41,15 +41,23 @@ struct PagedFetch {
     /// An API's own end rule (NYT's 100-page cap, GitHub's 1,000 results), after a page.
     var isLastPage: ((FetchedPage) -> Bool)?
 
+    /// What the source emits.
+    static let emit = Parameter<EmitMode>(
+        "emit", default: .items,
+        doc: "items: each item; page: one array per page; all: one array of everything, at the end.")
+    /// The most pages fetched.
+    static let maxPages = Parameter<Int?>("maxPages", doc: "Stop after this many pages.", example: "5")
+    /// How long one request may take.
+    static let timeout = Parameter<RxTimeInterval>(
+        "timeout", default: .seconds(30), doc: "The longest one request may take.")
+
     /// The shared parameters of HTTP sources.
-    static let commonParameters: [ParameterSpec] = [
-        ParameterSpec(
-            "emit", .oneOf(EmitMode.allCases.map(\.rawValue)), default: "items",
-            doc: "items: each item; page: one array per page; all: one array of everything, at the end."),
-        ParameterSpec("maxPages", .int, doc: "Stop after this many pages.", example: "5"),
-        ParameterSpec("timeout", .duration, default: "30s", doc: "The longest one request may take."),
-        RetryPolicy.parameter,
-    ]
+    static let commonParameters: [any ParameterDeclaration] = [emit, maxPages, timeout, RetryPolicy.parameter]
+
+    /// The request setup of a source declaring `commonParameters`.
+    static func setup(_ parameters: ParameterValues, context: ComponentContext) throws -> HTTPClientSetup {
+        try HTTPClientSetup(timeout: parameters[timeout], retry: parameters[RetryPolicy.parameter], context: context)
+    }
 
     /// The source: emits according to `emit`; `scanPaginate` reads it a page at a time instead.
     func source(emit: EmitMode, request: @escaping (Value) throws -> HTTPRequestData) -> PipelineSource {

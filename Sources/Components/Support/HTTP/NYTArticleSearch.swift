@@ -9,31 +9,34 @@ enum NYTArticleSearch {
     static let pageSize = 10
     static let pageLimit = 100
 
-    /// Parameters both sources take.
-    static let parameters: [ParameterSpec] =
-        [
-            ParameterSpec(
-                "fq", .template, doc: "A filter query (Lucene syntax).", example: "'news_desk:(\"Sports\")'"),
-            ParameterSpec("beginDate", .template, doc: "The first day, YYYYMMDD.", example: "\"20240101\""),
-            ParameterSpec("endDate", .template, doc: "The last day, YYYYMMDD.", example: "\"20241231\""),
-            ParameterSpec("page", .int, default: 0, doc: "The first page to fetch (0-based; 10 articles a page)."),
-            APISource.baseURL("https://api.nytimes.com"),
-            APISource.keyVariable("NYT_API_KEY", doc: "The environment variable holding the API key."),
-        ] + PagedFetch.commonParameters
+    static let fq = Parameter<Template?>(
+        "fq", doc: "A filter query (Lucene syntax).", example: "'news_desk:(\"Sports\")'")
+    static let beginDate = Parameter<Template?>("beginDate", doc: "The first day, YYYYMMDD.", example: "\"20240101\"")
+    static let endDate = Parameter<Template?>("endDate", doc: "The last day, YYYYMMDD.", example: "\"20241231\"")
+    static let page = Parameter<Int>("page", default: 0, doc: "The first page to fetch (0-based; 10 articles a page).")
+    static let api = APIParameters(
+        baseURL: "https://api.nytimes.com", keyVariable: "NYT_API_KEY",
+        keyDoc: "The environment variable holding the API key.")
 
-    /// The source, with `sort` fixed (`nyt.newest`) or from the parameters (`nyt.search`).
-    static func source(_ parameters: ParameterValues, context: ComponentContext, sort: String?) throws
+    /// Parameters both sources take.
+    static let parameters: [any ParameterDeclaration] = [fq, beginDate, endDate, page] + api.all
+
+    /// The source searching for `q` in the order `sort`.
+    static func source(_ parameters: ParameterValues, context: ComponentContext, q: Template?, sort: String) throws
         -> PipelineSource
     {
-        let api = try APISource(parameters: parameters, context: context)
-        let key = api.key(parameters, fallbacks: ["NYT_KEY"])
-        let isLive = api.isLive
-        let variable = parameters.string("keyVariable") ?? "NYT_API_KEY"
-        let firstPage = max(0, min(parameters.int("page") ?? 0, pageLimit - 1))
+        let source = try APISource(api, parameters: parameters, context: context)
+        let variable = parameters[api.keyVariable]
+        let key = source.key(variable, fallbacks: ["NYT_KEY"])
+        let isLive = source.isLive
+        let firstPage = max(0, min(parameters[page], pageLimit - 1))
+        let templates = [
+            ("q", q), ("fq", parameters[fq]), ("begin_date", parameters[beginDate]), ("end_date", parameters[endDate]),
+        ]
         let fetch = PagedFetch(
-            setup: api.setup, pagination: .page(parameter: "page", start: firstPage),
+            setup: source.setup, pagination: .page(parameter: "page", start: firstPage),
             items: { body in try ItemSelection.list(body, at: ["response", "docs"]).map(normalize) },
-            maxPages: parameters.int("maxPages"),
+            maxPages: parameters[PagedFetch.maxPages],
             isLastPage: { page in
                 let number = firstPage + page.index
                 var hits = Int.max
@@ -45,19 +48,15 @@ enum NYTArticleSearch {
                 return page.items.count < pageSize || (number + 1) * pageSize >= min(hits, pageLimit * pageSize)
                     || number + 1 >= pageLimit
             })
-        let emit = EmitMode(rawValue: parameters.string("emit") ?? "items") ?? .items
-        return fetch.source(emit: emit) { element in
+        return fetch.source(emit: parameters[PagedFetch.emit]) { element in
             if isLive && key == nil {
                 throw context.error("set \(variable) to your NYT API key (or run with --replay FILE)")
             }
-            var query = try api.query(
-                parameters,
-                [("q", "q"), ("fq", "fq"), ("beginDate", "begin_date"), ("endDate", "end_date"), ("sort", "sort")],
-                element: element)
-            if let sort { query.append(("sort", sort)) }
+            var query = try source.query(templates, element: element)
+            query.append(("sort", sort))
             query.append(("page", String(firstPage)))
             if let key { query.append(("api-key", key)) }
-            return HTTPRequestData(url: try api.url(path, query: query), headers: [("Accept", "application/json")])
+            return HTTPRequestData(url: try source.url(path, query: query), headers: [("Accept", "application/json")])
         }
     }
 

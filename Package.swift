@@ -34,10 +34,17 @@ let package = Package(
             ],
             path: "Tests/HTTPTestServer"
         ),
+        // What drives pipelines from outside: the `rivulet test` runner and the component and graph
+        // descriptions. The CLI and the tests use it; plugins never see it.
+        .target(
+            name: "Tooling",
+            dependencies: ["Components", .product(name: "RivuletCore", package: "Core")]
+        ),
         .executableTarget(
             name: "rivulet",
             dependencies: [
                 "Components",
+                "Tooling",
                 .product(name: "RivuletCore", package: "Core"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -53,6 +60,10 @@ let package = Package(
         .testTarget(
             name: "ComponentsTests",
             dependencies: ["Components", .product(name: "RivuletCore", package: "Core")]
+        ),
+        .testTarget(
+            name: "ToolingTests",
+            dependencies: ["Tooling", "Components", .product(name: "RivuletCore", package: "Core")]
         ),
         .testTarget(
             name: "RivuletCLITests", dependencies: ["rivulet", "Components", "HTTPTestServer"], exclude: ["LintCorpus", "Golden"]),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Pipeline
+import Tooling
 
 /// `rivulet components [NAME]`: every source, operator and sink, or one in detail.
 struct Components: ParsableCommand {

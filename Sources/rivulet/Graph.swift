@@ -1,5 +1,6 @@
 import ArgumentParser
 import Pipeline
+import Tooling
 
 /// `rivulet graph FILE`: the pipeline's streams, operators and sinks as text, DOT or Mermaid.
 struct Graph: ParsableCommand {

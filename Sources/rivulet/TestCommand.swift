@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Pipeline
+import Tooling
 
 /// `rivulet test [PATH...]`: runs `*.test.yaml` files on a virtual clock.
 struct TestCommand: ParsableCommand {

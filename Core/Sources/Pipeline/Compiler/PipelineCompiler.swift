@@ -150,23 +150,13 @@ public struct TraceEvent {
 /// Builds a checked pipeline's components, on one scheduler, into a `CompiledPipeline`.
 public struct PipelineCompiler {
     /// Compiles `pipeline` to run on `scheduler`. `log` receives what `log` operators print;
-    /// `tracer`, if given, every event leaving every source and operator.
+    /// `tracer`, if given, every event leaving every source and operator; `services` are objects
+    /// the components find by type through `ComponentContext.existing` and `shared` (the run's
+    /// HTTP session, say).
     public static func compile(
         _ pipeline: ValidatedPipeline, scheduler: any SchedulerType, environment: ExpressionEnvironment,
         baseDirectory: String, log: @escaping (String) -> Void, tracer: ((TraceEvent) -> Void)? = nil,
-        cannedResponses: [PipelineTestFile.CannedResponse]? = nil
-    ) throws -> CompiledPipeline {
-        try compile(
-            pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: log,
-            tracer: tracer, cannedResponses: cannedResponses, services: [])
-    }
-
-    /// Compiles `pipeline` with `services`: objects the components find by type through
-    /// `ComponentContext.existing` and `shared` (the run's HTTP settings, say).
-    public static func compile(
-        _ pipeline: ValidatedPipeline, scheduler: any SchedulerType, environment: ExpressionEnvironment,
-        baseDirectory: String, log: @escaping (String) -> Void, tracer: ((TraceEvent) -> Void)? = nil,
-        cannedResponses: [PipelineTestFile.CannedResponse]? = nil, services extraServices: [AnyObject]
+        services extraServices: [AnyObject] = []
     ) throws -> CompiledPipeline {
         func traced(_ observable: Observable<Value>, _ label: String, _ location: SourceLocation) -> Observable<Value> {
             guard let tracer else { return observable }
@@ -181,9 +171,6 @@ public struct PipelineCompiler {
         var sideSubjects: [String: PublishSubject<Value>] = [:]
         let services = SharedServices()
         for service in extraServices { services.insert(service) }
-        if let cannedResponses {
-            _ = services.object(CannedHTTPResponses.self) { CannedHTTPResponses(cannedResponses) }
-        }
         func sideKey(_ stream: String, _ index: Int, _ side: String) -> String { "\(stream)#\(index)#\(side)" }
         for (_, target) in pipeline.sideStreams {
             let key = sideKey(target.stream, target.operatorIndex, target.side)

@@ -26,6 +26,9 @@ public final class HTTPSession {
         case record(String)
         /// Answered from the recording at this path; nothing reaches the network.
         case replay(String)
+        /// Answered from these exchanges after their delays, on the pipeline's clock (a test
+        /// file's `http:` section); nothing reaches the network.
+        case canned([CannedHTTPExchange])
     }
 
     /// Where requests go.
@@ -39,30 +42,60 @@ public final class HTTPSession {
         self.mode = mode
     }
 
-    /// The transport for the pipeline `context` belongs to: canned test responses first.
+    /// The transport for the pipeline `context` belongs to.
     func transport(_ context: ComponentContext) throws -> any HTTPTransport {
         if let transport { return transport }
         let made: any HTTPTransport
-        if let canned = context.existing(CannedHTTPResponses.self) {
+        switch mode {
+        case .live:
+            made = try LiveHTTPTransport(scheduler: context.scheduler)
+        case .record(let path):
+            made = RecordingHTTPTransport(
+                inner: try LiveHTTPTransport(scheduler: context.scheduler), path: path, redactor: redactor)
+        case .replay(let path):
+            let exchanges = try HTTPRecording.load(path: path)
             made = ScriptedHTTPTransport(
-                exchanges: canned.responses.map(RecordedExchange.init(canned:)), scheduler: context.scheduler,
+                exchanges: exchanges, scheduler: context.scheduler, source: "the recording \(path)", useDelays: false)
+        case .canned(let exchanges):
+            made = ScriptedHTTPTransport(
+                exchanges: exchanges.map(RecordedExchange.init(canned:)), scheduler: context.scheduler,
                 source: "the test's http responses", useDelays: true)
-        } else {
-            switch mode {
-            case .live:
-                made = try LiveHTTPTransport(scheduler: context.scheduler)
-            case .record(let path):
-                made = RecordingHTTPTransport(
-                    inner: try LiveHTTPTransport(scheduler: context.scheduler), path: path, redactor: redactor)
-            case .replay(let path):
-                let exchanges = try HTTPRecording.load(path: path)
-                made = ScriptedHTTPTransport(
-                    exchanges: exchanges, scheduler: context.scheduler, source: "the recording \(path)",
-                    useDelays: false)
-            }
         }
         transport = made
         return made
+    }
+}
+
+/// A canned HTTP exchange, answered after `delay` on the pipeline's clock: the request it
+/// answers (method, path and the query parameters it must carry) and the response.
+public struct CannedHTTPExchange {
+    /// The request's method (nil: any).
+    public var method: String?
+    /// The request's path.
+    public var path: String
+    /// Query parameters the request must carry.
+    public var query: [String: String]
+    /// The status to answer.
+    public var status: Int
+    /// Headers to answer with.
+    public var headers: [String: String]
+    /// The body.
+    public var body: [UInt8]
+    /// How long the answer takes.
+    public var delay: RxTimeInterval
+
+    /// An exchange.
+    public init(
+        method: String?, path: String, query: [String: String], status: Int, headers: [String: String],
+        body: [UInt8], delay: RxTimeInterval
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.delay = delay
     }
 }
 
@@ -185,7 +218,7 @@ struct RecordedExchange {
     var response: HTTPResponseData
     var delay: RxTimeInterval
 
-    init(canned: PipelineTestFile.CannedResponse) {
+    init(canned: CannedHTTPExchange) {
         method = canned.method
         path = canned.path
         query = canned.query.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }

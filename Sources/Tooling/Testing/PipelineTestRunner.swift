@@ -1,15 +1,6 @@
+import Components
+import Pipeline
 import Reactive
-
-/// The canned HTTP responses of a test, which the HTTP-backed sources answer from (in virtual
-/// time, with each response's delay) instead of the network.
-public final class CannedHTTPResponses {
-    /// The responses, in the order the test gives them.
-    public let responses: [PipelineTestFile.CannedResponse]
-
-    init(_ responses: [PipelineTestFile.CannedResponse]) {
-        self.responses = responses
-    }
-}
 
 /// Runs the cases of `*.test.yaml` files on a virtual clock and checks their expectations.
 public struct PipelineTestRunner {
@@ -178,7 +169,7 @@ public struct PipelineTestRunner {
         do {
             compiled = try PipelineCompiler.compile(
                 pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory,
-                log: { logged.append($0) }, cannedResponses: testCase.http)
+                log: { logged.append($0) }, services: [HTTPSession(mode: .canned(testCase.http))])
         } catch {
             return CaseResult(name: testCase.name, passed: false, report: "\(error)")
         }
@@ -245,7 +236,7 @@ public struct PipelineTestRunner {
         guard expected.microseconds == actual.microseconds else { return false }
         switch (expected.kind, actual.kind) {
         case (.error(let wanted), .error(let got)): return got.contains(wanted)
-        case (.next(let a), .next(let b)): return Operations.equal(a, b)
+        case (.next(let a), .next(let b)): return a.isEqualInExpressions(to: b)
         default: return expected.kind == actual.kind
         }
     }
@@ -293,7 +284,7 @@ public struct PipelineTestRunner {
             case .next(let value):
                 if event.microseconds % tickMicroseconds != 0 {
                     mark = "?"
-                } else if let letter = values.first(where: { Operations.equal($0.value, value) })?.key {
+                } else if let letter = values.first(where: { $0.value.isEqualInExpressions(to: value) })?.key {
                     mark = letter
                 } else if case .string(let text) = value, text.count == 1 {
                     mark = text

@@ -1,3 +1,6 @@
+import Pipeline
+import Reactive
+
 /// A checked pipeline drawn as a graph: each stream's source and operators in a chain, edges
 /// for streams read by other streams, dashed edges for side streams, and the sinks.
 public struct PipelineGraph {

@@ -1,6 +1,7 @@
 import Components
 import Foundation
 import Pipeline
+import Tooling
 import XCTest
 
 /// The pipelines in Pipelines/: every one has a test file, and every test passes.

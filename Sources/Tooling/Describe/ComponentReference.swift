@@ -1,3 +1,6 @@
+import Pipeline
+import Reactive
+
 /// The reference documentation of components, generated from their specs: the text of
 /// `rivulet components` and the Markdown of docs/components.md.
 public struct ComponentReference {

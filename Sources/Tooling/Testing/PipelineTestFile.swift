@@ -1,3 +1,5 @@
+import Components
+import Pipeline
 import Reactive
 
 /// A `*.test.yaml` file: the pipeline it tests and its cases.
@@ -30,24 +32,6 @@ public struct PipelineTestFile {
         }
     }
 
-    /// A canned HTTP exchange, answered in virtual time by the HTTP-backed sources.
-    public struct CannedResponse {
-        /// The request's method (nil: any).
-        public var method: String?
-        /// The request's path.
-        public var path: String
-        /// Query parameters the request must carry.
-        public var query: [String: String]
-        /// The status to answer.
-        public var status: Int
-        /// Headers to answer with.
-        public var headers: [String: String]
-        /// The body: inline, or read from `bodyFile`.
-        public var body: [UInt8]
-        /// How long the answer takes, on the virtual clock.
-        public var delay: RxTimeInterval
-    }
-
     /// One test.
     public struct Case {
         /// Its name.
@@ -57,7 +41,7 @@ public struct PipelineTestFile {
         /// Streams whose source is replaced (`source` names the linear form's), with the replacement.
         public var inputs: [(stream: String, node: YAMLNode)]
         /// Canned HTTP responses.
-        public var http: [CannedResponse]
+        public var http: [CannedHTTPExchange]
         /// When to stop (nil: when the pipeline ends).
         public var until: RxTimeInterval?
         /// Which sink's input is checked: the one reading this stream (nil: the first sink).
@@ -212,7 +196,7 @@ public struct PipelineTestFile {
     }
 
     static func parseHTTP(_ node: YAMLNode, baseDirectory: String, into collector: inout DiagnosticCollector)
-        -> CannedResponse?
+        -> CannedHTTPExchange?
     {
         guard let request = node["request"], let response = node["response"] else {
             collector.error("an http entry has a 'request' and a 'response'", at: node.location)
@@ -237,7 +221,7 @@ public struct PipelineTestFile {
             body = Array((inline.scalar ?? inline.toValue().description).utf8)
         }
         let delay = response["delay"]?.scalar.flatMap(DurationSyntax.parse) ?? .zero
-        return CannedResponse(
+        return CannedHTTPExchange(
             method: request["method"]?.scalar, path: request["path"]?.scalar ?? "/", query: query,
             status: Int(response["status"]?.scalar ?? "200") ?? 200, headers: headers, body: body, delay: delay)
     }

@@ -1,0 +1,42 @@
+import Reactive
+
+/// A source, built: given the element that triggers it (null at the top of a stream, the outer
+/// element inside `flatMapLatest`), the observable of what it emits.
+public struct PipelineSource {
+    /// Makes the observable for one triggering element.
+    public let make: (Value) -> Observable<Value>
+    /// For sources that fetch pages (the HTTP sources): a reader that fetches one page at a time,
+    /// when asked, for `scanPaginate`.
+    public let pages: ((Value) -> any PageReader)?
+
+    /// A source from a function of the triggering element.
+    public init(_ make: @escaping (Value) -> Observable<Value>) {
+        self.make = make
+        self.pages = nil
+    }
+
+    /// A paged source: `make` for every page in a row, `pages` to read one page at a time.
+    public init(_ make: @escaping (Value) -> Observable<Value>, pages: @escaping (Value) -> any PageReader) {
+        self.make = make
+        self.pages = pages
+    }
+}
+
+/// Reads a paged source one page at a time.
+public protocol PageReader: AnyObject {
+    /// Whether the last page has been fetched.
+    var isFinished: Bool { get }
+    /// Fetches the next page: emits its items as one array, then completes.
+    func nextPage() -> Observable<Value>
+}
+
+/// An operator, built: a function from the stream it reads to the stream it emits.
+public typealias PipelineOperator = (Observable<Value>) -> Observable<Value>
+
+/// A sink, built: it receives a stream's events and is closed when the pipeline ends or stops.
+public protocol PipelineSink: AnyObject {
+    /// Receives one event of the stream.
+    func receive(_ event: Event<Value>)
+    /// Flushes and releases what the sink holds; called once, also after a signal.
+    func close()
+}

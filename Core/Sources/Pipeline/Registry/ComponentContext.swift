@@ -1,0 +1,126 @@
+import Reactive
+
+/// What a component gets while it is built: the pipeline's scheduler and expression environment,
+/// where it is in the file, and the streams and side streams it may read or feed.
+public final class ComponentContext {
+    /// The pipeline's scheduler: every timer and every event of the pipeline runs on it.
+    public let scheduler: any SchedulerType
+    /// The clock and random numbers expressions read.
+    public let environment: ExpressionEnvironment
+    /// The component's name.
+    public let componentName: String
+    /// Where the component is in the pipeline file.
+    public let location: SourceLocation
+    /// The directory of the pipeline file, against which relative paths are resolved.
+    public let baseDirectory: String
+    /// Where `log` and diagnostics of a run are written (standard error by default).
+    public let log: (String) -> Void
+    let streamResolver: (String) -> Observable<Value>?
+    let sourceBuilder: (ParameterValues.InnerSource) throws -> PipelineSource
+    /// The side streams the pipeline reads from this component, by name (`executing`, `errors`).
+    public let sideStreams: [String: PublishSubject<Value>]
+    /// For a sink, the stream it reads.
+    public let streamName: String?
+    let services: SharedServices
+
+    init(
+        scheduler: any SchedulerType, environment: ExpressionEnvironment, componentName: String,
+        location: SourceLocation, baseDirectory: String, log: @escaping (String) -> Void,
+        streamResolver: @escaping (String) -> Observable<Value>?,
+        sourceBuilder: @escaping (ParameterValues.InnerSource) throws -> PipelineSource,
+        sideStreams: [String: PublishSubject<Value>], services: SharedServices, streamName: String? = nil
+    ) {
+        self.services = services
+        self.streamName = streamName
+        self.scheduler = scheduler
+        self.environment = environment
+        self.componentName = componentName
+        self.location = location
+        self.baseDirectory = baseDirectory
+        self.log = log
+        self.streamResolver = streamResolver
+        self.sourceBuilder = sourceBuilder
+        self.sideStreams = sideStreams
+    }
+
+    /// The pipeline's object of type `T`, if there is one (canned test responses, run settings).
+    public func existing<T: AnyObject>(_ type: T.Type) -> T? {
+        services.existing(type)
+    }
+
+    /// The object of type `T` that every component of this pipeline shares (the terminal screen
+    /// that `prompt` and `table` draw on, say), made by `make` the first time it is asked for.
+    public func shared<T: AnyObject>(_ type: T.Type, _ make: () -> T) -> T {
+        services.object(type, make)
+    }
+
+    /// The path of `path` relative to the pipeline file (absolute paths are kept).
+    public func resolvePath(_ path: String) -> String {
+        Validator.resolve(path, against: baseDirectory)
+    }
+
+    /// The stream called `name` (checked to exist before building).
+    public func stream(_ name: String) -> Observable<Value> {
+        streamResolver(name)
+            ?? .error(PipelineRuntimeError("no stream '\(name)'", component: componentName, location: location))
+    }
+
+    /// Builds an inner source (the `source` parameter of `flatMapLatest` and the like).
+    public func build(_ source: ParameterValues.InnerSource) throws -> PipelineSource {
+        try sourceBuilder(source)
+    }
+
+    /// A new evaluation scope over the pipeline's environment, for one subscription.
+    public func makeScope() -> EvaluationScope {
+        EvaluationScope(environment: environment)
+    }
+
+    /// An error of this component, on `element`.
+    public func error(_ message: String, element: Value? = nil) -> PipelineRuntimeError {
+        PipelineRuntimeError(message, component: componentName, location: location, element: element)
+    }
+
+    /// Evaluates `expression` on `element`, turning an expression error into a pipeline error
+    /// that names this component, its place in the file and the element.
+    @inlinable
+    public func evaluate(_ expression: Expression, _ element: Value, in scope: EvaluationScope) throws -> Value {
+        scope.element = element
+        do {
+            return try expression.evaluate(in: scope)
+        } catch let error as ExpressionRuntimeError {
+            throw self.error("\(error.message) in '\(expression.source)'", element: element)
+        }
+    }
+
+    /// Renders `template` on `element`; a failure is a pipeline error naming this component, its
+    /// place in the file and the element.
+    public func render(_ template: Template, _ element: Value, in scope: EvaluationScope) throws -> Value {
+        scope.element = element
+        do {
+            return try template.render(in: scope)
+        } catch {
+            throw self.error("\(error) in '\(template.source)'", element: element)
+        }
+    }
+}
+
+/// Objects shared by the components of one pipeline, one per type.
+final class SharedServices {
+    private var objects: [ObjectIdentifier: AnyObject] = [:]
+
+    func existing<T: AnyObject>(_ type: T.Type) -> T? {
+        objects[ObjectIdentifier(type)] as? T
+    }
+
+    /// Puts `object` in as the service of its own type.
+    func insert(_ object: AnyObject) {
+        objects[ObjectIdentifier(type(of: object))] = object
+    }
+
+    func object<T: AnyObject>(_ type: T.Type, _ make: () -> T) -> T {
+        if let existing = objects[ObjectIdentifier(type)] as? T { return existing }
+        let made = make()
+        objects[ObjectIdentifier(type)] = made
+        return made
+    }
+}

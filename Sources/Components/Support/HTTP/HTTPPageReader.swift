@@ -1,0 +1,95 @@
+import Foundation
+import Pipeline
+import Reactive
+
+/// Reads an HTTP source a page at a time.
+final class HTTPPageReader: PageReader {
+    private let fetch: PagedFetch
+    private var next: Result<HTTPRequestData, any Error>?
+    private var fetched = 0
+
+    init(fetch: PagedFetch, first: Result<HTTPRequestData, any Error>) {
+        self.fetch = fetch
+        next = first
+    }
+
+    var isFinished: Bool { next == nil }
+
+    func nextPage() -> Observable<Value> {
+        guard let next else { return .empty() }
+        let request: HTTPRequestData
+        switch next {
+        case .failure(let error): return .error(error)
+        case .success(let made): request = made
+        }
+        return fetch.setup.fetch(request).flatMap { [self] response -> Observable<Value> in
+            do {
+                let page = try self.read(response, request: request)
+                return .just(.array(page))
+            } catch {
+                return .error(error)
+            }
+        }
+    }
+
+    private func read(_ response: HTTPResponseData, request: HTTPRequestData) throws -> [Value] {
+        let setup = fetch.setup
+        let body: Value
+        do {
+            body = try JSONParser.parse(response.body)
+        } catch {
+            let type = response.header("content-type").map { " (\($0))" } ?? ""
+            throw setup.context.error(
+                "\(request.method) \(setup.redactor.redact(url: request.url)): the response is not JSON\(type): "
+                    + setup.redactor.redact(HTTPBody.preview(response.body)))
+        }
+        let items: [Value]
+        do {
+            items = try fetch.items(body)
+        } catch let error as PipelineRuntimeError {
+            throw error
+        } catch {
+            throw setup.context.error(
+                "\(request.method) \(setup.redactor.redact(url: request.url)): \(error); the body starts "
+                    + setup.redactor.redact(HTTPBody.preview(response.body)))
+        }
+        let index = fetched
+        fetched += 1
+        let page = FetchedPage(body: body, items: items, index: index)
+        if let maxPages = fetch.maxPages, fetched >= maxPages {
+            next = nil
+        } else if fetch.isLastPage?(page) == true {
+            next = nil
+        } else {
+            next = nextRequest(after: page, response: response, request: request).map { .success($0) }
+        }
+        return items
+    }
+
+    private func nextRequest(after page: FetchedPage, response: HTTPResponseData, request: HTTPRequestData)
+        -> HTTPRequestData?
+    {
+        var following = request
+        switch fetch.pagination {
+        case .none:
+            return nil
+        case .link:
+            guard let url = PagedFetch.nextLink(response.header("link"), base: response.url) else { return nil }
+            following.url = url
+        case .page(let parameter, let start):
+            guard !page.items.isEmpty else { return nil }
+            following.url = PagedFetch.setting(parameter, to: String(start + page.index + 1), in: request.url)
+        case .cursor(let parameter, let next):
+            guard let cursor = try? next(page.body) else { return nil }
+            let text: String
+            switch cursor {
+            case .null: return nil
+            case .string(let string): text = string
+            default: text = cursor.description
+            }
+            if text.isEmpty { return nil }
+            following.url = PagedFetch.setting(parameter, to: text, in: request.url)
+        }
+        return following
+    }
+}

@@ -14,11 +14,13 @@ struct Rivulet: ParsableCommand {
         abstract: "Run stream pipelines written in YAML on a reactive runtime with RxSwift's semantics.",
         discussion: """
             A pipeline file names a source, a chain of Rx operators and a sink. See README.md.
-            Exit codes: 0 success; 1 the pipeline failed at run time; 2 the command line or a pipeline \
-            file is invalid.
+            Exit codes: 0 success; 1 the pipeline failed at run time (or a test failed); 2 the command \
+            line or a pipeline file is invalid; 130/143 after SIGINT/SIGTERM, once output is flushed.
             """,
         version: version,
-        subcommands: [Run.self, TestCommand.self, Lint.self, Graph.self, Components.self]
+        subcommands: [
+            RunCommand.self, TestCommand.self, LintCommand.self, GraphCommand.self, ComponentsCommand.self,
+        ]
     )
 
     /// Parses and runs the command; a usage error exits with 2, as every invalid input does.
@@ -38,7 +40,8 @@ struct Rivulet: ParsableCommand {
     }
 }
 
-/// Writing to the standard streams without Foundation.
+/// Writing whole texts to the standard streams with write(2), unbuffered, so nothing waits in
+/// a buffer when a signal ends the run.
 enum FileHandleOutput {
     case standardOutput
     case standardError

@@ -41,7 +41,7 @@ extension BuiltinComponents {
         primary: Key.path,
         example: "sink: { file: { path: out/articles.jsonl } }",
         validate: { values, validation in
-            let folder = PipelineLoader.directory(of: validation.resolvePath(values[Key.path]))
+            let folder = PipelineLoader.directory(of: values[Key.path])
             if !validation.fileExists(folder) {
                 validation.error(
                     "the folder '\(folder)' of '\(values[Key.path])' does not exist", at: Key.path, in: values,

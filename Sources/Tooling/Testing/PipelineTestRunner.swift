@@ -86,6 +86,14 @@ public struct PipelineTestRunner {
                 diagnostics: [.error("cannot read the pipeline '\(testFile.pipeline)'", at: location)],
                 diagnosticSource: text)
         }
+        // The pipeline as written is checked first, so a test reports exactly what lint and run do.
+        let asWritten = PipelineLoader(
+            registry: registry, environment: environment,
+            loadPlugin: loadPlugin.map { load in { load($0, registry) } }
+        ).load(text: pipelineText, path: testFile.pipeline)
+        if asWritten.pipeline == nil {
+            return FileResult(path: path, cases: [], diagnostics: asWritten.diagnostics, diagnosticSource: pipelineText)
+        }
         let isGraph =
             (try? YAMLLoader(file: testFile.pipeline, environment: environment).load(pipelineText))??["streams"] != nil
         var results: [CaseResult] = []
@@ -145,6 +153,7 @@ public struct PipelineTestRunner {
         -> ComponentRegistry
     {
         let copy = ComponentRegistry()
+        copy.loadedPlugins = registry.loadedPlugins
         for var spec in registry.all {
             if spec.kind == .sink {
                 spec.factory = .sink { _, context in

@@ -29,21 +29,15 @@ extension ObservableType {
 
 /// The sink of `flatMap`, `merge` and `concatMap`: several inners at once, up to a limit.
 @usableFromInline
-final class MergeSink<Element, InnerElement>: Sink<InnerElement> {
-    @usableFromInline
-    let selector: (Element) throws -> Observable<InnerElement>
+final class MergeSink<Element, InnerElement>: InnerSubscribingSink<Element, InnerElement> {
     @usableFromInline
     let maxConcurrent: Int
-    @usableFromInline
-    let outerLifetime: Lifetime
     @usableFromInline
     var waiting: [Observable<InnerElement>] = []
     @usableFromInline
     var waitingHead = 0
     @usableFromInline
     var activeCount = 0
-    @usableFromInline
-    var outerCompleted = false
     @usableFromInline
     var isDraining = false
 
@@ -52,33 +46,19 @@ final class MergeSink<Element, InnerElement>: Sink<InnerElement> {
         selector: @escaping (Element) throws -> Observable<InnerElement>, maxConcurrent: Int?,
         downstream: AnyObserver<InnerElement>, lifetime: Lifetime
     ) {
-        self.selector = selector
         self.maxConcurrent = max(1, maxConcurrent ?? Int.max)
-        self.outerLifetime = lifetime.makeChild()
-        super.init(downstream: downstream, lifetime: lifetime)
+        super.init(selector: selector, downstream: downstream, lifetime: lifetime)
     }
 
-    @inlinable
-    func on(_ event: Event<Element>) {
-        if isDisposed { return }
-        switch event {
-        case .next(let element):
-            let inner: Observable<InnerElement>
-            do {
-                inner = try selector(element)
-            } catch {
-                forwardTerminal(.error(error))
-                return
-            }
-            waiting.append(inner)
-            drain()
-        case .error(let error):
-            forwardTerminal(.error(error))
-        case .completed:
-            outerLifetime.dispose()
-            outerCompleted = true
-            completeIfDone()
-        }
+    @usableFromInline
+    override func accept(_ inner: Observable<InnerElement>) {
+        waiting.append(inner)
+        drain()
+    }
+
+    @usableFromInline
+    override func outerDidComplete() {
+        completeIfDone()
     }
 
     /// Subscribes waiting inners while below the limit; a loop, not recursion, so inners that

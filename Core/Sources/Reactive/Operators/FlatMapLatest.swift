@@ -26,49 +26,29 @@ extension ObservableType where Element: ObservableType {
 }
 
 @usableFromInline
-final class FlatMapLatestSink<Element, InnerElement>: Sink<InnerElement> {
-    @usableFromInline
-    let selector: (Element) throws -> Observable<InnerElement>
-    @usableFromInline
-    let outerLifetime: Lifetime
+final class FlatMapLatestSink<Element, InnerElement>: InnerSubscribingSink<Element, InnerElement> {
     @usableFromInline
     var innerLifetime: Lifetime?
-    @usableFromInline
-    var outerCompleted = false
 
     @inlinable
-    init(
+    override init(
         selector: @escaping (Element) throws -> Observable<InnerElement>,
         downstream: AnyObserver<InnerElement>, lifetime: Lifetime
     ) {
-        self.selector = selector
-        self.outerLifetime = lifetime.makeChild()
-        super.init(downstream: downstream, lifetime: lifetime)
+        super.init(selector: selector, downstream: downstream, lifetime: lifetime)
     }
 
-    @inlinable
-    func on(_ event: Event<Element>) {
-        if isDisposed { return }
-        switch event {
-        case .next(let element):
-            let inner: Observable<InnerElement>
-            do {
-                inner = try selector(element)
-            } catch {
-                forwardTerminal(.error(error))
-                return
-            }
-            innerLifetime?.dispose()
-            let current = lifetime.makeChild()
-            innerLifetime = current
-            inner.subscribe(AnyObserver { self.onInner($0, current) }, in: current)
-        case .error(let error):
-            forwardTerminal(.error(error))
-        case .completed:
-            outerLifetime.dispose()
-            outerCompleted = true
-            if innerLifetime == nil { forwardTerminal(.completed) }
-        }
+    @usableFromInline
+    override func accept(_ inner: Observable<InnerElement>) {
+        innerLifetime?.dispose()
+        let current = lifetime.makeChild()
+        innerLifetime = current
+        inner.subscribe(AnyObserver { self.onInner($0, current) }, in: current)
+    }
+
+    @usableFromInline
+    override func outerDidComplete() {
+        if innerLifetime == nil { forwardTerminal(.completed) }
     }
 
     @usableFromInline

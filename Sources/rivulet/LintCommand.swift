@@ -2,8 +2,9 @@ import ArgumentParser
 import Pipeline
 
 /// `rivulet lint FILE...`: checks pipeline files and reports every error, located.
-struct Lint: ParsableCommand {
+struct LintCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "lint",
         abstract: "Check pipeline files; print every error as file:line:col and exit 2 if there is one.")
 
     @Argument(help: "The pipeline files to check.")

@@ -3,8 +3,9 @@ import Pipeline
 import Tooling
 
 /// `rivulet graph FILE`: the pipeline's streams, operators and sinks as text, DOT or Mermaid.
-struct Graph: ParsableCommand {
+struct GraphCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "graph",
         abstract: "Draw a pipeline's graph as text, Graphviz DOT or Mermaid.")
 
     enum Format: String, ExpressibleByArgument, CaseIterable {

@@ -3,8 +3,9 @@ import Pipeline
 import Tooling
 
 /// `rivulet components [NAME]`: every source, operator and sink, or one in detail.
-struct Components: ParsableCommand {
+struct ComponentsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "components",
         abstract: "List every source, operator and sink, or describe one: parameters, defaults, docs, an example.")
 
     enum Format: String, ExpressibleByArgument, CaseIterable {

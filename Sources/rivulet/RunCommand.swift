@@ -5,8 +5,9 @@ import Pipeline
 import Reactive
 
 /// `rivulet run FILE`: runs a pipeline on the real clock (or a virtual one) until it ends.
-struct Run: ParsableCommand {
+struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "run",
         abstract: "Run a pipeline until it ends, fails (exit 1) or is interrupted (exit 130/143).")
 
     enum ClockKind: String, ExpressibleByArgument, CaseIterable {
@@ -19,8 +20,13 @@ struct Run: ParsableCommand {
     @Option(help: "real (the default), or virtual: timers fire in order at once (for pipelines without network I/O).")
     var clock: ClockKind = .real
 
-    @Option(name: .customLong("set"), help: "Override a value of the file by its path: ops.1.debounce=300ms.")
-    var overrides: [String] = []
+    @Option(
+        name: .customLong("set"), help: "Override a value of the file by its path: ops.1.debounce=300ms.",
+        transform: { text in
+            guard let override = Override(text) else { throw ValidationError("--set expects key=value, got '\(text)'") }
+            return override
+        })
+    var overrides: [Override] = []
 
     @Flag(
         help:
@@ -28,8 +34,15 @@ struct Run: ParsableCommand {
     )
     var trace = false
 
-    @Option(help: "Stop the pipeline after this long on its clock (250ms, 10s, 2m).")
-    var until: String?
+    @Option(
+        help: "Stop the pipeline after this long on its clock (250ms, 10s, 2m).",
+        transform: { text in
+            guard let duration = DurationSyntax.parse(text) else {
+                throw ValidationError("--until expects a duration such as 10s, got '\(text)'")
+            }
+            return duration
+        })
+    var until: RxTimeInterval?
 
     @Option(help: "The seed of random() (default: the file's 'seed', else from the system).")
     var seed: UInt64?
@@ -49,27 +62,17 @@ struct Run: ParsableCommand {
         return HTTPSession(mode: .live)
     }
 
-    func run() throws {
+    func validate() throws {
         if record != nil && replay != nil { throw ValidationError("--record and --replay cannot be used together") }
         if let replay, !FileManager.default.fileExists(atPath: replay) {
             throw ValidationError("--replay: no such file '\(replay)'")
         }
-        var parsedOverrides: [Override] = []
-        for text in overrides {
-            guard let override = Override(text) else {
-                throw ValidationError("--set expects key=value, got '\(text)'")
-            }
-            parsedOverrides.append(override)
-        }
-        var limit: RxTimeInterval?
-        if let until {
-            guard let duration = DurationSyntax.parse(until) else {
-                throw ValidationError("--until expects a duration such as 10s, got '\(until)'")
-            }
-            limit = duration
-        }
+    }
+
+    func run() throws {
+        let limit = until
         let loaded = CommandSupport.loader(try CommandSupport.registry(plugins: pluginOptions.plugins))
-            .load(path: file, overrides: parsedOverrides)
+            .load(path: file, overrides: overrides)
         guard let pipeline = loaded.pipeline else {
             CommandSupport.report(loaded)
             throw ExitCode(2)

@@ -40,6 +40,12 @@ let package = Package(
             name: "Tooling",
             dependencies: ["Components", .product(name: "RivuletCore", package: "Core")]
         ),
+        // What every runtime and pipeline test case shares: the check that it leaked no subscription.
+        .target(
+            name: "RivuletTestSupport",
+            dependencies: [.product(name: "RivuletCore", package: "Core")],
+            path: "Tests/TestSupport"
+        ),
         .executableTarget(
             name: "rivulet",
             dependencies: [
@@ -51,19 +57,19 @@ let package = Package(
         ),
         .testTarget(
             name: "ReactiveTests",
-            dependencies: [.product(name: "RivuletCore", package: "Core")]
+            dependencies: ["RivuletTestSupport", .product(name: "RivuletCore", package: "Core")]
         ),
         .testTarget(
             name: "PipelineTests",
-            dependencies: [.product(name: "RivuletCore", package: "Core")]
+            dependencies: ["RivuletTestSupport", .product(name: "RivuletCore", package: "Core")]
         ),
         .testTarget(
             name: "ComponentsTests",
-            dependencies: ["Components", .product(name: "RivuletCore", package: "Core")]
+            dependencies: ["Components", "RivuletTestSupport", .product(name: "RivuletCore", package: "Core")]
         ),
         .testTarget(
             name: "ToolingTests",
-            dependencies: ["Tooling", "Components", .product(name: "RivuletCore", package: "Core")]
+            dependencies: ["Tooling", "Components", "RivuletTestSupport", .product(name: "RivuletCore", package: "Core")]
         ),
         .testTarget(
             name: "RivuletCLITests", dependencies: ["rivulet", "Components", "HTTPTestServer"], exclude: ["LintCorpus", "Golden"]),

@@ -1,4 +1,5 @@
 import Components
+import RivuletTestSupport
 import XCTest
 
 #if canImport(Glibc)
@@ -6,7 +7,7 @@ import XCTest
 #endif
 
 /// Programs started without Foundation's Process: streams, exit statuses, signals and timeouts.
-final class ChildProcessTests: XCTestCase {
+final class ChildProcessTests: LeakCheckingTestCase {
     func testInputIsPassedThroughAndBothOutputsAreCollected() throws {
         let input = (0..<20_000).map { "line \($0)\n" }.joined()  // More than a pipe holds.
         let process = try ChildProcess(

@@ -1,9 +1,10 @@
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 
 /// The pieces of the images source: srcset, placeholders, the CSS subset, and extraction itself.
-final class HTMLImagesTests: XCTestCase {
+final class HTMLImagesTests: LeakCheckingTestCase {
     func testSrcsetCandidatesKeepCommasInURLs() {
         let candidates = HTMLImages.parseSrcset(
             "https://cdn/w_100,h_100/a.jpg 100w, https://cdn/w_300,h_300/b.jpg 300w,c.jpg, d.jpg 2x")

@@ -1,11 +1,12 @@
 import Components
 import Foundation
 import Pipeline
+import RivuletTestSupport
 import XCTest
 
 /// The HTTP sources and scanPaginate on the virtual clock, answered from recordings: retries and
 /// their timing, rate limits, the APIs' page caps, and page-at-a-time reading.
-final class HTTPComponentTests: XCTestCase {
+final class HTTPComponentTests: LeakCheckingTestCase {
     private var files: [String] = []
 
     override func tearDown() {

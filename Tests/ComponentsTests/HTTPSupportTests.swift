@@ -1,12 +1,13 @@
 import Foundation
 import Pipeline
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 
 /// The pieces of the HTTP layer: redaction, API error messages, Link headers, backoff,
 /// recordings, NYT's two multimedia shapes.
-final class HTTPSupportTests: XCTestCase {
+final class HTTPSupportTests: LeakCheckingTestCase {
     func testSecretsAreRemovedByNameAndByValue() {
         let redactor = SecretRedactor()
         XCTAssertEqual(

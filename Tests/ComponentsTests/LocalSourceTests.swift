@@ -1,10 +1,11 @@
 import Components
 import Foundation
 import Pipeline
+import RivuletTestSupport
 import XCTest
 
 /// `fixture` read from real files, on a virtual clock.
-final class LocalSourceTests: XCTestCase {
+final class LocalSourceTests: LeakCheckingTestCase {
     private var directory: URL!
 
     override func setUpWithError() throws {

@@ -1,9 +1,10 @@
 import Components
 import Pipeline
 import Reactive
+import RivuletTestSupport
 import XCTest
 
-final class OperatorComponentTests: XCTestCase {
+final class OperatorComponentTests: LeakCheckingTestCase {
     func testSearchAsYouTypeFiltersDebouncesAndDeduplicates() throws {
         let harness = try PipelineHarness().run(
             """

@@ -1,8 +1,9 @@
+import RivuletTestSupport
 import XCTest
 
 /// The status sink, piped: each status is a line on standard error (the pipeline's log); a
 /// cleared status writes nothing.
-final class StatusSinkTests: XCTestCase {
+final class StatusSinkTests: LeakCheckingTestCase {
     func testStatusesGoToTheLogAndClearingWritesNothing() throws {
         let harness = try PipelineHarness().run(
             """

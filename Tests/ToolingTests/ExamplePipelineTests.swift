@@ -1,11 +1,12 @@
 import Components
 import Foundation
 import Pipeline
+import RivuletTestSupport
 import Tooling
 import XCTest
 
 /// The pipelines in Pipelines/: every one has a test file, and every test passes.
-final class ExamplePipelineTests: XCTestCase {
+final class ExamplePipelineTests: LeakCheckingTestCase {
     static let pipelines = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Pipelines")
 

@@ -1,7 +1,8 @@
 import Pipeline
+import RivuletTestSupport
 import XCTest
 
-final class DiagnosticTests: XCTestCase {
+final class DiagnosticTests: LeakCheckingTestCase {
     func testRendersTheLineAndACaretUnderTheColumn() {
         let diagnostic = Diagnostic.error(
             "unknown operator 'debounse'; did you mean 'debounce'?",

@@ -1,8 +1,9 @@
 import Pipeline
 import Reactive
+import RivuletTestSupport
 import XCTest
 
-final class ExpressionTests: XCTestCase {
+final class ExpressionTests: LeakCheckingTestCase {
     private let scope = EvaluationScope(environment: ExpressionEnvironment(seed: 7))
 
     private func eval(_ text: String, _ element: Value = .null, acc: Value = .null) throws -> Value {
@@ -133,7 +134,7 @@ final class ExpressionTests: XCTestCase {
 }
 
 /// Expressions with syntax errors, each with the message and the column it must produce.
-final class ExpressionSyntaxErrorTests: XCTestCase {
+final class ExpressionSyntaxErrorTests: LeakCheckingTestCase {
     static let corpus: [(text: String, message: String, offset: Int)] = [
         ("len(. >= 3", "expected ')' to close the arguments of len()", 10),
         ("len(.) >= ", "unexpected end of the expression", 10),

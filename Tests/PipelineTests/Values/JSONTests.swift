@@ -1,7 +1,8 @@
 import Pipeline
+import RivuletTestSupport
 import XCTest
 
-final class JSONTests: XCTestCase {
+final class JSONTests: LeakCheckingTestCase {
     func testParsesEveryKindOfValue() throws {
         let value = try JSONParser.parse(#"{"a": [1, -2, 3.5, 1e3, true, false, null], "b": {"c": "d"}, "e": ""}"#)
         XCTAssertEqual(

@@ -1,7 +1,8 @@
 import Pipeline
+import RivuletTestSupport
 import XCTest
 
-final class YAMLLoaderTests: XCTestCase {
+final class YAMLLoaderTests: LeakCheckingTestCase {
     private func load(_ text: String, environment: [String: String] = [:]) throws -> YAMLNode? {
         try YAMLLoader(file: "p.yaml", environment: environment).load(text)
     }

@@ -1,7 +1,8 @@
 import Reactive
+import RivuletTestSupport
 import XCTest
 
-final class DisposableTests: XCTestCase {
+final class DisposableTests: LeakCheckingTestCase {
     func testAnonymousDisposableRunsOnce() {
         var count = 0
         let disposable = AnonymousDisposable { count += 1 }

@@ -1,8 +1,9 @@
 import Foundation
 import Reactive
+import RivuletTestSupport
 import XCTest
 
-final class SerialRunLoopSchedulerTests: XCTestCase {
+final class SerialRunLoopSchedulerTests: LeakCheckingTestCase {
     /// Runs the scheduler on a thread of its own until `body` stops it, or 10 s pass.
     private func runLoop(_ scheduler: SerialRunLoopScheduler, _ body: @escaping @Sendable () -> Void) {
         let finished = DispatchSemaphore(value: 0)

@@ -1,10 +1,11 @@
 import Reactive
 import ReactiveTesting
+import RivuletTestSupport
 import XCTest
 
 /// The base of the runtime's tests: makes test schedulers and, after every test, checks that no
 /// test observable of theirs is left subscribed.
-class ReactiveTestCase: XCTestCase {
+class ReactiveTestCase: LeakCheckingTestCase {
     private var schedulers: [TestScheduler] = []
 
     /// A test scheduler checked for open subscriptions when the test ends.

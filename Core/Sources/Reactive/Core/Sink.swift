@@ -13,7 +13,10 @@ class Sink<Output> {
     init(downstream: AnyObserver<Output>, lifetime: Lifetime) {
         self.downstream = downstream
         self.lifetime = lifetime
+        Resources.made()
     }
+
+    deinit { Resources.freed() }
 
     /// Whether the subscription has ended; events arriving after that are ignored.
     @inlinable

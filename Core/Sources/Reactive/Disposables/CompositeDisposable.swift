@@ -11,12 +11,15 @@ public final class CompositeDisposable: Disposable {
     public private(set) var isDisposed = false
 
     /// An empty group.
-    public init() {}
+    public init() { Resources.made() }
 
     /// A group holding `disposables`.
     public init(_ disposables: [any Disposable]) {
+        Resources.made()
         for disposable in disposables { insert(disposable) }
     }
+
+    deinit { Resources.freed() }
 
     /// The number of members not yet removed.
     public var count: Int { members.count }

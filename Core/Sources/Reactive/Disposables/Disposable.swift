@@ -43,7 +43,10 @@ public final class AnonymousDisposable: Disposable {
     /// A disposable that runs `action` once, on the first `dispose()`.
     public init(_ action: @escaping () -> Void) {
         self.action = action
+        Resources.made()
     }
+
+    deinit { Resources.freed() }
 
     /// Whether `dispose()` was called.
     public var isDisposed: Bool { action == nil }
@@ -58,11 +61,13 @@ public final class AnonymousDisposable: Disposable {
 
 /// A flag that records whether `dispose()` was called.
 public final class BooleanDisposable: Disposable {
+    deinit { Resources.freed() }
+
     /// Whether `dispose()` was called.
     public private(set) var isDisposed = false
 
     /// A disposable not yet disposed.
-    public init() {}
+    public init() { Resources.made() }
 
     /// Marks the disposable disposed.
     public func dispose() { isDisposed = true }

@@ -21,7 +21,9 @@ public final class Lifetime: Disposable {
     var firstSlotUsed = false
 
     /// A live lifetime.
-    public init() {}
+    public init() { Resources.made() }
+
+    deinit { Resources.freed() }
 
     /// A key naming a resource added to a lifetime, for removing it again.
     public struct Key: Hashable, Sendable {

@@ -5,7 +5,9 @@ public final class SerialDisposable: Disposable {
     public private(set) var isDisposed = false
 
     /// An empty holder.
-    public init() {}
+    public init() { Resources.made() }
+
+    deinit { Resources.freed() }
 
     /// The held disposable. Assigning disposes the previous one; after disposal, disposes the new one.
     public var disposable: (any Disposable)? {

@@ -6,7 +6,9 @@ public final class SingleAssignmentDisposable: Disposable {
     public private(set) var isDisposed = false
 
     /// An empty holder.
-    public init() {}
+    public init() { Resources.made() }
+
+    deinit { Resources.freed() }
 
     /// Sets the held disposable. Setting it twice is a programming error.
     public func setDisposable(_ disposable: any Disposable) {

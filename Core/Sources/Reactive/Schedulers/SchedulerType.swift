@@ -58,7 +58,10 @@ final class ScheduledAction: Disposable {
 
     init(_ action: @escaping () -> Void) {
         self.action = action
+        Resources.made()
     }
+
+    deinit { Resources.freed() }
 
     var isCancelled: Bool { action == nil }
 

@@ -1,5 +1,5 @@
 # The two set-up commands of the README: `make run` and `make test`.
-.PHONY: deps build run test lint bench docs
+.PHONY: deps build run test lint bench docs plugin-api
 
 deps:
 	@scripts/install-deps.sh
@@ -24,6 +24,12 @@ lint:
 
 bench:
 	Benchmarks/run.sh w1
+
+# Records the plugin API's public surface in Core/PluginAPI.digest (refused for a breaking change
+# unless PluginAPI.version was raised); CI fails while the digest is out of date.
+plugin-api:
+	swift build
+	scripts/plugin-api.py update
 
 # Regenerates the component reference from the component specs.
 docs: build

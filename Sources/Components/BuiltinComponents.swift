@@ -1,4 +1,4 @@
-import Pipeline
+@_spi(Host) import Pipeline
 
 /// Rivulet's built-in sources, operators and sinks.
 ///
@@ -23,7 +23,7 @@ public enum BuiltinComponents {
     }
 
     /// A registry holding every built-in component.
-    public static func registry() -> ComponentRegistry {
+    @_spi(Host) public static func registry() -> ComponentRegistry {
         let registry = ComponentRegistry()
         for spec in all {
             do {

@@ -1,6 +1,6 @@
 import ArgumentParser
-import Pipeline
-import Tooling
+@_spi(Host) import Pipeline
+@_spi(Host) import Tooling
 
 /// `rivulet components [NAME]`: every source, operator and sink, or one in detail.
 struct ComponentsCommand: ParsableCommand {

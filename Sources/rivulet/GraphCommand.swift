@@ -1,6 +1,6 @@
 import ArgumentParser
-import Pipeline
-import Tooling
+@_spi(Host) import Pipeline
+@_spi(Host) import Tooling
 
 /// `rivulet graph FILE`: the pipeline's streams, operators and sinks as text, DOT or Mermaid.
 struct GraphCommand: ParsableCommand {

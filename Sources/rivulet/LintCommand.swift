@@ -1,5 +1,5 @@
 import ArgumentParser
-import Pipeline
+@_spi(Host) import Pipeline
 
 /// `rivulet lint FILE...`: checks pipeline files and reports every error, located.
 struct LintCommand: ParsableCommand {

@@ -1,5 +1,5 @@
 import Foundation
-import PluginAPI
+@_spi(Host) import PluginAPI
 
 /// Loads Swift operator plugins with dlopen (never dlclose: their code and metadata stay in use).
 enum PluginLoading {

@@ -1,7 +1,7 @@
 import ArgumentParser
-import Components
+@_spi(Host) import Components
 import Foundation
-import Pipeline
+@_spi(Host) import Pipeline
 import Reactive
 
 /// `rivulet run FILE`: runs a pipeline on the real clock (or a virtual one) until it ends.

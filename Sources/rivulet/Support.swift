@@ -1,6 +1,6 @@
 import ArgumentParser
-import Components
-import Pipeline
+@_spi(Host) import Components
+@_spi(Host) import Pipeline
 
 #if canImport(Glibc)
     import Glibc

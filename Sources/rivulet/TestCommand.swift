@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import Pipeline
-import Tooling
+@_spi(Host) import Pipeline
+@_spi(Host) import Tooling
 
 /// `rivulet test [PATH...]`: runs `*.test.yaml` files on a virtual clock.
 struct TestCommand: ParsableCommand {

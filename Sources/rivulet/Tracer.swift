@@ -1,4 +1,4 @@
-import Pipeline
+@_spi(Host) import Pipeline
 import Reactive
 
 /// `--trace`: prints each event as it happens, then a marble timeline per source and operator.

@@ -1,6 +1,6 @@
-import Components
+@_spi(Host) import Components
 import Foundation
-import Pipeline
+@_spi(Host) import Pipeline
 import RivuletTestSupport
 import XCTest
 

@@ -1,5 +1,5 @@
-import Components
-import Pipeline
+@_spi(Host) import Components
+@_spi(Host) import Pipeline
 import Reactive
 import RivuletTestSupport
 import XCTest

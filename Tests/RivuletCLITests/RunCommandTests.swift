@@ -1,4 +1,4 @@
-import Components
+@_spi(Host) import Components
 import Foundation
 import XCTest
 

@@ -1,8 +1,8 @@
-import Components
+@_spi(Host) import Components
 import Foundation
-import Pipeline
+@_spi(Host) import Pipeline
 import RivuletTestSupport
-import Tooling
+@_spi(Host) import Tooling
 import XCTest
 
 /// The pipelines in Pipelines/: every one has a test file, and every test passes.

@@ -1,4 +1,4 @@
-import Pipeline
+@_spi(Host) import Pipeline
 
 #if canImport(Glibc)
     import Glibc

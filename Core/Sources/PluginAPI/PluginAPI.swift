@@ -1,4 +1,5 @@
 @_exported import Pipeline
+@_spi(Host) import Pipeline
 @_exported import Reactive
 
 /// The surface operator plugins build against: what a plugin registers and how.
@@ -19,11 +20,21 @@
 /// }
 /// ```
 ///
-/// Operators are `ComponentSpec`s, exactly like the built-in ones: name, parameters, docs, an
-/// example, and a factory from an observable of values to an observable of values.
+/// Operators are `ComponentSpec`s, exactly like the built-in ones: name, typed parameters
+/// (`Parameter<T>`), docs, an example, an optional `validate` step, and a factory from an
+/// observable of values to an observable of values.
+///
+/// What a plugin sees: the runtime (`Observable` and its operators, events, observers,
+/// lifetimes and disposables, schedulers, subjects), `Value` and JSON, expressions and templates,
+/// the component and parameter declarations, the component context, and the registrar. The rest
+/// of the core (the loader, validator, compiler, YAML, diagnostics, the registry) is marked
+/// `@_spi(Host)`: `rivulet` itself uses it, plugins cannot. The surface is recorded, one
+/// declaration a line, in `Core/PluginAPI.digest`; CI fails when it changes unrecorded, and a
+/// removed or changed declaration cannot be recorded without raising `version`.
 public enum PluginAPI {
     /// The version of this API. `rivulet` refuses a plugin built against another one, since
-    /// Swift has no binary compatibility between builds of the core.
+    /// Swift has no binary compatibility between builds of the core. Raise it for any removed or
+    /// changed declaration of the surface.
     public static let version: Int32 = 1
 }
 
@@ -37,7 +48,7 @@ public final class PluginRegistrar {
     public private(set) var failure: String?
 
     /// A registrar adding to `registry`, naming `origin` (the plugin's path) as the source.
-    public init(registry: ComponentRegistry, origin: String) {
+    @_spi(Host) public init(registry: ComponentRegistry, origin: String) {
         self.registry = registry
         self.origin = origin
     }

@@ -1,4 +1,4 @@
-import Pipeline
+@_spi(Host) import Pipeline
 import Reactive
 
 private enum Key {

@@ -1,4 +1,4 @@
-import Pipeline
+@_spi(Host) import Pipeline
 import Reactive
 
 /// A timed event of an `events` source: at a time after subscription (or pipeline start, when

@@ -1,9 +1,9 @@
-import Pipeline
+@_spi(Host) import Pipeline
 import Reactive
 
 /// The reference documentation of components, generated from their specs: the text of
 /// `rivulet components` and the Markdown of docs/components.md.
-public struct ComponentReference {
+@_spi(Host) public struct ComponentReference {
     let registry: ComponentRegistry
 
     /// A reference over `registry`.

@@ -1,9 +1,9 @@
-import Pipeline
+@_spi(Host) import Pipeline
 import Reactive
 
 /// A checked pipeline drawn as a graph: each stream's source and operators in a chain, edges
 /// for streams read by other streams, dashed edges for side streams, and the sinks.
-public struct PipelineGraph {
+@_spi(Host) public struct PipelineGraph {
     struct Node {
         let id: String
         let label: String

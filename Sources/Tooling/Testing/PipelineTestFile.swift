@@ -1,9 +1,9 @@
-import Components
-import Pipeline
+@_spi(Host) import Components
+@_spi(Host) import Pipeline
 import Reactive
 
 /// A `*.test.yaml` file: the pipeline it tests and its cases.
-public struct PipelineTestFile {
+@_spi(Host) public struct PipelineTestFile {
     /// One expected or recorded event, at a time on the virtual clock.
     public struct TimedEvent: Equatable {
         /// When, in microseconds.

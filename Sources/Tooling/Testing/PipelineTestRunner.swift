@@ -1,9 +1,9 @@
-import Components
-import Pipeline
+@_spi(Host) import Components
+@_spi(Host) import Pipeline
 import Reactive
 
 /// Runs the cases of `*.test.yaml` files on a virtual clock and checks their expectations.
-public struct PipelineTestRunner {
+@_spi(Host) public struct PipelineTestRunner {
     /// The outcome of one case.
     public struct CaseResult {
         /// The case's name.

@@ -1,7 +1,7 @@
 import Reactive
 
 /// A pipeline built into observables on one scheduler, ready to start.
-public final class CompiledPipeline {
+@_spi(Host) public final class CompiledPipeline {
     /// A sink and the stream it reads.
     public struct CompiledSink {
         /// The sink's component name.
@@ -66,7 +66,7 @@ public final class CompiledPipeline {
 }
 
 /// A started pipeline: dispose it to stop (sinks are closed either way).
-public final class PipelineRun: Disposable {
+@_spi(Host) public final class PipelineRun: Disposable {
     /// How a run ended.
     public enum Outcome {
         /// Every sink's stream completed.
@@ -136,7 +136,7 @@ final class Multicast {
 }
 
 /// One event leaving a source or operator, for `--trace`.
-public struct TraceEvent {
+@_spi(Host) public struct TraceEvent {
     /// `stream#index name`, such as `main#1 debounce` (`main#source events` for the source).
     public let label: String
     /// Where the component is in the file.
@@ -148,7 +148,7 @@ public struct TraceEvent {
 }
 
 /// Builds a checked pipeline's components, on one scheduler, into a `CompiledPipeline`.
-public struct PipelineCompiler {
+@_spi(Host) public struct PipelineCompiler {
     /// Compiles `pipeline` to run on `scheduler`. `log` receives what `log` operators print;
     /// `tracer`, if given, every event leaving every source and operator; `services` are objects
     /// the components find by type through `ComponentContext.existing` and `shared` (the run's

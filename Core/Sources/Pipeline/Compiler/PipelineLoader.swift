@@ -5,7 +5,7 @@
 #endif
 
 /// Reads a pipeline file from disk and checks it: YAML, structure, components, graph.
-public struct PipelineLoader {
+@_spi(Host) public struct PipelineLoader {
     /// The components pipelines may name.
     public let registry: ComponentRegistry
     /// The variables `${VAR}` reads.

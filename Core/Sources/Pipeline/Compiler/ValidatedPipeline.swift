@@ -1,5 +1,5 @@
 /// A component whose parameters were checked.
-public struct ValidatedComponent {
+@_spi(Host) public struct ValidatedComponent {
     /// How it was written.
     public let use: ComponentUse
     /// What it is.
@@ -9,7 +9,7 @@ public struct ValidatedComponent {
 }
 
 /// A stream whose parts were all checked.
-public struct ValidatedStream {
+@_spi(Host) public struct ValidatedStream {
     /// Where its elements come from: a checked source, or another stream.
     public enum Origin {
         /// A source component.
@@ -31,7 +31,7 @@ public struct ValidatedStream {
 }
 
 /// A pipeline that passed every check, ready to be compiled.
-public struct ValidatedPipeline {
+@_spi(Host) public struct ValidatedPipeline {
     /// The configuration as written.
     public let spec: PipelineSpec
     /// The streams, each after the streams it depends on.

@@ -2,7 +2,7 @@
 /// error: unknown components and parameters (with suggestions), wrong types, missing required
 /// parameters, bad durations and enum values, expression syntax, unknown streams and side streams,
 /// cycles, and plugin files that do not exist.
-public struct Validator {
+@_spi(Host) public struct Validator {
     let registry: ComponentRegistry
     let baseDirectory: String
     let fileExists: (String) -> Bool

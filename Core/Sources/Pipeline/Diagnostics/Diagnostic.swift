@@ -1,5 +1,5 @@
 /// A problem found in a pipeline file, with where it is and, when one fits, how to fix it.
-public struct Diagnostic: Error, Hashable, Sendable, CustomStringConvertible {
+@_spi(Host) public struct Diagnostic: Error, Hashable, Sendable, CustomStringConvertible {
     /// How bad it is.
     public enum Severity: String, Sendable {
         /// The file cannot run.
@@ -32,7 +32,7 @@ public struct Diagnostic: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Several diagnostics, thrown when a file has errors.
-public struct DiagnosticList: Error, Sendable, CustomStringConvertible {
+@_spi(Host) public struct DiagnosticList: Error, Sendable, CustomStringConvertible {
     /// The diagnostics, in file order.
     public var diagnostics: [Diagnostic]
 
@@ -46,7 +46,7 @@ public struct DiagnosticList: Error, Sendable, CustomStringConvertible {
 }
 
 /// Collects diagnostics while a file is checked, so every error is reported, not just the first.
-public struct DiagnosticCollector: Sendable {
+@_spi(Host) public struct DiagnosticCollector: Sendable {
     /// What was found so far.
     public private(set) var diagnostics: [Diagnostic] = []
 
@@ -74,7 +74,7 @@ public struct DiagnosticCollector: Sendable {
 }
 
 /// Prints diagnostics the way compilers do: the location line, the source line, a caret.
-public struct DiagnosticRenderer: Sendable {
+@_spi(Host) public struct DiagnosticRenderer: Sendable {
     /// Whether to use ANSI colours (on a terminal only).
     public var useColor: Bool
 
@@ -113,7 +113,7 @@ extension String {
 }
 
 /// Suggestions for misspelt names, by edit distance.
-public enum Suggestions {
+@_spi(Host) public enum Suggestions {
     /// The candidate closest to `name`, if it is close enough to be what was meant.
     public static func closest(to name: String, in candidates: some Sequence<String>) -> String? {
         let lowered = name.lowercased()

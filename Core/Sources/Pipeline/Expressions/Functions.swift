@@ -266,7 +266,7 @@ enum Functions {
 }
 
 /// The expression language as documentation sees it.
-public enum ExpressionLanguage {
+@_spi(Host) public enum ExpressionLanguage {
     /// Every function: name, signature and one-line summary, sorted by name.
     public static var functions: [(name: String, signature: String, summary: String)] { Functions.catalogue }
 }

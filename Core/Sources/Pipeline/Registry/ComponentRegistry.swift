@@ -1,5 +1,5 @@
 /// Every component a pipeline can name: the built-ins and those of loaded plugins.
-public final class ComponentRegistry {
+@_spi(Host) public final class ComponentRegistry {
     private var specs: [String: ComponentSpec] = [:]
     private var origins: [String: String] = [:]
     /// The plugin files already loaded into this registry.

@@ -1,6 +1,6 @@
 /// `--set key=value`: replaces (or adds) one value in the YAML document before it is checked, by a
 /// dotted path of mapping keys and list indexes: `ops.1.debounce=300ms`, `source.events.0.next=hi`.
-public struct Override: @unchecked Sendable {
+@_spi(Host) public struct Override: @unchecked Sendable {
     /// The path's parts.
     public let path: [String]
     /// The value as it would be written in YAML (a plain scalar).

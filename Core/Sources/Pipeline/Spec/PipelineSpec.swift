@@ -2,7 +2,7 @@
 ///
 /// Both forms become the same shape: the linear form (`source`, `ops`, `sink`) is one stream
 /// called `main`; the graph form names its streams.
-public struct PipelineSpec {
+@_spi(Host) public struct PipelineSpec {
     /// Which form the file used.
     public enum Form: Sendable {
         /// `source` / `ops` / `sink`.
@@ -35,7 +35,7 @@ public struct PipelineSpec {
 }
 
 /// A named component as written: `debounce: 500ms`, or `{nyt.search: {q: ...}}`.
-public struct ComponentUse {
+@_spi(Host) public struct ComponentUse {
     /// The component's name.
     public var name: String
     /// Where the name is written.
@@ -49,7 +49,7 @@ public struct ComponentUse {
 }
 
 /// One stream: where its elements come from and the operators they pass through.
-public struct StreamSpec {
+@_spi(Host) public struct StreamSpec {
     /// Where a stream's elements come from.
     public enum Origin {
         /// A source component.
@@ -69,7 +69,7 @@ public struct StreamSpec {
 }
 
 /// A sink and the stream (or side stream) it reads.
-public struct SinkSpec {
+@_spi(Host) public struct SinkSpec {
     /// The stream read: a stream name, or `NAME.executing` / `NAME.errors`.
     public var stream: String
     /// Where the stream is named (or the sink, when it is implied).

@@ -1,5 +1,5 @@
 /// Reads a pipeline file's YAML into a `PipelineSpec`, collecting every structural error.
-public struct SpecParser {
+@_spi(Host) public struct SpecParser {
     static let topLevelKeys = ["name", "description", "plugins", "seed", "source", "ops", "sink", "sinks", "streams"]
     static let streamKeys = ["source", "ops"]
 

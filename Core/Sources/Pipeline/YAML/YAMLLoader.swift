@@ -5,7 +5,7 @@ import CYAML
 /// Anchors, aliases and merge keys (`<<: *defaults`) work. Syntax errors, duplicate keys, tabs in
 /// indentation and `${VAR}` references to unset variables become located diagnostics; every one
 /// found is reported.
-public struct YAMLLoader {
+@_spi(Host) public struct YAMLLoader {
     /// The path used in locations.
     public let file: String
     /// The variables `${VAR}` reads.

@@ -1,5 +1,5 @@
 /// A node of a YAML document, with the place it starts in the file.
-public final class YAMLNode: @unchecked Sendable {
+@_spi(Host) public final class YAMLNode: @unchecked Sendable {
     /// How a scalar was written, which decides how it is typed.
     public enum ScalarStyle: Sendable {
         /// Unquoted: `500ms`, `true`, `3`.
@@ -111,7 +111,7 @@ public final class YAMLNode: @unchecked Sendable {
 }
 
 /// A key and its value in a mapping.
-public struct YAMLPair: Sendable {
+@_spi(Host) public struct YAMLPair: Sendable {
     /// The key node.
     public let key: YAMLNode
     /// The value node.

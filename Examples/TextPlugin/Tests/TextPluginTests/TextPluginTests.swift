@@ -1,4 +1,4 @@
-import PluginAPI
+@_spi(Host) import PluginAPI
 import XCTest
 
 @testable import TextPlugin

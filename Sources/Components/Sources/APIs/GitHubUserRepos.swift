@@ -1,5 +1,5 @@
 import Foundation
-import Pipeline
+@_spi(Host) import Pipeline
 
 private enum Affiliation: String, ParameterChoice {
     case owner, all, member

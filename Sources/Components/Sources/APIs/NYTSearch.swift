@@ -1,4 +1,4 @@
-import Pipeline
+@_spi(Host) import Pipeline
 
 private enum ArticleOrder: String, ParameterChoice {
     case relevance, newest, oldest

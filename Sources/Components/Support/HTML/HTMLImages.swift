@@ -1,6 +1,6 @@
 import CLibXML2
 import Foundation
-import Pipeline
+@_spi(Host) import Pipeline
 
 /// An image found on a page.
 struct FoundImage: Equatable {

@@ -1,5 +1,5 @@
 import Foundation
-import Pipeline
+@_spi(Host) import Pipeline
 import Reactive
 
 /// When and how often a failed request is tried again.

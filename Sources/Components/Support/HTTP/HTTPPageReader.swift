@@ -1,5 +1,5 @@
 import Foundation
-import Pipeline
+@_spi(Host) import Pipeline
 import Reactive
 
 /// Reads an HTTP source a page at a time.

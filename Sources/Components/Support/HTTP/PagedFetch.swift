@@ -1,5 +1,5 @@
 import Foundation
-import Pipeline
+@_spi(Host) import Pipeline
 import Reactive
 
 /// What an HTTP source emits.

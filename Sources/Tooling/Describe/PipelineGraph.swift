@@ -45,8 +45,8 @@ import Reactive
                 }
                 chain.append(id)
                 previous = id
-                for (_, entry) in component.parameters.entries.sorted(by: { $0.key < $1.key }) {
-                    for reference in Self.streamReferences(entry) {
+                for (_, value) in component.parameters.values.sorted(by: { $0.key < $1.key }) {
+                    for reference in Self.streamReferences(value) {
                         if let source = tail[reference] {
                             edges.append(Edge(from: source, to: id, label: reference, dashed: false))
                         } else if let side = pipeline.sideStreams[reference],
@@ -84,10 +84,10 @@ import Reactive
         }
     }
 
-    static func streamReferences(_ entry: ParameterValues.Entry) -> [String] {
-        switch entry {
-        case .string(let name) where !name.isEmpty: return [name]
-        case .list(let entries): return entries.flatMap(streamReferences)
+    static func streamReferences(_ value: Any) -> [String] {
+        switch value {
+        case let stream as StreamName: return [stream.name]
+        case let list as [Any]: return list.flatMap(streamReferences)
         default: return []
         }
     }

@@ -265,45 +265,23 @@
                 continue
             }
             guard
-                let entry = convert(
+                let value = convert(
                     valueNode, to: parameter.type, name: parameter.name, owner: owner, dependencies: &dependencies)
             else {
                 ok = false
                 continue
             }
-            values.entries[parameter.name] = entry
-            values.given.insert(parameter.name)
+            values.values[parameter.name] = value
             values.locations[parameter.name] = valueNode.location
         }
-        for parameter in parameters
-        where values.entries[parameter.name] == nil && !values.given.contains(parameter.name) {
-            if parameter.required {
-                if given.contains(where: { $0.0.name == parameter.name }) { continue }
-                let example = parameter.example.map { " (for example \(parameter.name): \($0))" } ?? ""
-                diagnostics.error(
-                    "\(owner) needs parameter '\(parameter.name)'\(example)", at: location, note: parameter.doc)
-                ok = false
-            } else if let defaultValue = parameter.defaultValue {
-                if let entry = convertDefault(defaultValue, to: parameter.type) {
-                    values.entries[parameter.name] = entry
-                }
-            }
+        for parameter in parameters where parameter.required && values.values[parameter.name] == nil {
+            if given.contains(where: { $0.0.name == parameter.name }) { continue }
+            let example = parameter.example.map { " (for example \(parameter.name): \($0))" } ?? ""
+            diagnostics.error(
+                "\(owner) needs parameter '\(parameter.name)'\(example)", at: location, note: parameter.doc)
+            ok = false
         }
         return ok ? values : nil
-    }
-
-    func convertDefault(_ value: Value, to type: ParameterType) -> ParameterValues.Entry? {
-        switch (type, value) {
-        case (.duration, .string(let text)): return DurationSyntax.parse(text).map { .duration($0) }
-        case (.int, _): return value.intValue.map { .int($0) }
-        case (.number, _): return value.doubleValue.map { .number($0) }
-        case (.bool, .bool(let bool)): return .bool(bool)
-        case (.string, .string(let string)), (.oneOf, .string(let string)): return .string(string)
-        case (.expression, .string(let text)), (.valueExpression, .string(let text)):
-            return (try? Expression(text)).map { .expression($0) }
-        case (.template, .string(let text)): return (try? Template(text)).map { .template($0) }
-        default: return .value(value)
-        }
     }
 
     /// Where offset `offset` inside a scalar's text is in the file.
@@ -318,10 +296,12 @@
         return node.contentLocation.advanced(by: offset)
     }
 
+    /// The value `node` gives a parameter of `type`, as the Swift value `ParameterValues` holds
+    /// for it; nil after reporting why not.
     mutating func convert(
         _ node: YAMLNode, to type: ParameterType, name: String, owner: String, dependencies: inout [String]
-    ) -> ParameterValues.Entry? {
-        func typeError(_ expected: String) -> ParameterValues.Entry? {
+    ) -> Any? {
+        func typeError(_ expected: String) -> Any? {
             let got: String
             if case .scalar(let text, _) = node.kind { got = "'\(text)'" } else { got = node.kindName }
             diagnostics.error("parameter '\(name)' of \(owner) must be \(expected), got \(got)", at: node.location)
@@ -330,11 +310,11 @@
         switch type {
         case .string:
             guard let text = node.scalar else { return typeError("a string") }
-            return .string(text)
+            return text
         case .template:
             guard let text = node.scalar else { return typeError("a string") }
             do {
-                return .template(try Template(text))
+                return try Template(text)
             } catch {
                 diagnostics.error(
                     "invalid template in '\(name)': \(error.message)", at: location(in: node, offset: error.offset))
@@ -343,7 +323,7 @@
         case .expression:
             guard let text = node.scalar else { return typeError("an expression") }
             do {
-                return .expression(try Expression(text))
+                return try Expression(text)
             } catch {
                 diagnostics.error(
                     "invalid expression in '\(name)' of \(owner): \(error.message)",
@@ -351,22 +331,22 @@
                 return nil
             }
         case .valueExpression:
-            return compileValueExpression(node, name: name, owner: owner).map { .expression($0) }
+            return compileValueExpression(node, name: name, owner: owner)
         case .int:
             guard let text = node.scalar, case .int(let int) = YAMLNode.resolvePlain(text) else {
                 return typeError("an integer")
             }
-            return .int(int)
+            return int
         case .number:
             guard let text = node.scalar, let number = YAMLNode.resolvePlain(text).doubleValue else {
                 return typeError("a number")
             }
-            return .number(number)
+            return number
         case .bool:
             guard let text = node.scalar, case .bool(let bool) = YAMLNode.resolvePlain(text) else {
                 return typeError("true or false")
             }
-            return .bool(bool)
+            return bool
         case .duration:
             guard let text = node.scalar else { return typeError("a duration such as 500ms") }
             guard let duration = DurationSyntax.parse(text) else {
@@ -375,7 +355,7 @@
                 diagnostics.error("invalid duration '\(text)' for '\(name)' of \(owner)\(hint)", at: node.location)
                 return nil
             }
-            return .duration(duration)
+            return duration
         case .oneOf(let words):
             guard let text = node.scalar else { return typeError("one of \(words.joined(separator: ", "))") }
             guard words.contains(text) else {
@@ -385,25 +365,25 @@
                     note: "allowed values: \(words.joined(separator: ", "))")
                 return nil
             }
-            return .string(text)
+            return text
         case .list(let element):
             let items = node.items ?? [node]
-            var entries: [ParameterValues.Entry] = []
+            var converted: [Any] = []
             var ok = true
             for item in items {
-                if let entry = convert(item, to: element, name: name, owner: owner, dependencies: &dependencies) {
-                    entries.append(entry)
+                if let value = convert(item, to: element, name: name, owner: owner, dependencies: &dependencies) {
+                    converted.append(value)
                 } else {
                     ok = false
                 }
             }
-            return ok ? .list(entries) : nil
+            return ok ? converted : nil
         case .value:
-            return .value(node.toValue())
+            return node.toValue()
         case .stream:
             guard let reference = node.scalar else { return typeError("a stream name") }
             if let owner = checkStreamReference(reference, at: node.location) { dependencies.append(owner) }
-            return .string(reference)
+            return StreamName(reference)
         case .source:
             guard let pairs = node.pairs, pairs.count == 1, let sourceName = pairs[0].key.scalar else {
                 let sources = registry.names(of: .source)
@@ -419,30 +399,28 @@
                 }(),
                 id: nil)
             guard let component = checkComponent(use, kind: .source, dependencies: &dependencies) else { return nil }
-            return .source(
-                ParameterValues.InnerSource(
-                    spec: component.spec, parameters: component.parameters, location: use.location))
+            return ParameterValues.InnerSource(
+                spec: component.spec, parameters: component.parameters, location: use.location)
         case .map(let element):
             guard let pairs = node.pairs else { return typeError("a mapping") }
-            var entries: [(String, ParameterValues.Entry)] = []
+            var converted: [(String, Any)] = []
             var ok = true
             for pair in pairs {
-                if let entry = convert(
+                if let value = convert(
                     pair.value, to: element, name: "\(name).\(pair.key.scalar ?? "?")", owner: owner,
                     dependencies: &dependencies)
                 {
-                    entries.append((pair.key.scalar ?? "", entry))
+                    converted.append((pair.key.scalar ?? "", value))
                 } else {
                     ok = false
                 }
             }
-            return ok ? .map(entries) : nil
+            return ok ? converted : nil
         case .object(let parameters):
             guard node.pairs != nil else { return typeError("a mapping") }
             return resolveParameters(
                 parameters, primary: nil, owner: "\(owner).\(name)", node: node, at: node.location,
-                dependencies: &dependencies
-            ).map { .object($0) }
+                dependencies: &dependencies)
         }
     }
 

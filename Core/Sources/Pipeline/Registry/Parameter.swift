@@ -3,12 +3,21 @@ import Reactive
 /// A Swift type that a parameter's checked value is read as: `Int`, `String`, `RxTimeInterval`,
 /// `Expression`, `Template`, `Value`, a list of them, or an enum of words (`ParameterChoice`).
 public protocol ParameterConvertible {
-    /// How a file writes the value: what the validator checks and the docs show.
+    /// How a file writes the value: what the validator checks and makes, and the docs show.
     static var parameterType: ParameterType { get }
-    /// The value of a checked entry; nil when the entry holds another type.
-    init?(entry: ParameterValues.Entry)
-    /// The value as a pipeline file would write it (defaults are shown and checked this way).
+    /// The value from what the validator made of the file's text for `parameterType` (see
+    /// `ParameterValues.values`); nil when that is of another type.
+    init?(checked: Any)
+    /// The value as a pipeline file would write it (defaults are shown this way).
     var writtenValue: Value { get }
+}
+
+extension ParameterConvertible {
+    /// The checked value itself, when the validator made this type.
+    public init?(checked: Any) {
+        guard let value = checked as? Self else { return nil }
+        self = value
+    }
 }
 
 /// Anything that declares one parameter: the component spec's parameter list is made of these.
@@ -23,19 +32,19 @@ public protocol ParameterDeclaration: Sendable {
 public struct Parameter<T>: ParameterDeclaration, @unchecked Sendable {
     /// The declaration the validator, `rivulet components` and the docs read.
     public let spec: ParameterSpec
-    private let read: (ParameterValues.Entry?) -> T?
+    private let read: (Any?) -> T?
 
     /// The key in the YAML.
     public var name: String { spec.name }
 
-    init(spec: ParameterSpec, read: @escaping (ParameterValues.Entry?) -> T?) {
+    init(spec: ParameterSpec, read: @escaping (Any?) -> T?) {
         self.spec = spec
         self.read = read
     }
 
     func value(in values: ParameterValues) -> T {
-        guard let value = read(values.entries[spec.name]) else {
-            // The validator fills in every required or defaulted parameter before a factory runs.
+        guard let value = read(values.values[spec.name]) else {
+            // The validator rejects a file without a required parameter before a factory runs.
             fatalError("parameter '\(spec.name)' read before it was checked")
         }
         return value
@@ -46,7 +55,7 @@ extension Parameter where T: ParameterConvertible {
     /// A required parameter.
     public init(_ name: String, doc: String, example: String? = nil) {
         self.init(spec: ParameterSpec(name, T.parameterType, required: true, doc: doc, example: example)) {
-            $0.flatMap(T.init(entry:))
+            $0.flatMap(T.init(checked:))
         }
     }
 
@@ -54,7 +63,7 @@ extension Parameter where T: ParameterConvertible {
     public init(_ name: String, default defaultValue: T, doc: String, example: String? = nil) {
         self.init(
             spec: ParameterSpec(name, T.parameterType, default: defaultValue.writtenValue, doc: doc, example: example)
-        ) { $0.flatMap(T.init(entry:)) ?? defaultValue }
+        ) { $0.flatMap(T.init(checked:)) ?? defaultValue }
     }
 }
 
@@ -63,7 +72,7 @@ extension Parameter {
     public init<Wrapped: ParameterConvertible>(_ name: String, doc: String, example: String? = nil)
     where T == Wrapped? {
         self.init(spec: ParameterSpec(name, Wrapped.parameterType, doc: doc, example: example)) {
-            .some($0.flatMap(Wrapped.init(entry:)))
+            .some($0.flatMap(Wrapped.init(checked:)))
         }
     }
 }
@@ -73,7 +82,7 @@ extension Parameter where T == Expression {
     /// (`map: {title: .headline}`), compiled into one expression building the value.
     public static func valueExpression(_ name: String, doc: String, example: String? = nil) -> Self {
         Self(spec: ParameterSpec(name, .valueExpression, required: true, doc: doc, example: example)) {
-            $0.flatMap(Expression.init(entry:))
+            $0 as? Expression
         }
     }
 }
@@ -81,9 +90,7 @@ extension Parameter where T == Expression {
 extension Parameter where T == Expression? {
     /// An optional expression that may also be written as a mapping or list of expressions.
     public static func valueExpression(_ name: String, doc: String, example: String? = nil) -> Self {
-        Self(spec: ParameterSpec(name, .valueExpression, doc: doc, example: example)) {
-            .some($0.flatMap(Expression.init(entry:)))
-        }
+        Self(spec: ParameterSpec(name, .valueExpression, doc: doc, example: example)) { .some($0 as? Expression) }
     }
 }
 
@@ -92,9 +99,8 @@ extension Parameter where T == ParameterValues? {
     public static func object(
         _ name: String, _ parameters: [any ParameterDeclaration], doc: String, example: String? = nil
     ) -> Self {
-        Self(spec: ParameterSpec(name, .object(parameters.map(\.spec)), doc: doc, example: example)) { entry in
-            if case .object(let values)? = entry { return .some(values) }
-            return .some(nil)
+        Self(spec: ParameterSpec(name, .object(parameters.map(\.spec)), doc: doc, example: example)) {
+            .some($0 as? ParameterValues)
         }
     }
 }
@@ -104,7 +110,7 @@ extension ParameterValues {
     public subscript<T>(_ parameter: Parameter<T>) -> T { parameter.value(in: self) }
 
     /// Whether the file gave `parameter` (rather than it taking its default).
-    public func has(_ parameter: any ParameterDeclaration) -> Bool { given.contains(parameter.spec.name) }
+    public func has(_ parameter: any ParameterDeclaration) -> Bool { values[parameter.spec.name] != nil }
 }
 
 /// An enum of words, one parameter value each (`emit: items | page | all`).
@@ -114,8 +120,8 @@ extension ParameterChoice {
     /// One of the cases' raw values.
     public static var parameterType: ParameterType { .oneOf(allCases.map(\.rawValue)) }
     /// The case whose raw value the file wrote.
-    public init?(entry: ParameterValues.Entry) {
-        guard case .string(let text) = entry else { return nil }
+    public init?(checked: Any) {
+        guard let text = checked as? String else { return nil }
         self.init(rawValue: text)
     }
     /// The raw value.
@@ -125,13 +131,6 @@ extension ParameterChoice {
 extension String: ParameterConvertible {
     /// Text, as written.
     public static var parameterType: ParameterType { .string }
-    /// The text of a string entry.
-    public init?(entry: ParameterValues.Entry) {
-        switch entry {
-        case .string(let text), .value(.string(let text)): self = text
-        default: return nil
-        }
-    }
     /// The text.
     public var writtenValue: Value { .string(self) }
 }
@@ -139,16 +138,6 @@ extension String: ParameterConvertible {
 extension Int: ParameterConvertible {
     /// A whole number.
     public static var parameterType: ParameterType { .int }
-    /// The number of an integer entry.
-    public init?(entry: ParameterValues.Entry) {
-        switch entry {
-        case .int(let int): self = int
-        case .value(let value):
-            guard let int = value.intValue else { return nil }
-            self = int
-        default: return nil
-        }
-    }
     /// The number.
     public var writtenValue: Value { .int(self) }
 }
@@ -156,17 +145,6 @@ extension Int: ParameterConvertible {
 extension Double: ParameterConvertible {
     /// A number.
     public static var parameterType: ParameterType { .number }
-    /// The number of a number entry (an integer too).
-    public init?(entry: ParameterValues.Entry) {
-        switch entry {
-        case .number(let double): self = double
-        case .int(let int): self = Double(int)
-        case .value(let value):
-            guard let double = value.doubleValue else { return nil }
-            self = double
-        default: return nil
-        }
-    }
     /// The number.
     public var writtenValue: Value { .double(self) }
 }
@@ -174,13 +152,6 @@ extension Double: ParameterConvertible {
 extension Bool: ParameterConvertible {
     /// `true` or `false`.
     public static var parameterType: ParameterType { .bool }
-    /// The flag of a bool entry.
-    public init?(entry: ParameterValues.Entry) {
-        switch entry {
-        case .bool(let bool), .value(.bool(let bool)): self = bool
-        default: return nil
-        }
-    }
     /// The flag.
     public var writtenValue: Value { .bool(self) }
 }
@@ -188,11 +159,6 @@ extension Bool: ParameterConvertible {
 extension Duration: ParameterConvertible {
     /// `250ms`, `1.5s`, `2m`.
     public static var parameterType: ParameterType { .duration }
-    /// The duration of a duration entry.
-    public init?(entry: ParameterValues.Entry) {
-        guard case .duration(let duration) = entry else { return nil }
-        self = duration
-    }
     /// The shortest way to write it.
     public var writtenValue: Value { .string(DurationSyntax.format(self)) }
 }
@@ -200,11 +166,6 @@ extension Duration: ParameterConvertible {
 extension Expression: ParameterConvertible {
     /// An expression over the element.
     public static var parameterType: ParameterType { .expression }
-    /// The compiled expression.
-    public init?(entry: ParameterValues.Entry) {
-        guard case .expression(let expression) = entry else { return nil }
-        self = expression
-    }
     /// Its source text.
     public var writtenValue: Value { .string(source) }
 }
@@ -212,11 +173,6 @@ extension Expression: ParameterConvertible {
 extension Template: ParameterConvertible {
     /// Text with `{{ expr }}` parts.
     public static var parameterType: ParameterType { .template }
-    /// The parsed template.
-    public init?(entry: ParameterValues.Entry) {
-        guard case .template(let template) = entry else { return nil }
-        self = template
-    }
     /// Its source text.
     public var writtenValue: Value { .string(source) }
 }
@@ -224,17 +180,6 @@ extension Template: ParameterConvertible {
 extension Value: ParameterConvertible {
     /// Any JSON-like value, as written.
     public static var parameterType: ParameterType { .value }
-    /// The value as written.
-    public init?(entry: ParameterValues.Entry) {
-        switch entry {
-        case .value(let value): self = value
-        case .int(let int): self = .int(int)
-        case .number(let double): self = .double(double)
-        case .bool(let bool): self = .bool(bool)
-        case .string(let string): self = .string(string)
-        default: return nil
-        }
-    }
     /// Itself.
     public var writtenValue: Value { self }
 }
@@ -243,11 +188,11 @@ extension Array: ParameterConvertible where Element: ParameterConvertible {
     /// A list (a single value is taken as a list of one).
     public static var parameterType: ParameterType { .list(Element.parameterType) }
     /// The list's elements, each converted.
-    public init?(entry: ParameterValues.Entry) {
-        guard case .list(let entries) = entry else { return nil }
+    public init?(checked: Any) {
+        guard let items = checked as? [Any] else { return nil }
         var elements: [Element] = []
-        for entry in entries {
-            guard let element = Element(entry: entry) else { return nil }
+        for item in items {
+            guard let element = Element(checked: item) else { return nil }
             elements.append(element)
         }
         self = elements
@@ -264,9 +209,8 @@ public struct StreamName: ParameterConvertible, Hashable, Sendable {
 
     /// A stream name.
     public static var parameterType: ParameterType { .stream }
-    /// The name of a stream entry.
-    public init?(entry: ParameterValues.Entry) {
-        guard case .string(let name) = entry else { return nil }
+    /// A stream name.
+    public init(_ name: String) {
         self.name = name
     }
     /// The name.
@@ -281,11 +225,11 @@ public struct ParameterMap<Element: ParameterConvertible>: ParameterConvertible 
     /// A mapping of `Element`.
     public static var parameterType: ParameterType { .map(Element.parameterType) }
     /// The mapping's pairs, each value converted.
-    public init?(entry: ParameterValues.Entry) {
-        guard case .map(let entries) = entry else { return nil }
+    public init?(checked: Any) {
+        guard let items = checked as? [(String, Any)] else { return nil }
         var pairs: [(key: String, value: Element)] = []
-        for (key, entry) in entries {
-            guard let element = Element(entry: entry) else { return nil }
+        for (key, item) in items {
+            guard let element = Element(checked: item) else { return nil }
             pairs.append((key, element))
         }
         self.pairs = pairs
@@ -301,11 +245,6 @@ public struct ParameterMap<Element: ParameterConvertible>: ParameterConvertible 
 extension ParameterValues.InnerSource: ParameterConvertible {
     /// A mapping with one source component.
     public static var parameterType: ParameterType { .source }
-    /// The checked inner source.
-    public init?(entry: ParameterValues.Entry) {
-        guard case .source(let source) = entry else { return nil }
-        self = source
-    }
     /// Its name (sources have no written default).
     public var writtenValue: Value { .string(spec.name) }
 }

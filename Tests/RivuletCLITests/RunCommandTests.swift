@@ -67,6 +67,15 @@ final class RunCommandTests: XCTestCase {
         XCTAssertEqual(clock.status, 2)
         XCTAssertTrue(clock.stderr.contains("sundial"), clock.stderr)
         XCTAssertFalse(clock.stderr.contains("Fatal error"))
+        // Durations beyond what a clock can hold are refused, not a trap.
+        let huge = try runRivulet(["run", path, "--until", "3000000h"])
+        XCTAssertEqual(huge.status, 2, huge.stderr)
+        XCTAssertTrue(huge.stderr.contains("--until expects a duration such as 10s, got '3000000h'"), huge.stderr)
+        let withDebounce = try pipeline(
+            "source: { interval: 1s }\nops: [{ take: 1 }, { debounce: 1s }]\nsink: stdout\n")
+        let set = try runRivulet(["run", withDebounce, "--set", "ops.1.debounce=99999999999h"])
+        XCTAssertEqual(set.status, 2, set.stderr)
+        XCTAssertTrue(set.stderr.contains("the longest is 100000h"), set.stderr)
     }
 
     func testSetOverridesAValueAndUntilStopsTheRun() throws {

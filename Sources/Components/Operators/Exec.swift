@@ -7,7 +7,8 @@ private enum Key {
         "command", doc: "The program and its arguments; a relative program path is resolved against the pipeline file.",
         example: "[python3, ./enrich.py]")
     static let timeout = Parameter<RxTimeInterval>(
-        "timeout", default: .seconds(10), doc: "The longest the program may take to answer one element.")
+        "timeout", default: .seconds(10), doc: "The longest the program may take to answer one element."
+    ).above(RxTimeInterval.zero)
     static let onError = Parameter<ErrorPolicy>("onError", default: .fail, doc: "What an {\"error\"} answer does.")
 }
 

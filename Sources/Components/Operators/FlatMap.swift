@@ -3,7 +3,8 @@ import Reactive
 
 private enum Key {
     static let maxConcurrent = Parameter<Int?>(
-        "maxConcurrent", doc: "The most inners running at once (no limit when absent).", example: "4")
+        "maxConcurrent", doc: "The most inners running at once (no limit when absent).", example: "4"
+    ).atLeast(1)
 }
 
 extension BuiltinComponents {

@@ -2,11 +2,12 @@
 import Reactive
 
 private enum Key {
-    static let attempts = Parameter<Int>("max", default: 3, doc: "Attempts in all.", example: "5")
+    static let attempts = Parameter<Int>("max", default: 3, doc: "Attempts in all.", example: "5").atLeast(1)
     static let backoff = Parameter<RxTimeInterval?>(
         "backoff", doc: "The wait before the second attempt (no wait when absent).", example: "500ms")
     static let maxBackoff = Parameter<RxTimeInterval>("maxBackoff", default: .seconds(30), doc: "The longest wait.")
     static let jitter = Parameter<Double>("jitter", default: 0.5, doc: "The random fraction of each wait, 0 to 1.")
+        .atLeast(0.0)
 }
 
 extension BuiltinComponents {

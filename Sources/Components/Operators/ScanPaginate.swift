@@ -7,7 +7,7 @@ private enum PageEmission: String, ParameterChoice {
 private enum Key {
     static let emit = Parameter<PageEmission>(
         "emit", default: .accumulated, doc: "accumulated: every item so far, as one list; page: the new page's items.")
-    static let maxPages = Parameter<Int?>("maxPages", doc: "Fetch at most this many pages.", example: "5")
+    static let maxPages = Parameter<Int?>("maxPages", doc: "Fetch at most this many pages.", example: "5").atLeast(1)
 }
 
 extension BuiltinComponents {

@@ -3,7 +3,8 @@ import Reactive
 
 private enum Key {
     static let replay = Parameter<Int>(
-        "replay", default: 0, doc: "How many past elements a new reader gets.", example: "1")
+        "replay", default: 0, doc: "How many past elements a new reader gets.", example: "1"
+    ).atLeast(0)
 }
 
 extension BuiltinComponents {

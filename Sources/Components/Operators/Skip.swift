@@ -2,7 +2,7 @@
 import Reactive
 
 private enum Key {
-    static let count = Parameter<Int?>("count", doc: "How many elements to drop.", example: "1")
+    static let count = Parameter<Int?>("count", doc: "How many elements to drop.", example: "1").atLeast(0)
     static let duration = Parameter<RxTimeInterval?>(
         "for", doc: "For how long after subscription to drop elements.", example: "1s")
 }

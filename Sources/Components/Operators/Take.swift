@@ -2,7 +2,7 @@
 import Reactive
 
 private enum Key {
-    static let count = Parameter<Int?>("count", doc: "How many elements.", example: "10")
+    static let count = Parameter<Int?>("count", doc: "How many elements.", example: "10").atLeast(0)
     static let duration = Parameter<RxTimeInterval?>("for", doc: "For how long after subscription.", example: "30s")
 }
 

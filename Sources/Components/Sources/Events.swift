@@ -8,7 +8,8 @@ private enum Key {
     static let marbles = Parameter<String?>(
         "marbles", doc: "The timeline as a marble diagram.", example: "\"-a-b---c|\"")
     static let tick = Parameter<RxTimeInterval>(
-        "tick", default: .milliseconds(10), doc: "The time of one marble character.")
+        "tick", default: .milliseconds(10), doc: "The time of one marble character."
+    ).above(RxTimeInterval.zero)
     static let marbleValues = Parameter<ParameterMap<Value>?>(
         "values", doc: "What each marble letter stands for.", example: "{ a: cl, b: clim }")
     static let timeline = Parameter<Template?>(
@@ -49,7 +50,7 @@ extension BuiltinComponents {
             }
             if let written = values[Key.events] {
                 do { _ = try TimelineEntry.parse(written, context: nil) } catch {
-                    validation.error("\(error)", at: Key.events, in: values)
+                    validation.error("\(error)", at: Key.events, item: (error as? TimelineError)?.entry, in: values)
                 }
             }
             if let written = values[Key.marbles] {

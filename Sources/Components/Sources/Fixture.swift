@@ -16,7 +16,8 @@ private enum Key {
     )
     static let whole = Parameter<Bool>("whole", default: false, doc: "Emit the whole document as one element.")
     static let every = Parameter<RxTimeInterval?>(
-        "every", doc: "Emit one element per period instead of all at once.", example: "100ms")
+        "every", doc: "Emit one element per period instead of all at once.", example: "100ms"
+    ).above(RxTimeInterval.zero)
 }
 
 extension BuiltinComponents {

@@ -11,15 +11,17 @@ private enum Key {
         example: "\"${IMAGES_BASE_URL:-https://images.example}/search?q={{ . }}\"")
     static let selector = Parameter<String?>(
         "selector", doc: "Only images inside what this selects (XPath or CSS).", example: "\"div.results img\"")
-    static let limit = Parameter<Int?>("limit", doc: "Emit at most this many images.", example: "30")
-    static let maxBytes = Parameter<Int>("maxBytes", default: 5_242_880, doc: "The largest page read (5 MiB).")
+    static let limit = Parameter<Int?>("limit", doc: "Emit at most this many images.", example: "30").atLeast(0)
+    static let maxBytes = Parameter<Int>("maxBytes", default: 5_242_880, doc: "The largest page read (5 MiB).").atLeast(
+        1)
     static let includeData = Parameter<Bool>("includeData", default: false, doc: "Keep data: URLs.")
     static let headers = Parameter<ParameterMap<Template>?>(
         "headers", doc: "Request headers (templates).", example: "{ Accept-Language: ja }")
     static let emit = Parameter<ImageEmission>(
         "emit", default: .items, doc: "items: one element per image; all: one list of the page's images.")
     static let timeout = Parameter<RxTimeInterval>(
-        "timeout", default: .seconds(30), doc: "The longest the page may take.")
+        "timeout", default: .seconds(30), doc: "The longest the page may take."
+    ).above(RxTimeInterval.zero)
 }
 
 extension BuiltinComponents {

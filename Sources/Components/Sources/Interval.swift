@@ -2,10 +2,12 @@
 import Reactive
 
 private enum Key {
-    static let period = Parameter<RxTimeInterval>("period", doc: "The time between elements.", example: "1s")
+    static let period = Parameter<RxTimeInterval>("period", doc: "The time between elements.", example: "1s").above(
+        RxTimeInterval.zero)
     static let dueTime = Parameter<RxTimeInterval>("dueTime", doc: "The delay before the first element.", example: "2s")
     static let timerPeriod = Parameter<RxTimeInterval?>(
-        "period", doc: "The time between later elements.", example: "500ms")
+        "period", doc: "The time between later elements.", example: "500ms"
+    ).above(RxTimeInterval.zero)
 }
 
 extension BuiltinComponents {

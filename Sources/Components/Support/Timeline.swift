@@ -13,42 +13,55 @@ struct TimelineEntry {
             throw TimelineError("a timeline is a list of {at, next | error | complete}, got \(value.typeName)")
         }
         return try items.enumerated().map { index, item in
-            guard case .object(let object) = item else {
+            do {
+                return try entry(item, index: index, context: context)
+            } catch var error as TimelineError {
+                error.entry = index
+                throw error
+            }
+        }
+    }
+
+    /// Entry number `index` (from 0) of a timeline.
+    static func entry(_ item: Value, index: Int, context: ComponentContext?) throws -> TimelineEntry {
+        guard case .object(let object) = item else {
+            throw TimelineError(
+                "timeline entry \(index + 1) must be a mapping {at, next | error | complete}, got \(item.typeName)")
+        }
+        let at: RxTimeInterval
+        switch object["at"] {
+        case nil:
+            throw TimelineError("timeline entry \(index + 1) needs 'at', a time such as 150ms")
+        case .string(let text)?:
+            guard let duration = DurationSyntax.parse(text) else {
                 throw TimelineError(
-                    "timeline entry \(index + 1) must be a mapping {at, next | error | complete}, got \(item.typeName)")
+                    "timeline entry \(index + 1): invalid time '\(text)'\(DurationSyntax.hint(for: text))")
             }
-            let at: RxTimeInterval
-            switch object["at"] {
-            case nil: at = .zero
-            case .string(let text)?:
-                guard let duration = DurationSyntax.parse(text) else {
-                    throw TimelineError(
-                        "timeline entry \(index + 1): invalid time '\(text)'; write it like 150ms or 2s")
-                }
-                at = duration
-            case let number? where number.doubleValue != nil:
-                at = .nanoseconds(Int64(number.doubleValue! * 1e6))
-            case let other?:
-                throw TimelineError(
-                    "timeline entry \(index + 1): 'at' must be a time such as 150ms, got \(other.typeName)")
+            at = duration
+        case let other?:
+            var hint = ""
+            if let number = other.doubleValue, number.isFinite, abs(number) < 1e12 {
+                hint = "; add a unit: \(number == number.rounded() ? String(Int(number)) : String(number))ms"
             }
-            let kinds = ["next", "error", "complete"].filter { object[$0] != nil }
-            guard kinds.count == 1 else {
-                throw TimelineError("timeline entry \(index + 1) needs exactly one of next, error, complete")
-            }
-            let unknown = object.keys.filter { !["at", "next", "error", "complete"].contains($0) }
-            if let key = unknown.first {
-                throw TimelineError(
-                    "timeline entry \(index + 1): unknown key '\(key)'; entries have at and next, error or complete")
-            }
-            switch kinds[0] {
-            case "next": return TimelineEntry(at: at, event: .next(object["next"]!))
-            case "error":
-                let message = object["error"]?.stringValue ?? object["error"]!.description
-                let error: any Error = context.map { $0.error(message) } ?? TimelineError(message)
-                return TimelineEntry(at: at, event: .error(error))
-            default: return TimelineEntry(at: at, event: .completed)
-            }
+            throw TimelineError(
+                "timeline entry \(index + 1): 'at' must be a time such as 150ms, got \(other.typeName)\(hint)")
+        }
+        let kinds = ["next", "error", "complete"].filter { object[$0] != nil }
+        guard kinds.count == 1 else {
+            throw TimelineError("timeline entry \(index + 1) needs exactly one of next, error, complete")
+        }
+        let unknown = object.keys.filter { !["at", "next", "error", "complete"].contains($0) }
+        if let key = unknown.first {
+            throw TimelineError(
+                "timeline entry \(index + 1): unknown key '\(key)'; entries have at and next, error or complete")
+        }
+        switch kinds[0] {
+        case "next": return TimelineEntry(at: at, event: .next(object["next"]!))
+        case "error":
+            let message = object["error"]?.stringValue ?? object["error"]!.description
+            let error: any Error = context.map { $0.error(message) } ?? TimelineError(message)
+            return TimelineEntry(at: at, event: .error(error))
+        default: return TimelineEntry(at: at, event: .completed)
         }
     }
 
@@ -114,6 +127,8 @@ struct TimelineEntry {
 /// A timeline that cannot be read.
 struct TimelineError: Error, CustomStringConvertible {
     let description: String
+    /// The entry (from 0) it is about, when it is about one.
+    var entry: Int?
 
     init(_ description: String) {
         self.description = description

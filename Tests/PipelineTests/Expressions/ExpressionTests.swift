@@ -27,12 +27,35 @@ final class ExpressionTests: LeakCheckingTestCase {
         XCTAssertEqual(try eval(".name[0]", article), "R")
     }
 
+    func testNestingAndLengthAreBoundedWithALocatedError() {
+        XCTAssertThrowsError(
+            try Expression(String(repeating: "(", count: 2000) + "1" + String(repeating: ")", count: 2000))
+        ) {
+            XCTAssertTrue("\($0)".contains("nested more than 64 levels deep"), "\($0)")
+        }
+        XCTAssertThrowsError(try Expression(String(repeating: "!", count: 500) + "true")) {
+            XCTAssertTrue("\($0)".contains("nested more than 64 levels deep"), "\($0)")
+        }
+        XCTAssertThrowsError(try Expression(Array(repeating: "1", count: 3000).joined(separator: " + "))) {
+            XCTAssertTrue("\($0)".contains("expression too long"), "\($0)")
+        }
+        XCTAssertNoThrow(try Expression(String(repeating: "(", count: 60) + "1" + String(repeating: ")", count: 60)))
+    }
+
     func testArithmeticComparisonAndLogic() throws {
         XCTAssertEqual(try eval("1 + 2 * 3"), 7)
         XCTAssertEqual(try eval("(1 + 2) * 3"), 9)
         XCTAssertEqual(try eval("7 / 2"), 3.5)
         XCTAssertEqual(try eval("8 / 2"), 4)
         XCTAssertEqual(try eval("7 % 3"), 1)
+        // Integer overflow gives a double (as + - * do), never a trap.
+        let minimum = Value.int(Int.min)
+        XCTAssertEqual(try eval(". / -1", minimum), .double(9.223372036854775808e18))
+        XCTAssertEqual(try eval(". % -1", minimum), 0)
+        XCTAssertEqual(try eval("-.", minimum), .double(9.223372036854775808e18))
+        XCTAssertEqual(try eval("abs(.)", minimum), .double(9.223372036854775808e18))
+        XCTAssertEqual(try eval(". - 1", minimum), .double(-9.223372036854775808e18))
+        XCTAssertEqual(try eval(". * 2", minimum), .double(-1.8446744073709552e19))
         XCTAssertEqual(try eval("-.stars", article), -2600)
         XCTAssertEqual(try eval(".stars >= 2500 && .name == 'Rivulet'", article), true)
         XCTAssertEqual(try eval("!(.stars > 3000) || false", article), true)

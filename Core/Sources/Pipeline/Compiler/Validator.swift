@@ -271,8 +271,16 @@
                 ok = false
                 continue
             }
+            if let problem = parameter.bound?(value) {
+                diagnostics.error(
+                    "parameter '\(parameter.name)' of \(owner) must be \(problem), got \(valueNode.scalar ?? "\(value)")",
+                    at: valueNode.location)
+                ok = false
+                continue
+            }
             values.values[parameter.name] = value
             values.locations[parameter.name] = valueNode.location
+            if let items = valueNode.items { values.itemLocations[parameter.name] = items.map(\.location) }
         }
         for parameter in parameters where parameter.required && values.values[parameter.name] == nil {
             if given.contains(where: { $0.0.name == parameter.name }) { continue }
@@ -350,9 +358,9 @@
         case .duration:
             guard let text = node.scalar else { return typeError("a duration such as 500ms") }
             guard let duration = DurationSyntax.parse(text) else {
-                let hint =
-                    Int(text) != nil ? "; add a unit: \(text)ms or \(text)s" : "; write it like 250ms, 1.5s, 2m or 1h"
-                diagnostics.error("invalid duration '\(text)' for '\(name)' of \(owner)\(hint)", at: node.location)
+                diagnostics.error(
+                    "invalid duration '\(text)' for '\(name)' of \(owner)\(DurationSyntax.hint(for: text))",
+                    at: node.location)
                 return nil
             }
             return duration

@@ -170,14 +170,33 @@ struct Lexer {
             spaced = false
         }
         tokens.append(Token(kind: .end, offset: scalars.count, spaced: spaced))
+        if tokens.count > Parser.maximumTokens {
+            throw ExpressionSyntaxError(
+                "expression too long: more than \(Parser.maximumTokens) parts",
+                offset: tokens[Parser.maximumTokens].offset)
+        }
         return tokens
     }
 }
 
 /// A Pratt parser from tokens to `ExpressionNode`s.
 struct Parser {
+    /// Bounds that keep the recursive parser, compiler and evaluator within the stack.
+    static let maximumTokens = 4096
+    static let maximumNesting = 64
+
     var tokens: [Token]
     var position = 0
+    var nesting = 0
+
+    /// Enters one level of nesting (parentheses, brackets, a unary operator, a conditional).
+    mutating func enter() throws(ExpressionSyntaxError) {
+        nesting += 1
+        if nesting > Self.maximumNesting {
+            throw ExpressionSyntaxError(
+                "expression nested more than \(Self.maximumNesting) levels deep", offset: current.offset)
+        }
+    }
 
     var current: Token { tokens[position] }
 
@@ -227,6 +246,8 @@ struct Parser {
     }
 
     mutating func parseExpression() throws(ExpressionSyntaxError) -> ExpressionNode {
+        try enter()
+        defer { nesting -= 1 }
         let condition = try parseBinary(precedence: 0)
         if isSymbol("?") {
             _ = advance()
@@ -263,6 +284,8 @@ struct Parser {
 
     mutating func parseUnary() throws(ExpressionSyntaxError) -> ExpressionNode {
         if isSymbol("!") || isSymbol("-") {
+            try enter()
+            defer { nesting -= 1 }
             let token = advance()
             guard case .symbol(let op) = token.kind else { preconditionFailure() }
             return .unary(op, try parseUnary(), offset: token.offset)

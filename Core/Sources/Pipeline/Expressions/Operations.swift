@@ -122,10 +122,13 @@ enum Operations {
                 return overflow ? .double(Double(x) * Double(y)) : .int(product)
             case "/":
                 if y == 0 { throw ExpressionRuntimeError("division by zero") }
-                return x % y == 0 ? .int(x / y) : .double(Double(x) / Double(y))
+                // Int.min / -1 does not fit: like + - *, an overflow gives a double.
+                let (quotient, overflow) = x.dividedReportingOverflow(by: y)
+                if overflow { return .double(-Double(x)) }
+                return x % y == 0 ? .int(quotient) : .double(Double(x) / Double(y))
             case "%":
                 if y == 0 { throw ExpressionRuntimeError("modulo by zero") }
-                return .int(x % y)
+                return .int(x.remainderReportingOverflow(dividingBy: y).partialValue)
             default: break
             }
         }

@@ -20,12 +20,16 @@ public final class ComponentValidation {
         self.baseDirectory = baseDirectory
     }
 
-    /// Reports a problem at `parameter`'s value in `values` (at the component when not given).
+    /// Reports a problem at `parameter`'s value in `values` (at the component when not given), or
+    /// at its item number `item` (from 0) when the value is a list.
     public func error(
-        _ message: String, at parameter: (any ParameterDeclaration)? = nil, in values: ParameterValues,
-        note: String? = nil
+        _ message: String, at parameter: (any ParameterDeclaration)? = nil, item: Int? = nil,
+        in values: ParameterValues, note: String? = nil
     ) {
-        let place = parameter.flatMap { values.locations[$0.spec.name] } ?? location
+        let itemPlace = parameter.flatMap { parameter in
+            item.flatMap { index in values.itemLocations[parameter.spec.name]?.dropFirst(index).first }
+        }
+        let place = itemPlace ?? parameter.flatMap { values.locations[$0.spec.name] } ?? location
         diagnostics.append(.error("\(owner): \(message)", at: place, note: note))
     }
 

@@ -31,7 +31,7 @@ public protocol ParameterDeclaration: Sendable {
 /// default read as `T`; optional ones are declared as `Parameter<T?>` and read as `T?`.
 public struct Parameter<T>: ParameterDeclaration, @unchecked Sendable {
     /// The declaration the validator, `rivulet components` and the docs read.
-    public let spec: ParameterSpec
+    public private(set) var spec: ParameterSpec
     private let read: (Any?) -> T?
 
     /// The key in the YAML.
@@ -102,6 +102,25 @@ extension Parameter where T == ParameterValues? {
         Self(spec: ParameterSpec(name, .object(parameters.map(\.spec)), doc: doc, example: example)) {
             .some($0 as? ParameterValues)
         }
+    }
+}
+
+extension Parameter {
+    /// This parameter, whose value must be at least `minimum` (`take: -1` is an error at the value).
+    public func atLeast<V: Comparable & ParameterConvertible & Sendable>(_ minimum: V) -> Self {
+        bounded(V.self) { $0 < minimum ? "at least \(minimum.writtenValue.text)" : nil }
+    }
+
+    /// This parameter, whose value must be more than `minimum` (`interval: 0ms` is an error).
+    public func above<V: Comparable & ParameterConvertible & Sendable>(_ minimum: V) -> Self {
+        bounded(V.self) { $0 <= minimum ? "more than \(minimum.writtenValue.text)" : nil }
+    }
+
+    private func bounded<V: ParameterConvertible>(_ type: V.Type, _ problem: @escaping @Sendable (V) -> String?) -> Self
+    {
+        var copy = self
+        copy.spec.bound = { value in V(checked: value).flatMap(problem) }
+        return copy
     }
 }
 

@@ -67,6 +67,9 @@ public struct ParameterSpec: Sendable {
     public var doc: String
     /// An example value, as YAML.
     public var example: String?
+    /// A bound the value must keep (`at least 0`), checked by the validator at the value: it
+    /// returns the problem, or nil.
+    var bound: (@Sendable (Any) -> String?)?
 
     /// A parameter; components declare theirs with `Parameter`, which makes this.
     init(

@@ -19,10 +19,16 @@ public struct ParameterValues {
     public var values: [String: Any]
     /// Where each given value is in the file.
     public var locations: [String: SourceLocation]
+    /// Where each item of a value written as a list is in the file.
+    public var itemLocations: [String: [SourceLocation]]
 
     /// Checked values.
-    public init(values: [String: Any] = [:], locations: [String: SourceLocation] = [:]) {
+    public init(
+        values: [String: Any] = [:], locations: [String: SourceLocation] = [:],
+        itemLocations: [String: [SourceLocation]] = [:]
+    ) {
         self.values = values
         self.locations = locations
+        self.itemLocations = itemLocations
     }
 }

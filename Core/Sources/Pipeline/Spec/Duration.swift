@@ -2,8 +2,27 @@ import Reactive
 
 /// Durations as pipeline files write them: `250ms`, `1.5s`, `2m`, `1h`, `100us`.
 public enum DurationSyntax {
-    /// The duration `text` means, or nil.
+    /// The longest duration a file may write, 100,000 hours (about 11 years): far beyond any
+    /// timer's use, and far from where a deadline (now + duration) would overflow.
+    public static let maximum: RxTimeInterval = .seconds(100_000 * 3600)
+
+    /// The duration `text` means, or nil (also for one longer than `maximum`).
     public static func parse(_ text: String) -> RxTimeInterval? {
+        guard let nanoseconds = nanoseconds(text), nanoseconds <= Double(maximum.totalNanoseconds) else { return nil }
+        return .nanoseconds(Int64(nanoseconds))
+    }
+
+    /// Why `text` is not a duration, as the end of a message: a missing unit, the limit, or how
+    /// durations are written.
+    public static func hint(for text: String) -> String {
+        let trimmed = text.trimming { $0 == " " }
+        if Double(trimmed) != nil { return "; add a unit: \(trimmed)ms or \(trimmed)s" }
+        if nanoseconds(text) != nil { return "; the longest is 100000h" }
+        return "; write it like 250ms, 1.5s, 2m or 1h"
+    }
+
+    /// The nanoseconds `text` writes, whatever their size (nil when it is not a number and a unit).
+    static func nanoseconds(_ text: String) -> Double? {
         let trimmed = text.trimming { $0 == " " }
         let units: [(String, Double)] = [("ms", 1e6), ("us", 1e3), ("ns", 1), ("s", 1e9), ("m", 60e9), ("h", 3600e9)]
         for (unit, nanosecondsPerUnit) in units where trimmed.hasSuffix(unit) {
@@ -11,7 +30,7 @@ public enum DurationSyntax {
             guard !number.isEmpty, number.allSatisfy({ "0123456789.".contains($0) }), let amount = Double(number) else {
                 return nil
             }
-            return .nanoseconds(Int64((amount * nanosecondsPerUnit).rounded()))
+            return (amount * nanosecondsPerUnit).rounded()
         }
         return nil
     }

@@ -91,6 +91,9 @@ private struct Builder {
         return String(cString: UnsafeRawPointer(pointer).assumingMemoryBound(to: CChar.self))
     }
 
+    /// The deepest nesting of lists and mappings a file may have.
+    static let maximumDepth = 64
+
     mutating func parse(_ text: String) throws(Diagnostic) -> YAMLNode? {
         var parser = yaml_parser_t()
         guard yaml_parser_initialize(&parser) == 1 else {
@@ -142,6 +145,14 @@ private struct Builder {
                         return .failure(.error("unknown alias '*\(name)'", at: location(event.start_mark)))
                     }
                     add(node)
+                case YAML_SEQUENCE_START_EVENT where stack.count >= Self.maximumDepth,
+                    YAML_MAPPING_START_EVENT where stack.count >= Self.maximumDepth:
+                    // Later steps walk the tree recursively; a bound keeps a hostile file from
+                    // overflowing the stack.
+                    return .failure(
+                        .error(
+                            "the file nests lists and mappings more than \(Self.maximumDepth) levels deep",
+                            at: location(event.start_mark)))
                 case YAML_SEQUENCE_START_EVENT:
                     stack.append(
                         .sequence(

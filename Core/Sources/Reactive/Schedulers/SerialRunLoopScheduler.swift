@@ -75,7 +75,9 @@ public final class SerialRunLoopScheduler: ConcurrentDeliveryScheduler, @uncheck
     @discardableResult
     public func schedule(after dueTime: RxTimeInterval, _ action: @escaping () -> Void) -> any Disposable {
         let scheduled = ScheduledAction(action)
-        push(due: Self.monotonicNanoseconds() + max(0, dueTime.totalNanoseconds), scheduled)
+        // Saturating: a due time past the clock's range means never, not a trap.
+        let (due, overflow) = Self.monotonicNanoseconds().addingReportingOverflow(max(0, dueTime.totalNanoseconds))
+        push(due: overflow ? .max : due, scheduled)
         return scheduled
     }
 

@@ -35,7 +35,8 @@ open class VirtualTimeScheduler: SchedulerType {
     public func ticks(_ duration: RxTimeInterval) -> Int {
         let resolutionNanoseconds = resolution.totalNanoseconds
         let nanoseconds = duration.totalNanoseconds
-        return Int((nanoseconds + resolutionNanoseconds / 2) / resolutionNanoseconds)
+        let (rounded, overflow) = nanoseconds.addingReportingOverflow(resolutionNanoseconds / 2)
+        return Int((overflow ? .max : rounded) / resolutionNanoseconds)
     }
 
     /// Where an action asked for at `time` really goes. The default keeps it; `TestScheduler`
@@ -60,7 +61,8 @@ open class VirtualTimeScheduler: SchedulerType {
     /// Runs `action` `dueTime` from now.
     @discardableResult
     public func schedule(after dueTime: RxTimeInterval, _ action: @escaping () -> Void) -> any Disposable {
-        scheduleAt(clock + max(0, ticks(dueTime)), action)
+        let (time, overflow) = clock.addingReportingOverflow(max(0, ticks(dueTime)))
+        return scheduleAt(overflow ? .max : time, action)
     }
 
     /// Runs every scheduled action, moving the clock forward, until none is left or `stop()`.

@@ -14,7 +14,8 @@ struct RetryPolicy {
     var maxWait: RxTimeInterval = .seconds(300)
 
     private static let maxRetriesKey = Parameter<Int>(
-        "max", default: 4, doc: "Retries after the first attempt; 0 turns retrying off.")
+        "max", default: 4, doc: "Retries after the first attempt; 0 turns retrying off."
+    ).atLeast(0)
     private static let backoffKey = Parameter<RxTimeInterval>(
         "backoff", default: .seconds(1), doc: "The first wait; doubled on each retry, jittered.")
     private static let maxBackoffKey = Parameter<RxTimeInterval>(

@@ -46,10 +46,11 @@ struct PagedFetch {
         "emit", default: .items,
         doc: "items: each item; page: one array per page; all: one array of everything, at the end.")
     /// The most pages fetched.
-    static let maxPages = Parameter<Int?>("maxPages", doc: "Stop after this many pages.", example: "5")
+    static let maxPages = Parameter<Int?>("maxPages", doc: "Stop after this many pages.", example: "5").atLeast(1)
     /// How long one request may take.
     static let timeout = Parameter<RxTimeInterval>(
-        "timeout", default: .seconds(30), doc: "The longest one request may take.")
+        "timeout", default: .seconds(30), doc: "The longest one request may take."
+    ).above(RxTimeInterval.zero)
 
     /// The shared parameters of HTTP sources.
     static let commonParameters: [any ParameterDeclaration] = [emit, maxPages, timeout, RetryPolicy.parameter]

@@ -108,6 +108,15 @@ struct RunCommand: ParsableCommand {
 
     private func log(_ line: String) { FileHandleOutput.standardError.write(line + "\n") }
 
+    /// After a signal stopped the run (its sinks are flushed and closed): exits at once with
+    /// 128 + the signal, without waiting to free what the pipeline holds (a million-element
+    /// document takes longer to free than a signal may wait).
+    private static func exitIfSignalled(_ tracer: Tracer?) {
+        guard let signal = SignalWatcher.received else { return }
+        tracer?.printTimelines()
+        Glibc.exit(128 + signal)
+    }
+
     private func runVirtual(
         _ pipeline: ValidatedPipeline, baseDirectory: String, seed: UInt64, limit: RxTimeInterval?, tracer: Tracer?
     ) throws -> PipelineRun.Outcome {
@@ -116,17 +125,19 @@ struct RunCommand: ParsableCommand {
         let compiled = try PipelineCompiler.compile(
             pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: log,
             tracer: tracer.map { tracer in { tracer.record($0) } }, services: [session])
+        // The signal thread only raises the flag (a source emitting synchronously inside start()
+        // checks it); the loop below, on this thread, stops the run.
+        let interruption = scheduler.interruption
+        SignalWatcher.start { interruption.raise() }
         var outcome: PipelineRun.Outcome?
         let run = compiled.start { outcome = $0 }
         if let limit {
             scheduler.scheduleAt(scheduler.ticks(limit)) { run.dispose() }
         }
-        // The signal thread only raises a flag; the loop below, on this thread, stops the run.
-        let stop = StopFlag()
-        SignalWatcher.start { stop.raise() }
-        while !stop.isRaised && outcome == nil && scheduler.runNext() {}
+        while !scheduler.isInterrupted && outcome == nil && scheduler.runNext() {}
         if outcome == nil { run.dispose() }
-        if case .cancelled? = outcome, SignalWatcher.received == nil { return .completed }
+        Self.exitIfSignalled(tracer)
+        if case .cancelled? = outcome { return .completed }
         return outcome ?? .completed
     }
 
@@ -151,10 +162,11 @@ struct RunCommand: ParsableCommand {
                 scheduler.schedule(after: limit) { run.dispose() }
             }
         }
-        SignalWatcher.start { scheduler.enqueue { holder.value.run?.dispose() } }
+        SignalWatcher.start { scheduler.interrupt { holder.value.run?.dispose() } }
         scheduler.run()
         let outcome = holder.value.outcome
-        if case .cancelled? = outcome, SignalWatcher.received == nil { return .completed }
+        Self.exitIfSignalled(tracer)
+        if case .cancelled? = outcome { return .completed }
         return outcome ?? .cancelled
     }
 }
@@ -168,13 +180,4 @@ final class RunHolder {
     init(compiled: CompiledPipeline) {
         self.compiled = compiled
     }
-}
-
-/// A flag raised from another thread (a signal) and read by the virtual-clock loop.
-final class StopFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var raised = false
-
-    func raise() { lock.withLock { raised = true } }
-    var isRaised: Bool { lock.withLock { raised } }
 }

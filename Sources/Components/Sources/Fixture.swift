@@ -1,5 +1,6 @@
 @_spi(Host) import Pipeline
 import Reactive
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -68,7 +69,7 @@ extension BuiltinComponents {
                     let document = try Fixture.readDocument(path: path, format: format, context: context)
                     let elements: [Value]
                     if !whole, case .array(let items) = document { elements = items } else { elements = [document] }
-                    guard let every else { return Observable.from(elements) }
+                    guard let every else { return Fixture.unpaced(elements, scheduler: scheduler) }
                     return Fixture.paced(elements, every: every, scheduler: scheduler)
                 }
             }
@@ -92,6 +93,27 @@ enum Fixture {
             throw context.error("fixture \(path) is not valid JSON: \(error)")
         }
     }
+
+    /// Every element at once, in a loop that stops when the subscription ends or the run is
+    /// interrupted (a signal).
+    static func unpaced(_ elements: [Value], scheduler: any SchedulerType) -> Observable<Value> {
+        Observable { observer, lifetime in
+            for element in elements {
+                if lifetime.isDisposed { return }
+                if scheduler.isInterrupted {
+                    // The process is about to exit: freeing a million-element document would
+                    // take longer than a signal may wait, so it is left to the exit.
+                    abandoned.withLock { $0.append(elements) }
+                    return
+                }
+                observer.on(.next(element))
+            }
+            if !lifetime.isDisposed { observer.on(.completed) }
+        }
+    }
+
+    /// Documents of interrupted runs, kept until the process exits.
+    static let abandoned = Mutex<[[Value]]>([])
 
     /// One element per period, the first one period after subscription.
     static func paced(_ elements: [Value], every: RxTimeInterval, scheduler: any SchedulerType) -> Observable<Value> {
@@ -140,7 +162,7 @@ enum Fixture {
                 }
             }
             guard let every else {
-                while !lifetime.isDisposed, let event = next() {
+                while !lifetime.isDisposed, !scheduler.isInterrupted, let event = next() {
                     observer.on(event)
                     if event.isStopEvent { return }
                 }

@@ -51,7 +51,7 @@ enum StandardInput {
             guard let scheduler = context.scheduler as? any ConcurrentDeliveryScheduler else {
                 // Virtual clock: read everything now.
                 do {
-                    while !lifetime.isDisposed,
+                    while !lifetime.isDisposed, !context.scheduler.isInterrupted,
                         let event = try reader.nextLine({
                             decode($0, json: json, line: reader.lineNumber, error: makeError)
                         })

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A span of time, as operators take it: `.milliseconds(500)`, `.seconds(2)`.
 public typealias RxTimeInterval = Duration
 
@@ -11,6 +13,29 @@ public protocol ImmediateSchedulerType: AnyObject {
     /// Runs `action` as soon as the scheduler can; the disposable cancels it if it has not run.
     @discardableResult
     func schedule(_ action: @escaping () -> Void) -> any Disposable
+
+    /// Whether the run was asked to stop from another thread (a signal). A source that emits in a
+    /// loop checks it between elements and returns, so the stop it waits behind can run.
+    var isInterrupted: Bool { get }
+}
+
+extension ImmediateSchedulerType {
+    /// Never, unless the scheduler can be interrupted.
+    public var isInterrupted: Bool { false }
+}
+
+/// A flag raised once, from any thread, and read by the scheduler's thread.
+public final class InterruptionFlag: Sendable {
+    private let raised = Atomic<Bool>(false)
+
+    /// A lowered flag.
+    public init() {}
+
+    /// Whether it was raised.
+    public var isRaised: Bool { raised.load(ordering: .relaxed) }
+
+    /// Raises it.
+    public func raise() { raised.store(true, ordering: .relaxed) }
 }
 
 /// A scheduler with a clock: it tells the time and runs work after a delay.

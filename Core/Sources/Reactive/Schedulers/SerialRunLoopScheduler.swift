@@ -25,6 +25,17 @@ public final class SerialRunLoopScheduler: ConcurrentDeliveryScheduler, @uncheck
     private var sequence: UInt64 = 0
     private var isStopped = false
     private let epoch: Int64
+    private let interruption = InterruptionFlag()
+
+    /// Whether `interrupt` was called.
+    public var isInterrupted: Bool { interruption.isRaised }
+
+    /// Asks the run to stop, from any thread: raises `isInterrupted` at once, so a source emitting
+    /// in a loop returns, then runs `stop` on the scheduler's thread.
+    public func interrupt(_ stop: @escaping @Sendable () -> Void) {
+        interruption.raise()
+        enqueue(stop)
+    }
 
     /// A scheduler whose clock starts at zero now.
     public init() {

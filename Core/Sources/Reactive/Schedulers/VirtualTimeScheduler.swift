@@ -20,6 +20,12 @@ open class VirtualTimeScheduler: SchedulerType {
     }
     private var sequence: UInt64 = 0
     private var isRunning = false
+    /// Raised from any thread (a signal) to stop the run: a source emitting in a loop returns,
+    /// and whoever drives the clock stops.
+    public let interruption = InterruptionFlag()
+
+    /// Whether `interruption` was raised.
+    public var isInterrupted: Bool { interruption.isRaised }
 
     /// A scheduler starting at `initialClock`, with ticks of `resolution`.
     public init(initialClock: Int = 0, resolution: RxTimeInterval = .seconds(1)) {

@@ -39,10 +39,12 @@ def signature(node):
     parts = [" -> ".join(types)] if types else []
     if node.get("genericSig"):
         parts.append(node["genericSig"])
-    if node.get("isThrowing"):
+    if node.get("throwing"):
         parts.append("throws")
-    if node.get("static"):
+    if node.get("static") or node.get("isStatic"):
         parts.append("static")
+    if node.get("protocolReq"):
+        parts.append("requirement")
     if node.get("hasDefaultArg"):
         parts.append("defaults")
     return " ".join(parts)

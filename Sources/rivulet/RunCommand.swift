@@ -98,6 +98,10 @@ struct RunCommand: ParsableCommand {
         switch outcome {
         case .completed:
             return
+        case .failed(let error as StandardOutputClosed):
+            // `rivulet run … | head -1`: the reader has what it wanted; end as SIGPIPE would.
+            _ = error
+            throw ExitCode(128 + SIGPIPE)
         case .failed(let error):
             FileHandleOutput.standardError.write("\(error)\n")
             throw ExitCode(1)

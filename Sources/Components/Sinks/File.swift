@@ -77,14 +77,21 @@ final class FileSink: PipelineSink {
     @exclusivity(unchecked)
     private var bytes: [UInt8] = []
     private var closed = false
+    private let context: ComponentContext
 
     init(path: String, format: String, append: Bool, columns: [String], context: ComponentContext) throws {
         self.path = path
+        self.context = context
         self.format = format == "json" ? .json : (format == "csv" ? .csv : .jsonLines)
         self.columns = columns
-        temporaryPath = format == "json" ? path + ".tmp-\(getpid())" : nil
+        // JSON is written beside the target and renamed over it at the end, unless the target is
+        // not a regular file (a device such as /dev/stdout, a FIFO), which is written in place.
+        var status = stat()
+        let special = stat(path, &status) == 0 && (status.st_mode & S_IFMT) != S_IFREG
+        if format == "json" && !special { Self.removeLeftovers(of: path) }
+        temporaryPath = format == "json" && !special ? path + ".tmp-\(getpid())" : nil
         let target = temporaryPath ?? path
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append && format != "json" ? O_APPEND : O_TRUNC)
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append && format != "json" ? O_APPEND : (special ? 0 : O_TRUNC))
         descriptor = open(target, flags, 0o644)
         guard descriptor >= 0 else {
             throw context.error("cannot open '\(target)' for writing: \(String(cString: strerror(errno)))")
@@ -98,8 +105,34 @@ final class FileSink: PipelineSink {
         if format == "json" { writer.writeRaw("[") }
     }
 
-    func receive(_ event: Event<Value>) {
+    /// Removes `PATH.tmp-PID` files that runs killed before their rename left behind (their
+    /// process is gone); a live run's is kept.
+    static func removeLeftovers(of path: String) {
+        let folder = PipelineLoader.directory(of: path)
+        let prefix = String(path.split(separator: "/").last ?? "") + ".tmp-"
+        guard let directory = opendir(folder) else { return }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count)) else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { unlink(folder + "/" + name) }
+        }
+    }
+
+    /// The error for a failed write: the file and what went wrong.
+    private func failure(_ error: WriteError, _ doing: String) -> PipelineRuntimeError {
+        context.error("\(doing) '\(temporaryPath ?? path)': \(error)")
+    }
+
+    private func check() throws {
+        do { try writer.check() } catch { throw failure(error, "writing") }
+    }
+
+    func receive(_ event: Event<Value>) throws {
         guard case .next(let value) = event, !closed else { return }
+        try check()
         switch format {
         case .json:
             bytes.removeAll(keepingCapacity: true)
@@ -133,13 +166,25 @@ final class FileSink: PipelineSink {
         return "\"" + text.replacing("\"", with: "\"\"") + "\""
     }
 
-    func close() {
+    func close() throws {
         guard !closed else { return }
         closed = true
         if format == .json { writer.writeRaw(count > 0 ? "\n]\n" : "]\n") }
         writer.flushAll()
-        fsync(descriptor)
-        Glibc.close(descriptor)
-        if let temporaryPath { rename(temporaryPath, path) }
+        var problem: PipelineRuntimeError?
+        do { try check() } catch { problem = error as? PipelineRuntimeError }
+        // /dev/full and the like accept no fsync; a write error was reported already.
+        if fsync(descriptor) != 0 && errno != EINVAL && problem == nil {
+            problem = failure(WriteError(code: errno), "writing")
+        }
+        if Glibc.close(descriptor) != 0 && problem == nil { problem = failure(WriteError(code: errno), "closing") }
+        if let temporaryPath {
+            if problem != nil {
+                unlink(temporaryPath)  // the target keeps its old content rather than half a new one
+            } else if rename(temporaryPath, path) != 0 {
+                problem = context.error("renaming '\(temporaryPath)' to '\(path)': \(WriteError(code: errno))")
+            }
+        }
+        if let problem { throw problem }
     }
 }

@@ -32,6 +32,7 @@ final class StdoutSink: PipelineSink {
     private let pretty: Bool
     private let template: Template?
     private let scope: EvaluationScope
+    private let context: ComponentContext
     private var bytes: [UInt8] = []
 
     init(pretty: Bool, template: Template?, context: ComponentContext) {
@@ -40,13 +41,14 @@ final class StdoutSink: PipelineSink {
         self.scope = context.makeScope()
         self.output = context.shared(StandardOutput.self) { StandardOutput() }
         self.scheduler = context.scheduler
+        self.context = context
     }
 
-    func receive(_ event: Event<Value>) {
+    func receive(_ event: Event<Value>) throws {
         guard case .next(let value) = event else { return }
+        try output.check(context)
         if let template {
-            scope.element = value
-            let line = (try? template.render(in: scope)) ?? .null
+            let line = try context.render(template, value, in: scope)
             output.writeLine(line.stringValue ?? line.description, scheduler: scheduler)
         } else if pretty {
             output.writeLine(JSONSerializer.prettyString(value), scheduler: scheduler)
@@ -57,7 +59,8 @@ final class StdoutSink: PipelineSink {
         }
     }
 
-    func close() {
+    func close() throws {
         output.flush()
+        try output.check(context)
     }
 }

@@ -131,46 +131,44 @@ final class TableSink: PipelineSink {
         widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")
     }
 
-    func receive(_ event: Event<Value>) {
+    func receive(_ event: Event<Value>) throws {
         guard case .next(let element) = event else { return }
-        do {
-            if case .array(let items) = element {
-                let rows = try items.prefix(maxRows).map(cells)
-                let header = columns.map(\.title)
-                let widths = widths(header: header, rows: rows)
-                var lines = [line(header, widths), rule(widths)] + rows.map { line($0, widths) }
-                if items.isEmpty { lines.append(emptyText) }
-                if items.count > maxRows { lines.append("… \(items.count - maxRows) more") }
-                if screen.isTerminal {
-                    screen.setBody(lines)
-                } else {
-                    for text in lines { output.writeLine(text, scheduler: context.scheduler) }
-                    output.writeLine("", scheduler: context.scheduler)
-                }
-                return
-            }
-            let row = try cells(element)
-            var lines: [String] = []
-            if appendWidths == nil {
-                let header = columns.map(\.title)
-                // Later rows cannot widen a column already printed: leave room beyond the first row.
-                let widths = widths(header: header, rows: [row]).enumerated().map { columns[$0].width ?? max($1, 16) }
-                appendWidths = widths
-                lines += [line(header, widths), rule(widths)]
-            }
-            lines.append(line(row, appendWidths!))
+        try output.check(context)
+        if case .array(let items) = element {
+            let rows = try items.prefix(maxRows).map(cells)
+            let header = columns.map(\.title)
+            let widths = widths(header: header, rows: rows)
+            var lines = [line(header, widths), rule(widths)] + rows.map { line($0, widths) }
+            if items.isEmpty { lines.append(emptyText) }
+            if items.count > maxRows { lines.append("… \(items.count - maxRows) more") }
             if screen.isTerminal {
-                screen.appendBody(lines)
+                screen.setBody(lines)
             } else {
                 for text in lines { output.writeLine(text, scheduler: context.scheduler) }
+                output.writeLine("", scheduler: context.scheduler)
             }
-        } catch {
-            output.writeLine("table: \(error)", scheduler: context.scheduler)
+            return
+        }
+        let row = try cells(element)
+        var lines: [String] = []
+        if appendWidths == nil {
+            let header = columns.map(\.title)
+            // Later rows cannot widen a column already printed: leave room beyond the first row.
+            let widths = widths(header: header, rows: [row]).enumerated().map { columns[$0].width ?? max($1, 16) }
+            appendWidths = widths
+            lines += [line(header, widths), rule(widths)]
+        }
+        lines.append(line(row, appendWidths!))
+        if screen.isTerminal {
+            screen.appendBody(lines)
+        } else {
+            for text in lines { output.writeLine(text, scheduler: context.scheduler) }
         }
     }
 
-    func close() {
+    func close() throws {
         output.flush()
         screen.finish()
+        try output.check(context)
     }
 }

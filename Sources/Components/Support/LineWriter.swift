@@ -12,7 +12,8 @@ final class LineWriter {
     @exclusivity(unchecked)
     private var buffer: [UInt8] = []
     private let flushThreshold: Int
-    private(set) var failure: String?
+    /// The first write that failed; later output is dropped.
+    private(set) var failure: WriteError?
 
     /// Page-aligned mode (files): the writer knows the file's size, lays out lines so that no line
     /// under a page crosses a page boundary, and writes only up to a page boundary until `close`.
@@ -95,7 +96,13 @@ final class LineWriter {
         write(upTo: buffer.count)
     }
 
+    /// Throws the write error, if one happened.
+    func check() throws(WriteError) {
+        if let failure { throw failure }
+    }
+
     private func write(upTo end: Int) {
+        guard failure == nil else { return buffer.removeAll(keepingCapacity: true) }
         var offset = 0
         while offset < end {
             let written = buffer.withUnsafeBytes { raw in
@@ -103,12 +110,30 @@ final class LineWriter {
             }
             if written < 0 {
                 if errno == EINTR { continue }
-                failure = String(cString: strerror(errno))
-                break
+                failure = WriteError(code: errno)
+                buffer.removeAll(keepingCapacity: true)
+                return
             }
             offset += written
         }
         fileOffset += offset
         buffer.removeFirst(offset)
     }
+}
+
+/// A failed write(2), fsync(2), close(2) or rename(2): its errno.
+struct WriteError: Error, CustomStringConvertible {
+    let code: Int32
+
+    /// The reader went away (a closed pipe, as after `| head -1`).
+    var isBrokenPipe: Bool { code == EPIPE }
+
+    var description: String { String(cString: strerror(code)) }
+}
+
+/// Standard output was closed by its reader (`rivulet run … | head -1`): the run ends quietly
+/// with the status of a process ended by SIGPIPE.
+public struct StandardOutputClosed: Error, CustomStringConvertible {
+    /// What happened.
+    public var description: String { "standard output was closed" }
 }

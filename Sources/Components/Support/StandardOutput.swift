@@ -35,4 +35,13 @@ final class StandardOutput {
     func flush() {
         writer.flush()
     }
+
+    /// Throws what went wrong writing standard output, for `component`: a closed pipe as
+    /// `StandardOutputClosed`, anything else as a pipeline error naming the component.
+    func check(_ context: ComponentContext) throws {
+        do { try writer.check() } catch {
+            if error.isBrokenPipe { throw StandardOutputClosed() }
+            throw context.error("writing to standard output: \(error)")
+        }
+    }
 }

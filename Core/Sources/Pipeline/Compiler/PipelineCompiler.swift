@@ -47,7 +47,13 @@ import Reactive
                 // lifetime is broken when the run ends.
                 AnyObserver { event in
                     guard !run.lifetime.isDisposed else { return }
-                    compiled.sink.receive(event)
+                    do {
+                        try compiled.sink.receive(event)
+                    } catch {
+                        lifetime.dispose()
+                        run.fail(error)
+                        return
+                    }
                     switch event {
                     case .next: break
                     case .completed:
@@ -81,6 +87,7 @@ import Reactive
     public private(set) var outcome: Outcome?
     let lifetime = Lifetime()
     var pendingSinks = 0
+    private var isFinishing = false
     private let sinks: [any PipelineSink]
     private let onFinish: (Outcome) -> Void
 
@@ -103,11 +110,19 @@ import Reactive
     }
 
     private func finish(_ result: Outcome) {
-        guard outcome == nil else { return }
-        outcome = result
+        guard !isFinishing else { return }
+        isFinishing = true
         lifetime.dispose()
-        for sink in sinks { sink.close() }
-        onFinish(result)
+        // A sink that cannot write out what it holds fails a run that would otherwise succeed.
+        var final = result
+        for sink in sinks {
+            do { try sink.close() } catch {
+                if case .failed = final { continue }
+                final = .failed(error)
+            }
+        }
+        outcome = final
+        onFinish(final)
     }
 
     /// Stops the pipeline: releases every subscription and timer, closes every sink.

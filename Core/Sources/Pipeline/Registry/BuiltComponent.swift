@@ -34,9 +34,10 @@ public protocol PageReader: AnyObject {
 public typealias PipelineOperator = (Observable<Value>) -> Observable<Value>
 
 /// A sink, built: it receives a stream's events and is closed when the pipeline ends or stops.
+/// An error thrown by either (a write that failed) fails the run, naming the sink.
 public protocol PipelineSink: AnyObject {
     /// Receives one event of the stream.
-    func receive(_ event: Event<Value>)
+    func receive(_ event: Event<Value>) throws
     /// Flushes and releases what the sink holds; called once, also after a signal.
-    func close()
+    func close() throws
 }

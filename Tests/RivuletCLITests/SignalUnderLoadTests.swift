@@ -58,3 +58,59 @@ final class SignalUnderLoadTests: BinaryTestCase {
         }
     }
 }
+
+/// A producer faster than the pipeline: standard input is read only as fast as the pipeline takes
+/// it, so memory stays flat, and a signal does not wait for a backlog to drain.
+final class StandardInputFloodTests: BinaryTestCase {
+    func testAFloodOnStandardInputStaysUnderAHundredMegabytesAndStopsAtOnce() throws {
+        let pipeline = directory.appendingPathComponent("flood.yaml")
+        try """
+        source: { stdin: jsonl }
+        ops: [{ map: "{ id: .id, text: upper(.text) + lower(.text) + trim(.text) }" }]
+        sink: stdout
+
+        """.write(to: pipeline, atomically: true, encoding: .utf8)
+        let rivulet = productsDirectory().appendingPathComponent("rivulet").path
+        let line = #"{"id": 12345, "text": "some text to transform into something else entirely"}"#
+        let process = try ChildProcess(
+            executable: "bash",
+            arguments: ["-c", "yes '\(line)' | exec '\(rivulet)' run '\(pipeline.path)' > /dev/null"],
+            input: .null, output: .null, error: .pipe)
+        // bash execs rivulet in the pipeline's last command: find it by its parent.
+        var peakKilobytes = 0
+        var rivuletPID: Int32?
+        for _ in 0..<40 {
+            usleep(100_000)
+            rivuletPID = rivuletPID ?? Self.child(of: process.pid, named: "rivulet")
+            if let pid = rivuletPID { peakKilobytes = max(peakKilobytes, Self.residentKilobytes(pid) ?? 0) }
+        }
+        let pid = try XCTUnwrap(rivuletPID, "rivulet is running")
+        XCTAssertGreaterThan(peakKilobytes, 0)
+        XCTAssertLessThan(peakKilobytes, 100 * 1024, "peak RSS \(peakKilobytes / 1024) MB")
+        let sent = Date()
+        kill(pid, SIGTERM)
+        let output = process.communicate(timeout: 30)
+        XCTAssertLessThan(Date().timeIntervalSince(sent), 1.0)
+        XCTAssertEqual(output.termination, .exited(143), String(decoding: output.standardError, as: UTF8.self))
+    }
+
+    static func residentKilobytes(_ pid: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+        return line.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") }
+    }
+
+    static func child(of parent: Int32, named name: String) -> Int32? {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
+        for entry in entries {
+            guard let pid = Int32(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            let command = stat[stat.index(after: stat.firstIndex(of: "(")!)..<close]
+            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+            if command == name, fields.count > 1, Int32(fields[1]) == parent { return pid }
+        }
+        return nil
+    }
+}

@@ -29,6 +29,9 @@ extension BuiltinComponents {
 }
 
 enum StandardInput {
+    /// How many batches of lines may wait for the pipeline before the reader pauses.
+    static let batchesInFlight = 8
+
     static func decode(
         _ bytes: UnsafeBufferPointer<UInt8>, json: Bool, line: Int, error makeError: (String) -> PipelineRuntimeError
     ) -> Event<Value> {
@@ -66,13 +69,25 @@ enum StandardInput {
                 return
             }
             let target = SchedulerBound((observer, lifetime, reader))
+            // Backpressure: at most `batchesInFlight` batches wait for the pipeline; past that the
+            // reader stops reading, so a producer faster than the pipeline fills the pipe, not memory.
+            let credits = DispatchSemaphore(value: batchesInFlight)
+            let stopped = InterruptionFlag()
+            lifetime.onDispose {
+                stopped.raise()
+                credits.signal()  // a reader waiting for room sees the stop
+            }
             let thread = Thread {
-                // Lines are handed over in batches, so a fast producer does not pay a hop per line.
+                // Lines are handed over in batches, so a fast producer does not pay a hop per line;
+                // a batch goes as soon as no further line is buffered, so a slow one is not delayed.
                 var batch: [SchedulerBound<Event<Value>>] = []
                 func deliver() {
                     let events = batch
                     batch.removeAll()
+                    credits.wait()
+                    if stopped.isRaised { return }
                     scheduler.enqueue {
+                        defer { credits.signal() }
                         let (observer, lifetime, _) = target.value
                         for event in events {
                             if lifetime.isDisposed { return }
@@ -83,11 +98,13 @@ enum StandardInput {
                 }
                 let reader = target.value.2
                 do {
-                    while let event = try reader.nextLine({
-                        decode($0, json: json, line: reader.lineNumber, error: makeError)
-                    }) {
+                    while !stopped.isRaised,
+                        let event = try reader.nextLine({
+                            decode($0, json: json, line: reader.lineNumber, error: makeError)
+                        })
+                    {
                         batch.append(SchedulerBound(event))
-                        if batch.count >= 256 { deliver() }
+                        if batch.count >= 256 || !reader.hasBufferedLine { deliver() }
                     }
                     batch.append(SchedulerBound(.completed))
                 } catch {

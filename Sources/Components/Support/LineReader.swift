@@ -15,6 +15,8 @@ final class LineReader {
     private var atEOF = false
     /// The number of the line last read, from 1.
     private(set) var lineNumber = 0
+    /// The longest line read: a longer one is an error rather than unbounded memory.
+    static let maximumLineBytes = 64 << 20
 
     /// A reader of the file at `path`, or nil (with `errno` set) if it cannot be opened.
     init?(path: String) {
@@ -78,7 +80,13 @@ final class LineReader {
             end -= start
             start = 0
         }
-        if end == buffer.count { buffer.append(contentsOf: repeatElement(0, count: buffer.count)) }
+        if end == buffer.count {
+            guard buffer.count < Self.maximumLineBytes else {
+                throw LineReaderError(
+                    message: "line \(lineNumber + 1) is longer than \(Self.maximumLineBytes >> 20) MiB")
+            }
+            buffer.append(contentsOf: repeatElement(0, count: buffer.count))
+        }
         let count = buffer.withUnsafeMutableBufferPointer { pointer in
             read(descriptor, pointer.baseAddress! + end, pointer.count - end)
         }

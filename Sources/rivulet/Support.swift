@@ -45,9 +45,7 @@ enum CommandSupport {
     static func report(_ loaded: PipelineLoader.Loaded) {
         let renderer = DiagnosticRenderer(
             useColor: FileHandleOutput.standardError.isTerminal && getenv("NO_COLOR") == nil)
-        for diagnostic in loaded.diagnostics {
-            FileHandleOutput.standardError.write(renderer.render(diagnostic, source: loaded.source))
-        }
+        FileHandleOutput.standardError.write(renderer.render(loaded.diagnostics, source: loaded.source))
     }
 }
 

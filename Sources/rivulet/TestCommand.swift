@@ -32,9 +32,7 @@ struct TestCommand: ParsableCommand {
             useColor: FileHandleOutput.standardError.isTerminal && getenv("NO_COLOR") == nil)
         for file in files {
             let result = runner.run(testFile: file)
-            for diagnostic in result.diagnostics {
-                FileHandleOutput.standardError.write(renderer.render(diagnostic, source: result.diagnosticSource))
-            }
+            FileHandleOutput.standardError.write(renderer.render(result.diagnostics, source: result.diagnosticSource))
             if result.diagnostics.contains(where: { $0.severity == .error }) {
                 invalid = true
                 continue

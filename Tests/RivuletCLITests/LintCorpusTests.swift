@@ -15,7 +15,7 @@ final class LintCorpusTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(files.count, 40)
         for file in files {
             let path = Self.corpusDirectory.appendingPathComponent(file).path
-            let text = try String(contentsOfFile: path, encoding: .utf8)
+            let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self)
             let expected = text.split(separator: "\n").compactMap { line -> String? in
                 guard line.hasPrefix("# expect: ") else { return nil }
                 return String(line.dropFirst("# expect: ".count))
@@ -52,6 +52,22 @@ final class LintCorpusTests: XCTestCase {
         XCTAssertEqual(mixed.status, 2)
         XCTAssertTrue(mixed.stderr.hasSuffix("5 errors in 2 files\n"), mixed.stderr)
         XCTAssertTrue(mixed.stdout.contains("\(valid.path): ok"))
+    }
+
+    func testHugeFilesAndManyErrorsAreBounded() throws {
+        let zero = try runRivulet(["lint", "/dev/zero"], timeout: 30)
+        XCTAssertEqual(zero.status, 2)
+        XCTAssertTrue(zero.stderr.contains("/dev/zero:1:1: error: the file is larger than 4 MiB"), zero.stderr)
+        let many = FileManager.default.temporaryDirectory.appendingPathComponent("rivulet-many-\(getpid()).yaml")
+        let ops = String(repeating: "  - debounse: 1s\n", count: 3000)
+        try "source: { events: [{ at: 0ms, next: a }] }\nops:\n\(ops)sink: stdout\n".write(
+            to: many, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: many) }
+        let result = try runRivulet(["lint", many.path], timeout: 60)
+        XCTAssertEqual(result.status, 2)
+        XCTAssertEqual(result.stderr.components(separatedBy: ": error: ").count - 1, 100, "the first 100 are shown")
+        XCTAssertTrue(result.stderr.contains("… and 2900 more; fix these first"), result.stderr)
+        XCTAssertTrue(result.stderr.hasSuffix("3000 errors in 1 file\n"), result.stderr)
     }
 
     func testPipedOutputHasNoColourAndMissingFilesAreReported() throws {

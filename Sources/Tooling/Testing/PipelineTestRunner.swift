@@ -63,11 +63,11 @@ import Reactive
     /// Runs every case of the test file at `path`.
     public func run(testFile path: String) -> FileResult {
         let directory = PipelineLoader.directory(of: path)
-        guard let text = PipelineLoader.readFile(path) else {
-            return FileResult(
-                path: path, cases: [],
-                diagnostics: [.error("cannot read the file", at: SourceLocation(file: path, line: 1, column: 1))],
-                diagnosticSource: nil)
+        let text: String
+        switch PipelineLoader.readPipelineFile(path) {
+        case .success(let read): text = read
+        case .failure(let problem):
+            return FileResult(path: path, cases: [], diagnostics: [problem], diagnosticSource: nil)
         }
         let root: YAMLNode?
         do {
@@ -79,12 +79,20 @@ import Reactive
         guard let testFile = parsed else {
             return FileResult(path: path, cases: [], diagnostics: diagnostics, diagnosticSource: text)
         }
-        guard let pipelineText = PipelineLoader.readFile(testFile.pipeline) else {
+        let pipelineText: String
+        switch PipelineLoader.readPipelineFile(testFile.pipeline) {
+        case .success(let read): pipelineText = read
+        case .failure(let problem) where problem.location.line == 1 && problem.location.column == 1:
+            // The pipeline cannot be read at all: say so at the test file's `pipeline:` key.
             let location = root?["pipeline"]?.location ?? SourceLocation(file: path, line: 1, column: 1)
             return FileResult(
                 path: path, cases: [],
-                diagnostics: [.error("cannot read the pipeline '\(testFile.pipeline)'", at: location)],
+                diagnostics: [
+                    .error("cannot read the pipeline '\(testFile.pipeline)': \(problem.message)", at: location)
+                ],
                 diagnosticSource: text)
+        case .failure(let problem):
+            return FileResult(path: path, cases: [], diagnostics: [problem], diagnosticSource: nil)
         }
         // The pipeline as written is checked first, so a test reports exactly what lint and run do.
         let asWritten = PipelineLoader(

@@ -34,21 +34,70 @@
     }
 
     /// Loads and checks the file at `path`, after applying `overrides`.
-    public func load(path: String, overrides: [Override]) -> Loaded {
-        guard let text = Self.readFile(path) else { return load(path: path) }
-        return load(text: text, path: path, overrides: overrides)
+    public func load(path: String, overrides: [Override] = []) -> Loaded {
+        switch Self.readPipelineFile(path) {
+        case .success(let text): return load(text: text, path: path, overrides: overrides)
+        case .failure(let problem):
+            // A NUL byte or a bad byte has a place: show its line (the bytes decoded as far as they go).
+            let located = problem.location.line > 1 || problem.location.column > 1
+            return Loaded(
+                source: located ? Self.readFile(path) : nil, pipeline: nil, diagnostics: [problem],
+                baseDirectory: Self.directory(of: path))
+        }
     }
 
-    /// Loads and checks the file at `path`.
-    public func load(path: String) -> Loaded {
-        let directory = Self.directory(of: path)
-        guard let text = Self.readFile(path) else {
-            return Loaded(
-                source: nil, pipeline: nil,
-                diagnostics: [.error("cannot read the file", at: SourceLocation(file: path, line: 1, column: 1))],
-                baseDirectory: directory)
+    /// The largest pipeline or test file read (they are hand-written; a larger one is a mistake,
+    /// such as `rivulet lint /dev/zero`).
+    public static let maximumFileBytes = 4 << 20
+
+    /// The text of a pipeline or test file: at most `maximumFileBytes`, UTF-8, without NUL bytes;
+    /// otherwise the problem, located.
+    public static func readPipelineFile(_ path: String) -> Result<String, Diagnostic> {
+        let start = SourceLocation(file: path, line: 1, column: 1)
+        guard let file = fopen(path, "rb") else {
+            return .failure(.error("cannot read the file: \(String(cString: strerror(errno)))", at: start))
         }
-        return load(text: text, path: path)
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while bytes.count <= maximumFileBytes {
+            let count = fread(&buffer, 1, buffer.count, file)
+            if count > 0 { bytes.append(contentsOf: buffer[0..<count]) }
+            if count < buffer.count { break }
+        }
+        if ferror(file) != 0 { return .failure(.error("cannot read the file", at: start)) }
+        if bytes.count > maximumFileBytes {
+            return .failure(
+                .error(
+                    "the file is larger than \(maximumFileBytes >> 20) MiB; a pipeline file is far smaller", at: start))
+        }
+        if let offset = bytes.firstIndex(of: 0) {
+            return .failure(.error("the file has a NUL byte", at: location(ofByte: offset, in: bytes, path: path)))
+        }
+        var decoder = UTF8()
+        var iterator = bytes.makeIterator()
+        var offset = 0
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): offset += UTF8.width(scalar)
+            case .emptyInput: return .success(String(decoding: bytes, as: UTF8.self))
+            case .error:
+                let hex = String(bytes[offset], radix: 16, uppercase: true)
+                return .failure(
+                    .error(
+                        "the file is not UTF-8: byte 0x\(hex) cannot start a character",
+                        at: location(ofByte: offset, in: bytes, path: path),
+                        note: "save the file as UTF-8 (it may be Latin-1 or Shift_JIS)"))
+            }
+        }
+    }
+
+    /// The line and column (in characters) of byte `offset`.
+    static func location(ofByte offset: Int, in bytes: [UInt8], path: String) -> SourceLocation {
+        let lineStart = bytes[..<offset].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+        let line = bytes[..<offset].reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }
+        let column = String(decoding: bytes[lineStart..<offset], as: UTF8.self).unicodeScalars.count + 1
+        return SourceLocation(file: path, line: line, column: column)
     }
 
     /// Checks `text` as the pipeline file `path`, after applying `overrides`.

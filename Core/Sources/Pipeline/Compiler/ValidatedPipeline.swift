@@ -26,8 +26,16 @@
     public let origin: Origin
     /// Its operators, in order.
     public let operators: [ValidatedComponent]
+    /// A stream it reads, and where the file names it.
+    public struct Dependency {
+        /// The stream read.
+        public let name: String
+        /// Where the file names it (a `stream:` source, a `merge:` list, ...).
+        public let location: SourceLocation
+    }
+
     /// The streams it reads (through its origin or its operators' parameters).
-    public let dependencies: [String]
+    public let dependencies: [Dependency]
 }
 
 /// A pipeline that passed every check, ready to be compiled.

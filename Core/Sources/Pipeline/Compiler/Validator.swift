@@ -66,11 +66,13 @@
         }
         var validatedStreams: [ValidatedStream] = []
         for stream in spec.streams {
-            var dependencies: [String] = []
+            var dependencies: [ValidatedStream.Dependency] = []
             var origin: ValidatedStream.Origin?
             switch stream.origin {
             case .stream(let name, let location):
-                if let owner = checkStreamReference(name, at: location) { dependencies.append(owner) }
+                if let owner = checkStreamReference(name, at: location) {
+                    dependencies.append(.init(name: owner, location: location))
+                }
                 origin = .stream(name)
             case .component(let use):
                 origin = checkComponent(use, kind: .source).map { .component($0) }
@@ -149,11 +151,13 @@
     }
 
     mutating func checkComponent(_ use: ComponentUse, kind: ComponentKind) -> ValidatedComponent? {
-        var ignored: [String] = []
+        var ignored: [ValidatedStream.Dependency] = []
         return checkComponent(use, kind: kind, dependencies: &ignored)
     }
 
-    mutating func checkComponent(_ use: ComponentUse, kind: ComponentKind, dependencies: inout [String])
+    mutating func checkComponent(
+        _ use: ComponentUse, kind: ComponentKind, dependencies: inout [ValidatedStream.Dependency]
+    )
         -> ValidatedComponent?
     {
         guard let spec = registry.spec(use.name) else {
@@ -206,7 +210,8 @@
     }
 
     mutating func resolveParameters(
-        of spec: ComponentSpec, node: YAMLNode?, at location: SourceLocation, dependencies: inout [String]
+        of spec: ComponentSpec, node: YAMLNode?, at location: SourceLocation,
+        dependencies: inout [ValidatedStream.Dependency]
     ) -> ParameterValues? {
         resolveParameters(
             spec.parameters, primary: spec.primary, owner: spec.name, node: node, at: location,
@@ -215,7 +220,7 @@
 
     mutating func resolveParameters(
         _ parameters: [ParameterSpec], primary primaryName: String?, owner: String, node: YAMLNode?,
-        at location: SourceLocation, dependencies: inout [String]
+        at location: SourceLocation, dependencies: inout [ValidatedStream.Dependency]
     ) -> ParameterValues? {
         var values = ParameterValues()
         var ok = true
@@ -307,7 +312,8 @@
     /// The value `node` gives a parameter of `type`, as the Swift value `ParameterValues` holds
     /// for it; nil after reporting why not.
     mutating func convert(
-        _ node: YAMLNode, to type: ParameterType, name: String, owner: String, dependencies: inout [String]
+        _ node: YAMLNode, to type: ParameterType, name: String, owner: String,
+        dependencies: inout [ValidatedStream.Dependency]
     ) -> Any? {
         func typeError(_ expected: String) -> Any? {
             let got: String
@@ -390,7 +396,9 @@
             return node.toValue()
         case .stream:
             guard let reference = node.scalar else { return typeError("a stream name") }
-            if let owner = checkStreamReference(reference, at: node.location) { dependencies.append(owner) }
+            if let owner = checkStreamReference(reference, at: node.location) {
+                dependencies.append(.init(name: owner, location: node.location))
+            }
             return StreamName(reference)
         case .source:
             guard let pairs = node.pairs, pairs.count == 1, let sourceName = pairs[0].key.scalar else {
@@ -486,24 +494,29 @@
         var ordered: [ValidatedStream] = []
         var state: [String: Int] = [:]
         var reported = false
-        func visit(_ name: String, path: [String]) {
+        // `reference` is where the stream being visited is named by the one before it in `path`.
+        func visit(_ name: String, path: [String], reference: SourceLocation?) {
             guard let stream = byName[name] else { return }
             if state[name] == 2 { return }
             if state[name] == 1 {
                 if !reported {
                     reported = true
                     let cycle = path.drop { $0 != name } + [name]
+                    // At the reference that closes the cycle, where the fix usually is.
                     diagnostics.error(
-                        "streams form a cycle: \(cycle.joined(separator: " → "))", at: byName[cycle.first!]!.location)
+                        "streams form a cycle: \(cycle.joined(separator: " → "))",
+                        at: reference ?? stream.location)
                 }
                 return
             }
             state[name] = 1
-            for dependency in stream.dependencies { visit(dependency, path: path + [name]) }
+            for dependency in stream.dependencies {
+                visit(dependency.name, path: path + [name], reference: dependency.location)
+            }
             state[name] = 2
             ordered.append(stream)
         }
-        for stream in streams { visit(stream.name, path: []) }
+        for stream in streams { visit(stream.name, path: [], reference: nil) }
         return ordered
     }
 }

@@ -83,16 +83,31 @@
         self.useColor = useColor
     }
 
+    /// The diagnostics of one file, each with its source line and a caret; past `limit` errors
+    /// the rest are counted, not shown. The file is split into lines once, however many there are.
+    public func render(_ diagnostics: [Diagnostic], source: String?, limit: Int = 100) -> String {
+        let lines = source.map { $0.split(separator: "\n", omittingEmptySubsequences: false) }
+        var text = ""
+        for diagnostic in diagnostics.prefix(limit) { text += render(diagnostic, lines: lines) }
+        if diagnostics.count > limit {
+            text += "… and \(diagnostics.count - limit) more; fix these first\n"
+        }
+        return text
+    }
+
     /// The diagnostic with its source line and a caret under the column.
     public func render(_ diagnostic: Diagnostic, source: String?) -> String {
+        render(diagnostic, lines: source.map { $0.split(separator: "\n", omittingEmptySubsequences: false) })
+    }
+
+    private func render(_ diagnostic: Diagnostic, lines: [Substring]?) -> String {
         let bold = useColor ? "\u{1B}[1m" : ""
         let reset = useColor ? "\u{1B}[0m" : ""
         let color = useColor ? (diagnostic.severity == .error ? "\u{1B}[1;31m" : "\u{1B}[1;35m") : ""
         let green = useColor ? "\u{1B}[1;32m" : ""
         var text =
             "\(bold)\(diagnostic.location):\(reset) \(color)\(diagnostic.severity.rawValue):\(reset) \(bold)\(diagnostic.message)\(reset)\n"
-        if let source {
-            let lines = source.split(separator: "\n", omittingEmptySubsequences: false)
+        if let lines {
             let index = diagnostic.location.line - 1
             if index >= 0 && index < lines.count {
                 let line = String(lines[index]).replacingTabs()

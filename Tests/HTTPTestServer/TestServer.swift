@@ -35,6 +35,10 @@ public final class TestHTTPServer: @unchecked Sendable {
         case respond(status: Int, headers: [(String, String)] = [], body: [UInt8] = [], delay: Double = 0)
         /// Closes the connection without answering.
         case drop
+        /// Sends the status and headers (with the Content-Length of `body`) and the first
+        /// `before` bytes of the body, then stalls; with `dripEvery`, sends the rest one byte
+        /// per that many seconds instead.
+        case stall(status: Int, headers: [(String, String)], body: [UInt8], before: Int, dripEvery: Double? = nil)
 
         /// A JSON answer.
         public static func json(
@@ -169,12 +173,39 @@ private final class ConnectionHandler: ChannelInboundHandler, @unchecked Sendabl
             case .drop:
                 server.record(.dropped(uri: head.uri, at: server.elapsed))
                 context.close(promise: nil)
+            case .stall(let status, let headers, let body, let before, let dripEvery):
+                var responseHeaders = HTTPHeaders(headers)
+                responseHeaders.replaceOrAdd(name: "Content-Length", value: String(body.count))
+                let responseHead = HTTPResponseHead(
+                    version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: responseHeaders)
+                context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
+                context.writeAndFlush(
+                    wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body.prefix(before))))), promise: nil)
+                let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                if let dripEvery {
+                    drip(Array(body.dropFirst(before)), every: dripEvery, context: loopBound)
+                }
+                waiting = (head.uri, context.eventLoop.scheduleTask(in: .hours(1)) {})
             case .respond(let status, let headers, let body, let delay):
                 let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
                 let task = context.eventLoop.scheduleTask(in: .milliseconds(Int64(delay * 1000))) {
                     self.answer(context: loopBound.value, uri: head.uri, status: status, headers: headers, body: body)
                 }
                 waiting = (head.uri, task)
+            }
+        }
+    }
+
+    private func drip(_ rest: [UInt8], every seconds: Double, context: NIOLoopBound<ChannelHandlerContext>) {
+        guard let byte = rest.first else { return }
+        _ = context.value.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) {
+            guard context.value.channel.isActive else { return }
+            context.value.writeAndFlush(
+                self.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: [byte])))), promise: nil)
+            if rest.count == 1 {
+                context.value.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: nil)
+            } else {
+                self.drip(Array(rest.dropFirst()), every: seconds, context: context)
             }
         }
     }

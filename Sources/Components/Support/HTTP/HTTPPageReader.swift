@@ -7,6 +7,8 @@ final class HTTPPageReader: PageReader {
     private let fetch: PagedFetch
     private var next: Result<HTTPRequestData, any Error>?
     private var fetched = 0
+    /// The URLs fetched so far: a next page that is one of them would loop forever.
+    private var visited: Set<String> = []
 
     init(fetch: PagedFetch, first: Result<HTTPRequestData, any Error>) {
         self.fetch = fetch
@@ -22,6 +24,7 @@ final class HTTPPageReader: PageReader {
         case .failure(let error): return .error(error)
         case .success(let made): request = made
         }
+        visited.insert(request.url)
         return fetch.setup.fetch(request).flatMap { [self] response -> Observable<Value> in
             do {
                 let page = try self.read(response, request: request)
@@ -61,7 +64,15 @@ final class HTTPPageReader: PageReader {
         } else if fetch.isLastPage?(page) == true {
             next = nil
         } else {
-            next = nextRequest(after: page, response: response, request: request).map { .success($0) }
+            let following = nextRequest(after: page, response: response, request: request)
+            if let following, visited.contains(following.url) {
+                setup.context.log(
+                    "\(setup.context.componentName): the next page, \(setup.redactor.redact(url: following.url)), was fetched "
+                        + "already; stopping here rather than going round in a loop")
+                next = nil
+            } else {
+                next = following.map { .success($0) }
+            }
         }
         return items
     }

@@ -114,14 +114,34 @@ final class LiveHTTPTransport: HTTPTransport {
         self.scheduler = delivering
     }
 
+    /// The client every live request goes through: AsyncHTTPClient's defaults, except that a
+    /// connection that cannot be made fails at once (refused) or within 5 s (no answer), rather
+    /// than being tried again until the request's deadline.
+    static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration.singletonConfiguration
+        configuration.timeout.connect = .seconds(5)
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
     func start(
         _ request: HTTPRequestData, timeout: RxTimeInterval,
         completion: @escaping (Result<HTTPResponseData, HTTPTransportError>) -> Void
     ) -> any Disposable {
         let state = SchedulerBound(LiveRequestState(completion: completion))
         let task = Self.launch(request, timeout: timeout, scheduler: scheduler, state: state)
+        // The timeout bounds the whole exchange, body included (a server that sends its headers
+        // and then stalls, or drips a byte at a time): it runs on the pipeline's clock.
+        let timer = scheduler.schedule(after: timeout) {
+            guard let completion = state.value.completion else { return }
+            state.value.completion = nil
+            task.cancel()
+            completion(.failure(HTTPTransportError("no answer within \(DurationSyntax.format(timeout))")))
+        }
+        state.value.timer = timer
         return Disposables.create {
             state.value.completion = nil
+            timer.dispose()
             task.cancel()  // AsyncHTTPClient closes the connection of a request cancelled mid-way.
         }
     }
@@ -135,6 +155,7 @@ final class LiveHTTPTransport: HTTPTransport {
             scheduler.enqueue {
                 guard let completion = state.value.completion else { return }
                 state.value.completion = nil
+                state.value.timer?.dispose()
                 completion(result)
             }
         }
@@ -152,7 +173,7 @@ final class LiveHTTPTransport: HTTPTransport {
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
         let seconds = Int64(max(1, timeout.totalNanoseconds / 1_000_000))
         do {
-            let response = try await HTTPClient.shared.execute(outgoing, timeout: .milliseconds(seconds))
+            let response = try await client.execute(outgoing, timeout: .milliseconds(seconds))
             let limit = min(request.maximumResponseBytes ?? maximumBodyBytes, maximumBodyBytes)
             if let length = response.headers.first(name: "content-length").flatMap(Int.init), length > limit {
                 return .failure(Self.tooLarge(limit, length: length))
@@ -203,6 +224,7 @@ final class LiveHTTPTransport: HTTPTransport {
 /// What a live request needs on the pipeline's thread.
 private final class LiveRequestState {
     var completion: ((Result<HTTPResponseData, HTTPTransportError>) -> Void)?
+    var timer: (any Disposable)?
 
     init(completion: @escaping (Result<HTTPResponseData, HTTPTransportError>) -> Void) {
         self.completion = completion

@@ -64,7 +64,9 @@ def lines_of(node, prefix, out):
     sig = signature(node)
     if sig:
         line += f" : {sig}"
-    if conformances and node["kind"] == "TypeDecl":
+    # An extension of another module's type lists no conformances: those depend on what the
+    # module imports, not on what it declares (its own members are listed).
+    if conformances and node["kind"] == "TypeDecl" and not node.get("isExternal"):
         line += f" [{conformances}]"
     out.add(line)
     if node["kind"] == "TypeDecl":

@@ -1,4 +1,5 @@
 import ArgumentParser
+@_spi(Host) import Pipeline
 
 #if canImport(Glibc)
     import Glibc
@@ -47,7 +48,7 @@ enum FileHandleOutput {
     case standardError
 
     func write(_ text: String) {
-        var bytes = Array(text.utf8)
+        var bytes = Array(Secrets.shared.redact(text).utf8)
         let descriptor: Int32 = self == .standardOutput ? 1 : 2
         var offset = 0
         while offset < bytes.count {

@@ -1,3 +1,5 @@
+@_spi(Host) import Pipeline
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -43,8 +45,9 @@ final class LineWriter {
         buffer.append(0x0A)
     }
 
-    /// Appends one line (a newline is added).
-    func writeLine(_ bytes: some Sequence<UInt8>) {
+    /// Appends one line (a newline is added); secret values in it are masked.
+    func writeLine(_ bytes: some Collection<UInt8>) {
+        if let masked = Secrets.shared.redact(bytes: bytes) { return writeLine(masked) }
         alignForLine(of: bytes.underestimatedCount + 1)
         buffer.append(contentsOf: bytes)
         buffer.append(0x0A)
@@ -53,6 +56,11 @@ final class LineWriter {
 
     /// Appends one line built in place by `body` (a newline is added), saving a copy.
     func writeLine(building body: (inout [UInt8]) -> Void) {
+        if !Secrets.shared.isEmpty {
+            var line: [UInt8] = []
+            body(&line)
+            return writeLine(line)
+        }
         guard pageAligned else {
             body(&buffer)
             buffer.append(0x0A)
@@ -79,7 +87,7 @@ final class LineWriter {
 
     /// Appends text with no newline, for terminal output that manages its own lines.
     func writeRaw(_ text: String) {
-        buffer.append(contentsOf: text.utf8)
+        buffer.append(contentsOf: Secrets.shared.redact(text).utf8)
         if buffer.count >= flushThreshold { flush() }
     }
 

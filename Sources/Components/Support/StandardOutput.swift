@@ -9,7 +9,7 @@ final class StandardOutput {
     private let writer = LineWriter(descriptor: 1)
     private var flushScheduled = false
 
-    func writeLine(_ bytes: some Sequence<UInt8>, scheduler: any SchedulerType) {
+    func writeLine(_ bytes: some Collection<UInt8>, scheduler: any SchedulerType) {
         writer.writeLine(bytes)
         scheduleFlush(scheduler)
     }

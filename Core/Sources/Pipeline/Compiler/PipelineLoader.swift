@@ -117,6 +117,10 @@
             }
         }
         let (spec, structural) = SpecParser.parse(root, file: path)
+        // Secret values are known before anything runs, so no message can show them.
+        for name in Secrets.variables(in: text).filter(Secrets.isSecretName) + spec.secrets {
+            if let value = environment[name] { Secrets.shared.add(value) }
+        }
         var pluginProblems: [Diagnostic] = []
         if let loadPlugin {
             for plugin in spec.plugins {

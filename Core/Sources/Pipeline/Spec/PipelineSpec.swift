@@ -21,6 +21,8 @@
     public var plugins: [(path: String, location: SourceLocation)] = []
     /// The seed of `random()`, if the file fixes one.
     public var seed: UInt64?
+    /// Environment variables whose values are secret whatever their names (`secrets:`).
+    public var secrets: [String] = []
     /// Which form the file used.
     public var form: Form = .linear
     /// The streams, in file order.

@@ -1,6 +1,8 @@
 /// Reads a pipeline file's YAML into a `PipelineSpec`, collecting every structural error.
 @_spi(Host) public struct SpecParser {
-    static let topLevelKeys = ["name", "description", "plugins", "seed", "source", "ops", "sink", "sinks", "streams"]
+    static let topLevelKeys = [
+        "name", "description", "plugins", "seed", "secrets", "source", "ops", "sink", "sinks", "streams",
+    ]
     static let streamKeys = ["source", "ops"]
 
     let file: String
@@ -47,6 +49,10 @@
                     spec.seed = seed
                 } else {
                     diagnostics.error("'seed' must be a non-negative integer", at: pair.value.location)
+                }
+            case "secrets":
+                for item in pair.value.items ?? [pair.value] {
+                    if let name = scalar(item, "an environment variable's name") { spec.secrets.append(name) }
                 }
             case "plugins":
                 let items = pair.value.items ?? [pair.value]

@@ -97,29 +97,17 @@ public final class SecretRedactor: @unchecked Sendable {
         "authorization", "proxy-authorization", "x-api-key", "cookie", "set-cookie",
     ]
 
-    private let lock = NSLock()
-    private var values: Set<String> = []
-
-    /// A redactor that knows no secret values yet (names are always redacted).
+    /// A redactor; secret values are the process's (`Secrets.shared`), names always count.
     public init() {}
 
-    /// Remembers a secret value, so it is removed wherever it appears.
+    /// Remembers a secret value, so it is masked wherever rivulet writes it.
     public func add(_ secret: String) {
-        guard secret.count >= 4 else { return }  // Too short to be a real secret; would mangle text.
-        lock.withLock { _ = values.insert(secret) }
+        Secrets.shared.add(secret)
     }
 
-    /// `text` with every known secret value replaced.
+    /// `text` with every known secret value, in any of its encodings, replaced.
     public func redact(_ text: String) -> String {
-        let secrets = lock.withLock { values }
-        var result = text
-        for secret in secrets where result.contains(secret) {
-            result = result.replacingOccurrences(of: secret, with: Self.placeholder)
-            if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics), encoded != secret {
-                result = result.replacingOccurrences(of: encoded, with: Self.placeholder)
-            }
-        }
-        return result
+        Secrets.shared.redact(text)
     }
 
     /// `url` with secret query parameters (by name and by value) replaced.

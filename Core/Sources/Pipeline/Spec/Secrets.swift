@@ -1,0 +1,112 @@
+import Synchronization
+
+/// The secret values of this process — environment variables a pipeline reads whose names say
+/// they are secret (`*KEY*`, `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, `*CREDENTIAL*`, or listed
+/// under `secrets:`), and the keys API sources send — and their masking wherever rivulet writes
+/// text: errors, logs, traces, recordings, sinks. A value is masked as written and in the forms
+/// it takes on the way: percent-encoded, form-encoded, base64 and JSON-escaped.
+@_spi(Host) public final class Secrets: Sendable {
+    /// The one set of a process.
+    public static let shared = Secrets()
+    /// What a secret is replaced by.
+    public static let placeholder = "REDACTED"
+    /// Words that make an environment variable's value a secret, in its name (any case).
+    public static let secretNameWords = ["KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"]
+
+    private let forms = Mutex<[String]>([])
+    private let known = Atomic<Bool>(false)
+
+    /// Whether there is any secret to mask (checked before the work of masking).
+    public var isEmpty: Bool { !known.load(ordering: .relaxed) }
+
+    /// Whether the variable `name` holds a secret by its name.
+    public static func isSecretName(_ name: String) -> Bool {
+        let upper = name.uppercased()
+        return secretNameWords.contains { upper.contains($0) }
+    }
+
+    /// Remembers `value` (too short a value is ignored: masking it would mangle ordinary text).
+    public func add(_ value: String) {
+        guard value.count >= 4 else { return }
+        let base64 = Self.base64(Array(value.utf8))
+        var encodings = [
+            value, Self.percentEncoded(value, keeping: { _ in false }),
+            Self.percentEncoded(value, keeping: { "-._~!$'()*,;=:@/?".utf8.contains($0) }),
+            Self.percentEncoded(value, keeping: { "-._~".utf8.contains($0) }).replacing("%20", with: "+"),
+            base64, String(base64.prefix { $0 != "=" }),
+        ]
+        var escaped: [UInt8] = []
+        JSONSerializer.write(.string(value), to: &escaped)
+        encodings.append(String(decoding: escaped.dropFirst().dropLast(), as: UTF8.self))
+        forms.withLock { forms in
+            for form in encodings where !forms.contains(form) { forms.append(form) }
+            // Longest first, so a form that contains another is masked whole.
+            forms.sort { $0.count > $1.count }
+        }
+        known.store(true, ordering: .relaxed)
+    }
+
+    /// `text` with every secret form replaced by the placeholder.
+    public func redact(_ text: String) -> String {
+        guard !isEmpty else { return text }
+        var result = text
+        for form in forms.withLock({ $0 }) where result.contains(form) {
+            result = result.replacing(form, with: Self.placeholder)
+        }
+        return result
+    }
+
+    /// `bytes` with every secret form replaced, or nil when none occurs (the common case).
+    public func redact(bytes: some Collection<UInt8>) -> [UInt8]? {
+        guard !isEmpty else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self)
+        let redacted = redact(text)
+        return redacted == text ? nil : Array(redacted.utf8)
+    }
+
+    /// `text` with every byte but ASCII letters, digits and those `keeping` allows as `%XX`.
+    static func percentEncoded(_ text: String, keeping: (UInt8) -> Bool) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes: [UInt8] = []
+        for byte in text.utf8 {
+            let plain =
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            if plain || keeping(byte) {
+                bytes.append(byte)
+            } else {
+                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Standard base64, padded.
+    static func base64(_ bytes: [UInt8]) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        var output: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            let chunk = Array(bytes[index..<min(index + 3, bytes.count)])
+            let value = chunk.enumerated().reduce(0) { $0 | Int($1.element) << (16 - 8 * $1.offset) }
+            for position in 0..<4 {
+                output.append(
+                    position <= chunk.count ? alphabet[(value >> (18 - 6 * position)) & 63] : UInt8(ascii: "="))
+            }
+            index += 3
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// The names of the environment variables `text` reads with `${NAME}` or `${NAME:-default}`.
+    public static func variables(in text: String) -> Set<String> {
+        var names: Set<String> = []
+        var rest = text[...]
+        while let start = rest.firstRange(of: "${") {
+            let after = rest[start.upperBound...]
+            guard let end = after.firstIndex(where: { $0 == "}" || $0 == ":" }) else { break }
+            names.insert(String(after[..<end]))
+            rest = after[end...]
+        }
+        return names
+    }
+}

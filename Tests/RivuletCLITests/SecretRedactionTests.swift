@@ -1,0 +1,67 @@
+import Foundation
+import HTTPTestServer
+import XCTest
+
+/// Secrets are masked by value wherever rivulet writes text: a key sent in any query parameter or
+/// header, and echoed back by the server in its body, shows up in no output stream or file, in
+/// no encoding.
+final class SecretRedactionTests: BinaryTestCase {
+    func testASecretInAnyParameterEchoedInABodyAppearsInNoOutput() throws {
+        let secrets = [
+            "MY_APP_KEY": "k3y/with+plus=and \"quotes\"&amp",
+            "SIGNING_SECRET": "sig-\u{00E9}t\u{00E9}-s3cret",
+            "SERVICE_TOKEN": "tok_ABCdef0123456789",
+            "ACCOUNT": "acct-98765-private",
+        ]
+        let server = try serve { request, count in
+            // Echo everything the request carried, as a failing answer first, then as items.
+            let echo: [String: Any] = [
+                "uri": request.uri, "query": request.query,
+                "headers": Dictionary(request.headers, uniquingKeysWith: { $1 }),
+            ]
+            let body = String(decoding: try! JSONSerialization.data(withJSONObject: echo), as: UTF8.self)
+            if count == 0 {
+                return .json("{\"message\": \"bad request: \(request.uri)\", \"echo\": \(body)}", status: 503)
+            }
+            return .json("[\(body)]")
+        }
+        try """
+        secrets: [ACCOUNT]
+        source:
+          http:
+            url: "\(server.baseURL)/echo"
+            query: { appid: "${MY_APP_KEY}", sig: "${SIGNING_SECRET}", access_key: "${ACCOUNT}" }
+            headers: { X-Custom-Auth: "${SERVICE_TOKEN}" }
+            retry: { max: 2, backoff: 10ms }
+        ops:
+          - log: seen
+        sink: { file: out.jsonl }
+
+        """.write(to: directory.appendingPathComponent("p.yaml"), atomically: true, encoding: .utf8)
+        let cassette = directory.appendingPathComponent("cassette.json")
+        let result = try runRivulet(
+            ["run", directory.appendingPathComponent("p.yaml").path, "--trace", "--record", cassette.path],
+            environment: secrets)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(server.received.count, 2)
+        XCTAssertEqual(server.received.first?.query["appid"], secrets["MY_APP_KEY"], "the real key was sent")
+        let outputs = [
+            ("stdout", result.stdout), ("stderr", result.stderr),
+            ("cassette", try String(contentsOf: cassette, encoding: .utf8)),
+            ("file", try String(contentsOf: directory.appendingPathComponent("out.jsonl"), encoding: .utf8)),
+        ]
+        XCTAssertTrue(outputs[1].1.contains("REDACTED"), "the error and the trace mention it, masked")
+        for (name, value) in secrets {
+            var escaped: [String] = [value, Data(value.utf8).base64EncodedString()]
+            escaped.append(value.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
+            escaped.append(value.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!)
+            let json = String(decoding: try JSONSerialization.data(withJSONObject: [value]), as: UTF8.self)
+            escaped.append(String(json.dropFirst(2).dropLast(2)))
+            for form in Set(escaped) {
+                for (output, text) in outputs {
+                    XCTAssertFalse(text.contains(form), "\(name) as '\(form)' appears in \(output)")
+                }
+            }
+        }
+    }
+}

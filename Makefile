@@ -1,5 +1,5 @@
 # The two set-up commands of the README: `make run` and `make test`.
-.PHONY: deps build run test lint bench docs plugin-api
+.PHONY: deps build run test lint bench docs plugin-api fuzz
 
 deps:
 	@scripts/install-deps.sh
@@ -24,6 +24,12 @@ lint:
 
 bench:
 	Benchmarks/run.sh w1
+
+# Fuzzes every parser a file or a server reaches (libFuzzer), FUZZ_SECONDS each (default 60); a crash
+# is saved under Tests/Fuzz/Regressions/ and replayed by the tests once committed.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # Records the plugin API's public surface in Core/PluginAPI.digest (refused for a breaking change
 # unless PluginAPI.version was raised); CI fails while the digest is out of date.

@@ -46,6 +46,11 @@ let package = Package(
             dependencies: [.product(name: "RivuletCore", package: "Core")],
             path: "Tests/TestSupport"
         ),
+        // libFuzzer targets (`make fuzz`); a normal build replays inputs once (`make test` runs the seeds).
+        .executableTarget(
+            name: "RivuletFuzz",
+            dependencies: ["Components", "Tooling", .product(name: "RivuletCore", package: "Core")]
+        ),
         .executableTarget(
             name: "rivulet",
             dependencies: [

@@ -18,6 +18,11 @@ final class JSONTests: LeakCheckingTestCase {
         XCTAssertEqual(try JSONParser.parse("1.0"), .double(1))
         XCTAssertEqual(JSONSerializer.string(.double(0.1)), "0.1")
         XCTAssertEqual(JSONSerializer.string(.double(1)), "1.0")
+        // Out of Double's range: the largest finite double (found by fuzzing: it became null).
+        XCTAssertEqual(try JSONParser.parse("1e400"), .double(.greatestFiniteMagnitude))
+        XCTAssertEqual(try JSONParser.parse("-1e1348901234567"), .double(-.greatestFiniteMagnitude))
+        let written = JSONSerializer.string(try JSONParser.parse("[1E+400]"))
+        XCTAssertEqual(try JSONParser.parse(written), [.double(.greatestFiniteMagnitude)])
         XCTAssertEqual(JSONSerializer.string(.int(-42)), "-42")
         XCTAssertEqual(JSONSerializer.string(.double(.nan)), "null")
         for text in ["3.141592653589793", "1e-07", "-0.5", "12345678901234567890"] {

@@ -398,7 +398,10 @@ public enum JSONParser {
             withUnsafeTemporaryAllocation(of: CChar.self, capacity: range.count + 1) { buffer in
                 for (offset, index) in range.enumerated() { buffer[offset] = CChar(bitPattern: bytes[index]) }
                 buffer[range.count] = 0
-                return strtod(buffer.baseAddress!, nil)
+                // Beyond Double's range (1e400) is the largest finite double, as jq reads it:
+                // infinity has no JSON form, and writing it back as null would change the data.
+                let value = strtod(buffer.baseAddress!, nil)
+                return value.isFinite ? value : (value < 0 ? -.greatestFiniteMagnitude : .greatestFiniteMagnitude)
             }
         }
     }

@@ -1,0 +1,121 @@
+import Foundation
+@_spi(Host) import Pipeline
+@_spi(Host) import Tooling
+
+@_spi(Host) @testable import Components
+
+/// The parsers a user's file or a server's answer reaches, as libFuzzer targets: the YAML loader
+/// with the whole validation, test files, expressions (parsed and evaluated), the JSON parser,
+/// marble diagrams and timelines, and the HTML image extractor. `RIVULET_FUZZ_TARGET` picks one.
+/// A normal build runs inputs once instead (`RivuletFuzz TARGET FILE|DIR...`): how `make test`
+/// replays the seeds and every crash that fuzzing found.
+enum FuzzTargets {
+    static let names = ["pipeline", "testfile", "expression", "json", "marbles", "html"]
+
+    // Built once and only read: libFuzzer calls the target from one thread.
+    nonisolated(unsafe) static let registry = BuiltinComponents.registry()
+
+    static func run(_ target: String, _ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        switch target {
+        case "pipeline":
+            _ = PipelineLoader(registry: registry, environment: ["HOME": "/tmp", "TOKEN": "secret-token"])
+                .load(text: text, path: "fuzz.yaml")
+        case "testfile":
+            guard let root = try? YAMLLoader(file: "fuzz.test.yaml", environment: [:]).load(text) else { return }
+            _ = PipelineTestFile.parse(root, file: "fuzz.test.yaml", baseDirectory: "/nonexistent")
+        case "expression":
+            guard let expression = try? Expression(text) else { return }
+            let scope = EvaluationScope(environment: ExpressionEnvironment(seed: 1))
+            for element: Value in [.null, 3, "text", [1, 2, 3], ["a": ["b": 1]], .double(.nan), .int(.min)] {
+                scope.element = element
+                _ = try? expression.evaluate(in: scope)
+            }
+        case "json":
+            guard let value = try? JSONParser.parse(bytes) else { return }
+            var written: [UInt8] = []
+            JSONSerializer.write(value, to: &written)
+            guard let again = try? JSONParser.parse(written), again.isEqualInExpressions(to: value) || value.hasNaN
+            else { fatalError("JSON round trip changed \(text)") }
+        case "marbles":
+            _ = try? TimelineEntry.parseMarbles(text, tick: .milliseconds(10), values: ["a": 1], context: nil)
+            if let value = try? JSONParser.parse(bytes) { _ = try? TimelineEntry.parse(value, context: nil) }
+        case "html":
+            _ = try? HTMLImages.extract(
+                bytes, pageURL: "https://example.test/a/b.html", charset: nil, options: HTMLImages.Options())
+            _ = try? HTMLImages.extract(
+                bytes, pageURL: "https://example.test/", charset: "shift_jis",
+                options: HTMLImages.Options(includeData: true, selector: "div img", limit: 5))
+        default:
+            fatalError("unknown fuzz target '\(target)'; one of \(names.joined(separator: ", "))")
+        }
+    }
+}
+
+extension Value {
+    /// Whether a NaN is inside (NaN equals nothing, itself included).
+    fileprivate var hasNaN: Bool {
+        switch self {
+        case .double(let double): return double.isNaN
+        case .array(let items): return items.contains { $0.hasNaN }
+        case .object(let object): return object.values.contains { $0.hasNaN }
+        default: return false
+        }
+    }
+}
+
+/// libFuzzer's entry point.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func rivuletFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let target = ProcessInfo.processInfo.environment["RIVULET_FUZZ_TARGET"] ?? "pipeline"
+    FuzzTargets.run(target, Array(UnsafeBufferPointer(start: data, count: size)))
+    return 0
+}
+
+#if FUZZING
+    /// libFuzzer's driver, called from this executable's own main (SwiftPM gives every executable
+    /// target one, so libFuzzer's is not used).
+    @_silgen_name("LLVMFuzzerRunDriver")
+    func runFuzzerDriver(
+        _ argc: UnsafeMutablePointer<Int32>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+        _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32
+    ) -> Int32
+#endif
+
+/// Fuzzes (a `-sanitize=fuzzer -DFUZZING` build), or runs each input file once through a target:
+/// `RivuletFuzz TARGET FILE|DIRECTORY...`.
+@main
+struct FuzzMain {
+    static func main() {
+        #if FUZZING
+            var argc = CommandLine.argc
+            var argv = CommandLine.unsafeArgv
+            exit(runFuzzerDriver(&argc, &argv) { data, size in rivuletFuzzOne(data, size) })
+        #else
+            replay(Array(CommandLine.arguments.dropFirst()))
+        #endif
+    }
+
+    static func replay(_ arguments: [String]) {
+        guard let target = arguments.first, FuzzTargets.names.contains(target) else {
+            print("usage: RivuletFuzz \(FuzzTargets.names.joined(separator: "|")) FILE|DIRECTORY...")
+            exit(2)
+        }
+        var count = 0
+        for path in arguments.dropFirst() {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
+            let files =
+                isDirectory.boolValue
+                ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted().map { path + "/" + $0 }
+                : [path]
+            for file in files {
+                guard let data = FileManager.default.contents(atPath: file) else { continue }
+                FuzzTargets.run(target, Array(data))
+                count += 1
+            }
+        }
+        print("\(target): \(count) inputs, no crash")
+    }
+}

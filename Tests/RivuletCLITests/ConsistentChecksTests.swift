@@ -8,7 +8,7 @@ final class ConsistentChecksTests: BinaryTestCase {
         let corpus = LintCorpusTests.corpusDirectory
         let files = try FileManager.default.contentsOfDirectory(atPath: corpus.path).filter { $0.hasSuffix(".yaml") }
             .sorted()
-        XCTAssertGreaterThanOrEqual(files.count, 54)
+        XCTAssertGreaterThanOrEqual(files.count, 120)
         for file in files {
             let path = corpus.appendingPathComponent(file).path
             let testFile = directory.appendingPathComponent("check.test.yaml")

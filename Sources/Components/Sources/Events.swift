@@ -61,8 +61,15 @@ extension BuiltinComponents {
                 }
             }
             if let written = values[Key.file] {
-                do { _ = try readTimelineFile(validation.resolvePath(written)) } catch {
-                    validation.error("timeline file '\(written)': \(error)", at: Key.file, in: values)
+                let path = validation.resolvePath(written)
+                if !validation.fileExists(written) {
+                    validation.error(
+                        "cannot read the timeline file '\(written)'", at: Key.file, in: values,
+                        note: "looked for \(path)")
+                } else {
+                    do { _ = try readTimelineFile(path) } catch {
+                        validation.error("timeline file '\(written)': \(error)", at: Key.file, in: values)
+                    }
                 }
             }
         },

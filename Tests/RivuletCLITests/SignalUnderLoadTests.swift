@@ -59,6 +59,27 @@ final class SignalUnderLoadTests: BinaryTestCase {
     }
 }
 
+/// A process plugin that takes long to answer does not hold a signal up either.
+final class SignalDuringExecTests: BinaryTestCase {
+    func testASignalStopsARunWaitingForASlowProgram() throws {
+        let pipeline = directory.appendingPathComponent("slow.yaml")
+        try """
+        source: { events: [{ at: 0ms, next: 1 }, { at: 10ms, complete: true }] }
+        ops:
+          - exec: { command: [sh, -c, "sleep 30"], timeout: 20s }
+        sink: stdout
+
+        """.write(to: pipeline, atomically: true, encoding: .utf8)
+        let process = try startRivulet(["run", pipeline.path], output: .null, error: .pipe)
+        Thread.sleep(forTimeInterval: 0.5)
+        let sent = Date()
+        process.send(SIGTERM)
+        let output = process.communicate(timeout: 30)
+        XCTAssertEqual(output.termination, .exited(143))
+        XCTAssertLessThan(Date().timeIntervalSince(sent), 0.1)
+    }
+}
+
 /// A producer faster than the pipeline: standard input is read only as fast as the pipeline takes
 /// it, so memory stays flat, and a signal does not wait for a backlog to drain.
 final class StandardInputFloodTests: BinaryTestCase {

@@ -167,7 +167,12 @@ final class ExecProcess {
             let now = DispatchTime.now().uptimeNanoseconds
             var descriptor = pollfd(fd: process.standardOutput, events: Int16(POLLIN), revents: 0)
             let remaining = now >= deadline ? 0 : Int32(min(Int64(Int32.max), Int64((deadline - now) / 1_000_000) + 1))
-            if !reader.hasBufferedLine, poll(&descriptor, 1, remaining) == 0 {
+            // Waits in slices, so a signal stops the run without waiting for a slow program.
+            if !reader.hasBufferedLine, poll(&descriptor, 1, min(remaining, 50)) == 0 {
+                if context.scheduler.isInterrupted {
+                    throw context.error("'\(commandLine)' was stopped by a signal", element: element)
+                }
+                if remaining > 50 { continue }
                 throw failure(
                     "'\(commandLine)' did not answer within \(DurationSyntax.format(timeout)) (element: \(element))")
             }

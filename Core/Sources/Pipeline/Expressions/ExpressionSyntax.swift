@@ -181,15 +181,17 @@ struct Lexer {
 
 /// A Pratt parser from tokens to `ExpressionNode`s.
 struct Parser {
-    /// Bounds that keep the recursive parser, compiler and evaluator within the stack.
+    /// Bounds that keep the recursive parser, compiler and evaluator within the stack: the
+    /// depth of the tree, to which parentheses, brackets, unary operators, conditionals and each
+    /// operator of a chain (`a + b + c`) add a level.
     static let maximumTokens = 4096
-    static let maximumNesting = 64
+    static let maximumNesting = 256
 
     var tokens: [Token]
     var position = 0
     var nesting = 0
 
-    /// Enters one level of nesting (parentheses, brackets, a unary operator, a conditional).
+    /// Enters one level of nesting.
     mutating func enter() throws(ExpressionSyntaxError) {
         nesting += 1
         if nesting > Self.maximumNesting {
@@ -274,7 +276,10 @@ struct Parser {
 
     mutating func parseBinary(precedence minimum: Int) throws(ExpressionSyntaxError) -> ExpressionNode {
         var left = try parseUnary()
+        let outer = nesting
+        defer { nesting = outer }
         while let op = currentOperator(), let precedence = Self.precedence[op], precedence > minimum {
+            try enter()  // a chain grows the tree one level per operator
             let token = advance()
             let right = try parseBinary(precedence: precedence)
             left = .binary(op, left, right, offset: token.offset)

@@ -2,6 +2,8 @@
 # Fuzzes each target for SECONDS (default 60) with libFuzzer, seeded with the pipelines, the lint
 # corpus and Tests/Fuzz/Seeds. A crash is saved under Tests/Fuzz/Regressions/TARGET/ (commit it: the
 # tests replay every file there) and fails the run. Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
+# With FUZZ_RUNS=N each target runs N inputs from a fixed seed instead, on a fresh corpus: the same
+# inputs every time, so CI cannot fail on a crash that chance found first there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
@@ -14,6 +16,12 @@ binary=.build/fuzz/debug/RivuletFuzz
 status=0
 for target in "${targets[@]}"; do
   corpus=.build/fuzz-corpus/$target
+  budget=(-max_total_time="$seconds")
+  if [ -n "${FUZZ_RUNS:-}" ]; then
+    corpus=.build/fuzz-corpus/fixed-$target
+    rm -rf "$corpus"
+    budget=(-runs="$FUZZ_RUNS" -seed=1)
+  fi
   mkdir -p "$corpus" "Tests/Fuzz/Regressions/$target"
   seeds=("Tests/Fuzz/Regressions/$target")
   case "$target" in
@@ -23,12 +31,12 @@ for target in "${targets[@]}"; do
   esac
   log=.build/fuzz-corpus/$target.log
   # libFuzzer, not Swift's backtracer, must see a crash, so it saves the input.
-  if SWIFT_BACKTRACE=enable=no RIVULET_FUZZ_TARGET=$target "$binary" "$corpus" "${seeds[@]}" -max_total_time="$seconds" -timeout=10 \
+  if SWIFT_BACKTRACE=enable=no RIVULET_FUZZ_TARGET=$target "$binary" "$corpus" "${seeds[@]}" "${budget[@]}" -timeout=10 \
     -rss_limit_mb=4096 -max_len=65536 -print_final_stats=1 -artifact_prefix="Tests/Fuzz/Regressions/$target/" \
     > "$log" 2>&1; then
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
     rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
-    echo "fuzz $target: ${seconds}s, $runs runs, $rate exec/s, no crash"
+    echo "fuzz $target: $runs runs, $rate exec/s, no crash"
   else
     echo "fuzz $target: FAILED — see $log; the input is in Tests/Fuzz/Regressions/$target/"
     tail -40 "$log"

@@ -14,6 +14,10 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // Checkpoints on disk (`rivulet run --state`): an SQLite database. Only the CLI uses it;
+        // components see checkpoints through the core's `Checkpoints`.
+        .target(name: "StateStore", dependencies: ["CSQLite", .product(name: "RivuletCore", package: "Core")]),
         .target(
             name: "Components",
             dependencies: [
@@ -56,6 +60,7 @@ let package = Package(
             dependencies: [
                 "Components",
                 "Tooling",
+                "StateStore",
                 .product(name: "RivuletCore", package: "Core"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -75,6 +80,10 @@ let package = Package(
         .testTarget(
             name: "ToolingTests",
             dependencies: ["Tooling", "Components", "RivuletTestSupport", .product(name: "RivuletCore", package: "Core")]
+        ),
+        .testTarget(
+            name: "StateStoreTests",
+            dependencies: ["StateStore", .product(name: "RivuletCore", package: "Core")]
         ),
         .testTarget(
             name: "RivuletCLITests", dependencies: ["rivulet", "Components", "HTTPTestServer"], exclude: ["LintCorpus", "Golden"]),

@@ -10,6 +10,9 @@ struct LintCommand: ParsableCommand {
     @Argument(help: "The pipeline files to check.")
     var files: [String]
 
+    @Flag(help: "Also check that the pipelines can keep checkpoints, as `run --state` requires.")
+    var state = false
+
     @OptionGroup var pluginOptions: PluginOptions
 
     func run() throws {
@@ -17,7 +20,7 @@ struct LintCommand: ParsableCommand {
         var errorCount = 0
         var failedFiles = 0
         for file in files {
-            let loaded = loader.load(path: file)
+            let loaded = state ? loader.load(path: file).checkingCheckpoints() : loader.load(path: file)
             CommandSupport.report(loaded)
             let errors = loaded.diagnostics.filter { $0.severity == .error }.count
             if errors == 0 {

@@ -21,6 +21,7 @@ struct Rivulet: ParsableCommand {
         version: version,
         subcommands: [
             RunCommand.self, TestCommand.self, LintCommand.self, GraphCommand.self, ComponentsCommand.self,
+            StateCommand.self,
         ]
     )
 

@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 @_spi(Host) import Pipeline
 import Reactive
+import StateStore
 
 /// `rivulet run FILE`: runs a pipeline on the real clock (or a virtual one) until it ends.
 struct RunCommand: ParsableCommand {
@@ -53,6 +54,22 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Answer HTTP requests from a file made by --record; nothing goes to the network.")
     var replay: String?
 
+    @Option(help: "Keep checkpoints in this SQLite file, and resume from it after a crash or a signal.")
+    var state: String?
+
+    @Option(
+        help: "How often to take a checkpoint with --state (default 1s).",
+        transform: { text in
+            guard let duration = DurationSyntax.parse(text), duration >= .milliseconds(1) else {
+                throw ValidationError("--checkpoint-interval expects a duration of at least 1ms, got '\(text)'")
+            }
+            return duration
+        })
+    var checkpointInterval: RxTimeInterval = .seconds(1)
+
+    @Flag(help: "With --state: resume even from a checkpoint of a run that completed (to go on where it ended).")
+    var resume = false
+
     @OptionGroup var pluginOptions: PluginOptions
 
     /// How the run's HTTP sources reach their servers.
@@ -64,6 +81,7 @@ struct RunCommand: ParsableCommand {
 
     func validate() throws {
         if record != nil && replay != nil { throw ValidationError("--record and --replay cannot be used together") }
+        if state == nil && resume { throw ValidationError("--resume needs --state") }
         if let replay, !FileManager.default.fileExists(atPath: replay) {
             throw ValidationError("--replay: no such file '\(replay)'")
         }
@@ -73,9 +91,19 @@ struct RunCommand: ParsableCommand {
         let limit = until
         let loaded = CommandSupport.loader(try CommandSupport.registry(plugins: pluginOptions.plugins))
             .load(path: file, overrides: overrides)
-        guard let pipeline = loaded.pipeline else {
-            CommandSupport.report(loaded)
+        let checked = state == nil ? loaded : loaded.checkingCheckpoints()
+        guard let pipeline = checked.pipeline else {
+            CommandSupport.report(checked)
             throw ExitCode(2)
+        }
+        var session: CheckpointSession?
+        if let state {
+            do {
+                session = try CheckpointSession(path: state, pipeline: pipeline, file: file, resume: resume)
+            } catch {
+                FileHandleOutput.standardError.write("\(error)\n")
+                throw ExitCode(2)
+            }
         }
         let seed = self.seed ?? pipeline.spec.seed ?? UInt64.random(in: 0...UInt64.max)
         let tracer = trace ? Tracer() : nil
@@ -84,11 +112,17 @@ struct RunCommand: ParsableCommand {
             switch clock {
             case .virtual:
                 outcome = try runVirtual(
-                    pipeline, baseDirectory: loaded.baseDirectory, seed: seed, limit: limit, tracer: tracer)
+                    pipeline, baseDirectory: loaded.baseDirectory, seed: seed, limit: limit, tracer: tracer,
+                    session: session)
             case .real:
                 outcome = try runReal(
-                    pipeline, baseDirectory: loaded.baseDirectory, seed: seed, limit: limit, tracer: tracer)
+                    pipeline, baseDirectory: loaded.baseDirectory, seed: seed, limit: limit, tracer: tracer,
+                    session: session)
             }
+        } catch let error as StateStoreError {
+            // A checkpoint that could not be saved: the run stopped, the last good checkpoint is kept.
+            FileHandleOutput.standardError.write("\(error)\n")
+            throw ExitCode(1)
         } catch {
             // A component that cannot be built (a fixture file that is missing, say): the file is invalid.
             FileHandleOutput.standardError.write("\(error)\n")
@@ -121,47 +155,70 @@ struct RunCommand: ParsableCommand {
         Glibc.exit(128 + signal)
     }
 
+    /// After the run, with --state: the final checkpoint; a checkpoint that failed is thrown.
+    private static func finish(
+        _ session: CheckpointSession?, _ checkpoints: Checkpoints?, _ outcome: PipelineRun.Outcome?
+    ) throws {
+        guard let session, let checkpoints, let failure = session.finish(outcome, checkpoints: checkpoints) else {
+            return
+        }
+        throw failure as? StateStoreError ?? StateStoreError("cannot take a checkpoint: \(failure)", isRunTime: true)
+    }
+
     private func runVirtual(
-        _ pipeline: ValidatedPipeline, baseDirectory: String, seed: UInt64, limit: RxTimeInterval?, tracer: Tracer?
+        _ pipeline: ValidatedPipeline, baseDirectory: String, seed: UInt64, limit: RxTimeInterval?, tracer: Tracer?,
+        session checkpointSession: CheckpointSession?
     ) throws -> PipelineRun.Outcome {
         let scheduler = VirtualTimeScheduler(resolution: .microseconds(1))
         let environment = ExpressionEnvironment(seed: seed, clock: { scheduler.now })
+        // On the virtual clock no timer checks for due checkpoints (it would keep an idle run
+        // going for ever): sources take them between elements, and one is taken at the end.
+        let checkpoints = checkpointSession?.makeCheckpoints(scheduler: scheduler, interval: checkpointInterval)
         let compiled = try PipelineCompiler.compile(
             pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: log,
-            tracer: tracer.map { tracer in { tracer.record($0) } }, services: [session])
+            tracer: tracer.map { tracer in { tracer.record($0) } },
+            services: [session] + (checkpoints.map { [$0] } ?? []))
         // The signal thread only raises the flag (a source emitting synchronously inside start()
         // checks it); the loop below, on this thread, stops the run.
         let interruption = scheduler.interruption
         SignalWatcher.start { interruption.raise() }
         var outcome: PipelineRun.Outcome?
         let run = compiled.start { outcome = $0 }
+        checkpoints?.onFailure = { _ in run.dispose() }
         if let limit {
             scheduler.scheduleAt(scheduler.ticks(limit)) { run.dispose() }
         }
         while !scheduler.isInterrupted && outcome == nil && scheduler.runNext() {}
         if outcome == nil { run.dispose() }
+        try Self.finish(checkpointSession, checkpoints, outcome)
         Self.exitIfSignalled(tracer)
         if case .cancelled? = outcome { return .completed }
         return outcome ?? .completed
     }
 
     private func runReal(
-        _ pipeline: ValidatedPipeline, baseDirectory: String, seed: UInt64, limit: RxTimeInterval?, tracer: Tracer?
+        _ pipeline: ValidatedPipeline, baseDirectory: String, seed: UInt64, limit: RxTimeInterval?, tracer: Tracer?,
+        session checkpointSession: CheckpointSession?
     ) throws -> PipelineRun.Outcome {
         let scheduler = SerialRunLoopScheduler()
         let environment = ExpressionEnvironment(seed: seed, clock: { scheduler.now })
+        let checkpoints = checkpointSession?.makeCheckpoints(scheduler: scheduler, interval: checkpointInterval)
         let compiled = try PipelineCompiler.compile(
             pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: log,
-            tracer: tracer.map { tracer in { tracer.record($0) } }, services: [session])
+            tracer: tracer.map { tracer in { tracer.record($0) } },
+            services: [session] + (checkpoints.map { [$0] } ?? []))
         // Everything below runs on this thread, inside scheduler.run(); the holder only carries it there.
-        let holder = SchedulerBound(RunHolder(compiled: compiled))
+        let holder = SchedulerBound(RunHolder(compiled: compiled, checkpoints: checkpoints))
         scheduler.enqueue {
             let state = holder.value
+            let timer = state.checkpoints?.startTimer()
             let run = state.compiled.start { result in
+                timer?.dispose()
                 state.outcome = result
                 scheduler.stop()
             }
             state.run = run
+            state.checkpoints?.onFailure = { _ in run.dispose() }
             if let limit {
                 scheduler.schedule(after: limit) { run.dispose() }
             }
@@ -169,6 +226,7 @@ struct RunCommand: ParsableCommand {
         SignalWatcher.start { scheduler.interrupt { holder.value.run?.dispose() } }
         scheduler.run()
         let outcome = holder.value.outcome
+        try Self.finish(checkpointSession, checkpoints, outcome)
         Self.exitIfSignalled(tracer)
         if case .cancelled? = outcome { return .completed }
         return outcome ?? .cancelled
@@ -178,10 +236,12 @@ struct RunCommand: ParsableCommand {
 /// The state of a real-clock run, used on the pipeline's thread only.
 final class RunHolder {
     let compiled: CompiledPipeline
+    let checkpoints: Checkpoints?
     var run: PipelineRun?
     var outcome: PipelineRun.Outcome?
 
-    init(compiled: CompiledPipeline) {
+    init(compiled: CompiledPipeline, checkpoints: Checkpoints?) {
         self.compiled = compiled
+        self.checkpoints = checkpoints
     }
 }

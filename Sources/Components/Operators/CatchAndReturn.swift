@@ -13,6 +13,7 @@ extension BuiltinComponents {
         parameters: [Key.value],
         primary: Key.value,
         example: "- catchAndReturn: []",
+        checkpointing: .stateless,
         factory: .operator { parameters, _ in
             let value = parameters[Key.value]
             return { $0.catchAndReturn(value) }

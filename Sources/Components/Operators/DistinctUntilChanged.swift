@@ -18,11 +18,23 @@ extension BuiltinComponents {
         parameters: [Key.key],
         primary: Key.key,
         example: "- distinctUntilChanged",
+        checkpointing: .keepsState("the key of the last element it passed"),
         factory: .operator { parameters, context in
             let key = parameters[Key.key]
             return { source in
                 Observable.deferred {
                     let scope = context.makeScope()
+                    if context.checkpoints != nil {
+                        // The key of the last element passed, kept as {last: KEY} ({} before the first).
+                        let last = StateBox(context.restoredState?["last"])
+                        context.keepState { last.value.map { ["last": $0] } ?? .object(JSONObject()) }
+                        return source.filter { element in
+                            let current = try key.map { try context.evaluate($0, element, in: scope) } ?? element
+                            if let previous = last.value, previous.isEqualInExpressions(to: current) { return false }
+                            last.value = current
+                            return true
+                        }
+                    }
                     guard let key else { return source.distinctUntilChanged { $0.isEqualInExpressions(to: $1) } }
                     return source.distinctUntilChanged(
                         { try context.evaluate(key, $0, in: scope) }, comparer: { $0.isEqualInExpressions(to: $1) })

@@ -18,6 +18,7 @@ extension BuiltinComponents {
         parameters: [Key.condition],
         primary: Key.condition,
         example: "- filter: len(.) >= 3",
+        checkpointing: .stateless,
         factory: .operator { parameters, context in
             let expression = parameters[Key.condition]
             return { source in

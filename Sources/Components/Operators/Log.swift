@@ -14,6 +14,7 @@ extension BuiltinComponents {
         parameters: [Key.label],
         primary: Key.label,
         example: "- log: typed",
+        checkpointing: .stateless,
         factory: .operator { parameters, context in
             let label = parameters[Key.label]
             return { source in

@@ -19,6 +19,7 @@ extension BuiltinComponents {
         parameters: [Key.transform],
         primary: Key.transform,
         example: "- map: { title: .headline.main, url: .web_url, date: .pub_date }",
+        checkpointing: .stateless,
         factory: .operator { parameters, context in
             let expression = parameters[Key.transform]
             return { source in

@@ -14,6 +14,7 @@ extension BuiltinComponents {
         parameters: [Key.streams],
         primary: Key.streams,
         example: "- merge: [previousTaps]",
+        checkpointing: .stateless,
         factory: .operator { parameters, context in
             let others = parameters[Key.streams].map { context.stream($0.name) }
             return { source in Observable.merge([source] + others) }

@@ -20,15 +20,25 @@ extension BuiltinComponents {
         parameters: [Key.seed, Key.accumulator],
         primary: Key.accumulator,
         example: "- scan: { seed: 0, accumulator: clamp(acc + ., 0, 9) }",
+        checkpointing: .keepsState("its accumulated value"),
         factory: .operator { parameters, context in
             let seed = parameters[Key.seed]
             let accumulator = parameters[Key.accumulator]
             return { source in
                 Observable.deferred {
                     let scope = context.makeScope()
-                    return source.scan(seed) { acc, element in
+                    guard context.checkpoints != nil else {
+                        return source.scan(seed) { acc, element in
+                            scope.accumulator = acc
+                            return try context.evaluate(accumulator, element, in: scope)
+                        }
+                    }
+                    let state = StateBox(context.restoredState ?? seed)
+                    context.keepState { state.value }
+                    return source.scan(state.value) { acc, element in
                         scope.accumulator = acc
-                        return try context.evaluate(accumulator, element, in: scope)
+                        state.value = try context.evaluate(accumulator, element, in: scope)
+                        return state.value
                     }
                 }
             }

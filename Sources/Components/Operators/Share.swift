@@ -19,6 +19,7 @@ extension BuiltinComponents {
         parameters: [Key.replay],
         primary: Key.replay,
         example: "- share: { replay: 1 }",
+        checkpointing: .stateless,
         factory: .operator { parameters, _ in
             let replay = parameters[Key.replay]
             return { $0.share(replay: replay) }

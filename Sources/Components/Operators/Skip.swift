@@ -17,9 +17,25 @@ extension BuiltinComponents {
         primary: Key.count,
         example: "- skip: 1",
         validate: { values, validation in validation.requireExactlyOne(Key.count, Key.duration, in: values) },
+        checkpointing: .depending("keeps how many elements are left to drop; 'for' cannot be checkpointed") { values in
+            values.has(Key.count)
+                ? .keepsState("how many elements are left to drop")
+                : .unsupported("'skip: {for: …}' counts time from subscription, which a restart cannot resume")
+        },
         factory: .operator { parameters, context in
             if let count = parameters[Key.count] {
-                return { $0.skip(count) }
+                guard context.checkpoints != nil else { return { $0.skip(count) } }
+                return { source in
+                    Observable.deferred {
+                        let left = StateBox(context.restoredState?.intValue ?? count)
+                        context.keepState { .int(left.value) }
+                        return source.filter { _ in
+                            guard left.value > 0 else { return true }
+                            left.value -= 1
+                            return false
+                        }
+                    }
+                }
             }
             let duration = parameters[Key.duration] ?? .zero
             return { $0.skip(for: duration, scheduler: context.scheduler) }

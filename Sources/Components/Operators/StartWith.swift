@@ -14,8 +14,16 @@ extension BuiltinComponents {
         parameters: [Key.values],
         primary: Key.values,
         example: "- startWith: \"\"",
-        factory: .operator { parameters, _ in
+        checkpointing: .keepsState("whether it emitted its values"),
+        factory: .operator { parameters, context in
             let values = parameters[Key.values]
-            return { $0.startWith(contentsOf: values) }
+            guard context.checkpoints != nil else { return { $0.startWith(contentsOf: values) } }
+            return { source in
+                Observable.deferred {
+                    let emitted = context.restoredState?.boolValue ?? false
+                    context.keepState { true }
+                    return emitted ? source : source.startWith(contentsOf: values)
+                }
+            }
         })
 }

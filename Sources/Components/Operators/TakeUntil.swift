@@ -23,6 +23,7 @@ extension BuiltinComponents {
         primary: Key.stream,
         example: "- takeUntil: stop",
         validate: { values, validation in validation.requireExactlyOne(Key.stream, Key.condition, in: values) },
+        checkpointing: .stateless,
         factory: .operator { parameters, context in
             if let condition = parameters[Key.condition] {
                 return predicateOperator(condition, inclusive: parameters[Key.inclusive], context) {

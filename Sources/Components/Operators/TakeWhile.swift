@@ -15,6 +15,7 @@ extension BuiltinComponents {
         parameters: [Key.condition, Key.inclusive],
         primary: Key.condition,
         example: "- takeWhile: .page <= 5",
+        checkpointing: .stateless,
         factory: .operator { parameters, context in
             predicateOperator(parameters[Key.condition], inclusive: parameters[Key.inclusive], context) {
                 $0.take(while: $1, behavior: $2)

@@ -48,17 +48,30 @@ extension BuiltinComponents {
                     note: "create it first, or write to a file in an existing folder")
             }
         },
+        checkpointing: .depending(
+            "JSON Lines and CSV: keeps the length of the file it wrote and synced, to which a resumed run cuts it back "
+                + "(exactly-once); JSON cannot be checkpointed"
+        ) { values in
+            fileFormat(values) == .json
+                ? .unsupported("a JSON document is written whole when the run ends; write JSON Lines or CSV")
+                : .keepsState("the length of the file it had written and synced, to which a resumed run cuts it back")
+        },
         factory: .sink { parameters, context in
             let path = context.resolvePath(parameters[Key.path])
-            var format = parameters[Key.format]
-            if format == .auto {
-                format = path.hasSuffix(".json") ? .json : (path.hasSuffix(".csv") ? .csv : .jsonl)
-            }
+            let format = fileFormat(parameters)
             return try FileSink(
                 path: path, format: format.rawValue, append: parameters[Key.mode] == .append,
                 columns: parameters[Key.columns] ?? [],
                 context: context)
         })
+}
+
+/// The format a `file` sink writes, `auto` resolved by the path's extension.
+private func fileFormat(_ values: ParameterValues) -> FileFormat {
+    let format = values[Key.format]
+    guard format == .auto else { return format }
+    let path = values[Key.path]
+    return path.hasSuffix(".json") ? .json : (path.hasSuffix(".csv") ? .csv : .jsonl)
 }
 
 final class FileSink: PipelineSink {
@@ -91,6 +104,16 @@ final class FileSink: PipelineSink {
         if format == "json" && !special { Self.removeLeftovers(of: path) }
         temporaryPath = format == "json" && !special ? path + ".tmp-\(getpid())" : nil
         let target = temporaryPath ?? path
+        // Resumed from a checkpoint, the file is cut back to what the checkpoint committed, and
+        // written on from there: what was written after it is written again, once.
+        var append = append
+        let restored = context.restoredState
+        if let committed = restored?["length"]?.intValue, format != "json" {
+            if truncate(path, off_t(committed)) != 0 && !(errno == ENOENT && committed == 0) {
+                throw context.error("cannot cut '\(path)' back to its checkpoint: \(String(cString: strerror(errno)))")
+            }
+            append = true
+        }
         let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append && format != "json" ? O_APPEND : (special ? 0 : O_TRUNC))
         descriptor = open(target, flags, 0o644)
         guard descriptor >= 0 else {
@@ -101,8 +124,29 @@ final class FileSink: PipelineSink {
         wroteHeader = append && size > 0
         // JSON is renamed into place at the end; CSV cannot take padding (trailing spaces belong to a
         // field). JSON Lines can: white space around a JSON value is insignificant.
-        writer = LineWriter(descriptor: descriptor, pageAlignedFrom: format == "jsonl" ? (append ? size : 0) : nil)
+        writer = LineWriter(
+            descriptor: descriptor, pageAlignedFrom: format == "jsonl" ? (append ? size : 0) : nil,
+            startOffset: append ? size : 0)
         if format == "json" { writer.writeRaw("[") }
+        if format != "json" && !special {
+            if let pending = restored?["pending"]?.stringValue { writer.restoreBuffered(Array(pending.utf8)) }
+            context.keepState { [unowned self] in try self.commit() }
+        }
+    }
+
+    /// For a checkpoint: writes out and syncs what it can, and returns `{length, pending}`: the
+    /// file's synced length and the lines still held to keep JSON Lines page-aligned (less than a
+    /// page). Kept in the checkpoint and buffered again on restore, they make a resumed run lay
+    /// out its lines, padding included, exactly as an uninterrupted run would.
+    private func commit() throws -> Value {
+        // Closed (the run ended): close wrote out and synced everything.
+        if closed { return ["length": .int(writer.writtenOffset), "pending": ""] }
+        writer.flush()
+        try check()
+        if fsync(descriptor) != 0 { throw failure(WriteError(code: errno), "syncing") }
+        return [
+            "length": .int(writer.writtenOffset), "pending": .string(String(decoding: writer.buffered, as: UTF8.self)),
+        ]
     }
 
     /// Removes `PATH.tmp-PID` files that runs killed before their rename left behind (their

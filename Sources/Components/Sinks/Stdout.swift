@@ -20,6 +20,7 @@ extension BuiltinComponents {
         parameters: [Key.format, Key.template],
         primary: Key.format,
         example: "sink: stdout",
+        checkpointing: .restartsWork("the lines written since the last checkpoint, which are written again"),
         factory: .sink { parameters, context in
             StdoutSink(
                 pretty: parameters[Key.format] == .pretty, template: parameters[Key.template], context: context)

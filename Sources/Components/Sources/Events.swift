@@ -73,6 +73,7 @@ extension BuiltinComponents {
                 }
             }
         },
+        checkpointing: .keepsState("how many entries of its timeline it emitted"),
         factory: .source { parameters, context in
             let hot = parameters[Key.hot]
             let scheduler = context.scheduler
@@ -83,18 +84,18 @@ extension BuiltinComponents {
                 } catch {
                     throw context.error("timeline file '\(file)': \(error)")
                 }
-                return PipelineSource { _ in TimelineEntry.observable(entries, hot: hot, scheduler: scheduler) }
+                return PipelineSource { _ in TimelineEntry.checkpointed(entries, hot: hot, context: context) }
             }
             if let events = parameters[Key.events] {
                 let entries = try TimelineEntry.parse(events, context: context)
-                return PipelineSource { _ in TimelineEntry.observable(entries, hot: hot, scheduler: scheduler) }
+                return PipelineSource { _ in TimelineEntry.checkpointed(entries, hot: hot, context: context) }
             }
             if let marbles = parameters[Key.marbles] {
                 let letters = Dictionary(
                     (parameters[Key.marbleValues]?.pairs ?? []).map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
                 let entries = try TimelineEntry.parseMarbles(
                     marbles, tick: parameters[Key.tick], values: letters, context: context)
-                return PipelineSource { _ in TimelineEntry.observable(entries, hot: hot, scheduler: scheduler) }
+                return PipelineSource { _ in TimelineEntry.checkpointed(entries, hot: hot, context: context) }
             }
             guard let template = parameters[Key.timeline] else { return PipelineSource { _ in .never() } }
             return PipelineSource { element in

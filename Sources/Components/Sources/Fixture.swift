@@ -44,6 +44,7 @@ extension BuiltinComponents {
                     note: "looked for \(resolved)")
             }
         },
+        checkpointing: .keepsState("its place in the file: the element or the line it reached"),
         factory: .source { parameters, context in
             let path = context.resolvePath(parameters[Key.path])
             var format = parameters[Key.format].rawValue
@@ -69,8 +70,11 @@ extension BuiltinComponents {
                     let document = try Fixture.readDocument(path: path, format: format, context: context)
                     let elements: [Value]
                     if !whole, case .array(let items) = document { elements = items } else { elements = [document] }
-                    guard let every else { return Fixture.unpaced(elements, scheduler: scheduler) }
-                    return Fixture.paced(elements, every: every, scheduler: scheduler)
+                    // Resumed, it goes on from the element after the last one it emitted.
+                    let next = StateBox(context.restoredState?.intValue ?? 0)
+                    context.keepState { .int(next.value) }
+                    guard let every else { return Fixture.unpaced(elements, from: next, context: context) }
+                    return Fixture.paced(elements, from: next, every: every, scheduler: scheduler)
                 }
             }
         })
@@ -96,17 +100,21 @@ enum Fixture {
 
     /// Every element at once, in a loop that stops when the subscription ends or the run is
     /// interrupted (a signal).
-    static func unpaced(_ elements: [Value], scheduler: any SchedulerType) -> Observable<Value> {
-        Observable { observer, lifetime in
-            for element in elements {
+    static func unpaced(_ elements: [Value], from next: StateBox<Int>, context: ComponentContext) -> Observable<Value> {
+        let scheduler = context.scheduler
+        let checkpoints = context.checkpoints
+        return Observable { observer, lifetime in
+            while next.value < elements.count {
                 if lifetime.isDisposed { return }
+                checkpoints?.checkpointIfDue()
                 if scheduler.isInterrupted {
                     // The process is about to exit: freeing a million-element document would
                     // take longer than a signal may wait, so it is left to the exit.
                     abandoned.withLock { $0.append(elements) }
                     return
                 }
-                observer.on(.next(element))
+                next.value += 1
+                observer.on(.next(elements[next.value - 1]))
             }
             if !lifetime.isDisposed { observer.on(.completed) }
         }
@@ -116,17 +124,20 @@ enum Fixture {
     static let abandoned = Mutex<[[Value]]>([])
 
     /// One element per period, the first one period after subscription.
-    static func paced(_ elements: [Value], every: RxTimeInterval, scheduler: any SchedulerType) -> Observable<Value> {
+    static func paced(
+        _ elements: [Value], from next: StateBox<Int>, every: RxTimeInterval, scheduler: any SchedulerType
+    )
+        -> Observable<Value>
+    {
         Observable { observer, lifetime in
-            var index = 0
             lifetime.add(
                 scheduler.schedulePeriodic(startAfter: every, period: every) {
                     if lifetime.isDisposed { return }
-                    if index < elements.count {
-                        observer.on(.next(elements[index]))
-                        index += 1
+                    if next.value < elements.count {
+                        next.value += 1
+                        observer.on(.next(elements[next.value - 1]))
                     }
-                    if index == elements.count {
+                    if next.value >= elements.count {
                         observer.on(.completed)
                         lifetime.dispose()
                     }
@@ -140,7 +151,13 @@ enum Fixture {
         -> Observable<Value>
     {
         Observable { observer, lifetime in
-            guard let reader = LineReader(path: path) else {
+            // Resumed, it reads on from the line after the last one it emitted.
+            let restored = context.restoredState
+            guard
+                let reader = LineReader(
+                    path: path, offset: restored?["offset"]?.intValue ?? 0,
+                    lineNumber: restored?["line"]?.intValue ?? 0)
+            else {
                 observer.on(
                     .error(context.error("cannot open fixture file \(path): \(String(cString: strerror(errno)))")))
                 return
@@ -161,10 +178,13 @@ enum Fixture {
                     return .error(context.error("reading fixture \(path): \(error)"))
                 }
             }
+            context.keepState { ["offset": .int(reader.offset), "line": .int(reader.lineNumber)] }
             guard let every else {
+                let checkpoints = context.checkpoints
                 while !lifetime.isDisposed, !scheduler.isInterrupted, let event = next() {
                     observer.on(event)
                     if event.isStopEvent { return }
+                    checkpoints?.checkpointIfDue()
                 }
                 return
             }

@@ -19,10 +19,25 @@ extension BuiltinComponents {
         parameters: [Key.period],
         primary: Key.period,
         example: "source: { interval: 1s }",
+        checkpointing: .keepsState("how many elements it emitted"),
         factory: .source { parameters, context in
             let period = parameters[Key.period]
+            guard context.checkpoints != nil else {
+                return PipelineSource { _ in
+                    Observable<Int>.interval(period, scheduler: context.scheduler).map { Value.int($0) }
+                }
+            }
             return PipelineSource { _ in
-                Observable<Int>.interval(period, scheduler: context.scheduler).map { Value.int($0) }
+                Observable.deferred {
+                    // Counting goes on from the count it had reached.
+                    let emitted = StateBox(context.restoredState?.intValue ?? 0)
+                    context.keepState { .int(emitted.value) }
+                    let start = emitted.value
+                    return Observable<Int>.interval(period, scheduler: context.scheduler).map { tick in
+                        emitted.value = start + tick + 1
+                        return Value.int(start + tick)
+                    }
+                }
             }
         })
 

@@ -7,21 +7,35 @@
 /// Reads a file (or standard input) a line at a time through a 256 KiB buffer, without reading the
 /// whole file: each line is handed over as bytes, so JSON Lines are parsed straight from the buffer.
 final class LineReader {
-    private let descriptor: Int32
+    /// The descriptor read (for `fstat` of a followed file).
+    let descriptor: Int32
     private let ownsDescriptor: Bool
     private var buffer: [UInt8]
     private var start = 0
     private var end = 0
     private var atEOF = false
+    /// The file offset of the buffer's first byte.
+    private var bufferOffset = 0
     /// The number of the line last read, from 1.
     private(set) var lineNumber = 0
+    /// When set (a followed file), the end of the file is not the end of the input: a last line
+    /// without its newline is held back, and the next call reads on from there.
+    var holdsPartialLine = false
+    /// The file offset just past the last line read: where reading would resume.
+    var offset: Int { bufferOffset + start }
     /// The longest line read: a longer one is an error rather than unbounded memory.
     static let maximumLineBytes = 64 << 20
 
     /// A reader of the file at `path`, or nil (with `errno` set) if it cannot be opened.
-    init?(path: String) {
-        let descriptor = open(path, O_RDONLY)
+    init?(path: String, offset: Int = 0, lineNumber: Int = 0) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
+        if offset > 0 && lseek(descriptor, off_t(offset), SEEK_SET) < 0 {
+            close(descriptor)
+            return nil
+        }
+        self.bufferOffset = offset
+        self.lineNumber = lineNumber
         self.descriptor = descriptor
         self.ownsDescriptor = true
         buffer = [UInt8](repeating: 0, count: 256 * 1024)
@@ -62,6 +76,10 @@ final class LineReader {
                 }
             }
             if atEOF {
+                if holdsPartialLine {
+                    atEOF = false
+                    return nil
+                }
                 guard start < end else { return nil }
                 lineNumber += 1
                 defer { start = end }
@@ -78,6 +96,7 @@ final class LineReader {
                 if count > 0 { memmove(pointer.baseAddress!, pointer.baseAddress! + start, count) }
             }
             end -= start
+            bufferOffset += start
             start = 0
         }
         if end == buffer.count {

@@ -23,11 +23,13 @@ final class LineWriter {
     private var fileOffset = 0
     static let pageSize = 4096
 
-    init(descriptor: Int32, flushThreshold: Int = 64 * 1024, pageAlignedFrom offset: Int? = nil) {
+    /// A writer to `descriptor`, whose file is `startOffset` bytes long (for `writtenOffset`);
+    /// `pageAlignedFrom` turns on page-aligned mode from that offset.
+    init(descriptor: Int32, flushThreshold: Int = 64 * 1024, pageAlignedFrom offset: Int? = nil, startOffset: Int = 0) {
         self.descriptor = descriptor
         self.flushThreshold = flushThreshold
         self.pageAligned = offset != nil
-        self.fileOffset = offset ?? 0
+        self.fileOffset = offset ?? startOffset
         buffer.reserveCapacity(flushThreshold + 2 * Self.pageSize)
     }
 
@@ -102,6 +104,19 @@ final class LineWriter {
     /// Writes out everything, page boundary or not (the end of the run).
     func flushAll() {
         write(upTo: buffer.count)
+    }
+
+    /// The offset in the file just past what was written out (in page-aligned mode, from the
+    /// file's size at the start).
+    var writtenOffset: Int { fileOffset }
+
+    /// What is buffered and not yet written out.
+    var buffered: [UInt8] { buffer }
+
+    /// Buffers bytes as they were buffered when a checkpoint was taken (no masking, no padding:
+    /// they were masked and laid out then).
+    func restoreBuffered(_ bytes: [UInt8]) {
+        buffer.append(contentsOf: bytes)
     }
 
     /// Throws the write error, if one happened.

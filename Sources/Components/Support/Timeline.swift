@@ -106,6 +106,19 @@ struct TimelineEntry {
     }
 
     /// An observable playing `entries`: relative to subscription, or (hot) to the clock's zero.
+    /// The timeline, keeping in checkpoints how many entries it emitted; resumed, it goes on with the
+    /// next entry at its time from the start (the entries before it are not repeated).
+    static func checkpointed(_ entries: [TimelineEntry], hot: Bool, context: ComponentContext) -> Observable<Value> {
+        guard context.checkpoints != nil else { return observable(entries, hot: hot, scheduler: context.scheduler) }
+        return Observable.deferred {
+            let emitted = StateBox(context.restoredState?.intValue ?? 0)
+            context.keepState { .int(emitted.value) }
+            return observable(Array(entries.dropFirst(emitted.value)), hot: hot, scheduler: context.scheduler).do(
+                onNext: { _ in emitted.value += 1 }, onError: { _ in emitted.value += 1 },
+                onCompleted: { emitted.value += 1 })
+        }
+    }
+
     static func observable(_ entries: [TimelineEntry], hot: Bool, scheduler: any SchedulerType) -> Observable<Value> {
         Observable { observer, lifetime in
             // One reading of the clock for all entries, so entries at the same time keep their order.

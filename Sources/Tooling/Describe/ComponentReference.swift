@@ -57,6 +57,7 @@ import Reactive
         if !spec.sideStreams.isEmpty {
             lines += ["", "Side streams: " + spec.sideStreams.map { "NAME.\($0)" }.joined(separator: ", ")]
         }
+        lines += ["", "Checkpoints (run --state): \(spec.checkpointing.summary)"]
         lines +=
             ["", "Example:"] + spec.example.split(separator: "\n", omittingEmptySubsequences: false).map { "  \($0)" }
         return lines.joined(separator: "\n") + "\n"
@@ -81,6 +82,7 @@ import Reactive
         if !spec.sideStreams.isEmpty {
             lines += ["Side streams: " + spec.sideStreams.map { "`NAME.\($0)`" }.joined(separator: ", "), ""]
         }
+        lines += ["Checkpoints (`run --state`): \(spec.checkpointing.summary)", ""]
         lines += ["```yaml", spec.example, "```", ""]
         return lines.joined(separator: "\n")
     }

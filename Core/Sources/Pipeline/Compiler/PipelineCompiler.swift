@@ -199,23 +199,26 @@ final class Multicast {
             return nil
         }
         func context(
-            for component: ValidatedComponent, sides: [String: PublishSubject<Value>], streamName: String? = nil
+            for component: ValidatedComponent, key: String, sides: [String: PublishSubject<Value>],
+            streamName: String? = nil
         ) -> ComponentContext {
             ComponentContext(
                 scheduler: scheduler, environment: environment, componentName: component.spec.name,
                 location: component.use.location, baseDirectory: baseDirectory, log: log, streamResolver: resolve,
-                sourceBuilder: { inner in try buildSource(inner.spec, inner.parameters, inner.location, sides: [:]) },
-                sideStreams: sides, services: services, streamName: streamName)
+                sourceBuilder: { inner in
+                    try buildSource(inner.spec, inner.parameters, inner.location, key: key + " source", sides: [:])
+                },
+                sideStreams: sides, services: services, streamName: streamName, checkpointKey: key)
         }
         func buildSource(
-            _ spec: ComponentSpec, _ parameters: ParameterValues, _ location: SourceLocation,
+            _ spec: ComponentSpec, _ parameters: ParameterValues, _ location: SourceLocation, key: String,
             sides: [String: PublishSubject<Value>]
         ) throws -> PipelineSource {
             guard case .source(let factory) = spec.factory else { preconditionFailure("validated as a source") }
             let component = ValidatedComponent(
                 use: ComponentUse(name: spec.name, location: location, parameters: nil, id: nil), spec: spec,
                 parameters: parameters)
-            return try factory(parameters, context(for: component, sides: sides))
+            return try factory(parameters, context(for: component, key: key, sides: sides))
         }
         for stream in pipeline.streams {
             var observable: Observable<Value>
@@ -223,8 +226,10 @@ final class Multicast {
             case .stream(let name):
                 observable = resolve(name) ?? .empty()
             case .component(let component):
-                observable = try buildSource(component.spec, component.parameters, component.use.location, sides: [:])
-                    .make(.null)
+                observable = try buildSource(
+                    component.spec, component.parameters, component.use.location,
+                    key: CheckpointPlan.sourceKey(stream.name, component.spec.name), sides: [:]
+                ).make(.null)
                 observable = traced(observable, "\(stream.name)#source \(component.spec.name)", component.use.location)
             }
             for (index, component) in stream.operators.enumerated() {
@@ -235,7 +240,8 @@ final class Multicast {
                 guard case .operator(let factory) = component.spec.factory else {
                     preconditionFailure("validated as an operator")
                 }
-                let apply = try factory(component.parameters, context(for: component, sides: sides))
+                let key = CheckpointPlan.operatorKey(stream.name, index, component.spec.name)
+                let apply = try factory(component.parameters, context(for: component, key: key, sides: sides))
                 var applied = apply(observable)
                 if !sides.isEmpty {
                     // Side streams end with their operator, so the streams that read them can end too.
@@ -254,9 +260,11 @@ final class Multicast {
             built[stream.name] = observable
         }
         var sinks: [CompiledPipeline.CompiledSink] = []
-        for (streamName, component) in pipeline.sinks {
+        for (index, (streamName, component)) in pipeline.sinks.enumerated() {
             guard case .sink(let factory) = component.spec.factory else { preconditionFailure("validated as a sink") }
-            let sink = try factory(component.parameters, context(for: component, sides: [:], streamName: streamName))
+            let key = CheckpointPlan.sinkKey(index, streamName, component.spec.name)
+            let sink = try factory(
+                component.parameters, context(for: component, key: key, sides: [:], streamName: streamName))
             sinks.append(
                 CompiledPipeline.CompiledSink(
                     name: component.spec.name, location: component.use.location, streamName: streamName, sink: sink,
@@ -264,6 +272,9 @@ final class Multicast {
         }
         var streams = built
         for name in pipeline.sideStreams.keys { streams[name] = resolve(name) }
+        // Components resolve streams while they are built, never later; dropping them here ends
+        // the cycle stream → component closure → context → resolver → stream.
+        built.removeAll()
         return CompiledPipeline(streams: streams, sinks: sinks, multicasts: multicasts)
     }
 }

@@ -22,14 +22,18 @@ public final class ComponentContext {
     /// For a sink, the stream it reads.
     public let streamName: String?
     let services: SharedServices
+    /// The component's name in checkpoints: its stream and place (`main#2 scan`).
+    public let checkpointKey: String
 
     init(
         scheduler: any SchedulerType, environment: ExpressionEnvironment, componentName: String,
         location: SourceLocation, baseDirectory: String, log: @escaping (String) -> Void,
         streamResolver: @escaping (String) -> Observable<Value>?,
         sourceBuilder: @escaping (ParameterValues.InnerSource) throws -> PipelineSource,
-        sideStreams: [String: PublishSubject<Value>], services: SharedServices, streamName: String? = nil
+        sideStreams: [String: PublishSubject<Value>], services: SharedServices, streamName: String? = nil,
+        checkpointKey: String
     ) {
+        self.checkpointKey = checkpointKey
         self.services = services
         self.streamName = streamName
         self.scheduler = scheduler
@@ -52,6 +56,22 @@ public final class ComponentContext {
     /// that `prompt` and `table` draw on, say), made by `make` the first time it is asked for.
     public func shared<T: AnyObject>(_ type: T.Type, _ make: () -> T) -> T {
         services.object(type, make)
+    }
+
+    /// The run's checkpoints, when it keeps state (`rivulet run --state`).
+    public var checkpoints: Checkpoints? {
+        services.existing(Checkpoints.self)
+    }
+
+    /// What this component held at the checkpoint the run resumes from, if it resumes.
+    public var restoredState: Value? {
+        checkpoints?.restored[checkpointKey]
+    }
+
+    /// Registers how to read this component's state when a checkpoint is taken (nothing happens
+    /// when the run keeps no state). Called at subscription, it reads the state of that subscription.
+    public func keepState(_ read: @escaping () throws -> Value) {
+        checkpoints?.register(checkpointKey, read: read)
     }
 
     /// The path of `path` relative to the pipeline file (absolute paths are kept).

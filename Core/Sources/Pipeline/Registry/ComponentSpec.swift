@@ -52,14 +52,19 @@ public struct ComponentSpec {
     /// URLs that must be absolute), run by `lint`, `test` and `run` alike before anything is
     /// built, so a factory never fails on configuration.
     public var validate: ((ParameterValues, ComponentValidation) -> Void)?
+    /// How it takes part in checkpoints (`rivulet run --state`); unsupported unless it says.
+    public var checkpointing: Checkpointing
 
     /// A component.
     public init(
         name: String, summary: String, docs: String = "", parameters: [any ParameterDeclaration] = [],
         primary: (any ParameterDeclaration)? = nil, example: String, sideStreams: [String] = [],
-        validate: ((ParameterValues, ComponentValidation) -> Void)? = nil, factory: ComponentFactory
+        validate: ((ParameterValues, ComponentValidation) -> Void)? = nil,
+        checkpointing: Checkpointing = .unsupported("it does not keep its state in checkpoints yet"),
+        factory: ComponentFactory
     ) {
         self.validate = validate
+        self.checkpointing = checkpointing
         self.name = name
         self.summary = summary
         self.docs = docs

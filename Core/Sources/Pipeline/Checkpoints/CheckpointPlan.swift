@@ -1,0 +1,80 @@
+/// What a checkpointed run of a pipeline keeps: each component's key, the pipeline's shape (its
+/// components in order, which a checkpoint must match to be restored), and whether every
+/// component can be checkpointed.
+@_spi(Host) public enum CheckpointPlan {
+    /// The key of a stream's source.
+    public static func sourceKey(_ stream: String, _ component: String) -> String {
+        "\(stream)#source \(component)"
+    }
+
+    /// The key of a stream's operator number `index` (from 0).
+    public static func operatorKey(_ stream: String, _ index: Int, _ component: String) -> String {
+        "\(stream)#\(index) \(component)"
+    }
+
+    /// The key of sink number `index` (from 0), which reads `stream`.
+    public static func sinkKey(_ index: Int, _ stream: String, _ component: String) -> String {
+        "sink#\(index) \(component) <- \(stream)"
+    }
+
+    /// The keys of every component, in the order a checkpoint's shape lists them. Changing a
+    /// parameter keeps the shape; adding, removing or reordering a component changes it.
+    public static func shape(of pipeline: ValidatedPipeline) -> [String] {
+        var keys: [String] = []
+        for stream in pipeline.streams {
+            switch stream.origin {
+            case .component(let source): keys.append(sourceKey(stream.name, source.spec.name))
+            case .stream(let name): keys.append("\(stream.name)#source stream \(name)")
+            }
+            for (index, component) in stream.operators.enumerated() {
+                keys.append(operatorKey(stream.name, index, component.spec.name))
+            }
+        }
+        for (index, (stream, component)) in pipeline.sinks.enumerated() {
+            keys.append(sinkKey(index, stream, component.spec.name))
+        }
+        return keys
+    }
+
+    /// An error at every component that cannot be checkpointed.
+    public static func check(_ pipeline: ValidatedPipeline) -> [Diagnostic] {
+        var components: [ValidatedComponent] = []
+        for stream in pipeline.streams {
+            if case .component(let source) = stream.origin { components.append(source) }
+            components += stream.operators
+        }
+        components += pipeline.sinks.map(\.component)
+        return components.compactMap { component in
+            guard case .unsupported(let why) = component.spec.checkpointing.resolved(for: component.parameters) else {
+                return nil
+            }
+            return .error(
+                "'\(component.spec.name)' cannot be checkpointed: \(why)", at: component.use.location,
+                note: "run without --state, or do without '\(component.spec.name)'")
+        }
+    }
+
+    /// The first difference between the shape a checkpoint was taken with and the pipeline's
+    /// shape now, said in words; nil when they are the same.
+    public static func difference(saved: [String], now: [String]) -> String? {
+        guard saved != now else { return nil }
+        for (old, new) in zip(saved, now) where old != new {
+            return "'\(old)' is now '\(new)'"
+        }
+        if saved.count < now.count { return "'\(now[saved.count])' was added" }
+        return "'\(saved[now.count])' was removed"
+    }
+}
+
+extension PipelineLoader.Loaded {
+    /// The same outcome with the checkpoint check added (`run --state`, `lint --state`): an error
+    /// at every component that cannot be checkpointed, and no pipeline if there is one.
+    public func checkingCheckpoints() -> PipelineLoader.Loaded {
+        guard let pipeline else { return self }
+        let problems = CheckpointPlan.check(pipeline)
+        guard !problems.isEmpty else { return self }
+        return PipelineLoader.Loaded(
+            source: source, pipeline: nil, diagnostics: (diagnostics + problems).sorted { $0.location < $1.location },
+            baseDirectory: baseDirectory)
+    }
+}

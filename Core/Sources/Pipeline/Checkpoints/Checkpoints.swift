@@ -1,0 +1,80 @@
+import Reactive
+
+/// The checkpoints of one run. Every stateful component registers how to read its state; between
+/// two events on the pipeline's scheduler (when every operator's state is consistent) the run
+/// reads them all into one snapshot and hands it to `commit` (the state store's transaction).
+/// Components find it as a service of the run; without one, a run keeps no state.
+public final class Checkpoints {
+    /// What each component held at the checkpoint this run resumes from, by component key.
+    public let restored: [String: Value]
+    /// How often a checkpoint is taken.
+    public let interval: RxTimeInterval
+    private let scheduler: any SchedulerType
+    private let commit: (Value) throws -> Void
+    private var readers: [(key: String, read: () throws -> Value)] = []
+    private var nextDue: RxTime
+    private var opportunities = 0
+    /// The error of the checkpoint that failed (a full disk, a write error); the run then stops.
+    public private(set) var failure: (any Error)?
+    /// Called once when a checkpoint fails, to stop the run.
+    public var onFailure: ((any Error) -> Void)?
+    /// How many checkpoints were committed.
+    public private(set) var committed = 0
+
+    /// Checkpoints every `interval` on `scheduler`'s clock, resuming from `restored`; `commit`
+    /// stores a snapshot (an object of component key → state) and throws if it cannot.
+    public init(
+        restored: [String: Value], interval: RxTimeInterval, scheduler: any SchedulerType,
+        commit: @escaping (Value) throws -> Void
+    ) {
+        self.restored = restored
+        self.interval = interval
+        self.scheduler = scheduler
+        self.commit = commit
+        self.nextDue = scheduler.now + interval
+    }
+
+    /// Registers how to read the state of the component `key`; a later registration under the
+    /// same key (a resubscription) replaces it.
+    public func register(_ key: String, read: @escaping () throws -> Value) {
+        if let index = readers.firstIndex(where: { $0.key == key }) {
+            readers[index].read = read
+        } else {
+            readers.append((key, read))
+        }
+    }
+
+    /// Takes a checkpoint if one is due. Sources that emit in a loop call this between two
+    /// elements, so a checkpoint need not wait for the loop to end.
+    @inline(__always)
+    public func checkpointIfDue() {
+        opportunities &+= 1
+        guard opportunities & 255 == 0 else { return }
+        if scheduler.now >= nextDue { checkpoint() }
+    }
+
+    /// Checks every `interval` whether a checkpoint is due, for the times no source is emitting
+    /// in a loop (a followed file that is idle, timers). Dispose of it when the run ends.
+    public func startTimer() -> any Disposable {
+        scheduler.schedulePeriodic(startAfter: interval, period: interval) { [weak self] in
+            guard let self, self.scheduler.now >= self.nextDue else { return }
+            self.checkpoint()
+        }
+    }
+
+    /// Takes a checkpoint now: reads every component's state (sinks flush and sync what they
+    /// wrote) and commits the snapshot. A failure is kept in `failure` and stops the run.
+    public func checkpoint() {
+        guard failure == nil else { return }
+        nextDue = scheduler.now + interval
+        do {
+            var snapshot = JSONObject()
+            for (key, read) in readers { snapshot[key] = try read() }
+            try commit(.object(snapshot))
+            committed += 1
+        } catch {
+            failure = error
+            onFailure?(error)
+        }
+    }
+}

@@ -1,0 +1,66 @@
+@_spi(Host) import Pipeline
+import Reactive
+import StateStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A run's checkpoints on disk (`rivulet run --state PATH`): the store, locked for this
+/// pipeline; what the run resumes from; and the final checkpoint when the run ends.
+final class CheckpointSession {
+    let store: StateStore
+    /// The pipeline's name in the store.
+    let name: String
+    let shape: [String]
+    /// The state the run resumes from (empty when it starts over).
+    let restored: [String: Value]
+    private var completing = false
+
+    /// Opens the store, locks the pipeline and reads its checkpoint. A checkpoint of a run that
+    /// completed is only resumed with `resume`; one taken with another shape is refused.
+    init(path: String, pipeline: ValidatedPipeline, file: String, resume: Bool) throws(StateStoreError) {
+        store = try StateStore(path: path)
+        name = pipeline.spec.name ?? Self.absolutePath(file)
+        shape = CheckpointPlan.shape(of: pipeline)
+        try store.lock(pipeline: name)
+        guard let checkpoint = try store.load(name), !checkpoint.complete || resume else {
+            restored = [:]
+            return
+        }
+        if let difference = CheckpointPlan.difference(saved: checkpoint.shape, now: shape) {
+            throw StateStoreError(
+                "pipeline '\(name)' changed since its checkpoint in '\(path)' was taken: \(difference)",
+                hint: "its state no longer fits; run `rivulet state \(path) --reset \(name)` to start it over")
+        }
+        restored = checkpoint.state
+        FileHandleOutput.standardError.write(
+            "rivulet: resuming '\(name)' from checkpoint \(checkpoint.sequence) of '\(path)'\n")
+    }
+
+    static func absolutePath(_ file: String) -> String {
+        guard let resolved = realpath(file, nil) else { return file }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// The checkpoints of the run, committed to the store.
+    func makeCheckpoints(scheduler: any SchedulerType, interval: RxTimeInterval) -> Checkpoints {
+        Checkpoints(restored: restored, interval: interval, scheduler: scheduler) { [self] snapshot in
+            try store.save(name, shape: shape, state: snapshot, complete: completing)
+        }
+    }
+
+    /// After the run: the last checkpoint (complete if the run completed; none if it failed, so
+    /// the next run redoes the work after the last good one). Returns the checkpoint failure.
+    func finish(_ outcome: PipelineRun.Outcome?, checkpoints: Checkpoints) -> (any Error)? {
+        if let failure = checkpoints.failure { return failure }
+        switch outcome {
+        case .completed?: completing = true
+        case .failed?: return nil
+        case .cancelled?, nil: break
+        }
+        checkpoints.checkpoint()
+        return checkpoints.failure
+    }
+}

@@ -1,0 +1,162 @@
+@_spi(Host) import Components
+import Foundation
+import XCTest
+
+/// `rivulet run --state`: a run killed at random moments and restarted until it completes writes
+/// exactly the output of one uninterrupted run; the store's faults are said clearly.
+final class CheckpointCommandTests: BinaryTestCase {
+    private let counting = """
+        name: counting
+        source: { fixture: in.jsonl }
+        ops:
+          - scan: { seed: { n: 0, sum: 0 }, accumulator: "{n: acc.n + 1, sum: acc.sum + .v}" }
+          - filter: .n % 3 != 0
+        sink: { file: out.jsonl }
+        """
+
+    private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    private func write(_ text: String, to name: String) throws {
+        try text.write(toFile: path(name), atomically: true, encoding: .utf8)
+    }
+
+    private func writeInput(lines: Int) throws {
+        var input = Data()
+        input.reserveCapacity(lines * 20)
+        for index in 0..<lines { input.append(Data("{\"v\":\(index % 97)}\n".utf8)) }
+        try input.write(to: URL(fileURLWithPath: path("in.jsonl")))
+    }
+
+    func testKilledTwentyTimesTheOutputIsThatOfOneUninterruptedRun() throws {
+        try writeInput(lines: 2_000_000)
+        try write(counting, to: "p.yaml")
+        let whole = try runRivulet(["run", path("p.yaml")], timeout: 300)
+        XCTAssertEqual(whole.status, 0, whole.stderr)
+        let expected = try Data(contentsOf: URL(fileURLWithPath: path("out.jsonl")))
+        try FileManager.default.removeItem(atPath: path("out.jsonl"))
+
+        var generator = SystemRandomNumberGenerator()
+        var killed = 0
+        for _ in 0..<20 {
+            let process = try startRivulet(
+                ["run", path("p.yaml"), "--state", path("state.db"), "--checkpoint-interval", "20ms"], output: .null,
+                error: .null)
+            Thread.sleep(forTimeInterval: Double.random(in: 0.05...0.6, using: &generator))
+            process.send(SIGKILL)
+            if process.wait() == .signalled(SIGKILL) { killed += 1 }
+        }
+        let last = try runRivulet(["run", path("p.yaml"), "--state", path("state.db")], timeout: 300)
+        XCTAssertEqual(last.status, 0, last.stderr)
+        XCTAssertGreaterThanOrEqual(killed, 15, "most kills landed while the pipeline ran")
+        let output = try Data(contentsOf: URL(fileURLWithPath: path("out.jsonl")))
+        XCTAssertEqual(output.count, expected.count)
+        XCTAssertTrue(output == expected, "byte-identical to the uninterrupted run")
+
+        let listing = try runRivulet(["state", path("state.db")])
+        XCTAssertTrue(listing.stdout.hasPrefix("counting\tcompleted\tcheckpoint "), listing.stdout)
+    }
+
+    func testSIGTERMTakesACheckpointAndTheNextRunGoesOn() throws {
+        try write(
+            "name: ticks\nsource: { interval: 5ms }\nops:\n  - take: 60\nsink: { file: out.jsonl }\n", to: "p.yaml")
+        let process = try startRivulet(["run", path("p.yaml"), "--state", path("s.db"), "--checkpoint-interval", "1h"])
+        Thread.sleep(forTimeInterval: 0.15)
+        process.send(SIGTERM)
+        XCTAssertEqual(process.communicate(timeout: 60).termination, .exited(143))
+        let first = try String(contentsOfFile: path("out.jsonl"), encoding: .utf8)
+        XCTAssertGreaterThan(first.split(separator: "\n").count, 0)
+        let resumed = try runRivulet(["run", path("p.yaml"), "--state", path("s.db")])
+        XCTAssertEqual(resumed.status, 0, resumed.stderr)
+        XCTAssertTrue(resumed.stderr.contains("resuming 'ticks' from checkpoint 1"), resumed.stderr)
+        let lines = try String(contentsOfFile: path("out.jsonl"), encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(lines, (0..<60).map { Substring("\($0)") }, "each count once, in order")
+
+        let again = try runRivulet(["run", path("p.yaml"), "--state", path("s.db")])
+        XCTAssertFalse(again.stderr.contains("resuming"), "a completed run is not resumed: \(again.stderr)")
+    }
+
+    func testAChangedPipelineIsRefusedUntilItsStateIsReset() throws {
+        try writeInput(lines: 10)
+        let paced = counting.replacingOccurrences(
+            of: "{ fixture: in.jsonl }", with: "{ fixture: { path: in.jsonl, every: 10ms } }")
+        try write(paced, to: "p.yaml")
+        // Stopped before its end, the run leaves a checkpoint to resume from.
+        let first = try runRivulet(["run", path("p.yaml"), "--state", path("s.db"), "--until", "35ms"])
+        XCTAssertEqual(first.status, 0, first.stderr)
+        try write(paced.replacingOccurrences(of: "  - filter:", with: "  - map: .\n  - filter:"), to: "p.yaml")
+        let changed = try runRivulet(["run", path("p.yaml"), "--state", path("s.db")])
+        XCTAssertEqual(changed.status, 2)
+        XCTAssertTrue(
+            changed.stderr.contains(
+                "error: pipeline 'counting' changed since its checkpoint in '\(path("s.db"))' was taken: 'main#1 filter' is now 'main#1 map'"
+            ), changed.stderr)
+        XCTAssertTrue(changed.stderr.contains("rivulet state \(path("s.db")) --reset counting"), changed.stderr)
+        let reset = try runRivulet(["state", path("s.db"), "--reset", "counting"])
+        XCTAssertEqual(reset.status, 0, reset.stderr)
+        XCTAssertEqual(try runRivulet(["run", path("p.yaml"), "--state", path("s.db")]).status, 0)
+    }
+
+    func testTwoRunnersOfOnePipelineCannotShareAStore() throws {
+        try write("name: forever\nsource: { interval: 10ms }\nsink: { file: out.jsonl }\n", to: "p.yaml")
+        let first = try startRivulet(
+            ["run", path("p.yaml"), "--state", path("s.db"), "--checkpoint-interval", "20ms"], output: .null,
+            error: .null)
+        defer { first.send(SIGKILL) }
+        // Once the first runner has saved a checkpoint, it holds the lock.
+        for _ in 0..<100 where !(try runRivulet(["state", path("s.db")]).stdout.contains("forever")) {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let second = try runRivulet(["run", path("p.yaml"), "--state", path("s.db"), "--until", "10ms"])
+        XCTAssertEqual(second.status, 2)
+        XCTAssertTrue(
+            second.stderr.contains("another runner of pipeline 'forever' is using the state store"), second.stderr)
+    }
+
+    func testAStoreThatIsNotOneIsLeftUntouched() throws {
+        try writeInput(lines: 3)
+        try write(counting, to: "p.yaml")
+        try write("my notes\n", to: "notes.txt")
+        let result = try runRivulet(["run", path("p.yaml"), "--state", path("notes.txt")])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(result.stderr.contains("is not an SQLite database"), result.stderr)
+        XCTAssertEqual(try String(contentsOfFile: path("notes.txt"), encoding: .utf8), "my notes\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("out.jsonl")), "nothing ran")
+    }
+
+    func testAComponentThatCannotBeCheckpointedIsALintError() throws {
+        try write("source: { interval: 10ms }\nops:\n  - debounce: 5ms\nsink: stdout\n", to: "p.yaml")
+        XCTAssertEqual(try runRivulet(["lint", path("p.yaml")]).status, 0)
+        let lint = try runRivulet(["lint", "--state", path("p.yaml")])
+        XCTAssertEqual(lint.status, 2)
+        XCTAssertTrue(
+            lint.stderr.contains("p.yaml:3:5: error: 'debounce' cannot be checkpointed"), lint.stderr)
+        let run = try runRivulet(["run", path("p.yaml"), "--state", path("s.db")])
+        XCTAssertEqual(run.status, 2)
+        XCTAssertTrue(run.stderr.contains("p.yaml:3:5: error: 'debounce' cannot be checkpointed"), run.stderr)
+    }
+
+    func testAFullDiskStopsTheRunAndKeepsTheLastGoodCheckpoint() throws {
+        try writeInput(lines: 200_000)
+        try write(counting, to: "p.yaml")
+        let whole = try runRivulet(["run", path("p.yaml")])
+        XCTAssertEqual(whole.status, 0, whole.stderr)
+        let expected = try Data(contentsOf: URL(fileURLWithPath: path("out.jsonl")))
+        // A file-size limit makes writes past 1 MiB fail as on a full disk (SIGXFSZ ignored, so the
+        // write returns EFBIG, as ENOSPC would be returned).
+        let limited = try ChildProcess(
+            executable: "/bin/sh",
+            arguments: [
+                "-c", "trap '' XFSZ; ulimit -f 2048; exec \"$0\" \"$@\"",
+                productsDirectory().appendingPathComponent("rivulet").path, "run", path("p.yaml"), "--state",
+                path("s.db"), "--checkpoint-interval", "10ms",
+            ])
+        let failed = limited.communicate(timeout: 120)
+        let message = String(decoding: failed.standardError, as: UTF8.self)
+        XCTAssertEqual(failed.termination, .exited(1), message)
+        XCTAssertTrue(message.contains("File too large"), message)
+        let resumed = try runRivulet(["run", path("p.yaml"), "--state", path("s.db")])
+        XCTAssertEqual(resumed.status, 0, resumed.stderr)
+        XCTAssertTrue(resumed.stderr.contains("resuming 'counting'"), resumed.stderr)
+        XCTAssertTrue(try Data(contentsOf: URL(fileURLWithPath: path("out.jsonl"))) == expected)
+    }
+}

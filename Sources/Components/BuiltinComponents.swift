@@ -9,7 +9,8 @@ public enum BuiltinComponents {
     public static var all: [ComponentSpec] {
         [
             // Sources
-            events, fixture, stdin, prompt, interval, timer, http, nytSearch, nytNewest, githubSearch, githubUserRepos,
+            events, fixture, fileSource, stdin, prompt, interval, timer, http, nytSearch, nytNewest, githubSearch,
+            githubUserRepos,
             images,
             foursquareSearch,
             // Operators

@@ -24,13 +24,15 @@ struct ComponentsCommand: ParsableCommand {
         let registry = try CommandSupport.registry(plugins: pluginOptions.plugins)
         let reference = ComponentReference(registry: registry)
         if let name {
-            guard let spec = registry.spec(name) else {
+            let specs = registry.specs(named: name)
+            guard !specs.isEmpty else {
                 let names = registry.all.map(\.name)
                 FileHandleOutput.standardError.write(
                     "error: no component '\(name)'\(Suggestions.didYouMean(name, in: names))\n")
                 throw ExitCode(2)
             }
-            FileHandleOutput.standardOutput.write(format == .markdown ? reference.markdown(spec) : reference.text(spec))
+            let texts = specs.map { format == .markdown ? reference.markdown($0) : reference.text($0) }
+            FileHandleOutput.standardOutput.write(texts.joined(separator: "\n"))
             return
         }
         FileHandleOutput.standardOutput.write(format == .markdown ? reference.markdownDocument() : reference.textList())

@@ -84,6 +84,18 @@ final class PipelineHarness {
         return self
     }
 
+    /// Compiles and starts `text` without moving the clock: the test moves it with
+    /// `scheduler.advance(to:)`, doing things between steps, then disposes of the run.
+    func start(_ text: String, services: [AnyObject] = []) throws -> PipelineRun {
+        let loaded = PipelineLoader(registry: registry(), environment: [:]).load(text: text, path: "p.yaml")
+        guard let pipeline = loaded.pipeline else { throw DiagnosticList(loaded.diagnostics) }
+        let environment = ExpressionEnvironment(seed: 1, clock: { [scheduler] in scheduler.now })
+        let compiled = try PipelineCompiler.compile(
+            pipeline, scheduler: scheduler, environment: environment, baseDirectory: ".",
+            log: { self.logged.append($0) }, services: services)
+        return compiled.start { self.outcome = $0 }
+    }
+
     /// What the `record` sink labelled `label` received: `[time: value]` lines.
     func events(_ label: String = "out") -> [String] {
         (recorders[label]?.events ?? []).map { time, event in

@@ -1,5 +1,6 @@
 @_spi(Host) import Components
 import Foundation
+import Synchronization
 import XCTest
 
 /// `rivulet run --state`: a run killed at random moments and restarted until it completes writes
@@ -158,5 +159,71 @@ final class CheckpointCommandTests: BinaryTestCase {
         XCTAssertEqual(resumed.status, 0, resumed.stderr)
         XCTAssertTrue(resumed.stderr.contains("resuming 'counting'"), resumed.stderr)
         XCTAssertTrue(try Data(contentsOf: URL(fileURLWithPath: path("out.jsonl"))) == expected)
+    }
+
+    func testAFollowedFileThatIsAppendedAndRotatedWhileRunsAreKilledIsReadExactlyOnce() throws {
+        let total = 300_000
+        let ops = """
+              - take: \(total)
+              - scan: { seed: { n: 0, sum: 0 }, accumulator: "{n: acc.n + 1, sum: acc.sum + .v}" }
+              - filter: .n % 5 != 0
+            sink: { file: out.jsonl }
+            """
+        try write(
+            "name: tail\nsource: { file: { path: logs/app.jsonl, follow: true, poll: 10ms } }\nops:\n" + ops,
+            to: "follow.yaml")
+        try write("source: { fixture: all.jsonl }\nops:\n" + ops, to: "whole.yaml")
+        var all = Data()
+        for index in 0..<total { all.append(Data("{\"v\":\(index % 89)}\n".utf8)) }
+        try all.write(to: URL(fileURLWithPath: path("all.jsonl")))
+        XCTAssertEqual(try runRivulet(["run", path("whole.yaml")]).status, 0)
+        let expected = try Data(contentsOf: URL(fileURLWithPath: path("out.jsonl")))
+        try FileManager.default.removeItem(atPath: path("out.jsonl"))
+        try FileManager.default.createDirectory(atPath: path("logs"), withIntermediateDirectories: true)
+
+        // The writer: appends in chunks (a chunk may end mid-line), and renames the file away every
+        // 60,000 lines, as a log rotation does, starting a new one under the same name.
+        let logs = path("logs")
+        let writing = Mutex(true)
+        let bytes = [UInt8](all)
+        let writer = Thread {
+            var offset = 0
+            var rotations = 0
+            var linesInFile = 0
+            var descriptor = open(logs + "/app.jsonl", O_WRONLY | O_CREAT | O_APPEND, 0o644)
+            while offset < bytes.count {
+                let end = min(bytes.count, offset + Int.random(in: 5_000...40_000))
+                let chunk = bytes[offset..<end]
+                chunk.withUnsafeBytes { _ = Glibc.write(descriptor, $0.baseAddress, $0.count) }
+                linesInFile += chunk.filter { $0 == 0x0A }.count
+                offset = end
+                if linesInFile >= 60_000 && bytes[offset - 1] == 0x0A {
+                    close(descriptor)
+                    rotations += 1
+                    rename(logs + "/app.jsonl", logs + "/app.jsonl.\(rotations)")
+                    descriptor = open(logs + "/app.jsonl", O_WRONLY | O_CREAT | O_APPEND, 0o644)
+                    linesInFile = 0
+                }
+                usleep(useconds_t.random(in: 2_000...15_000))
+            }
+            close(descriptor)
+            writing.withLock { $0 = false }
+        }
+        writer.start()
+        var killed = 0
+        while writing.withLock({ $0 }) {
+            let process = try startRivulet(
+                ["run", path("follow.yaml"), "--state", path("s.db"), "--checkpoint-interval", "15ms"], output: .null,
+                error: .null)
+            Thread.sleep(forTimeInterval: Double.random(in: 0.05...0.4))
+            process.send(SIGKILL)
+            if process.wait() == .signalled(SIGKILL) { killed += 1 }
+        }
+        let last = try runRivulet(["run", path("follow.yaml"), "--state", path("s.db")], timeout: 300)
+        XCTAssertEqual(last.status, 0, last.stderr)
+        XCTAssertGreaterThan(killed, 3)
+        let output = try Data(contentsOf: URL(fileURLWithPath: path("out.jsonl")))
+        XCTAssertEqual(output.count, expected.count)
+        XCTAssertTrue(output == expected, "every line once, in order, byte for byte (\(killed) kills)")
     }
 }

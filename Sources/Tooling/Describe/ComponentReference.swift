@@ -26,7 +26,8 @@ import Reactive
             lines.append(kind == .operator ? "Operators" : (kind == .source ? "Sources" : "Sinks"))
             let width = specs.map(\.name.count).max() ?? 0
             for spec in specs {
-                let origin = registry.origin(of: spec.name).map { $0 == "rivulet" ? "" : "  [\($0)]" } ?? ""
+                let origin =
+                    registry.origin(of: spec.name, kind: spec.kind).map { $0 == "rivulet" ? "" : "  [\($0)]" } ?? ""
                 lines.append("  \(spec.name.padding(to: width))  \(spec.summary)\(origin)")
             }
             lines.append("")

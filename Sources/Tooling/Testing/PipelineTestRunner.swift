@@ -170,7 +170,7 @@ import Reactive
                     return recorder
                 }
             }
-            try? copy.register(spec, origin: registry.origin(of: spec.name) ?? "rivulet")
+            try? copy.register(spec, origin: registry.origin(of: spec.name, kind: spec.kind) ?? "rivulet")
         }
         return copy
     }

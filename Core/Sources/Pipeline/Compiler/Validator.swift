@@ -51,7 +51,7 @@
         for stream in spec.streams {
             var operators: [(Int, ComponentSpec)] = []
             for (index, use) in stream.operators.enumerated() {
-                guard let component = registry.spec(use.name), component.kind == .operator else { continue }
+                guard let component = registry.spec(use.name, kind: .operator) else { continue }
                 operators.append((index, component))
                 if let id = use.id {
                     if streamNames.contains(id) || operatorIDs[id] != nil {
@@ -160,23 +160,20 @@
     )
         -> ValidatedComponent?
     {
-        guard let spec = registry.spec(use.name) else {
+        guard let spec = registry.spec(use.name, kind: kind) else {
+            if let other = registry.specs(named: use.name).first {
+                diagnostics.error(
+                    "'\(use.name)' is \(other.kind.withArticle), not \(kind.withArticle)", at: use.location)
+                return nil
+            }
             let candidates = registry.names(of: kind)
             var note = "see 'rivulet components' for every \(kind.rawValue)"
-            if let other = ComponentKind.allCases.first(where: {
-                $0 != kind && registry.names(of: $0).contains(use.name)
-            }) {
-                note = "'\(use.name)' is \(other.withArticle), not \(kind.withArticle)"
-            } else if let owner = registry.all.first(where: { $0.kind == kind && $0.parameter(use.name) != nil }) {
+            if let owner = registry.all.first(where: { $0.kind == kind && $0.parameter(use.name) != nil }) {
                 note = "'\(use.name)' is a parameter of \(owner.name): { \(owner.name): { \(use.name): ... } }"
             }
             diagnostics.error(
                 "unknown \(kind.rawValue) '\(use.name)'\(Suggestions.didYouMean(use.name, in: candidates))",
                 at: use.location, note: note)
-            return nil
-        }
-        guard spec.kind == kind else {
-            diagnostics.error("'\(use.name)' is \(spec.kind.withArticle), not \(kind.withArticle)", at: use.location)
             return nil
         }
         guard

@@ -1,4 +1,5 @@
-/// Every component a pipeline can name: the built-ins and those of loaded plugins.
+/// Every component a pipeline can name: the built-ins and those of loaded plugins. A name is
+/// unique within a kind: a source and a sink may share one (`file` reads and writes files).
 @_spi(Host) public final class ComponentRegistry {
     private var specs: [String: ComponentSpec] = [:]
     private var origins: [String: String] = [:]
@@ -25,18 +26,26 @@
 
     /// Adds a component; a name already taken is an error naming both origins.
     public func register(_ spec: ComponentSpec, origin: String = "rivulet") throws(DuplicateComponent) {
-        if let first = origins[spec.name] {
+        let key = Self.key(spec.name, spec.kind)
+        if let first = origins[key] {
             throw DuplicateComponent(name: spec.name, firstOrigin: first, secondOrigin: origin)
         }
-        specs[spec.name] = spec
-        origins[spec.name] = origin
+        specs[key] = spec
+        origins[key] = origin
     }
 
-    /// The component called `name`.
-    public func spec(_ name: String) -> ComponentSpec? { specs[name] }
+    private static func key(_ name: String, _ kind: ComponentKind) -> String { "\(kind.rawValue) \(name)" }
 
-    /// Who registered `name` (`rivulet` or a plugin's path).
-    public func origin(of name: String) -> String? { origins[name] }
+    /// The component of `kind` called `name`.
+    public func spec(_ name: String, kind: ComponentKind) -> ComponentSpec? { specs[Self.key(name, kind)] }
+
+    /// The components called `name`, of any kind (sources first, then operators, then sinks).
+    public func specs(named name: String) -> [ComponentSpec] {
+        ComponentKind.allCases.compactMap { spec(name, kind: $0) }
+    }
+
+    /// Who registered the component of `kind` called `name` (`rivulet` or a plugin's path).
+    public func origin(of name: String, kind: ComponentKind) -> String? { origins[Self.key(name, kind)] }
 
     /// The names of the components of `kind`, sorted.
     public func names(of kind: ComponentKind) -> [String] {

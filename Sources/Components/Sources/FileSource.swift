@@ -1,0 +1,325 @@
+@_spi(Host) import Pipeline
+import Reactive
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+private enum LineFormat: String, ParameterChoice {
+    case auto, jsonl, text
+}
+private enum StartPoint: String, ParameterChoice {
+    case beginning, end
+}
+private enum Key {
+    static let path = Parameter<String>(
+        "path", doc: "The file, or a glob of files (read in name order), relative to the pipeline file.",
+        example: "logs/*.jsonl")
+    static let format = Parameter<LineFormat>(
+        "format", default: .auto,
+        doc:
+            "jsonl: each line a JSON value; text: each line a string; auto: jsonl for .jsonl, .ndjson and .json, else text."
+    )
+    static let follow = Parameter<Bool>(
+        "follow", default: false,
+        doc:
+            "Keep reading as lines are added, like tail -F: a rotated file is finished, then the new one read; a truncated one is read again from its start."
+    )
+    static let from = Parameter<StartPoint>(
+        "from", default: .beginning,
+        doc: "Where to start in files that exist when the run starts (new files start at the beginning).")
+    static let poll = Parameter<RxTimeInterval>(
+        "poll", default: .milliseconds(250), doc: "With follow: how often the files are checked for new lines."
+    ).above(RxTimeInterval.zero)
+}
+
+extension BuiltinComponents {
+    /// `file: PATH` (a source) — the lines of files, optionally followed as they grow.
+    public static let fileSource = ComponentSpec(
+        name: "file",
+        summary: "Emits the lines of files (JSON Lines, or text as strings); with follow, as they are written.",
+        docs: """
+            Lines are read a buffer at a time, never the whole file. Without follow, the files are read \
+            to their end and the source completes; a last line without a newline is emitted. With follow \
+            it never completes: new lines are emitted as they are written, a last line is held until its \
+            newline arrives, a file replaced under its name (rotated) is read to its end before the new \
+            one is opened, a file cut shorter (truncated) is read again from its start, and files that \
+            come to match the glob are read from their beginning. A malformed JSON line fails the \
+            pipeline, naming the file and line. Under --state each file's inode and offset are \
+            checkpointed; a file rotated while the pipeline was down is found again by its inode in its \
+            folder and finished first.
+            """,
+        parameters: [Key.path, Key.format, Key.follow, Key.from, Key.poll],
+        primary: Key.path,
+        example: "source: { file: { path: logs/app.jsonl, follow: true } }",
+        validate: { values, validation in
+            let written = values[Key.path]
+            let resolved = validation.resolvePath(written)
+            if FileLines.isGlob(resolved) || values[Key.follow] {
+                let folder = PipelineLoader.directory(of: resolved)
+                if access(folder, R_OK) != 0 {
+                    validation.error(
+                        "cannot read the folder '\(folder)' of '\(written)'", at: Key.path, in: values,
+                        note: "looked for \(resolved)")
+                }
+            } else if access(resolved, R_OK) != 0 {
+                validation.error(
+                    "cannot read the file '\(written)'", at: Key.path, in: values,
+                    note: "looked for \(resolved); with follow: true a file that does not exist yet is waited for")
+            }
+        },
+        checkpointing: .keepsState("each file's inode and offset (exactly-once with a file sink)"),
+        factory: .source { parameters, context in
+            let pattern = context.resolvePath(parameters[Key.path])
+            var json: Bool
+            switch parameters[Key.format] {
+            case .jsonl: json = true
+            case .text: json = false
+            case .auto: json = [".jsonl", ".ndjson", ".json"].contains { pattern.hasSuffix($0) }
+            }
+            let follow = parameters[Key.follow]
+            let fromEnd = parameters[Key.from] == .end
+            let poll = parameters[Key.poll]
+            return PipelineSource { _ in
+                Observable { observer, lifetime in
+                    let lines = FileLines(
+                        pattern: pattern, json: json, follow: follow, fromEnd: fromEnd, context: context,
+                        restored: context.restoredState)
+                    context.keepState { lines.state }
+                    let isLive = { !lifetime.isDisposed && !context.scheduler.isInterrupted }
+                    guard follow else {
+                        let failure = lines.readAvailable(isLive: isLive) { observer.on(.next($0)) }
+                        if let failure { observer.on(.error(failure)) } else if isLive() { observer.on(.completed) }
+                        return
+                    }
+                    lifetime.add(
+                        context.scheduler.schedulePeriodic(startAfter: .zero, period: poll) {
+                            guard !lifetime.isDisposed else { return }
+                            if let failure = lines.readAvailable(isLive: isLive, emit: { observer.on(.next($0)) }) {
+                                observer.on(.error(failure))
+                                lifetime.dispose()
+                            }
+                        })
+                }
+            }
+        })
+}
+
+/// The files a `file` source reads, each followed by path: the reader of its current file (an
+/// older one, after a rotation, until it is finished), the file's inode, and where it is.
+final class FileLines {
+    private final class Tracked {
+        let path: String
+        var reader: LineReader?
+        var inode: UInt64 = 0
+        var done = false
+
+        init(path: String) {
+            self.path = path
+        }
+    }
+
+    private let pattern: String
+    private let json: Bool
+    private let follow: Bool
+    // Unowned: the run's checkpoints keep this object (for its state) and the context keeps the
+    // checkpoints; the context outlives every read, which happens while the pipeline runs.
+    private unowned let context: ComponentContext
+    private var tracked: [Tracked] = []
+    private var firstScan = true
+    private let fromEnd: Bool
+
+    init(pattern: String, json: Bool, follow: Bool, fromEnd: Bool, context: ComponentContext, restored: Value?) {
+        self.pattern = pattern
+        self.json = json
+        self.follow = follow
+        self.fromEnd = fromEnd
+        self.context = context
+        for saved in restored?["files"]?.arrayValue ?? [] {
+            guard let path = saved["path"]?.stringValue else { continue }
+            let file = Tracked(path: path)
+            file.done = saved["done"]?.boolValue ?? false
+            let inode = UInt64(saved["inode"]?.intValue ?? 0)
+            let offset = saved["offset"]?.intValue ?? 0
+            let line = saved["line"]?.intValue ?? 0
+            // The same file, or the file rotated away from the path while the run was down.
+            if let current = Self.inode(of: path), current == inode {
+                file.reader = open(path, offset: offset, line: line)
+            } else if let rotated = Self.file(withInode: inode, near: path) {
+                file.reader = open(rotated, offset: offset, line: line)
+            }
+            if file.reader != nil { file.inode = inode }
+            tracked.append(file)
+        }
+        if !tracked.isEmpty { firstScan = false }
+    }
+
+    /// What a checkpoint keeps: every file's path, inode, offset and line number.
+    var state: Value {
+        let files = tracked.map { file -> Value in
+            var entry = JSONObject()
+            entry["path"] = .string(file.path)
+            entry["inode"] = .int(Int(file.inode))
+            entry["offset"] = .int(file.reader?.offset ?? 0)
+            entry["line"] = .int(file.reader?.lineNumber ?? 0)
+            entry["done"] = .bool(file.done)
+            return .object(entry)
+        }
+        return ["files": .array(files)]
+    }
+
+    static func isGlob(_ path: String) -> Bool {
+        path.contains { $0 == "*" || $0 == "?" || $0 == "[" }
+    }
+
+    private func open(_ path: String, offset: Int, line: Int) -> LineReader? {
+        guard let reader = LineReader(path: path, offset: offset, lineNumber: line) else { return nil }
+        reader.holdsPartialLine = follow
+        return reader
+    }
+
+    static func inode(of path: String) -> UInt64? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return UInt64(status.st_ino)
+    }
+
+    /// The file in `path`'s folder with inode `inode` (where a rotation renamed it), if any.
+    static func file(withInode inode: UInt64, near path: String) -> String? {
+        guard inode != 0 else { return nil }
+        let folder = PipelineLoader.directory(of: path)
+        guard let directory = opendir(folder) else { return nil }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            guard UInt64(entry.pointee.d_ino) == inode else { continue }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            return folder + "/" + name
+        }
+        return nil
+    }
+
+    /// The oldest file rotated away from `path` after `finished` was (a file in its folder whose
+    /// name begins with its name, not the file at `path` now, last written no earlier than
+    /// `finished`), with its inode.
+    static func rotatedSuccessor(of path: String, after finished: stat) -> (String, UInt64)? {
+        let folder = PipelineLoader.directory(of: path)
+        let base = String(path.split(separator: "/").last ?? "")
+        let currentInode = inode(of: path)
+        guard let directory = opendir(folder) else { return nil }
+        defer { closedir(directory) }
+        var best: (path: String, inode: UInt64, time: timespec)?
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name.hasPrefix(base), name != base else { continue }
+            var status = stat()
+            let candidate = folder + "/" + name
+            guard stat(candidate, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { continue }
+            let inode = UInt64(status.st_ino)
+            guard inode != UInt64(finished.st_ino), inode != currentInode else { continue }
+            let time = status.st_mtim
+            guard !Self.earlier(time, than: finished.st_mtim) else { continue }
+            if let current = best, !Self.earlier(time, than: current.time) { continue }
+            best = (candidate, inode, time)
+        }
+        return best.map { ($0.path, $0.inode) }
+    }
+
+    private static func earlier(_ a: timespec, than b: timespec) -> Bool {
+        (a.tv_sec, a.tv_nsec) < (b.tv_sec, b.tv_nsec)
+    }
+
+    /// The paths the pattern names now, in name order.
+    private func matchingPaths() -> [String] {
+        guard Self.isGlob(pattern) else { return access(pattern, F_OK) == 0 ? [pattern] : [] }
+        var matches = glob_t()
+        defer { globfree(&matches) }
+        guard glob(pattern, 0, nil, &matches) == 0 else { return [] }
+        return (0..<Int(matches.gl_pathc)).compactMap { index in
+            matches.gl_pathv[index].map { String(cString: $0) }
+        }.sorted()
+    }
+
+    /// Emits every whole line that can be read now, file by file; returns the error that ends the
+    /// source (a malformed JSON line, a read error), if one does.
+    func readAvailable(isLive: () -> Bool, emit: (Value) -> Void) -> PipelineRuntimeError? {
+        for path in matchingPaths() where !tracked.contains(where: { $0.path == path }) {
+            tracked.append(Tracked(path: path))
+        }
+        let startAtEnd = firstScan && fromEnd
+        firstScan = false
+        let checkpoints = context.checkpoints
+        for file in tracked where !file.done {
+            if file.reader == nil {
+                guard let reader = open(file.path, offset: 0, line: 0) else { continue }
+                var status = stat()
+                fstat(reader.descriptor, &status)
+                file.inode = UInt64(status.st_ino)
+                file.reader = reader
+                if startAtEnd { file.reader = open(file.path, offset: Int(status.st_size), line: 0) }
+            }
+            while let reader = file.reader {
+                do {
+                    while isLive(), let value = try next(reader) {
+                        emit(value)
+                        checkpoints?.checkpointIfDue()
+                    }
+                } catch {
+                    return context.error("\(file.path) line \(reader.lineNumber): \(error)")
+                }
+                guard isLive() else { return nil }
+                guard follow else {
+                    file.done = true
+                    break
+                }
+                // At the end of what is there: a rotation, a truncation, or nothing new.
+                let current = Self.inode(of: file.path)
+                if current != file.inode {
+                    if reader.holdsPartialLine {
+                        // The old file is finished: its last line, even without a newline, is emitted.
+                        reader.holdsPartialLine = false
+                        continue
+                    }
+                    // Rotated more than once since it was opened: the files rotated after it come first.
+                    var finished = stat()
+                    fstat(reader.descriptor, &finished)
+                    if let (successor, inode) = Self.rotatedSuccessor(of: file.path, after: finished),
+                        let next = open(successor, offset: 0, line: 0)
+                    {
+                        next.holdsPartialLine = false
+                        file.inode = inode
+                        file.reader = next
+                        continue
+                    }
+                    file.reader = nil
+                    guard current != nil, let next = open(file.path, offset: 0, line: 0) else { break }
+                    file.inode = current ?? 0
+                    file.reader = next
+                    continue
+                }
+                var status = stat()
+                if fstat(reader.descriptor, &status) == 0 && Int(status.st_size) < reader.offset {
+                    file.reader = open(file.path, offset: 0, line: 0)
+                    continue
+                }
+                break
+            }
+        }
+        return nil
+    }
+
+    private func next(_ reader: LineReader) throws -> Value? {
+        while true {
+            let line: Value?? = try reader.nextLine { bytes -> Value? in
+                guard json else { return .string(String(decoding: bytes, as: UTF8.self)) }
+                if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
+                return try JSONParser.parse(bytes)
+            }
+            guard let line else { return nil }
+            if let value = line { return value }
+        }
+    }
+}

@@ -1,0 +1,121 @@
+@_spi(Host) import Components
+import Foundation
+@_spi(Host) import Pipeline
+import RivuletTestSupport
+import XCTest
+
+/// The `file` source on real files: read once, or followed on a virtual clock while the test
+/// appends, rotates and truncates between ticks.
+final class FileSourceTests: LeakCheckingTestCase {
+    private var directory = ""
+
+    override func setUpWithError() throws {
+        directory = NSTemporaryDirectory() + "rivulet-files-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: directory)
+        super.tearDown()
+    }
+
+    private func append(_ name: String, _ text: String) throws {
+        let path = directory + "/" + name
+        if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data(text.utf8))
+        handle.closeFile()
+    }
+
+    func testReadsGlobbedFilesInNameOrderAsTextOrJSONLines() throws {
+        try append("b.log", "two\nthree")
+        try append("a.log", "one\n")
+        let text = try PipelineHarness().run("source: { file: \"\(directory)/*.log\" }\nsink: record")
+        XCTAssertEqual(text.events(), ["0: \"one\"", "0: \"two\"", "0: \"three\"", "0: completed"])
+        try append("items.jsonl", "{\"n\":1}\n\n{\"n\":2}\n")
+        let json = try PipelineHarness().run("source: { file: \(directory)/items.jsonl }\nsink: record")
+        XCTAssertEqual(json.events(), ["0: {\"n\":1}", "0: {\"n\":2}", "0: completed"])
+    }
+
+    func testAMalformedLineFailsNamingTheFileAndLine() throws {
+        try append("bad.jsonl", "{\"n\":1}\n{oops\n")
+        let harness = try PipelineHarness().run("source: { file: \(directory)/bad.jsonl }\nsink: record")
+        XCTAssertEqual(harness.events().count, 2)
+        XCTAssertTrue(harness.events()[1].contains("bad.jsonl line 2"), harness.events()[1])
+    }
+
+    func testAMissingFileIsALintErrorUnlessFollowed() throws {
+        XCTAssertEqual(
+            PipelineHarness().diagnostics("source: { file: \(directory)/none.log }\nsink: record"),
+            ["1:17: file: cannot read the file '\(directory)/none.log'"])
+        XCTAssertEqual(
+            PipelineHarness().diagnostics(
+                "source: { file: { path: \(directory)/none.log, follow: true } }\nsink: record"),
+            [])
+    }
+
+    func testFollowingHoldsAPartialLineFinishesARotatedFileAndRereadsATruncatedOne() throws {
+        try append("app.log", "a1\n")
+        let harness = PipelineHarness()
+        let run = try harness.start(
+            "source: { file: { path: \(directory)/app.log, follow: true, poll: 10ms } }\nsink: record")
+        harness.scheduler.advance(to: 5)
+        try append("app.log", "a2\na3")
+        harness.scheduler.advance(to: 15)
+        XCTAssertEqual(harness.events(), ["0: \"a1\"", "10: \"a2\""], "a3 waits for its newline")
+        try append("app.log", "-end\n")
+        harness.scheduler.advance(to: 25)
+        try append("app.log", "a4")
+        XCTAssertEqual(rename(directory + "/app.log", directory + "/app.log.1"), 0)
+        try append("app.log", "b1\n")
+        harness.scheduler.advance(to: 35)
+        XCTAssertEqual(Array(harness.events().dropFirst(2)), ["20: \"a3-end\"", "30: \"a4\"", "30: \"b1\""])
+        try append("app.log", "b2\n")
+        harness.scheduler.advance(to: 45)
+        // Cut shorter than what was read: read again from the start.
+        XCTAssertEqual(truncate(directory + "/app.log", 0), 0)
+        try append("app.log", "c1\n")
+        harness.scheduler.advance(to: 55)
+        XCTAssertEqual(Array(harness.events().suffix(2)), ["40: \"b2\"", "50: \"c1\""])
+        try append("new.log", "ignored: another name\n")
+        run.dispose()
+    }
+
+    func testFromEndSkipsWhatIsThereAndReadsNewLines() throws {
+        try append("app.log", "old\n")
+        let harness = PipelineHarness()
+        let run = try harness.start(
+            "source: { file: { path: \(directory)/app.log, follow: true, from: end, poll: 10ms } }\nsink: record")
+        harness.scheduler.advance(to: 5)
+        try append("app.log", "new\n")
+        harness.scheduler.advance(to: 15)
+        XCTAssertEqual(harness.events(), ["10: \"new\""])
+        run.dispose()
+    }
+
+    func testACheckpointKeepsTheInodeAndOffsetAndARotatedFileIsFoundAgain() throws {
+        try append("app.log", "a1\na2\n")
+        let text = "source: { file: { path: \(directory)/app.log, follow: true, poll: 10ms } }\nsink: record"
+        let first = PipelineHarness()
+        var snapshot: Value?
+        let taking = Checkpoints(restored: [:], interval: .seconds(60), scheduler: first.scheduler) { snapshot = $0 }
+        let run = try first.start(text, services: [taking])
+        first.scheduler.advance(to: 5)
+        run.dispose()
+        taking.checkpoint()
+        // While the pipeline is down: a line is added, then the file is rotated and a new one begun.
+        try append("app.log", "a3\n")
+        XCTAssertEqual(rename(directory + "/app.log", directory + "/app.log.1"), 0)
+        try append("app.log", "b1\n")
+        var restored: [String: Value] = [:]
+        for (key, value) in snapshot?.objectValue ?? JSONObject() { restored[key] = value }
+        let second = PipelineHarness()
+        let resuming = Checkpoints(restored: restored, interval: .seconds(60), scheduler: second.scheduler) { _ in }
+        let resumed = try second.start(text, services: [resuming])
+        second.scheduler.advance(to: 5)
+        resumed.dispose()
+        XCTAssertEqual(first.events(), ["0: \"a1\"", "0: \"a2\""])
+        XCTAssertEqual(second.events(), ["0: \"a3\"", "0: \"b1\""])
+    }
+}

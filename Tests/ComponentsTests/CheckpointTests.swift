@@ -67,6 +67,72 @@ final class CheckpointTests: LeakCheckingTestCase {
         try assertResumes(numbers + "\nops:\n  - startWith: [0, -1]\nsink: record", stoppedAt: 35)
     }
 
+    /// As `outputs`, with times: the resumed run's times, moved by the tick it was stopped at.
+    private func timedOutputs(_ text: String, stoppedAt tick: Int) throws -> (whole: [String], resumed: [String]) {
+        func lines(_ harness: PipelineHarness, after offset: Int = 0) -> [String] {
+            (harness.recorders["out"]?.events ?? []).map { time, event in
+                "\(time + offset): " + (event.element.map { "\($0)" } ?? (event.isStopEvent ? "completed" : ""))
+            }
+        }
+        let whole = try PipelineHarness().run(text)
+        let first = PipelineHarness()
+        var snapshot: Value?
+        let taking = Checkpoints(restored: [:], interval: .seconds(3600), scheduler: first.scheduler) {
+            snapshot = $0
+        }
+        try first.run(text, until: tick, services: [taking])
+        taking.checkpoint()
+        var restored: [String: Value] = [:]
+        for (key, value) in snapshot?.objectValue ?? JSONObject() { restored[key] = value }
+        let second = PipelineHarness()
+        let resuming = Checkpoints(restored: restored, interval: .seconds(3600), scheduler: second.scheduler) { _ in }
+        try second.run(text, services: [resuming])
+        return (lines(whole), lines(first) + lines(second, after: tick))
+    }
+
+    func testDebounceKeepsItsPendingElementAndItsTimeLeft() throws {
+        let text = """
+            source: { events: [{ at: 10ms, next: a }, { at: 20ms, next: ab }, { at: 50ms, next: abc }, { at: 100ms, complete: true }] }
+            ops:
+              - debounce: 15ms
+            sink: record
+            """
+        for tick in [25, 31, 55] {
+            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
+            XCTAssertEqual(whole, ["35: \"ab\"", "65: \"abc\"", "100: completed"])
+            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
+        }
+    }
+
+    func testDelayKeepsWhatWaitsWithTheTimeLeftForEach() throws {
+        let text = """
+            source: { events: [{ at: 10ms, next: a }, { at: 12ms, next: b }, { at: 30ms, next: c }, { at: 31ms, complete: true }] }
+            ops:
+              - delay: 20ms
+            sink: record
+            """
+        for tick in [15, 31, 45] {
+            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
+            XCTAssertEqual(whole, ["30: \"a\"", "32: \"b\"", "50: \"c\"", "51: completed"])
+            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
+        }
+    }
+
+    func testRetryCountsTheAttemptsThatFailedAndASubscriptionAfterTheRestoreStartsAfresh() throws {
+        let text = """
+            source: { events: [{ at: 10ms, next: a }, { at: 20ms, error: boom }] }
+            ops:
+              - retry: 3
+            sink: record
+            """
+        for tick in [15, 35, 55] {
+            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
+            XCTAssertEqual(
+                whole, ["10: \"a\"", "30: \"a\"", "50: \"a\"", "60: completed"], "three attempts, then the error")
+            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
+        }
+    }
+
     func testEventsGoOnWithTheNextEntryAtItsOwnTime() throws {
         let text = """
             source: { events: [{ at: 10ms, next: a }, { at: 20ms, next: b }, { at: 30ms, next: c }, { at: 40ms, complete: true }] }
@@ -77,15 +143,14 @@ final class CheckpointTests: LeakCheckingTestCase {
         let taking = Checkpoints(restored: [:], interval: .seconds(1), scheduler: first.scheduler) { snapshot = $0 }
         try first.run(text, until: 25, services: [taking])
         taking.checkpoint()
-        XCTAssertEqual(snapshot, ["main#source events": 2])
+        XCTAssertEqual(snapshot, ["main#source events": ["emitted": 2, "elapsed": 25_000_000]])
         let second = PipelineHarness()
         let resuming = Checkpoints(
-            restored: ["main#source events": 2], interval: .seconds(1), scheduler: second.scheduler
-        ) {
-            _ in
-        }
+            restored: ["main#source events": ["emitted": 2, "elapsed": 25_000_000]], interval: .seconds(1),
+            scheduler: second.scheduler
+        ) { _ in }
         try second.run(text, services: [resuming])
-        XCTAssertEqual(second.events(), ["30: \"c\"", "40: completed"])
+        XCTAssertEqual(second.events(), ["5: \"c\"", "15: completed"], "as if no time had passed while it was down")
     }
 
     func testIntervalCountsOnFromItsCount() throws {
@@ -113,7 +178,7 @@ final class CheckpointTests: LeakCheckingTestCase {
             source: { interval: 10ms }
             ops:
               - map: . * 2
-              - debounce: 5ms
+              - throttle: 5ms
               - take: { for: 1s }
             sink: { file: out.json }
             """
@@ -125,7 +190,7 @@ final class CheckpointTests: LeakCheckingTestCase {
         XCTAssertEqual(
             checked.diagnostics.map { "\($0.location.line):\($0.location.column): \($0.message)" },
             [
-                "4:5: 'debounce' cannot be checkpointed: it does not keep its state in checkpoints yet",
+                "4:5: 'throttle' cannot be checkpointed: it does not keep its state in checkpoints yet",
                 "5:5: 'take' cannot be checkpointed: 'take: {for: …}' counts time from subscription, which a restart cannot resume",
                 "6:9: 'file' cannot be checkpointed: a JSON document is written whole when the run ends; write JSON Lines or CSV",
             ])

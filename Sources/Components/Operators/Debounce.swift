@@ -17,8 +17,10 @@ extension BuiltinComponents {
         parameters: [Key.dueTime],
         primary: Key.dueTime,
         example: "- debounce: 500ms",
+        checkpointing: .keepsState("its pending element and the time left until it is due"),
         factory: .operator { parameters, context in
             let dueTime = parameters[Key.dueTime]
-            return { $0.debounce(dueTime, scheduler: context.scheduler) }
+            guard context.checkpoints != nil else { return { $0.debounce(dueTime, scheduler: context.scheduler) } }
+            return { CheckpointedDebounce.make($0, dueTime: dueTime, context: context) }
         })
 }

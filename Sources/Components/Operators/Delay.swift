@@ -14,8 +14,10 @@ extension BuiltinComponents {
         parameters: [Key.dueTime],
         primary: Key.dueTime,
         example: "- delay: 200ms",
+        checkpointing: .keepsState("the elements still waiting, each with the time it has left"),
         factory: .operator { parameters, context in
             let dueTime = parameters[Key.dueTime]
-            return { $0.delay(dueTime, scheduler: context.scheduler) }
+            guard context.checkpoints != nil else { return { $0.delay(dueTime, scheduler: context.scheduler) } }
+            return { CheckpointedDelay.make($0, dueTime: dueTime, context: context) }
         })
 }

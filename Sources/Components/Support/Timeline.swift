@@ -106,14 +106,26 @@ struct TimelineEntry {
     }
 
     /// An observable playing `entries`: relative to subscription, or (hot) to the clock's zero.
-    /// The timeline, keeping in checkpoints how many entries it emitted; resumed, it goes on with the
-    /// next entry at its time from the start (the entries before it are not repeated).
+    /// The timeline, keeping in checkpoints how many entries it emitted and how far along it was;
+    /// resumed, it goes on as if no time had passed while the pipeline was down: the next entry
+    /// comes when it had left to come (the entries before it are not repeated).
     static func checkpointed(_ entries: [TimelineEntry], hot: Bool, context: ComponentContext) -> Observable<Value> {
-        guard context.checkpoints != nil else { return observable(entries, hot: hot, scheduler: context.scheduler) }
+        let scheduler = context.scheduler
+        guard context.checkpoints != nil else { return observable(entries, hot: hot, scheduler: scheduler) }
+        let checkpoints = context.checkpoints
+        let key = context.checkpointKey
         return Observable.deferred {
-            let emitted = StateBox(context.restoredState?.intValue ?? 0)
-            context.keepState { .int(emitted.value) }
-            return observable(Array(entries.dropFirst(emitted.value)), hot: hot, scheduler: context.scheduler).do(
+            let restored = checkpoints?.takeRestoredState(key)
+            let emitted = StateBox(restored?["emitted"]?.intValue ?? 0)
+            let elapsed = RxTimeInterval(checkpointValue: restored?["elapsed"]) ?? .zero
+            let start = scheduler.now
+            checkpoints?.register(key) {
+                ["emitted": .int(emitted.value), "elapsed": (elapsed + scheduler.now - start).checkpointValue]
+            }
+            let rest = entries.dropFirst(emitted.value).map {
+                TimelineEntry(at: max(.zero, $0.at - elapsed), event: $0.event)
+            }
+            return observable(rest, hot: hot, scheduler: scheduler).do(
                 onNext: { _ in emitted.value += 1 }, onError: { _ in emitted.value += 1 },
                 onCompleted: { emitted.value += 1 })
         }

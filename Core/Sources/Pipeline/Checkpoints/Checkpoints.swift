@@ -5,8 +5,9 @@ import Reactive
 /// reads them all into one snapshot and hands it to `commit` (the state store's transaction).
 /// Components find it as a service of the run; without one, a run keeps no state.
 public final class Checkpoints {
-    /// What each component held at the checkpoint this run resumes from, by component key.
-    public let restored: [String: Value]
+    /// What each component held at the checkpoint this run resumes from, by component key, until
+    /// the component takes it.
+    public private(set) var restored: [String: Value]
     /// How often a checkpoint is taken.
     public let interval: RxTimeInterval
     private let scheduler: any SchedulerType
@@ -32,6 +33,12 @@ public final class Checkpoints {
         self.scheduler = scheduler
         self.commit = commit
         self.nextDue = scheduler.now + interval
+    }
+
+    /// What the component `key` held at the checkpoint the run resumes from. It is handed out
+    /// once: a component subscribed again later (under `retry`, say) starts afresh.
+    public func takeRestoredState(_ key: String) -> Value? {
+        restored.removeValue(forKey: key)
     }
 
     /// Registers how to read the state of the component `key`; a later registration under the

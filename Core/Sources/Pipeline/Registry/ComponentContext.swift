@@ -63,9 +63,10 @@ public final class ComponentContext {
         services.existing(Checkpoints.self)
     }
 
-    /// What this component held at the checkpoint the run resumes from, if it resumes.
+    /// What this component held at the checkpoint the run resumes from, if it resumes. It is
+    /// handed out once, so read it at subscription: a later subscription starts afresh.
     public var restoredState: Value? {
-        checkpoints?.restored[checkpointKey]
+        checkpoints?.takeRestoredState(checkpointKey)
     }
 
     /// Registers how to read this component's state when a checkpoint is taken (nothing happens

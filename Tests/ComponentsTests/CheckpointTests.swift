@@ -133,6 +133,34 @@ final class CheckpointTests: LeakCheckingTestCase {
         }
     }
 
+    func testBufferKeepsItsListAndTheTimeLeftInItsWindow() throws {
+        let text = """
+            source: { events: [{ at: 10ms, next: 1 }, { at: 20ms, next: 2 }, { at: 35ms, next: 3 }, { at: 36ms, next: 4 }, { at: 37ms, next: 5 }, { at: 70ms, complete: true }] }
+            ops:
+              - buffer: { timeSpan: 30ms, count: 2 }
+            sink: record
+            """
+        for tick in [15, 25, 36, 50] {
+            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
+            XCTAssertEqual(whole, ["20: [1,2]", "36: [3,4]", "66: [5]", "70: []", "70: completed"])
+            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
+        }
+    }
+
+    func testThrottleKeepsItsWindowAndTheElementWaitingForItsEnd() throws {
+        let text = """
+            source: { events: [{ at: 10ms, next: a }, { at: 15ms, next: b }, { at: 18ms, next: c }, { at: 45ms, next: d }, { at: 50ms, complete: true }] }
+            ops:
+              - throttle: 20ms
+            sink: record
+            """
+        for tick in [12, 16, 25, 47] {
+            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
+            XCTAssertEqual(whole, ["10: \"a\"", "30: \"c\"", "50: \"d\"", "50: completed"])
+            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
+        }
+    }
+
     func testEventsGoOnWithTheNextEntryAtItsOwnTime() throws {
         let text = """
             source: { events: [{ at: 10ms, next: a }, { at: 20ms, next: b }, { at: 30ms, next: c }, { at: 40ms, complete: true }] }
@@ -178,7 +206,7 @@ final class CheckpointTests: LeakCheckingTestCase {
             source: { interval: 10ms }
             ops:
               - map: . * 2
-              - throttle: 5ms
+              - timeout: 5ms
               - take: { for: 1s }
             sink: { file: out.json }
             """
@@ -190,7 +218,7 @@ final class CheckpointTests: LeakCheckingTestCase {
         XCTAssertEqual(
             checked.diagnostics.map { "\($0.location.line):\($0.location.column): \($0.message)" },
             [
-                "4:5: 'throttle' cannot be checkpointed: it does not keep its state in checkpoints yet",
+                "4:5: 'timeout' cannot be checkpointed: it does not keep its state in checkpoints yet",
                 "5:5: 'take' cannot be checkpointed: 'take: {for: …}' counts time from subscription, which a restart cannot resume",
                 "6:9: 'file' cannot be checkpointed: a JSON document is written whole when the run ends; write JSON Lines or CSV",
             ])

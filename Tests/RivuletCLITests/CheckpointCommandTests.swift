@@ -125,15 +125,15 @@ final class CheckpointCommandTests: BinaryTestCase {
     }
 
     func testAComponentThatCannotBeCheckpointedIsALintError() throws {
-        try write("source: { interval: 10ms }\nops:\n  - throttle: 5ms\nsink: stdout\n", to: "p.yaml")
+        try write("source: { interval: 10ms }\nops:\n  - timeout: 5ms\nsink: stdout\n", to: "p.yaml")
         XCTAssertEqual(try runRivulet(["lint", path("p.yaml")]).status, 0)
         let lint = try runRivulet(["lint", "--state", path("p.yaml")])
         XCTAssertEqual(lint.status, 2)
         XCTAssertTrue(
-            lint.stderr.contains("p.yaml:3:5: error: 'throttle' cannot be checkpointed"), lint.stderr)
+            lint.stderr.contains("p.yaml:3:5: error: 'timeout' cannot be checkpointed"), lint.stderr)
         let run = try runRivulet(["run", path("p.yaml"), "--state", path("s.db")])
         XCTAssertEqual(run.status, 2)
-        XCTAssertTrue(run.stderr.contains("p.yaml:3:5: error: 'throttle' cannot be checkpointed"), run.stderr)
+        XCTAssertTrue(run.stderr.contains("p.yaml:3:5: error: 'timeout' cannot be checkpointed"), run.stderr)
     }
 
     func testAFullDiskStopsTheRunAndKeepsTheLastGoodCheckpoint() throws {

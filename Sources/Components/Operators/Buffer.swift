@@ -17,9 +17,13 @@ extension BuiltinComponents {
         parameters: [Key.timeSpan, Key.count],
         primary: Key.timeSpan,
         example: "- buffer: { timeSpan: 1s, count: 100 }",
+        checkpointing: .keepsState("the list it is collecting and the time left in its window"),
         factory: .operator { parameters, context in
             let timeSpan = parameters[Key.timeSpan]
             let count = max(1, parameters[Key.count])
+            if context.checkpoints != nil {
+                return { CheckpointedBuffer.make($0, timeSpan: timeSpan, count: count, context: context) }
+            }
             return { $0.buffer(timeSpan: timeSpan, count: count, scheduler: context.scheduler).map { Value.array($0) } }
         })
 }

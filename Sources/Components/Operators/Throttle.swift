@@ -18,9 +18,14 @@ extension BuiltinComponents {
         parameters: [Key.dueTime, Key.latest],
         primary: Key.dueTime,
         example: "- throttle: { dueTime: 1s, latest: false }",
+        checkpointing: .keepsState(
+            "how long ago it last sent an element, and the element waiting for its window's end"),
         factory: .operator { parameters, context in
             let dueTime = parameters[Key.dueTime]
             let latest = parameters[Key.latest]
+            if context.checkpoints != nil {
+                return { CheckpointedThrottle.make($0, dueTime: dueTime, latest: latest, context: context) }
+            }
             return { $0.throttle(dueTime, latest: latest, scheduler: context.scheduler) }
         })
 }

@@ -10,23 +10,9 @@ final class CheckpointTests: LeakCheckingTestCase {
     /// The values (times removed) of an uninterrupted run, and of a run stopped at `tick` followed
     /// by a run resumed from the checkpoint taken then.
     private func outputs(_ text: String, stoppedAt tick: Int) throws -> (whole: [String], resumed: [String]) {
-        func values(_ harness: PipelineHarness) -> [String] {
-            harness.events().map { String($0.drop { $0 != ":" }.dropFirst(2)) }
-        }
-        let whole = try PipelineHarness().run(text)
-        let first = PipelineHarness()
-        var snapshot: Value?
-        let taking = Checkpoints(restored: [:], interval: .seconds(3600), scheduler: first.scheduler) {
-            snapshot = $0
-        }
-        try first.run(text, until: tick, services: [taking])
-        taking.checkpoint()
-        var restored: [String: Value] = [:]
-        for (key, value) in snapshot?.objectValue ?? JSONObject() { restored[key] = value }
-        let second = PipelineHarness()
-        let resuming = Checkpoints(restored: restored, interval: .seconds(3600), scheduler: second.scheduler) { _ in }
-        try second.run(text, services: [resuming])
-        return (values(whole), values(first) + values(second))
+        func values(_ lines: [String]) -> [String] { lines.map { String($0.drop { $0 != ":" }.dropFirst(2)) } }
+        let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
+        return (values(whole), values(resumed))
     }
 
     private func assertResumes(_ text: String, stoppedAt tick: Int, file: StaticString = #filePath, line: UInt = #line)

@@ -226,4 +226,45 @@ final class CheckpointCommandTests: BinaryTestCase {
         XCTAssertEqual(output.count, expected.count)
         XCTAssertTrue(output == expected, "every line once, in order, byte for byte (\(killed) kills)")
     }
+
+    func testResumeGoesOnFromACompletedRunWithOnlyTheNewLines() throws {
+        try write("{\"v\":1}\n{\"v\":2}\n", to: "in.jsonl")
+        let pipeline = """
+            name: totals
+            source: { file: in.jsonl }
+            ops:
+              - scan: { seed: 0, accumulator: acc + .v }
+            sink: { file: { path: out.jsonl, mode: append } }
+            """
+        try write(pipeline, to: "p.yaml")
+        XCTAssertEqual(try runRivulet(["run", path("p.yaml"), "--state", path("s.db")]).status, 0)
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: path("in.jsonl")))
+        handle.seekToEndOfFile()
+        handle.write(Data("{\"v\":10}\n".utf8))
+        handle.closeFile()
+        let resumed = try runRivulet(["run", path("p.yaml"), "--state", path("s.db"), "--resume"])
+        XCTAssertEqual(resumed.status, 0, resumed.stderr)
+        XCTAssertEqual(
+            try String(contentsOfFile: path("out.jsonl"), encoding: .utf8), "1\n3\n13\n",
+            "the new line only, added to the total it had reached")
+    }
+
+    func testBadOptionsAndStoreCommandsAreClearErrors() throws {
+        try write("source: { interval: 10ms }\nsink: stdout\n", to: "p.yaml")
+        let resumeAlone = try runRivulet(["run", path("p.yaml"), "--resume"])
+        XCTAssertEqual(resumeAlone.status, 2)
+        XCTAssertTrue(resumeAlone.stderr.contains("--resume needs --state"), resumeAlone.stderr)
+        let zero = try runRivulet(["run", path("p.yaml"), "--state", path("s.db"), "--checkpoint-interval", "0ms"])
+        XCTAssertEqual(zero.status, 2)
+        XCTAssertTrue(zero.stderr.contains("at least 1ms"), zero.stderr)
+        let missing = try runRivulet(["state", path("none.db")])
+        XCTAssertEqual(missing.status, 2)
+        XCTAssertTrue(missing.stderr.contains("no state store at"), missing.stderr)
+        XCTAssertEqual(
+            try runRivulet(["run", path("p.yaml"), "--state", path("s.db"), "--until", "30ms"]).status, 0)
+        let unknown = try runRivulet(["state", path("s.db"), "--reset", "nope"])
+        XCTAssertEqual(unknown.status, 2)
+        XCTAssertTrue(
+            unknown.stderr.contains("holds no checkpoint of 'nope'; it holds: \(path("p.yaml"))"), unknown.stderr)
+    }
 }

@@ -154,12 +154,7 @@ final class FileSink: PipelineSink {
     static func removeLeftovers(of path: String) {
         let folder = PipelineLoader.directory(of: path)
         let prefix = String(path.split(separator: "/").last ?? "") + ".tmp-"
-        guard let directory = opendir(folder) else { return }
-        defer { closedir(directory) }
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
-            }
+        for (name, _) in directoryEntries(of: folder) {
             guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count)) else { continue }
             if kill(pid, 0) != 0 && errno == ESRCH { unlink(folder + "/" + name) }
         }

@@ -137,8 +137,8 @@ final class FileLines {
         self.context = context
         for saved in restored?["files"]?.arrayValue ?? [] {
             guard let path = saved["path"]?.stringValue else { continue }
+            // A file read to its end is read on from there: it may have grown since (--resume).
             let file = Tracked(path: path)
-            file.done = saved["done"]?.boolValue ?? false
             let inode = UInt64(saved["inode"]?.intValue ?? 0)
             let offset = saved["offset"]?.intValue ?? 0
             let line = saved["line"]?.intValue ?? 0
@@ -162,7 +162,6 @@ final class FileLines {
             entry["inode"] = .int(Int(file.inode))
             entry["offset"] = .int(file.reader?.offset ?? 0)
             entry["line"] = .int(file.reader?.lineNumber ?? 0)
-            entry["done"] = .bool(file.done)
             return .object(entry)
         }
         return ["files": .array(files)]
@@ -188,16 +187,7 @@ final class FileLines {
     static func file(withInode inode: UInt64, near path: String) -> String? {
         guard inode != 0 else { return nil }
         let folder = PipelineLoader.directory(of: path)
-        guard let directory = opendir(folder) else { return nil }
-        defer { closedir(directory) }
-        while let entry = readdir(directory) {
-            guard UInt64(entry.pointee.d_ino) == inode else { continue }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            return folder + "/" + name
-        }
-        return nil
+        return directoryEntries(of: folder).first { $0.inode == inode }.map { folder + "/" + $0.name }
     }
 
     /// The oldest file rotated away from `path` after `finished` was (a file in its folder whose
@@ -207,13 +197,8 @@ final class FileLines {
         let folder = PipelineLoader.directory(of: path)
         let base = String(path.split(separator: "/").last ?? "")
         let currentInode = inode(of: path)
-        guard let directory = opendir(folder) else { return nil }
-        defer { closedir(directory) }
         var best: (path: String, inode: UInt64, time: timespec)?
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
-            }
+        for (name, _) in directoryEntries(of: folder) {
             guard name.hasPrefix(base), name != base else { continue }
             var status = stat()
             let candidate = folder + "/" + name

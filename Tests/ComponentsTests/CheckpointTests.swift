@@ -1,17 +1,20 @@
-@_spi(Host) import Components
 @_spi(Host) import Pipeline
 import Reactive
 import RivuletTestSupport
 import XCTest
+
+@_spi(Host) @testable import Components
 
 /// Each stateful component's checkpoint: a run stopped at a tick, its state taken as a checkpoint,
 /// restored into a fresh pipeline, must give the rest of the output of an uninterrupted run.
 final class CheckpointTests: LeakCheckingTestCase {
     /// The values (times removed) of an uninterrupted run, and of a run stopped at `tick` followed
     /// by a run resumed from the checkpoint taken then.
-    private func outputs(_ text: String, stoppedAt tick: Int) throws -> (whole: [String], resumed: [String]) {
+    private func outputs(
+        _ text: String, stoppedAt tick: Int, services: (_ run: Int) -> [AnyObject] = { _ in [] }
+    ) throws -> (whole: [String], resumed: [String]) {
         func values(_ lines: [String]) -> [String] { lines.map { String($0.drop { $0 != ":" }.dropFirst(2)) } }
-        let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
+        let (whole, resumed) = try timedOutputs(text, stoppedAt: tick, services: services)
         return (values(whole), values(resumed))
     }
 
@@ -53,26 +56,33 @@ final class CheckpointTests: LeakCheckingTestCase {
         try assertResumes(numbers + "\nops:\n  - startWith: [0, -1]\nsink: record", stoppedAt: 35)
     }
 
+    /// The checkpoint the last `timedOutputs` took.
+    private var lastSnapshot: Value?
+
     /// As `outputs`, with times: the resumed run's times, moved by the tick it was stopped at.
-    private func timedOutputs(_ text: String, stoppedAt tick: Int) throws -> (whole: [String], resumed: [String]) {
+    /// `services` gives each run (0: uninterrupted, 1: stopped, 2: resumed) its own services.
+    private func timedOutputs(
+        _ text: String, stoppedAt tick: Int, services: (_ run: Int) -> [AnyObject] = { _ in [] }
+    ) throws -> (whole: [String], resumed: [String]) {
         func lines(_ harness: PipelineHarness, after offset: Int = 0) -> [String] {
             (harness.recorders["out"]?.events ?? []).map { time, event in
                 "\(time + offset): " + (event.element.map { "\($0)" } ?? (event.isStopEvent ? "completed" : ""))
             }
         }
-        let whole = try PipelineHarness().run(text)
+        let whole = try PipelineHarness().run(text, services: services(0))
         let first = PipelineHarness()
         var snapshot: Value?
         let taking = Checkpoints(restored: [:], interval: .seconds(3600), scheduler: first.scheduler) {
             snapshot = $0
         }
-        try first.run(text, until: tick, services: [taking])
+        try first.run(text, until: tick, services: [taking] + services(1))
         taking.checkpoint()
+        lastSnapshot = snapshot
         var restored: [String: Value] = [:]
         for (key, value) in snapshot?.objectValue ?? JSONObject() { restored[key] = value }
         let second = PipelineHarness()
         let resuming = Checkpoints(restored: restored, interval: .seconds(3600), scheduler: second.scheduler) { _ in }
-        try second.run(text, services: [resuming])
+        try second.run(text, services: [resuming] + services(2))
         return (lines(whole), lines(first) + lines(second, after: tick))
     }
 
@@ -224,5 +234,98 @@ final class CheckpointTests: LeakCheckingTestCase {
             "'main#0 map' is now 'main#0 filter'")
         XCTAssertEqual(
             CheckpointPlan.difference(saved: shape, now: Array(shape.prefix(2))), "'sink#0 record <- main' was removed")
+    }
+
+    /// Canned answers on the virtual clock, each taking `delay`: (path, query, headers, body).
+    private func answers(_ exchanges: [(String, [String: String], [String: String], String)], delay: Int = 10)
+        -> HTTPSession
+    {
+        HTTPSession(
+            mode: .canned(
+                exchanges.map { path, query, headers, body in
+                    CannedHTTPExchange(
+                        method: "GET", path: path, query: query, status: 200, headers: headers, body: Array(body.utf8),
+                        delay: .milliseconds(delay))
+                }))
+    }
+
+    func testAnHTTPSourceFetchesThePageItWasWaitingForAgainAndNoneBefore() throws {
+        let pages: [(String, [String: String], [String: String], String)] = [
+            ("/items", ["page": "1"], [:], "[1, 2]"), ("/items", ["page": "2"], [:], "[3]"),
+            ("/items", ["page": "3"], [:], "[4, 5]"), ("/items", ["page": "4"], [:], "[]"),
+        ]
+        let text = """
+            source: { http: { url: "http://api.test/items", query: { api_key: "k-123" }, paginate: page } }
+            sink: record
+            """
+        // Stopped at 25 ms, page 3 is in flight: the resumed run is answered only from page 3 on,
+        // so asking for page 1 or 2 again would fail it.
+        let (whole, resumed) = try outputs(text, stoppedAt: 25) { run in
+            [self.answers(run == 2 ? Array(pages.dropFirst(2)) : pages)]
+        }
+        XCTAssertEqual(whole, ["1", "2", "3", "4", "5", "completed"])
+        XCTAssertEqual(resumed, whole)
+        let saved = try XCTUnwrap(lastSnapshot?["main#source http"])
+        XCTAssertEqual(saved["reader"]?["pages"], 2)
+        XCTAssertEqual(saved["reader"]?["next"], "http://api.test/items?api_key=REDACTED&page=3")
+    }
+
+    func testAnHTTPSourceThatEmitsEverythingAtTheEndKeepsTheItemsSoFar() throws {
+        let pages: [(String, [String: String], [String: String], String)] = [
+            ("/items", [:], ["Link": "<http://api.test/items?after=b>; rel=\"next\""], "[\"a\", \"b\"]"),
+            ("/items", ["after": "b"], [:], "[\"c\"]"),
+        ]
+        let text = "source: { http: { url: \"http://api.test/items\", paginate: link, emit: all } }\nsink: record"
+        let (whole, resumed) = try outputs(text, stoppedAt: 15) { run in
+            [self.answers(run == 2 ? Array(pages.dropFirst()) : pages)]
+        }
+        XCTAssertEqual(whole, ["[\"a\",\"b\",\"c\"]", "completed"])
+        XCTAssertEqual(resumed, whole)
+    }
+
+    func testScanPaginateKeepsItsPagesAndFetchesThePageInFlightAgain() throws {
+        let pages: [(String, [String: String], [String: String], String)] = [
+            ("/items", [:], ["Link": "<http://api.test/items?page=2>; rel=\"next\""], "[1, 2]"),
+            ("/items", ["page": "2"], ["Link": "<http://api.test/items?page=3>; rel=\"next\""], "[3]"),
+            ("/items", ["page": "3"], [:], "[4]"),
+        ]
+        let text = """
+            source: { events: [{ at: 0ms, next: t }, { at: 20ms, next: t }, { at: 40ms, next: t }, { at: 60ms, next: t }, { at: 70ms, complete: true }] }
+            ops:
+              - scanPaginate: { http: { url: "http://api.test/items", paginate: link } }
+            sink: record
+            """
+        // Stopped at 5 ms page 1 is in flight, at 25 ms page 2, at 35 ms none: the resumed run is
+        // answered from the page in flight (or the next one) on.
+        for (tick, done) in [(5, 0), (25, 1), (35, 2)] {
+            let (whole, resumed) = try outputs(text, stoppedAt: tick) { run in
+                [self.answers(run == 2 ? Array(pages.dropFirst(done)) : pages)]
+            }
+            XCTAssertEqual(whole, ["[1,2]", "[1,2,3]", "[1,2,3,4]", "completed"], "stopped at \(tick)")
+            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
+        }
+    }
+
+    func testASourceInsideAnotherComponentIsReadAfreshForEachPage() throws {
+        let text = """
+            source: { events: [{ at: 0ms, next: 1 }, { at: 50ms, next: 2 }, { at: 100ms, complete: true }] }
+            ops:
+              - scanPaginate: { events: { marbles: "-a-b|" } }
+            sink: record
+            """
+        // Stopped with the second page half read: it is read again from its start.
+        let (whole, resumed) = try outputs(text, stoppedAt: 73)
+        XCTAssertEqual(whole, ["[\"a\",\"b\"]", "[\"a\",\"b\",\"a\",\"b\"]", "completed"])
+        XCTAssertEqual(resumed, whole)
+    }
+
+    func testSecretQueryValuesStayOutOfAPositionAndComeBackFromTheFirstRequest() {
+        let given = [URLQueryItem(name: "api-key", value: "k%2B1"), URLQueryItem(name: "q", value: "a")]
+        let saved = HTTPPageReader.removingSecrets(
+            from: "http://h.test/s?q=a&api-key=k%2B1&page=3&token=server", given: given)
+        XCTAssertEqual(saved, "http://h.test/s?q=a&api-key=REDACTED&page=3&token=server")
+        XCTAssertEqual(
+            HTTPPageReader.restoringSecrets(in: saved, from: "http://h.test/s?api-key=k%2B1&q=a"),
+            "http://h.test/s?q=a&api-key=k%2B1&page=3&token=server")
     }
 }

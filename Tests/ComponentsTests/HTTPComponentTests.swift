@@ -50,6 +50,17 @@ final class HTTPComponentTests: LeakCheckingTestCase {
         XCTAssertEqual(harness.events(), ["0: [1,2]", "10: [1,2,3]", "30: completed"])
     }
 
+    func testScanPaginateFinishesThePageInFlightWhenItsTriggersEnd() throws {
+        let harness = try PipelineHarness().run(
+            """
+            source: { events: [{ at: 0ms, next: 1 }, { at: 20ms, complete: true }] }
+            ops:
+              - scanPaginate: { events: { marbles: "-a-b|" } }
+            sink: record
+            """)
+        XCTAssertEqual(harness.events(), ["40: [\"a\",\"b\"]", "40: completed"])
+    }
+
     func testScanPaginateIgnoresTriggersWhileAPageLoadsAndCanEmitPages() throws {
         let harness = try PipelineHarness().run(
             """

@@ -57,6 +57,43 @@ final class CheckpointCommandTests: BinaryTestCase {
         XCTAssertTrue(listing.stdout.hasPrefix("counting\tcompleted\tcheckpoint "), listing.stdout)
     }
 
+    func testAKilledHTTPSourceFetchesThePageItWaitedForAgainAndNoEarlierOne() throws {
+        // Six pages of three items, then an empty one; the first request for page 4 hangs.
+        let server = try serve { request, count in
+            let page = Int(request.query["page"] ?? "") ?? 0
+            let items = page <= 6 ? (1...3).map { "{\"id\":\(page * 10 + $0)}" } : []
+            return .json("[" + items.joined(separator: ",") + "]", delay: page == 4 && count == 3 ? 30 : 0)
+        }
+        try write(
+            """
+            name: paging
+            source: { http: { url: "\(server.baseURL)/items", query: { api_key: "${KEY}" }, paginate: page } }
+            sink: { file: out.jsonl }
+            """, to: "p.yaml")
+        let arguments = ["run", path("p.yaml"), "--state", path("state.db"), "--checkpoint-interval", "20ms"]
+        let first = try startRivulet(arguments, environment: ["KEY": "sekret-123"], output: .null, error: .null)
+        for _ in 0..<200 where !server.received.contains(where: { $0.query["page"] == "4" }) {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        Thread.sleep(forTimeInterval: 0.3)  // checkpoints are taken while page 4 is awaited
+        first.send(SIGKILL)
+        XCTAssertEqual(first.wait(), .signalled(SIGKILL))
+
+        let resumed = try runRivulet(Array(arguments.dropLast(2)), environment: ["KEY": "sekret-123"])
+        XCTAssertEqual(resumed.status, 0, resumed.stderr)
+        XCTAssertTrue(resumed.stderr.contains("resuming 'paging'"), resumed.stderr)
+        XCTAssertEqual(
+            server.received.map { $0.query["page"] ?? "?" }, ["1", "2", "3", "4", "4", "5", "6", "7"],
+            "page 4 is asked for again, and no page before it")
+        XCTAssertTrue(server.received.allSatisfy { $0.query["api_key"] == "sekret-123" }, "the key is sent again")
+        let expected = (1...6).flatMap { page in (1...3).map { "{\"id\":\(page * 10 + $0)}\n" } }.joined()
+        XCTAssertEqual(try String(contentsOfFile: path("out.jsonl"), encoding: .utf8), expected)
+        for file in ["state.db", "state.db-wal"] {
+            let bytes = (try? Data(contentsOf: URL(fileURLWithPath: path(file)))) ?? Data()
+            XCTAssertNil(bytes.range(of: Data("sekret-123".utf8)), "\(file) keeps no key")
+        }
+    }
+
     func testSIGTERMTakesACheckpointAndTheNextRunGoesOn() throws {
         try write(
             "name: ticks\nsource: { interval: 5ms }\nops:\n  - take: 60\nsink: { file: out.jsonl }\n", to: "p.yaml")

@@ -42,14 +42,21 @@ func productsDirectory() -> URL {
     return URL(fileURLWithPath: ".build/debug")
 }
 
-/// Starts `rivulet` with `arguments`; its standard streams as given.
+/// Starts `rivulet` with `arguments` and variables added to its environment; its standard
+/// streams as given.
 func startRivulet(
-    _ arguments: [String], input: ChildProcess.Stream = .null, output: ChildProcess.Stream = .pipe,
-    error: ChildProcess.Stream = .pipe
+    _ arguments: [String], environment: [String: String] = [:], input: ChildProcess.Stream = .null,
+    output: ChildProcess.Stream = .pipe, error: ChildProcess.Stream = .pipe
 ) throws -> ChildProcess {
-    try ChildProcess(
-        executable: productsDirectory().appendingPathComponent("rivulet").path, arguments: arguments, input: input,
-        output: output, error: error)
+    let binary = productsDirectory().appendingPathComponent("rivulet").path
+    guard !environment.isEmpty else {
+        return try ChildProcess(executable: binary, arguments: arguments, input: input, output: output, error: error)
+    }
+    // env replaces itself with rivulet: the process started is rivulet's, for signals too.
+    return try ChildProcess(
+        executable: "env",
+        arguments: environment.sorted { $0.key < $1.key }.map { "\($0)=\($1)" } + [binary] + arguments,
+        input: input, output: output, error: error)
 }
 
 /// Runs `rivulet` with `arguments` and waits for it to end; a run that takes longer than
@@ -58,16 +65,7 @@ func runRivulet(
     _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], timeout: Double = 120,
     file: StaticString = #filePath, line: UInt = #line
 ) throws -> ProcessResult {
-    let process: ChildProcess
-    if environment.isEmpty {
-        process = try startRivulet(arguments, input: .pipe)
-    } else {
-        let binary = productsDirectory().appendingPathComponent("rivulet").path
-        process = try ChildProcess(
-            executable: "env",
-            arguments: environment.sorted { $0.key < $1.key }.map { "\($0)=\($1)" } + [binary] + arguments,
-            input: .pipe)
-    }
+    let process = try startRivulet(arguments, environment: environment, input: .pipe)
     let output = process.communicate(input: Array((stdin ?? "").utf8), timeout: timeout)
     if output.timedOut {
         XCTFail(

@@ -34,6 +34,9 @@ extension BuiltinComponents {
                 maxPages: 5
             """,
         sideStreams: InnerWork.sideStreams,
+        checkpointing: .keepsState(
+            "the pages it fetched, their items and the next page's place; a page in flight at the checkpoint is "
+                + "fetched again (at-least-once), a source that is not HTTP is read again for it"),
         factory: .operator { parameters, context in
             let source = try context.build(parameters[InnerWork.source])
             let options = ScanPaginateOptions(
@@ -64,6 +67,11 @@ final class ScanPaginateSink {
     private var pages = 0
     private var inFlight: Lifetime?
     private var triggersDone = false
+    /// The trigger the reader was made for, and the one of the page in flight.
+    private var firstTrigger: Value?
+    private var fetching: Value?
+    /// What a checkpoint keeps, updated at every change; the checkpoint reads only this box.
+    private let state = StateBox<Value>(.null)
 
     private init(
         source: PipelineSource, options: ScanPaginateOptions, context: ComponentContext, observer: AnyObserver<Value>,
@@ -82,8 +90,46 @@ final class ScanPaginateSink {
         Observable { observer, lifetime in
             let sink = ScanPaginateSink(
                 source: source, options: options, context: context, observer: observer, lifetime: lifetime)
-            triggers.subscribe(AnyObserver { sink.on($0) }, in: lifetime)
+            let restoredFetch = context.restoredState.flatMap { sink.restore($0) }
+            sink.keep()
+            let state = sink.state
+            context.keepState { state.value }
+            // The page in flight at the checkpoint is fetched again before any new trigger.
+            if let trigger = restoredFetch { sink.fetch(trigger) }
+            // A child lifetime: the triggers ending must not end the page in flight.
+            triggers.subscribe(AnyObserver { sink.on($0) }, in: lifetime.makeChild())
         }
+    }
+
+    /// Takes back what a checkpoint kept; returns the trigger of the page that was in flight.
+    private func restore(_ saved: Value) -> Value? {
+        pages = saved["pages"]?.intValue ?? 0
+        accumulated = saved["items"]?.arrayValue ?? []
+        if let trigger = saved["trigger"], let position = saved["reader"] {
+            let reader = makeReader(trigger)
+            (reader as? any CheckpointedPageReader)?.restore(position)
+            self.reader = reader
+            firstTrigger = trigger
+        }
+        return saved["fetching"]
+    }
+
+    /// Puts the state a checkpoint keeps in `state`, when the run keeps state.
+    private func keep() {
+        guard context.checkpoints != nil else { return }
+        var saved = JSONObject()
+        saved["pages"] = .int(pages)
+        if options.accumulate { saved["items"] = .array(accumulated) }
+        if let reader, let firstTrigger, let reader = reader as? any CheckpointedPageReader {
+            saved["trigger"] = firstTrigger
+            saved["reader"] = reader.position
+        }
+        if let fetching { saved["fetching"] = fetching }
+        state.value = .object(saved)
+    }
+
+    private func makeReader(_ trigger: Value) -> any PageReader {
+        source.pages?(trigger) ?? CollectingPageReader(source: source, trigger: trigger)
     }
 
     private var isExhausted: Bool {
@@ -106,24 +152,33 @@ final class ScanPaginateSink {
     }
 
     private func fetch(_ trigger: Value) {
-        let reader = self.reader ?? source.pages?(trigger) ?? CollectingPageReader(source: source, trigger: trigger)
+        let reader = self.reader ?? makeReader(trigger)
+        if self.reader == nil { firstTrigger = trigger }
         (reader as? CollectingPageReader)?.trigger = trigger
         self.reader = reader
         let work = lifetime.makeChild()
         inFlight = work
+        fetching = trigger
+        keep()
         work.onDispose { [weak self] in self?.context.sideStreams["executing"]?.onNext(.bool(false)) }
         context.sideStreams["executing"]?.onNext(.bool(true))
+        // The page holds the sink (the triggers may have ended and let go of it); disposing of
+        // the page lets go again.
         reader.nextPage().subscribe(
-            AnyObserver { [weak self] event in
-                guard let self, !work.isDisposed else { return }
+            AnyObserver { [self] event in
+                guard !work.isDisposed else { return }
                 switch event {
                 case .next(let page):
                     guard case .array(let items) = page else { return }
                     self.pages += 1
                     self.accumulated.append(contentsOf: items)
+                    self.fetching = nil
+                    self.keep()
                     self.observer.on(.next(self.options.accumulate ? .array(self.accumulated) : page))
                 case .error(let error):
                     self.inFlight = nil
+                    self.fetching = nil
+                    self.keep()
                     work.dispose()
                     let report = InnerWork.describe(error, context: self.context, element: trigger)
                     self.context.sideStreams["errors"]?.onNext(report)
@@ -134,6 +189,8 @@ final class ScanPaginateSink {
                     }
                 case .completed:
                     self.inFlight = nil
+                    self.fetching = nil
+                    self.keep()
                     work.dispose()
                     if self.triggersDone { self.finish(.completed) }
                 }
@@ -147,9 +204,17 @@ final class ScanPaginateSink {
     }
 }
 
+/// A page reader that says where it is, for a checkpoint, and goes on from there.
+protocol CheckpointedPageReader: PageReader {
+    /// Where it is: a `Value` a checkpoint keeps.
+    var position: Value { get }
+    /// Goes on from `position`, before it reads any page.
+    func restore(_ position: Value)
+}
+
 /// A page reader over any source: each page is what the source emits for one trigger, collected;
 /// an empty page is the last.
-final class CollectingPageReader: PageReader {
+final class CollectingPageReader: CheckpointedPageReader {
     private let source: PipelineSource
     /// The trigger the next page is made for.
     var trigger: Value
@@ -158,6 +223,12 @@ final class CollectingPageReader: PageReader {
     init(source: PipelineSource, trigger: Value) {
         self.source = source
         self.trigger = trigger
+    }
+
+    var position: Value { ["finished": .bool(isFinished)] }
+
+    func restore(_ position: Value) {
+        isFinished = position["finished"]?.boolValue ?? false
     }
 
     func nextPage() -> Observable<Value> {

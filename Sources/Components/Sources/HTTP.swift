@@ -69,6 +69,7 @@ extension BuiltinComponents {
                 validation.error("url '\(written)' is not an absolute http(s) URL", at: Key.url, in: values)
             }
         },
+        checkpointing: PagedFetch.checkpointing,
         factory: .source { parameters, context in
             let setup = try PagedFetch.setup(parameters, context: context)
             let urlTemplate = parameters[Key.url]

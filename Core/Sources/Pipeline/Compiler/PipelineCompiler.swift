@@ -206,7 +206,7 @@ final class Multicast {
                 scheduler: scheduler, environment: environment, componentName: component.spec.name,
                 location: component.use.location, baseDirectory: baseDirectory, log: log, streamResolver: resolve,
                 sourceBuilder: { inner in
-                    try buildSource(inner.spec, inner.parameters, inner.location, key: key + " source", sides: [:])
+                    try buildSource(inner.spec, inner.parameters, inner.location, key: "", sides: [:])
                 },
                 sideStreams: sides, services: services, streamName: streamName, checkpointKey: key)
         }

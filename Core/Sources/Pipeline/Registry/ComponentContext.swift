@@ -22,7 +22,9 @@ public final class ComponentContext {
     /// For a sink, the stream it reads.
     public let streamName: String?
     let services: SharedServices
-    /// The component's name in checkpoints: its stream and place (`main#2 scan`).
+    /// The component's name in checkpoints: its stream and place (`main#2 scan`). Empty for a
+    /// source inside another component (`flatMap`'s, `scanPaginate`'s): its owner keeps the state
+    /// of the work it starts, and the source itself sees no checkpoints.
     public let checkpointKey: String
 
     init(
@@ -60,7 +62,7 @@ public final class ComponentContext {
 
     /// The run's checkpoints, when it keeps state (`rivulet run --state`).
     public var checkpoints: Checkpoints? {
-        services.existing(Checkpoints.self)
+        checkpointKey.isEmpty ? nil : services.existing(Checkpoints.self)
     }
 
     /// What this component held at the checkpoint the run resumes from, if it resumes. It is

@@ -38,6 +38,7 @@ extension BuiltinComponents {
                 source: { github.search: { q: "language:swift", sort: stars, perPage: 10 } }
             """,
         validate: GitHubAPI.validate,
+        checkpointing: PagedFetch.checkpointing,
         factory: .source { parameters, context in
             let perPage = parameters[GitHubAPI.perPage]
             let (q, sort, order) = (parameters[Key.q], parameters[Key.sort], parameters[Key.order])

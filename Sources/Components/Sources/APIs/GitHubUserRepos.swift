@@ -32,6 +32,7 @@ extension BuiltinComponents {
                 github.userRepos: { user: "{{ . }}", sort: updated, emit: page }
             """,
         validate: GitHubAPI.validate,
+        checkpointing: PagedFetch.checkpointing,
         factory: .source { parameters, context in
             let (user, type, sort) = (parameters[Key.user], parameters[Key.type], parameters[Key.sort])
             return try GitHubAPI.source(

@@ -19,6 +19,7 @@ extension BuiltinComponents {
                 source: { nyt.newest: { fq: 'source:("The New York Times")' } }
             """,
         validate: { values, validation in APISource.validate(NYTArticleSearch.api, values, validation) },
+        checkpointing: PagedFetch.checkpointing,
         factory: .source { parameters, context in
             try NYTArticleSearch.source(parameters, context: context, q: parameters[Key.q], sort: "newest")
         })

@@ -29,6 +29,7 @@ extension BuiltinComponents {
                 nyt.search: { q: "{{ . }}", sort: newest }
             """,
         validate: { values, validation in APISource.validate(NYTArticleSearch.api, values, validation) },
+        checkpointing: PagedFetch.checkpointing,
         factory: .source { parameters, context in
             try NYTArticleSearch.source(
                 parameters, context: context, q: parameters[Key.q], sort: parameters[Key.sort].rawValue)

@@ -52,6 +52,13 @@ struct PagedFetch {
         "timeout", default: .seconds(30), doc: "The longest one request may take."
     ).above(RxTimeInterval.zero)
 
+    /// How an HTTP source takes part in checkpoints.
+    static var checkpointing: Checkpointing {
+        .restartsWork(
+            "the page it was fetching: a resumed run fetches that page again and goes on from there; pages it "
+                + "had finished are not fetched again")
+    }
+
     /// The shared parameters of HTTP sources.
     static let commonParameters: [any ParameterDeclaration] = [emit, maxPages, timeout, RetryPolicy.parameter]
 
@@ -61,22 +68,41 @@ struct PagedFetch {
     }
 
     /// The source: emits according to `emit`; `scanPaginate` reads it a page at a time instead.
+    /// Checkpointed, it keeps its place between pages: a resumed run fetches the page it was
+    /// waiting for again and goes on from there.
     func source(emit: EmitMode, request: @escaping (Value) throws -> HTTPRequestData) -> PipelineSource {
         let fetch = self
+        let context = setup.context
         return PipelineSource(
             { element in
                 Observable.deferred {
-                    let reader = HTTPPageReader(fetch: fetch, first: Result { try request(element) })
-                    return Self.observe(reader, emit: emit)
+                    let first = Result { try request(element) }
+                    let saved = context.restoredState
+                    let reader = HTTPPageReader(fetch: fetch, first: first)
+                    if let position = saved?["reader"] { reader.restore(position) }
+                    return Self.observe(
+                        reader, emit: emit, collected: saved?["items"]?.arrayValue ?? [], context: context)
                 }
             },
             pages: { element in HTTPPageReader(fetch: fetch, first: Result { try request(element) }) })
     }
 
-    private static func observe(_ reader: HTTPPageReader, emit: EmitMode) -> Observable<Value> {
-        Observable.create { observer in
+    private static func observe(
+        _ reader: HTTPPageReader, emit: EmitMode, collected: [Value], context: ComponentContext
+    ) -> Observable<Value> {
+        // What a checkpoint keeps, updated after each page; the checkpoint reads only this box.
+        let state = StateBox<Value>(.null)
+        let checkpointed = context.checkpoints != nil
+        func keep(_ everything: [Value]) {
+            guard checkpointed else { return }
+            state.value =
+                emit == .all ? ["reader": reader.position, "items": .array(everything)] : ["reader": reader.position]
+        }
+        return Observable.create { observer in
             let current = SerialDisposable()
-            var everything: [Value] = []
+            var everything = collected
+            keep(everything)
+            context.keepState { state.value }
             func fetchNext() {
                 if reader.isFinished {
                     if emit == .all { observer.on(.next(.array(everything))) }
@@ -86,10 +112,12 @@ struct PagedFetch {
                 current.disposable = reader.nextPage().subscribe(
                     onNext: { page in
                         guard case .array(let items) = page else { return }
+                        if emit == .all { everything.append(contentsOf: items) }
+                        keep(everything)
                         switch emit {
                         case .items: for item in items { observer.on(.next(item)) }
                         case .page: observer.on(.next(page))
-                        case .all: everything.append(contentsOf: items)
+                        case .all: break
                         }
                     },
                     onError: { observer.on(.error($0)) },

@@ -1,14 +1,21 @@
 import ArgumentParser
+import Foundation
 @_spi(Host) import Pipeline
+@_spi(Host) import Tooling
 
-/// `rivulet lint FILE...`: checks pipeline files and reports every error, located.
+/// `rivulet lint PATH...`: checks pipeline files and test files and reports every error, located.
 struct LintCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lint",
-        abstract: "Check pipeline files; print every error as file:line:col and exit 2 if there is one.")
+        abstract: "Check pipeline and test files; print every error as file:line:col and exit 2 if there is one.",
+        discussion: """
+            A file with 'pipeline:' and 'tests:' is a test file: its pipeline, each test's inputs \
+            and the stream it checks are checked, nothing runs. A folder is searched for pipeline \
+            and test files (*.yaml, *.yml; other YAML files in it, such as fixtures, are left alone).
+            """)
 
-    @Argument(help: "The pipeline files to check.")
-    var files: [String]
+    @Argument(help: "Pipeline files, test files, or folders to search for them.")
+    var paths: [String]
 
     @Flag(help: "Also check that the pipelines can keep checkpoints, as `run --state` requires.")
     var state = false
@@ -16,13 +23,30 @@ struct LintCommand: ParsableCommand {
     @OptionGroup var pluginOptions: PluginOptions
 
     func run() throws {
-        let loader = CommandSupport.loader(try CommandSupport.registry(plugins: pluginOptions.plugins))
+        let registry = try CommandSupport.registry(plugins: pluginOptions.plugins)
+        let loader = CommandSupport.loader(registry)
+        let tests = PipelineTestRunner(
+            registry: registry, environment: CommandSupport.environment,
+            loadPlugin: { PluginLoading.load($0, into: $1) })
         var errorCount = 0
         var failedFiles = 0
+        let files = Self.files(paths)
+        guard !files.isEmpty else {
+            FileHandleOutput.standardError.write(
+                "error: no pipeline or test file in \(paths.joined(separator: ", "))\n")
+            throw ExitCode(2)
+        }
         for file in files {
-            let loaded = state ? loader.load(path: file).checkingCheckpoints() : loader.load(path: file)
-            CommandSupport.report(loaded)
-            let errors = loaded.diagnostics.filter { $0.severity == .error }.count
+            let diagnostics: [Diagnostic]
+            if Self.kind(of: file) == .test {
+                diagnostics = tests.check(testFile: file).diagnostics
+                Self.report(diagnostics)
+            } else {
+                let loaded = state ? loader.load(path: file).checkingCheckpoints() : loader.load(path: file)
+                CommandSupport.report(loaded)
+                diagnostics = loaded.diagnostics
+            }
+            let errors = diagnostics.filter { $0.severity == .error }.count
             if errors == 0 {
                 FileHandleOutput.standardOutput.write("\(file): ok\n")
             } else {
@@ -36,5 +60,60 @@ struct LintCommand: ParsableCommand {
             )
             throw ExitCode(2)
         }
+    }
+
+    /// Diagnostics that may be in several files (a test file and its pipeline), each shown with
+    /// its own file's line.
+    private static func report(_ diagnostics: [Diagnostic]) {
+        let renderer = DiagnosticRenderer(
+            useColor: FileHandleOutput.standardError.isTerminal && getenv("NO_COLOR") == nil)
+        var texts: [String: String] = [:]
+        for diagnostic in diagnostics {
+            let file = diagnostic.location.file
+            if texts[file] == nil { texts[file] = PipelineLoader.readFile(file) ?? "" }
+            FileHandleOutput.standardError.write(renderer.render(diagnostic, source: texts[file]))
+        }
+    }
+
+    enum Kind { case pipeline, test, other }
+
+    /// What the YAML file at `path` is, by its top-level keys; a file that cannot be read or
+    /// parsed counts as a pipeline, whose check then says what is wrong with it.
+    static func kind(of path: String) -> Kind {
+        guard case .success(let text) = PipelineLoader.readPipelineFile(path) else { return .pipeline }
+        guard let root = try? YAMLLoader(file: path, environment: [:]).load(text) else { return .pipeline }
+        guard let pairs = root.pairs else { return .other }
+        let keys = Set(pairs.compactMap(\.key.scalar))
+        if keys.contains("pipeline") && keys.contains("tests") { return .test }
+        if !keys.isDisjoint(with: ["source", "streams", "sink", "sinks"]) { return .pipeline }
+        return .other
+    }
+
+    /// The files named (each checked, whatever it holds), and the pipeline and test files found
+    /// in the folders named, sorted.
+    static func files(_ paths: [String]) -> [String] {
+        var files: [String] = []
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            // A file that is not there is named as it is: checking it says so, located.
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                files.append(path)
+                continue
+            }
+            var found: [String] = []
+            let enumerator = FileManager.default.enumerator(atPath: path)
+            while let entry = enumerator?.nextObject() as? String {
+                let name = (entry as NSString).lastPathComponent
+                if name.hasPrefix(".") {
+                    enumerator?.skipDescendants()
+                    continue
+                }
+                guard name.hasSuffix(".yaml") || name.hasSuffix(".yml") else { continue }
+                let full = path.hasSuffix("/") ? path + entry : path + "/" + entry
+                if kind(of: full) != .other { found.append(full) }
+            }
+            files += found.sorted()
+        }
+        return files
     }
 }

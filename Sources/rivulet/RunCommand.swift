@@ -15,7 +15,8 @@ struct RunCommand: ParsableCommand {
         case real, virtual
     }
 
-    @Argument(help: "The pipeline file.")
+    @Argument(
+        help: "The pipeline file, or - to read it from standard input (paths then resolve from the working directory).")
     var file: String
 
     @Option(help: "real (the default), or virtual: timers fire in order at once (for pipelines without network I/O).")
@@ -72,6 +73,9 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var pluginOptions: PluginOptions
 
+    /// The name of a pipeline read from standard input, in messages and checkpoints.
+    static let standardInputName = "<stdin>"
+
     /// How the run's HTTP sources reach their servers.
     private var session: HTTPSession {
         if let replay { return HTTPSession(mode: .replay(replay)) }
@@ -89,8 +93,15 @@ struct RunCommand: ParsableCommand {
 
     func run() throws {
         let limit = until
-        let loaded = CommandSupport.loader(try CommandSupport.registry(plugins: pluginOptions.plugins))
-            .load(path: file, overrides: overrides)
+        let loader = CommandSupport.loader(try CommandSupport.registry(plugins: pluginOptions.plugins))
+        let loaded: PipelineLoader.Loaded
+        if file == "-" {
+            // Named for messages; having no folder, its paths resolve from the working directory.
+            let text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            loaded = loader.load(text: text, path: Self.standardInputName, overrides: overrides)
+        } else {
+            loaded = loader.load(path: file, overrides: overrides)
+        }
         let checked = state == nil ? loaded : loaded.checkingCheckpoints()
         guard let pipeline = checked.pipeline else {
             CommandSupport.report(checked)
@@ -99,7 +110,8 @@ struct RunCommand: ParsableCommand {
         var session: CheckpointSession?
         if let state {
             do {
-                session = try CheckpointSession(path: state, pipeline: pipeline, file: file, resume: resume)
+                session = try CheckpointSession(
+                    path: state, pipeline: pipeline, file: file == "-" ? Self.standardInputName : file, resume: resume)
             } catch {
                 FileHandleOutput.standardError.write("\(error)\n")
                 throw ExitCode(2)

@@ -45,7 +45,13 @@ enum CommandSupport {
     static func report(_ loaded: PipelineLoader.Loaded) {
         let renderer = DiagnosticRenderer(
             useColor: FileHandleOutput.standardError.isTerminal && getenv("NO_COLOR") == nil)
-        FileHandleOutput.standardError.write(renderer.render(loaded.diagnostics, source: loaded.source))
+        // A --set value's own errors have no line of the file to show.
+        let (fromSet, fromFile) = (
+            loaded.diagnostics.filter { $0.location.file == "--set" },
+            loaded.diagnostics.filter { $0.location.file != "--set" }
+        )
+        FileHandleOutput.standardError.write(renderer.render(fromSet, source: nil))
+        FileHandleOutput.standardError.write(renderer.render(fromFile, source: loaded.source))
     }
 }
 

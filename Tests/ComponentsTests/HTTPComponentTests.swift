@@ -94,7 +94,7 @@ final class HTTPComponentTests: LeakCheckingTestCase {
         let time = Int(events[0].split(separator: ":")[0])!
         XCTAssertTrue((50...100).contains(time), "retried between half and all of the backoff: \(events)")
         XCTAssertTrue(
-            harness.logged[0].contains("503 Service Unavailable from GET http://api.test/flaky; retry 1 of 4"))
+            harness.logged[0].contains("503 Service Unavailable from GET http://api.test/flaky; attempt 2 of 5"))
     }
 
     func testRetryAfterAndARateLimitResetAreWaitedOut() throws {

@@ -39,6 +39,12 @@ final class DescribeCommandTests: XCTestCase {
         let detail = try runRivulet(["components", "flatMapLatest"])
         XCTAssertEqual(detail.status, 0)
         XCTAssertEqual(detail.stdout, try golden("components-flatMapLatest.txt"))
+        let http = try runRivulet(["components", "http"])
+        XCTAssertTrue(
+            http.stdout.contains(
+                "  retry.max (integer), default 5\n      Attempts in all, the first included (as the retry operator counts)"
+            ),
+            "nested parameters are listed: \(http.stdout)")
         let unknown = try runRivulet(["components", "flatmaplatest"])
         XCTAssertEqual(unknown.status, 2)
         XCTAssertEqual(unknown.stderr, "error: no component 'flatmaplatest'; did you mean 'flatMapLatest'?\n")

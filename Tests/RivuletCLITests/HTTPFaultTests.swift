@@ -19,13 +19,13 @@ final class HTTPFaultTests: BinaryTestCase {
             }
             let started = Date()
             let result = try run(
-                "source: { http: { url: \"\(server.baseURL)/feed\", timeout: 300ms, retry: { max: 2, backoff: 10ms } } }\nsink: stdout\n"
+                "source: { http: { url: \"\(server.baseURL)/feed\", timeout: 300ms, retry: { max: 3, backoff: 10ms } } }\nsink: stdout\n"
             )
             XCTAssertEqual(result.status, 0, "drip \(String(describing: drip)): \(result.stderr)")
             XCTAssertEqual(result.stdout, "1\n2\n3\n")
             XCTAssertEqual(server.received.count, 2, "the retry was sent")
             XCTAssertTrue(result.stderr.contains("no answer within 300ms"), result.stderr)
-            XCTAssertTrue(result.stderr.contains("retry 1 of 2"), result.stderr)
+            XCTAssertTrue(result.stderr.contains("attempt 2 of 3"), result.stderr)
             XCTAssertLessThan(Date().timeIntervalSince(started), 5)
         }
     }
@@ -35,7 +35,7 @@ final class HTTPFaultTests: BinaryTestCase {
             .stall(status: 200, headers: [("Content-Type", "application/json")], body: Self.items, before: 1)
         }
         let result = try run(
-            "source: { http: { url: \"\(server.baseURL)/feed\", timeout: 200ms, retry: { max: 1, backoff: 10ms } } }\nsink: stdout\n"
+            "source: { http: { url: \"\(server.baseURL)/feed\", timeout: 200ms, retry: { max: 2, backoff: 10ms } } }\nsink: stdout\n"
         )
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(server.received.count, 2)
@@ -64,7 +64,7 @@ final class HTTPFaultTests: BinaryTestCase {
         server.shutdown()
         let started = Date()
         let result = try run(
-            "source: { http: { url: \"http://127.0.0.1:\(port)/x\", timeout: 20s, retry: { max: 2, backoff: 10ms } } }\nsink: stdout\n"
+            "source: { http: { url: \"http://127.0.0.1:\(port)/x\", timeout: 20s, retry: { max: 3, backoff: 10ms } } }\nsink: stdout\n"
         )
         XCTAssertEqual(result.status, 1, result.stderr)
         XCTAssertLessThan(Date().timeIntervalSince(started), 3, "three refused attempts take no time")

@@ -105,7 +105,7 @@ final class HTTPSourceTests: BinaryTestCase {
     func testRetriesGiveUpWithTheLastStatus() throws {
         let server = try serve { _, _ in .json("{\"message\": \"down\"}", status: 500) }
         let result = try run(
-            "source: { http: { url: \"\(server.baseURL)/down\", retry: { max: 2, backoff: 10ms } } }\nsink: stdout\n")
+            "source: { http: { url: \"\(server.baseURL)/down\", retry: { max: 3, backoff: 10ms } } }\nsink: stdout\n")
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(server.received.count, 3)
         XCTAssertTrue(result.stderr.contains("500 Internal Server Error: down (after 3 attempts)"), result.stderr)
@@ -114,7 +114,7 @@ final class HTTPSourceTests: BinaryTestCase {
     func testASlowAnswerTimesOutIsRetriedAndThenFails() throws {
         let server = try serve { _, _ in .json("[1]", delay: 2) }
         let result = try run(
-            "source: { http: { url: \"\(server.baseURL)/slow\", timeout: 300ms, retry: { max: 1, backoff: 10ms } } }\nsink: stdout\n"
+            "source: { http: { url: \"\(server.baseURL)/slow\", timeout: 300ms, retry: { max: 2, backoff: 10ms } } }\nsink: stdout\n"
         )
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(server.received.count, 2, "the timeout was retried once")

@@ -96,6 +96,51 @@ final class RunCommandTests: XCTestCase {
         XCTAssertTrue(malformed.stderr.contains("--set expects key=value"), malformed.stderr)
     }
 
+    func testSetTakesYAMLValuesAndMakesKeysTheFileDoesNotHave() throws {
+        let path = try pipeline("source: { events: [{ at: 0ms, next: 1 }] }\nops: [{ map: . * 10 }]\nsink: stdout\n")
+        let replaced = try runRivulet(
+            ["run", path, "--set", "source={stdin: jsonl}", "--set", "ops.0.map=\"{n: .}\""], stdin: "3\n4\n")
+        XCTAssertEqual(replaced.status, 0, replaced.stderr)
+        XCTAssertEqual(replaced.stdout, "{\"n\":3}\n{\"n\":4}\n")
+
+        let http = try pipeline("source: { http: { url: \"http://127.0.0.1:9/x\" } }\nsink: stdout\n")
+        let once = try runRivulet(["run", http, "--set", "source.http.retry.max=1"])
+        XCTAssertEqual(once.status, 1)
+        XCTAssertTrue(once.stderr.contains("connection refused"), once.stderr)
+        XCTAssertFalse(once.stderr.contains("attempt"), "max: 1 is one attempt in all: \(once.stderr)")
+        let twice = try runRivulet(
+            ["run", http, "--set", "source.http.retry={max: 2, backoff: 1ms}"])
+        XCTAssertTrue(twice.stderr.contains("attempt 2 of 2"), twice.stderr)
+        XCTAssertTrue(twice.stderr.contains("(after 2 attempts)"), twice.stderr)
+
+        let broken = try runRivulet(["run", path, "--set", "source={stdin: [jsonl}"])
+        XCTAssertEqual(broken.status, 2)
+        XCTAssertTrue(
+            broken.stderr.hasPrefix("--set:1:15: error: --set source: the value is not valid YAML"), broken.stderr)
+        XCTAssertFalse(broken.stderr.contains("events"), "no line of the file is shown for it")
+    }
+
+    func testADashReadsThePipelineFromStandardInputWithPathsFromTheWorkingDirectory() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rivulet-stdin-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: folder) }
+        try "{\"a\":1}\n{\"a\":2}\n".write(
+            to: folder.appendingPathComponent("in.jsonl"), atomically: true, encoding: .utf8)
+        let shell = try ChildProcess(
+            executable: "/bin/sh",
+            arguments: [
+                "-c",
+                "cd '\(folder.path)' && printf 'source: { fixture: in.jsonl }\\nops: [{ map: .a + 1 }]\\nsink: stdout\\n' | "
+                    + "'\(productsDirectory().appendingPathComponent("rivulet").path)' run -",
+            ])
+        let result = shell.communicate(timeout: 60)
+        XCTAssertEqual(result.termination, .exited(0), String(decoding: result.standardError, as: UTF8.self))
+        XCTAssertEqual(String(decoding: result.standardOutput, as: UTF8.self), "2\n3\n")
+        let invalid = try runRivulet(["run", "-"], stdin: "source: { fixtur: in.jsonl }\nsink: stdout\n")
+        XCTAssertEqual(invalid.status, 2)
+        XCTAssertTrue(invalid.stderr.hasPrefix("<stdin>:1:11: error: unknown source 'fixtur'"), invalid.stderr)
+    }
+
     func testTracePrintsEveryOperatorsEventsAndATimeline() throws {
         let path = try pipeline(
             "source: { events: { marbles: \"ab-c|\", tick: 100ms } }\nops:\n  - filter: . != 'b'\n  - map: upper(.)\nsink: stdout\n"

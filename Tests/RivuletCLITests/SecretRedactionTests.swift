@@ -32,7 +32,7 @@ final class SecretRedactionTests: BinaryTestCase {
             url: "\(server.baseURL)/echo"
             query: { appid: "${MY_APP_KEY}", sig: "${SIGNING_SECRET}", access_key: "${ACCOUNT}" }
             headers: { X-Custom-Auth: "${SERVICE_TOKEN}" }
-            retry: { max: 2, backoff: 10ms }
+            retry: { max: 3, backoff: 10ms }
         ops:
           - log: seen
         sink: { file: out.jsonl }

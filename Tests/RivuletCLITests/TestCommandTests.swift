@@ -90,6 +90,31 @@ final class TestCommandTests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("'(' without ')'"), result.stdout)
     }
 
+    func testAStreamThatNoSinkReadsCanBeChecked() throws {
+        let url = try directory([
+            "p.yaml": """
+            source: { events: [{ at: 0ms, next: 1 }, { at: 10ms, next: 0 }, { at: 20ms, next: 2 }] }
+            ops:
+              - id: lookup
+                flatMap: { source: { events: { timeline: '{{ . == 0 ? [{at: "0ms", error: "zero"}] : [{at: "0ms", next: .}, {at: "0ms", complete: true}] }}' } }, onError: skip }
+            sink: stdout
+            """,
+            "p.test.yaml": """
+            pipeline: p.yaml
+            tests:
+              - name: the errors side stream
+                stream: lookup.errors
+                select: .element
+                expect: [{ at: 10ms, next: 0 }]
+              - name: the output still
+                expect: [{ at: 0ms, next: 1 }, { at: 20ms, next: 2 }]
+            """,
+        ])
+        let result = try runRivulet(["test", url.path])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.hasSuffix("2 passed, 0 failed\n"), result.stdout)
+    }
+
     func testThePipelinesOfTheRepositoryPass() throws {
         let result = try runRivulet(["test", DescribeCommandTests.repository.appendingPathComponent("Pipelines").path])
         XCTAssertEqual(result.status, 0, result.stdout)

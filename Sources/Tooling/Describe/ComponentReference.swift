@@ -45,11 +45,11 @@ import Reactive
             lines.append("Parameters: none")
         } else {
             lines.append("Parameters:")
-            for parameter in spec.parameters {
-                var head = "  \(parameter.name) (\(parameter.type))"
+            for (name, parameter) in Self.flattened(spec.parameters) {
+                var head = "  \(name) (\(parameter.type))"
                 if parameter.required { head += ", required" }
                 if let defaultValue = parameter.defaultValue { head += ", default \(Self.render(defaultValue))" }
-                if parameter.name == spec.primary { head += ", short form" }
+                if name == spec.primary { head += ", short form" }
                 lines.append(head)
                 lines.append(wrap(parameter.doc, indent: "      "))
                 if let example = parameter.example { lines.append("      e.g. \(parameter.name): \(example)") }
@@ -58,10 +58,20 @@ import Reactive
         if !spec.sideStreams.isEmpty {
             lines += ["", "Side streams: " + spec.sideStreams.map { "NAME.\($0)" }.joined(separator: ", ")]
         }
-        lines += ["", "Checkpoints (run --state): \(spec.checkpointing.summary)"]
+        lines += ["", wrap("Checkpoints (run --state): \(spec.checkpointing.summary)", indent: "")]
         lines +=
             ["", "Example:"] + spec.example.split(separator: "\n", omittingEmptySubsequences: false).map { "  \($0)" }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Every parameter with the parameters of its mappings after it, named by their path
+    /// (`retry`, `retry.max`, ...).
+    static func flattened(_ parameters: [ParameterSpec], prefix: String = "") -> [(String, ParameterSpec)] {
+        parameters.flatMap { parameter -> [(String, ParameterSpec)] in
+            let name = prefix + parameter.name
+            guard case .object(let children) = parameter.type else { return [(name, parameter)] }
+            return [(name, parameter)] + flattened(children, prefix: name + ".")
+        }
     }
 
     /// One component as a Markdown section.
@@ -71,8 +81,8 @@ import Reactive
         lines.append("")
         if !spec.parameters.isEmpty {
             lines += ["| parameter | type | default | description |", "|---|---|---|---|"]
-            for parameter in spec.parameters {
-                let name = "`\(parameter.name)`" + (parameter.name == spec.primary ? " (short form)" : "")
+            for (written, parameter) in Self.flattened(spec.parameters) {
+                let name = "`\(written)`" + (written == spec.primary ? " (short form)" : "")
                 let defaultText =
                     parameter.required ? "required" : (parameter.defaultValue.map { "`\(Self.render($0))`" } ?? "")
                 lines.append(

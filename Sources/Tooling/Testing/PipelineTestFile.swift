@@ -58,6 +58,8 @@ import Reactive
         public var seed: UInt64?
         /// An expression applied to each element before it is compared (to check part of a big one).
         public var select: Expression? = nil
+        /// Where `stream` is written.
+        public var streamLocation: SourceLocation? = nil
     }
 
     /// The path of the pipeline file (resolved against the test file's directory).
@@ -118,6 +120,7 @@ import Reactive
             until: nil, stream: node["stream"]?.scalar, expect: nil, expectCount: nil, expectContains: nil,
             expectMarbles: nil,
             seed: node["seed"]?.scalar.flatMap { UInt64($0) })
+        testCase.streamLocation = node["stream"]?.location
         for pair in node["inputs"]?.pairs ?? [] {
             testCase.inputs.append((pair.key.scalar ?? "", pair.value))
         }

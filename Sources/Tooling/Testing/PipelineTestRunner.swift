@@ -62,6 +62,17 @@ import Reactive
 
     /// Runs every case of the test file at `path`.
     public func run(testFile path: String) -> FileResult {
+        visit(testFile: path, execute: true)
+    }
+
+    /// Checks the test file at `path` without running it (`rivulet lint`): the file itself, its
+    /// pipeline, and each case's pipeline with its inputs in place and the stream it checks; every
+    /// problem is a located diagnostic.
+    public func check(testFile path: String) -> FileResult {
+        visit(testFile: path, execute: false)
+    }
+
+    private func visit(testFile path: String, execute: Bool) -> FileResult {
         let directory = PipelineLoader.directory(of: path)
         let text: String
         switch PipelineLoader.readPipelineFile(path) {
@@ -102,21 +113,40 @@ import Reactive
         if asWritten.pipeline == nil {
             return FileResult(path: path, cases: [], diagnostics: asWritten.diagnostics, diagnosticSource: pipelineText)
         }
-        let isGraph =
-            (try? YAMLLoader(file: testFile.pipeline, environment: environment).load(pipelineText))??["streams"] != nil
+        let pipelineRoot =
+            (try? YAMLLoader(file: testFile.pipeline, environment: environment).load(pipelineText)) ?? nil
+        let isGraph = pipelineRoot?["streams"] != nil
         var results: [CaseResult] = []
+        var caseProblems: [Diagnostic] = []
         for testCase in testFile.cases {
             var overrides: [Override] = []
+            if let stream = testCase.stream, let root = pipelineRoot,
+                let withSink = Self.addingSink(for: stream, to: root, at: testCase.streamLocation ?? testCase.location)
+            {
+                overrides.append(Override(path: [], node: withSink))
+            }
+            var inputProblems: [Diagnostic] = []
+            let streamNames = pipelineRoot?["streams"]?.pairs?.compactMap(\.key.scalar) ?? []
             for (stream, node) in testCase.inputs {
-                let path = isGraph ? ["streams", stream, "source"] : ["source"]
                 if !isGraph && stream != "source" && stream != PipelineSpec.linearStreamName {
-                    results.append(
-                        CaseResult(
-                            name: testCase.name, passed: false,
-                            report: "\(node.location): error: the pipeline has one stream; name its input 'source'"))
-                    continue
+                    inputProblems.append(
+                        .error("the pipeline has one stream; name its input 'source'", at: node.location))
+                } else if isGraph && !streamNames.contains(stream) {
+                    inputProblems.append(
+                        .error(
+                            "the pipeline has no stream '\(stream)' to give an input"
+                                + Suggestions.didYouMean(stream, in: streamNames),
+                            at: node.location, note: "its streams: " + streamNames.joined(separator: ", ")))
+                } else {
+                    let path = isGraph ? ["streams", stream, "source"] : ["source"]
+                    overrides.append(Override(path: path, node: sourceNode(for: node)))
                 }
-                overrides.append(Override(path: path, node: sourceNode(for: node)))
+            }
+            if !inputProblems.isEmpty {
+                let report = inputProblems.map { DiagnosticRenderer(useColor: false).render($0, source: text) }.joined()
+                results.append(CaseResult(name: testCase.name, passed: false, report: report))
+                caseProblems += inputProblems
+                continue
             }
             let scheduler = VirtualTimeScheduler(resolution: .microseconds(1))
             var recorders: [(stream: String, recorder: Recorder)] = []
@@ -131,6 +161,11 @@ import Reactive
                     DiagnosticRenderer(useColor: false).render($0, source: loaded.source)
                 }.joined()
                 results.append(CaseResult(name: testCase.name, passed: false, report: rendered))
+                caseProblems += loaded.diagnostics.filter { !caseProblems.contains($0) }
+                continue
+            }
+            guard execute else {
+                results.append(CaseResult(name: testCase.name, passed: true, report: ""))
                 continue
             }
             results.append(
@@ -138,7 +173,42 @@ import Reactive
                     testCase, pipeline: pipeline, scheduler: scheduler, recorders: { recorders },
                     baseDirectory: loaded.baseDirectory))
         }
+        if !execute {
+            return FileResult(
+                path: path, cases: results, diagnostics: diagnostics + caseProblems, diagnosticSource: text)
+        }
         return FileResult(path: path, cases: results, diagnostics: diagnostics, diagnosticSource: text)
+    }
+
+    /// The pipeline's root with a sink reading `stream` added, when no sink reads it, so a case can
+    /// check a stream that nothing writes out (a side stream such as `lookup.errors`); nil when a
+    /// sink reads it already. Under test every sink records, so which sink it is does not matter.
+    static func addingSink(for stream: String, to root: YAMLNode, at location: SourceLocation) -> YAMLNode? {
+        guard let pairs = root.pairs else { return nil }
+        func scalar(_ text: String) -> YAMLNode { YAMLNode(kind: .scalar(text, .plain), location: location) }
+        let added = YAMLNode(
+            kind: .mapping([
+                YAMLPair(key: scalar("stream"), value: scalar(stream)),
+                YAMLPair(key: scalar("stdout"), value: YAMLNode(kind: .mapping([]), location: location)),
+            ]),
+            location: location)
+        var items: [YAMLNode]
+        var kept = pairs
+        if let sinks = root["sinks"]?.items {
+            let read = sinks.map { $0["stream"]?.scalar ?? PipelineSpec.linearStreamName }
+            if read.contains(stream) { return nil }
+            items = sinks
+            kept.removeAll { $0.key.scalar == "sinks" }
+        } else if let sink = root["sink"] {
+            if stream == PipelineSpec.linearStreamName { return nil }
+            items = [sink]
+            kept.removeAll { $0.key.scalar == "sink" }
+        } else {
+            return nil
+        }
+        items.append(added)
+        kept.append(YAMLPair(key: scalar("sinks"), value: YAMLNode(kind: .sequence(items), location: location)))
+        return YAMLNode(kind: .mapping(kept), location: root.location)
     }
 
     /// A test input as a source: a list is a timeline, a mapping of events' parameters is one too,

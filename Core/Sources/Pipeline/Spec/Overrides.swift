@@ -1,9 +1,11 @@
 /// `--set key=value`: replaces (or adds) one value in the YAML document before it is checked, by a
 /// dotted path of mapping keys and list indexes: `ops.1.debounce=300ms`, `source.events.0.next=hi`.
+/// Keys that are not in the file are created (`source.http.retry.max=1`). A value that starts with
+/// `{`, `[` or a quote is read as YAML (`source={stdin: jsonl}`); any other is a plain string.
 @_spi(Host) public struct Override: @unchecked Sendable {
     /// The path's parts.
     public let path: [String]
-    /// The value as it would be written in YAML (a plain scalar).
+    /// The value as written after `=`.
     public let value: String
     /// A whole node to put in place instead of a scalar (tests replacing a source).
     public let node: YAMLNode?
@@ -34,23 +36,20 @@
     private func replace(in node: YAMLNode, at path: ArraySlice<String>) throws(Diagnostic) -> YAMLNode {
         guard let key = path.first else {
             if let replacement = self.node { return replacement }
-            return YAMLNode(kind: .scalar(value, .plain), location: node.location)
+            return try valueNode(at: node.location)
         }
         let rest = path.dropFirst()
         switch node.kind {
         case .mapping(var pairs):
             if let index = pairs.firstIndex(where: { $0.key.scalar == key }) {
                 pairs[index] = YAMLPair(key: pairs[index].key, value: try replace(in: pairs[index].value, at: rest))
-            } else if rest.isEmpty {
+            } else {
+                // A key the file does not have: made, with the mappings on its way.
+                let empty = YAMLNode(kind: .mapping([]), location: node.location)
                 pairs.append(
                     YAMLPair(
                         key: YAMLNode(kind: .scalar(key, .plain), location: node.location),
-                        value: YAMLNode(kind: .scalar(value, .plain), location: node.location)))
-            } else {
-                let keys = pairs.compactMap(\.key.scalar)
-                throw .error(
-                    "--set \(self.path.joined(separator: ".")): no key '\(key)'\(Suggestions.didYouMean(key, in: keys))",
-                    at: node.location)
+                        value: try replace(in: empty, at: rest)))
             }
             return YAMLNode(kind: .mapping(pairs), location: node.location)
         case .sequence(var items):
@@ -71,8 +70,25 @@
                 kind: .mapping([
                     YAMLPair(
                         key: YAMLNode(kind: .scalar(key, .plain), location: node.location),
-                        value: YAMLNode(kind: .scalar(value, .plain), location: node.location))
+                        value: try valueNode(at: node.location))
                 ]), location: node.location)
+        }
+    }
+
+    /// The value as a node: YAML when it starts with `{`, `[` or a quote (its errors located in
+    /// `--set`), else a plain scalar standing where the value it replaces stood.
+    private func valueNode(at location: SourceLocation) throws(Diagnostic) -> YAMLNode {
+        guard let first = value.first, "{[\"'".contains(first) else {
+            return YAMLNode(kind: .scalar(value, .plain), location: location)
+        }
+        do {
+            return try YAMLLoader(file: "--set", environment: [:]).load(value)
+                ?? YAMLNode(kind: .scalar("", .plain), location: location)
+        } catch {
+            let problem = error.diagnostics.first
+            throw .error(
+                "--set \(path.joined(separator: ".")): the value is not valid YAML: \(problem?.message ?? "\(error)")",
+                at: problem?.location ?? SourceLocation(file: "--set", line: 1, column: 1))
         }
     }
 }

@@ -13,9 +13,11 @@ struct RetryPolicy {
     /// The longest a rate limit (Retry-After, X-RateLimit-Reset) is waited out; longer is an error.
     var maxWait: RxTimeInterval = .seconds(300)
 
-    private static let maxRetriesKey = Parameter<Int>(
-        "max", default: 4, doc: "Retries after the first attempt; 0 turns retrying off."
-    ).atLeast(0)
+    /// `max` counts attempts in all, the first included, as the `retry` operator's does.
+    private static let maxAttemptsKey = Parameter<Int>(
+        "max", default: 5,
+        doc: "Attempts in all, the first included (as the retry operator counts); 1 turns retrying off."
+    ).atLeast(1)
     private static let backoffKey = Parameter<RxTimeInterval>(
         "backoff", default: .seconds(1), doc: "The first wait; doubled on each retry, jittered.")
     private static let maxBackoffKey = Parameter<RxTimeInterval>(
@@ -26,7 +28,7 @@ struct RetryPolicy {
 
     /// The `retry` parameter every HTTP source takes.
     static let parameter = Parameter<ParameterValues?>.object(
-        "retry", [maxRetriesKey, backoffKey, maxBackoffKey, maxWaitKey],
+        "retry", [maxAttemptsKey, backoffKey, maxBackoffKey, maxWaitKey],
         doc:
             "Retries on connection errors, 5xx, 429 and rate-limit 403s (never on other 4xx), with jittered exponential backoff; Retry-After and X-RateLimit-Reset are waited out.",
         example: "{ max: 3, backoff: 500ms }")
@@ -36,7 +38,7 @@ struct RetryPolicy {
     /// The policy a source's `retry` parameter describes (the defaults when it is not given).
     init(_ parameters: ParameterValues?) {
         guard let parameters else { return }
-        maxRetries = Swift.max(0, parameters[Self.maxRetriesKey])
+        maxRetries = Swift.max(1, parameters[Self.maxAttemptsKey]) - 1
         backoff = parameters[Self.backoffKey]
         maxBackoff = parameters[Self.maxBackoffKey]
         maxWait = parameters[Self.maxWaitKey]
@@ -166,7 +168,7 @@ struct HTTPClientSetup {
     private func logRetry(_ what: String, _ request: HTTPRequestData, _ delay: RxTimeInterval, _ number: Int) {
         context.log(
             "\(context.componentName): \(what) from \(request.method) \(redactor.redact(url: request.url)); "
-                + "retry \(number + 1) of \(policy.maxRetries) in \(DurationSyntax.format(delay))")
+                + "attempt \(number + 2) of \(policy.maxRetries + 1) in \(DurationSyntax.format(delay))")
     }
 
     /// The error for a response that failed for good.

@@ -1,0 +1,83 @@
+@_spi(Host) import Components
+import Foundation
+import XCTest
+
+/// `rivulet lint` on pipeline files, test files and folders, as a user runs it.
+final class LintCommandTests: BinaryTestCase {
+    private func write(_ files: [String: String]) throws {
+        for (name, text) in files {
+            let url = directory.appendingPathComponent(name)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try text.write(to: url, atomically: true, encoding: .utf8)
+        }
+    }
+
+    func testTheReadmeCommandChecksPipelinesAndTheirTestsAsWritten() throws {
+        let shell = try ChildProcess(
+            executable: "/bin/sh",
+            arguments: [
+                "-c",
+                "cd '\(DescribeCommandTests.repository.path)' && '"
+                    + productsDirectory().appendingPathComponent("rivulet").path + "' lint Pipelines/*.yaml",
+            ])
+        let result = shell.communicate(timeout: 120)
+        let output = String(decoding: result.standardOutput, as: UTF8.self)
+        XCTAssertEqual(result.termination, .exited(0), String(decoding: result.standardError, as: UTF8.self))
+        XCTAssertTrue(output.contains("Pipelines/carousel.test.yaml: ok\n"), output)
+        XCTAssertTrue(output.contains("Pipelines/carousel.yaml: ok\n"), output)
+    }
+
+    func testATestFileIsCheckedWithoutRunningItsErrorsLocatedInTheFileTheyAreIn() throws {
+        try write([
+            "p.yaml":
+                "source: { events: [{ at: 0ms, next: 1 }] }\nops:\n  - id: lookup\n    map: . * 10\nsink: stdout\n",
+            "good.test.yaml": "pipeline: p.yaml\ntests:\n  - name: ten\n    expect: [{ at: 0ms, next: 10 }]\n",
+            "bad.test.yaml": """
+            pipeline: p.yaml
+            tests:
+              - name: wrong input
+                inputs: { nope: [] }
+                expectCount: 1
+              - name: wrong stream
+                stream: lookupp
+                expectCount: 1
+              - name: broken input
+                inputs: { source: { marbles: "a(b|" } }
+                expectCount: 1
+            """,
+        ])
+        let good = try runRivulet(["lint", directory.appendingPathComponent("good.test.yaml").path])
+        XCTAssertEqual(good.status, 0, good.stderr)
+        XCTAssertTrue(good.stdout.hasSuffix("good.test.yaml: ok\n"), good.stdout)
+        let bad = try runRivulet(["lint", directory.appendingPathComponent("bad.test.yaml").path])
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertTrue(
+            bad.stderr.contains("bad.test.yaml:4:21: error: the pipeline has one stream; name its input 'source'"),
+            bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("bad.test.yaml:7:13: error: unknown stream 'lookupp'"), bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("'(' without ')'"), bad.stderr)
+        XCTAssertTrue(bad.stderr.hasSuffix("3 errors in 1 file\n"), bad.stderr)
+    }
+
+    func testAFolderIsSearchedForPipelinesAndTestsAndOtherYAMLIsLeftAlone() throws {
+        try write([
+            "a/p.yaml": "source: { events: [{ at: 0ms, next: 1 }] }\nsink: stdout\n",
+            "a/p.test.yaml": "pipeline: p.yaml\ntests:\n  - expectCount: 1\n",
+            "a/fixtures/timeline.yaml": "- { at: 0ms, next: 1 }\n",
+            "a/.hidden/broken.yaml": "source: { nope: 1 }\nsink: stdout\n",
+            "b/q.yml": "source: { fixtur: x }\nsink: stdout\n",
+        ])
+        let result = try runRivulet(["lint", directory.appendingPathComponent("a").path])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(
+            result.stdout.split(separator: "\n").map { $0.split(separator: "/").suffix(2).joined(separator: "/") },
+            ["a/p.test.yaml: ok", "a/p.yaml: ok"])
+        let failing = try runRivulet(["lint", directory.path])
+        XCTAssertEqual(failing.status, 2)
+        XCTAssertTrue(failing.stderr.contains("b/q.yml:1:11: error: unknown source 'fixtur'"), failing.stderr)
+        let empty = try runRivulet(["lint", directory.appendingPathComponent("a/fixtures").path])
+        XCTAssertEqual(empty.status, 2)
+        XCTAssertTrue(empty.stderr.hasPrefix("error: no pipeline or test file in"), empty.stderr)
+    }
+}

@@ -20,6 +20,9 @@ struct LintCommand: ParsableCommand {
     @Flag(help: "Also check that the pipelines can keep checkpoints, as `run --state` requires.")
     var state = false
 
+    @Option(help: "text (the default), json or junit (JUnit XML, for CI); json and junit go to standard output.")
+    var format: ReportFormat = .text
+
     @OptionGroup var pluginOptions: PluginOptions
 
     func run() throws {
@@ -36,23 +39,53 @@ struct LintCommand: ParsableCommand {
                 "error: no pipeline or test file in \(paths.joined(separator: ", "))\n")
             throw ExitCode(2)
         }
+        var checked: [(file: String, diagnostics: [Diagnostic])] = []
         for file in files {
             let diagnostics: [Diagnostic]
             if Self.kind(of: file) == .test {
                 diagnostics = tests.check(testFile: file).diagnostics
-                Self.report(diagnostics)
+                if format == .text { Self.report(diagnostics) }
             } else {
                 let loaded = state ? loader.load(path: file).checkingCheckpoints() : loader.load(path: file)
-                CommandSupport.report(loaded)
+                if format == .text { CommandSupport.report(loaded) }
                 diagnostics = loaded.diagnostics
             }
+            checked.append((file, diagnostics))
             let errors = diagnostics.filter { $0.severity == .error }.count
             if errors == 0 {
-                FileHandleOutput.standardOutput.write("\(file): ok\n")
+                if format == .text { FileHandleOutput.standardOutput.write("\(file): ok\n") }
             } else {
                 errorCount += errors
                 failedFiles += 1
             }
+        }
+        switch format {
+        case .text: break
+        case .json:
+            var document = JSONObject()
+            document["files"] = .array(
+                checked.map { file, diagnostics in
+                    var object = JSONObject()
+                    object["path"] = .string(file)
+                    object["ok"] = .bool(!diagnostics.contains { $0.severity == .error })
+                    object["diagnostics"] = .array(diagnostics.map(ReportFormat.json))
+                    return .object(object)
+                })
+            document["errors"] = .int(errorCount)
+            FileHandleOutput.standardOutput.write(ReportFormat.text(.object(document)))
+            if errorCount > 0 { throw ExitCode(2) }
+        case .junit:
+            FileHandleOutput.standardOutput.write(
+                ReportFormat.junit([
+                    (
+                        "rivulet lint",
+                        checked.map { file, diagnostics in
+                            let errors = diagnostics.filter { $0.severity == .error }
+                            return (file, errors.isEmpty ? nil : errors.map(\.description).joined(separator: "\n"), nil)
+                        }
+                    )
+                ]))
+            if errorCount > 0 { throw ExitCode(2) }
         }
         if errorCount > 0 {
             FileHandleOutput.standardError.write(

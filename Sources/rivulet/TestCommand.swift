@@ -13,6 +13,18 @@ struct TestCommand: ParsableCommand {
     @Argument(help: "Test files, or directories searched for *.test.yaml (default: the current directory).")
     var paths: [String] = []
 
+    @Option(help: "Run only the cases whose name contains this text.")
+    var filter: String?
+
+    @Flag(
+        help:
+            "Rewrite the 'expect' list of each failed case from what the pipeline produced (times included), after showing the diff."
+    )
+    var update = false
+
+    @Option(help: "text (the default), json or junit (JUnit XML, for CI).")
+    var format: ReportFormat = .text
+
     @OptionGroup var pluginOptions: PluginOptions
 
     func run() throws {
@@ -27,33 +39,96 @@ struct TestCommand: ParsableCommand {
             loadPlugin: { PluginLoading.load($0, into: $1) })
         var passed = 0
         var failed = 0
+        var updated = 0
         var invalid = false
+        var results: [PipelineTestRunner.FileResult] = []
         let renderer = DiagnosticRenderer(
             useColor: FileHandleOutput.standardError.isTerminal && getenv("NO_COLOR") == nil)
         for file in files {
-            let result = runner.run(testFile: file)
+            let result = runner.run(testFile: file, filter: filter)
+            results.append(result)
             FileHandleOutput.standardError.write(renderer.render(result.diagnostics, source: result.diagnosticSource))
             if result.diagnostics.contains(where: { $0.severity == .error }) {
                 invalid = true
                 continue
             }
+            var replacements: [(node: YAMLNode, events: [PipelineTestFile.TimedEvent])] = []
             for testCase in result.cases {
                 if testCase.passed {
                     passed += 1
-                    FileHandleOutput.standardOutput.write("ok    \(file): \(testCase.name)\n")
+                    if format == .text { FileHandleOutput.standardOutput.write("ok    \(file): \(testCase.name)\n") }
+                    continue
+                }
+                let indented = testCase.report.split(separator: "\n", omittingEmptySubsequences: false).map {
+                    "      \($0)"
+                }
+                if update, let node = testCase.testCase?.expectNode, testCase.testCase?.expect != nil {
+                    replacements.append((node, testCase.actual))
+                    updated += 1
+                    FileHandleOutput.standardOutput.write("UPDATE \(file): \(testCase.name)\n")
                 } else {
                     failed += 1
-                    FileHandleOutput.standardOutput.write("FAIL  \(file): \(testCase.name)\n")
-                    let indented = testCase.report.split(separator: "\n", omittingEmptySubsequences: false).map {
-                        "      \($0)"
-                    }
+                    if format == .text { FileHandleOutput.standardOutput.write("FAIL  \(file): \(testCase.name)\n") }
+                }
+                if format == .text || update {
                     FileHandleOutput.standardOutput.write(indented.joined(separator: "\n") + "\n")
                 }
             }
+            if !replacements.isEmpty, let text = PipelineLoader.readFile(file) {
+                do {
+                    try ExpectationUpdate.apply(replacements, to: text).write(
+                        toFile: file, atomically: true, encoding: .utf8)
+                } catch {
+                    FileHandleOutput.standardError.write("error: cannot write \(file): \(error)\n")
+                    throw ExitCode(2)
+                }
+            }
         }
-        FileHandleOutput.standardOutput.write("\(passed) passed, \(failed) failed\n")
+        switch format {
+        case .text:
+            FileHandleOutput.standardOutput.write(
+                "\(passed) passed, \(failed) failed" + (update ? ", \(updated) updated" : "") + "\n")
+        case .json: FileHandleOutput.standardOutput.write(Self.json(results, passed: passed, failed: failed))
+        case .junit: FileHandleOutput.standardOutput.write(Self.junit(results))
+        }
         if invalid { throw ExitCode(2) }
         if failed > 0 { throw ExitCode(1) }
+    }
+
+    /// Every file's cases and problems, and the counts, as one JSON object.
+    static func json(_ results: [PipelineTestRunner.FileResult], passed: Int, failed: Int) -> String {
+        var files: [Value] = []
+        for result in results {
+            var file = JSONObject()
+            file["path"] = .string(result.path)
+            file["diagnostics"] = .array(result.diagnostics.map(ReportFormat.json))
+            file["cases"] = .array(
+                result.cases.map { testCase in
+                    var object = JSONObject()
+                    object["name"] = .string(testCase.name)
+                    object["passed"] = .bool(testCase.passed)
+                    if !testCase.passed { object["report"] = .string(testCase.report) }
+                    return .object(object)
+                })
+            files.append(.object(file))
+        }
+        var document = JSONObject()
+        document["files"] = .array(files)
+        document["passed"] = .int(passed)
+        document["failed"] = .int(failed)
+        return ReportFormat.text(.object(document))
+    }
+
+    /// Every file as a JUnit test suite; an invalid file is one case with an error.
+    static func junit(_ results: [PipelineTestRunner.FileResult]) -> String {
+        ReportFormat.junit(
+            results.map { result in
+                let errors = result.diagnostics.filter { $0.severity == .error }
+                if !errors.isEmpty {
+                    return (result.path, [(result.path, nil, errors.map(\.description).joined(separator: "\n"))])
+                }
+                return (result.path, result.cases.map { ($0.name, $0.passed ? nil : $0.report, nil) })
+            })
     }
 
     /// The test files named, and those found in the directories named, sorted.

@@ -80,4 +80,29 @@ final class LintCommandTests: BinaryTestCase {
         XCTAssertEqual(empty.status, 2)
         XCTAssertTrue(empty.stderr.hasPrefix("error: no pipeline or test file in"), empty.stderr)
     }
+
+    func testJSONAndJUnitReportsForCI() throws {
+        try write([
+            "good.yaml": "source: { events: [{ at: 0ms, next: 1 }] }\nsink: stdout\n",
+            "bad.yaml": "source: { fixtur: x }\nsink: stdout\n",
+        ])
+        let json = try runRivulet(["lint", directory.path, "--format", "json"])
+        XCTAssertEqual(json.status, 2)
+        XCTAssertEqual(json.stderr, "", "the report is on standard output only")
+        let document = try XCTUnwrap(
+            try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], json.stdout)
+        XCTAssertEqual(document["errors"] as? Int, 1)
+        let files = try XCTUnwrap(document["files"] as? [[String: Any]])
+        XCTAssertEqual(files.map { $0["ok"] as? Bool }, [false, true])
+        let diagnostic = try XCTUnwrap((files[0]["diagnostics"] as? [[String: Any]])?.first)
+        XCTAssertEqual(diagnostic["line"] as? Int, 1)
+        XCTAssertEqual(diagnostic["column"] as? Int, 11)
+        XCTAssertEqual(diagnostic["severity"] as? String, "error")
+        XCTAssertTrue((diagnostic["message"] as? String ?? "").hasPrefix("unknown source 'fixtur'"))
+
+        let junit = try runRivulet(["lint", directory.path, "--format", "junit"])
+        XCTAssertEqual(junit.status, 2)
+        XCTAssertTrue(junit.stdout.contains("tests=\"2\" failures=\"1\""), junit.stdout)
+        XCTAssertTrue(junit.stdout.contains("bad.yaml:1:11: error: unknown source"), junit.stdout)
+    }
 }

@@ -115,6 +115,78 @@ final class TestCommandTests: XCTestCase {
         XCTAssertTrue(result.stdout.hasSuffix("2 passed, 0 failed\n"), result.stdout)
     }
 
+    func testUpdateRewritesTheExpectationsOfFailedCasesAndKeepsTheRestOfTheFile() throws {
+        let url = try directory([
+            "p.yaml": Self.pipeline,
+            "p.test.yaml": """
+            # kept
+            pipeline: p.yaml
+            tests:
+              - name: flow
+                expect: [{ at: 0ms, next: 1 }]   # kept too
+              - name: block
+                expect:
+                  - at: 1ms
+                    next: 3
+              - name: right
+                expect: [{ at: 100ms, next: 10 }]
+              - name: count
+                expectCount: 5
+            """,
+        ])
+        let update = try runRivulet(["test", url.path, "--update"])
+        XCTAssertEqual(update.status, 1, "the count case cannot be updated and still fails")
+        XCTAssertTrue(update.stdout.contains("UPDATE "), update.stdout)
+        XCTAssertTrue(update.stdout.contains("+ 100ms next 10"), "the diff is shown first: \(update.stdout)")
+        XCTAssertTrue(update.stdout.hasSuffix("1 passed, 1 failed, 2 updated\n"), update.stdout)
+        let text = try String(contentsOf: url.appendingPathComponent("p.test.yaml"), encoding: .utf8)
+        XCTAssertEqual(
+            text,
+            """
+            # kept
+            pipeline: p.yaml
+            tests:
+              - name: flow
+                expect: [{ at: 100ms, next: 10 }]   # kept too
+              - name: block
+                expect:
+                  - { at: 100ms, next: 10 }
+              - name: right
+                expect: [{ at: 100ms, next: 10 }]
+              - name: count
+                expectCount: 5
+            """)
+        let again = try runRivulet(["test", url.path, "--filter", "l"])
+        XCTAssertEqual(again.status, 0, again.stdout)
+        XCTAssertEqual(
+            again.stdout.split(separator: "\n").count, 3, "flow and block ran, and the summary: \(again.stdout)")
+    }
+
+    func testJSONAndJUnitReports() throws {
+        let url = try directory([
+            "p.yaml": Self.pipeline,
+            "p.test.yaml":
+                "pipeline: p.yaml\ntests:\n  - name: good\n    expectCount: 1\n  - name: bad <one>\n    expectCount: 2\n",
+        ])
+        let json = try runRivulet(["test", url.path, "--format", "json"])
+        XCTAssertEqual(json.status, 1)
+        let document = try XCTUnwrap(
+            try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], json.stdout)
+        XCTAssertEqual(document["passed"] as? Int, 1)
+        XCTAssertEqual(document["failed"] as? Int, 1)
+        let cases = try XCTUnwrap(((document["files"] as? [[String: Any]])?.first?["cases"]) as? [[String: Any]])
+        XCTAssertEqual(cases.map { $0["name"] as? String }, ["good", "bad <one>"])
+        XCTAssertEqual(cases[1]["report"] as? String, "expected 2 elements, got 1")
+
+        let junit = try runRivulet(["test", url.path, "--format", "junit"])
+        XCTAssertEqual(junit.status, 1)
+        XCTAssertTrue(junit.stdout.hasPrefix("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites"), junit.stdout)
+        XCTAssertTrue(junit.stdout.contains("tests=\"2\" failures=\"1\""), junit.stdout)
+        XCTAssertTrue(
+            junit.stdout.contains(
+                "name=\"bad &lt;one&gt;\">\n      <failure message=\"expected 2 elements, got 1\">"), junit.stdout)
+    }
+
     func testThePipelinesOfTheRepositoryPass() throws {
         let result = try runRivulet(["test", DescribeCommandTests.repository.appendingPathComponent("Pipelines").path])
         XCTAssertEqual(result.status, 0, result.stdout)

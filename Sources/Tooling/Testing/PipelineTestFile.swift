@@ -60,6 +60,8 @@ import Reactive
         public var select: Expression? = nil
         /// Where `stream` is written.
         public var streamLocation: SourceLocation? = nil
+        /// The `expect` list as written (`rivulet test --update` rewrites it).
+        public var expectNode: YAMLNode? = nil
     }
 
     /// The path of the pipeline file (resolved against the test file's directory).
@@ -139,6 +141,7 @@ import Reactive
             }
         }
         if let expect = node["expect"] {
+            testCase.expectNode = expect
             testCase.expect = parseTimeline(expect, into: &collector)
         }
         if let count = node["expectCount"] {

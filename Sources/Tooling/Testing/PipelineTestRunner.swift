@@ -12,6 +12,10 @@ import Reactive
         public let passed: Bool
         /// Why not: the diff of expected and actual events, or the error.
         public let report: String
+        /// What the checked stream carried (after `select`), when the case ran.
+        public var actual: [PipelineTestFile.TimedEvent] = []
+        /// The case as written.
+        public var testCase: PipelineTestFile.Case? = nil
     }
 
     /// The outcome of one test file.
@@ -60,9 +64,9 @@ import Reactive
         func close() {}
     }
 
-    /// Runs every case of the test file at `path`.
-    public func run(testFile path: String) -> FileResult {
-        visit(testFile: path, execute: true)
+    /// Runs the cases of the test file at `path` whose name contains `filter` (all without one).
+    public func run(testFile path: String, filter: String? = nil) -> FileResult {
+        visit(testFile: path, execute: true, filter: filter)
     }
 
     /// Checks the test file at `path` without running it (`rivulet lint`): the file itself, its
@@ -72,7 +76,7 @@ import Reactive
         visit(testFile: path, execute: false)
     }
 
-    private func visit(testFile path: String, execute: Bool) -> FileResult {
+    private func visit(testFile path: String, execute: Bool, filter: String? = nil) -> FileResult {
         let directory = PipelineLoader.directory(of: path)
         let text: String
         switch PipelineLoader.readPipelineFile(path) {
@@ -118,7 +122,7 @@ import Reactive
         let isGraph = pipelineRoot?["streams"] != nil
         var results: [CaseResult] = []
         var caseProblems: [Diagnostic] = []
-        for testCase in testFile.cases {
+        for testCase in testFile.cases where filter.map({ testCase.name.contains($0) }) ?? true {
             var overrides: [Override] = []
             if let stream = testCase.stream, let root = pipelineRoot,
                 let withSink = Self.addingSink(for: stream, to: root, at: testCase.streamLocation ?? testCase.location)
@@ -311,7 +315,9 @@ import Reactive
             let wanted = marbles.filter { $0 != " " }
             if rendered != wanted { problems.append("marbles differ:\n  expected \(wanted)\n  actual   \(rendered)") }
         }
-        return CaseResult(name: testCase.name, passed: problems.isEmpty, report: problems.joined(separator: "\n"))
+        return CaseResult(
+            name: testCase.name, passed: problems.isEmpty, report: problems.joined(separator: "\n"), actual: actual,
+            testCase: testCase)
     }
 
     func matches(_ expected: [PipelineTestFile.TimedEvent], _ actual: [PipelineTestFile.TimedEvent]) -> Bool {

@@ -25,6 +25,15 @@ final class YAMLLoaderTests: LeakCheckingTestCase {
         XCTAssertEqual(ops[0]["filter"]?.scalar, "len(.) >= 3")
     }
 
+    func testEveryNodeKnowsWhereItEnds() throws {
+        let root = try XCTUnwrap(try load("a: [1, {b: 2}]   # note\nc:\n  - x: 'é'\n    y: zz\nd: end\n"))
+        func end(_ node: YAMLNode?) -> String { node.map { "\($0.end.line):\($0.end.column)" } ?? "-" }
+        XCTAssertEqual(end(root["a"]), "1:15", "a flow list ends after its bracket")
+        XCTAssertEqual(end(root["c"]), "4:10", "a block list ends where its last item does")
+        XCTAssertEqual(end(root["c"]?.items?.first?["x"]), "3:11", "a quoted scalar ends after its quote")
+        XCTAssertEqual(end(root["d"]), "5:7")
+    }
+
     func testPlainScalarsAreTypedAndQuotedOnesAreStrings() throws {
         let root = try XCTUnwrap(try load("a: 3\nb: '3'\nc: true\nd: 1.5\ne: ~\nf: 500ms\ng: yes\n"))
         XCTAssertEqual(root.toValue(), ["a": 3, "b": "3", "c": true, "d": 1.5, "e": nil, "f": "500ms", "g": "yes"])

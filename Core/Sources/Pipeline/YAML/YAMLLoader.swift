@@ -137,6 +137,7 @@ private struct Builder {
                     let content = start.advanced(by: contentOffset)
                     let text = substitute(raw, at: content)
                     let node = YAMLNode(kind: .scalar(text, style), location: start, contentLocation: content)
+                    node.writtenEnd = location(event.end_mark)
                     if let anchor = Self.string(scalar.anchor) { anchors[anchor] = node }
                     add(node)
                 case YAML_ALIAS_EVENT:
@@ -177,6 +178,9 @@ private struct Builder {
                         node.isFlow = flow
                         anchor = name
                     }
+                    // A block collection's end mark is where the next token starts; its own end
+                    // is its last item's.
+                    if node.isFlow { node.writtenEnd = location(event.end_mark) }
                     if let anchor { anchors[anchor] = node }
                     add(node)
                 default:

@@ -37,6 +37,19 @@
     /// Whether the collection was written in flow style (`{a: 1}` or `[1, 2]`).
     public var isFlowStyle: Bool { isFlow }
     var isFlow = false
+    /// Where a scalar or a flow collection ends (just after it), as the parser saw it.
+    var writtenEnd: SourceLocation?
+
+    /// Where the node ends, just after its last character (`rivulet test --update` replaces a
+    /// node's text): a block collection ends where its last item does.
+    public var end: SourceLocation {
+        if let writtenEnd { return writtenEnd }
+        switch kind {
+        case .scalar: return location
+        case .sequence(let items): return items.last?.end ?? location
+        case .mapping(let pairs): return pairs.last?.value.end ?? location
+        }
+    }
 
     /// The scalar's text, or nil.
     public var scalar: String? {

@@ -74,7 +74,9 @@ final class ExecTests: BinaryTestCase {
         let result = try run(["garbage"])
         XCTAssertEqual(result.status, 1)
         XCTAssertTrue(
-            result.stderr.contains("wrote a line that is not a JSON object of the exec protocol"), result.stderr)
+            result.stderr.contains("wrote a line that is not a JSON object of the exec protocol: \"not json at all\""),
+            result.stderr)
+        XCTAssertTrue(result.stderr.contains("write debug output to standard error"), result.stderr)
     }
 
     func testAHangingProgramTimesOutAndTheRunEnds() throws {

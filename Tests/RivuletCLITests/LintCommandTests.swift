@@ -105,4 +105,22 @@ final class LintCommandTests: BinaryTestCase {
         XCTAssertTrue(junit.stdout.contains("tests=\"2\" failures=\"1\""), junit.stdout)
         XCTAssertTrue(junit.stdout.contains("bad.yaml:1:11: error: unknown source"), junit.stdout)
     }
+
+    func testACommaThatCutsAnExpressionInsideBracesIsSaidToDoSo() throws {
+        try write([
+            "flow.yaml": "source: { events: [{ at: 0ms, next: 1 }] }\nops: [{ map: max(., 2) }]\nsink: stdout\n",
+            "mapping.yaml":
+                "source: { events: [{ at: 0ms, next: 1 }] }\nops:\n  - map: { top: max(., 2) }\nsink: stdout\n",
+            "block.yaml": "source: { events: [{ at: 0ms, next: 1 }] }\nops:\n  - map: max(., 2)\nsink: stdout\n",
+        ])
+        for file in ["flow.yaml", "mapping.yaml"] {
+            let result = try runRivulet(["lint", directory.appendingPathComponent(file).path])
+            XCTAssertEqual(result.status, 2, file)
+            XCTAssertTrue(
+                result.stderr.contains(
+                    "note: inside { } and [ ] a comma ends a value: quote an expression that contains commas"),
+                "\(file): \(result.stderr)")
+        }
+        XCTAssertEqual(try runRivulet(["lint", directory.appendingPathComponent("block.yaml").path]).status, 0)
+    }
 }

@@ -141,6 +141,16 @@ final class RunCommandTests: XCTestCase {
         XCTAssertTrue(invalid.stderr.hasPrefix("<stdin>:1:11: error: unknown source 'fixtur'"), invalid.stderr)
     }
 
+    func testJSONLinesReadAsOneDocumentSuggestTheJSONLinesFormat() throws {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("rivulet-\(UUID().uuidString).log")
+        try "{\"a\":1}\n{\"a\":2}\n".write(to: log, atomically: true, encoding: .utf8)
+        addTeardownBlock { try? FileManager.default.removeItem(at: log) }
+        let result = try runRivulet(["run", try pipeline("source: { fixture: \(log.path) }\nsink: stdout\n")])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(
+            result.stderr.contains("at byte 8; it holds one JSON value per line: add format: jsonl"), result.stderr)
+    }
+
     func testTracePrintsEveryOperatorsEventsAndATimeline() throws {
         let path = try pipeline(
             "source: { events: { marbles: \"ab-c|\", tick: 100ms } }\nops:\n  - filter: . != 'b'\n  - map: upper(.)\nsink: stdout\n"

@@ -54,6 +54,8 @@ final class StandardStreamsTests: XCTestCase {
         let lists = try run(
             "source: { events: [{ at: 0ms, next: [{ a: 1 }, { a: 2 }, { a: 3 }] }, { at: 1ms, next: [] }] }\n"
                 + "sink: { table: { columns: [a], maxRows: 2, empty: nothing found } }\n")
-        XCTAssertEqual(lists.stdout, "a\n-\n1\n2\n… 1 more\n\na\n-\nnothing found\n\n")
+        XCTAssertEqual(
+            lists.stdout,
+            "a\n-\n1\n2\n… 1 more row held back (maxRows: 2); raise maxRows to show them\n\na\n-\nnothing found\n\n")
     }
 }

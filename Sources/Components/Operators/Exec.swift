@@ -176,8 +176,12 @@ final class ExecProcess {
                 throw failure(
                     "'\(commandLine)' did not answer within \(DurationSyntax.format(timeout)) (element: \(element))")
             }
+            var written = ""
             let line = try reader.nextLine { bytes -> Result<Value, JSONError>? in
-                do throws(JSONError) { return .success(try JSONParser.parse(bytes)) } catch { return .failure(error) }
+                do throws(JSONError) { return .success(try JSONParser.parse(bytes)) } catch {
+                    written = String(decoding: bytes.prefix(120), as: UTF8.self) + (bytes.count > 120 ? "…" : "")
+                    return .failure(error)
+                }
             }
             guard let line else {
                 // Its standard output closed: it is exiting, so this wait is short.
@@ -185,7 +189,10 @@ final class ExecProcess {
                 throw failure("'\(commandLine)' exited with \(ended) before answering (element: \(element))")
             }
             guard case .success(let answer) = line, case .object(let object) = answer else {
-                throw failure("'\(commandLine)' wrote a line that is not a JSON object of the exec protocol")
+                if case .success(let answer) = line { written = answer.description }
+                throw failure(
+                    "'\(commandLine)' wrote a line that is not a JSON object of the exec protocol: \(written.debugDescription); "
+                        + "standard output carries only the protocol's lines: write debug output to standard error")
             }
             if let value = object["emit"] {
                 emitted.append(value)

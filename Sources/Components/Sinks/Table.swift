@@ -140,7 +140,12 @@ final class TableSink: PipelineSink {
             let widths = widths(header: header, rows: rows)
             var lines = [line(header, widths), rule(widths)] + rows.map { line($0, widths) }
             if items.isEmpty { lines.append(emptyText) }
-            if items.count > maxRows { lines.append("… \(items.count - maxRows) more") }
+            if items.count > maxRows {
+                let held = items.count - maxRows
+                lines.append(
+                    "… \(held) more row\(held == 1 ? "" : "s") held back (maxRows: \(maxRows)); raise maxRows to show them"
+                )
+            }
             if screen.isTerminal {
                 screen.setBody(lines)
             } else {

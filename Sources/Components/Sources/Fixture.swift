@@ -81,6 +81,16 @@ extension BuiltinComponents {
 }
 
 enum Fixture {
+    /// A hint for a file of JSON Lines read as one JSON document (a `.log` file, say): its first
+    /// two lines are each a JSON value.
+    static func jsonLinesHint(_ text: String) -> String {
+        let lines = text.split(separator: "\n", maxSplits: 2, omittingEmptySubsequences: true)
+        guard lines.count >= 2,
+            lines.prefix(2).allSatisfy({ line in (try? JSONParser.parse(Array(line.utf8))) != nil })
+        else { return "" }
+        return "; it holds one JSON value per line: add format: jsonl"
+    }
+
     static func readDocument(path: String, format: String, context: ComponentContext) throws -> Value {
         guard let text = PipelineLoader.readFile(path) else { throw context.error("cannot read fixture file \(path)") }
         if format == "yaml" {
@@ -94,7 +104,7 @@ enum Fixture {
         do {
             return try JSONParser.parse(text)
         } catch {
-            throw context.error("fixture \(path) is not valid JSON: \(error)")
+            throw context.error("fixture \(path) is not valid JSON: \(error)\(jsonLinesHint(text))")
         }
     }
 

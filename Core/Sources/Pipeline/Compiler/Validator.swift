@@ -237,7 +237,7 @@
                             "unknown parameter '\(key)' of \(owner)\(Suggestions.didYouMean(key, in: names))",
                             at: pair.key.location,
                             note: looksCut
-                                ? "inside { } a comma ends a value: quote an expression that contains commas"
+                                ? "inside { } and [ ] a comma ends a value: quote an expression that contains commas"
                                 : (names.isEmpty
                                     ? "\(owner) takes no parameters"
                                     : "\(owner) takes: \(names.joined(separator: ", "))"))
@@ -295,6 +295,14 @@
     }
 
     /// Where offset `offset` inside a scalar's text is in the file.
+    /// The comma note for an expression that ends too soon where a comma may have cut it.
+    static func cutShortNote(_ node: YAMLNode, _ error: ExpressionSyntaxError) -> String? {
+        guard let text = node.scalar,
+            error.offset >= text.unicodeScalars.count || error.message.contains("end of the expression")
+        else { return nil }
+        return node.commaNote
+    }
+
     func location(in node: YAMLNode, offset: Int) -> SourceLocation {
         guard case .scalar(let text, let style) = node.kind else { return node.location }
         if style == .block {
@@ -338,7 +346,7 @@
             } catch {
                 diagnostics.error(
                     "invalid expression in '\(name)' of \(owner): \(error.message)",
-                    at: location(in: node, offset: error.offset))
+                    at: location(in: node, offset: error.offset), note: Self.cutShortNote(node, error))
                 return nil
             }
         case .valueExpression:
@@ -456,7 +464,7 @@
             } catch {
                 diagnostics.error(
                     "invalid expression in '\(name)' of \(owner): \(error.message)",
-                    at: location(in: node, offset: error.offset))
+                    at: location(in: node, offset: error.offset), note: Self.cutShortNote(node, error))
                 return nil
             }
         case .sequence(let items):

@@ -251,7 +251,8 @@
                 diagnostics.error(
                     "one \(what) per item: found '\(first.key.scalar ?? "?")' and '\(components[1].key.scalar ?? "?")'",
                     at: components[1].key.location,
-                    note: what == "operator" ? "start each operator on its own line with '- '" : nil)
+                    note: components[1].key.commaNote ?? components[0].value.commaNote
+                        ?? (what == "operator" ? "start each operator on its own line with '- '" : nil))
             }
             guard let name = first.key.scalar else {
                 diagnostics.error("a component name must be a single word", at: first.key.location)

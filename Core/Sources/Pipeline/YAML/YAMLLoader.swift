@@ -211,6 +211,10 @@ private struct Builder {
             return
         }
         switch frame {
+        case .sequence(_, _, _, true), .mapping(_, _, _, _, _, true): node.isInFlow = true
+        default: break
+        }
+        switch frame {
         case .sequence(let start, let anchor, var items, let flow):
             items.append(node)
             frame = .sequence(start: start, anchor: anchor, items: items, flow: flow)

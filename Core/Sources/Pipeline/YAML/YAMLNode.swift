@@ -37,8 +37,17 @@
     /// Whether the collection was written in flow style (`{a: 1}` or `[1, 2]`).
     public var isFlowStyle: Bool { isFlow }
     var isFlow = false
+    /// Whether it is written inside `{ }` or `[ ]`, where a comma ends a plain value.
+    public internal(set) var isInFlow = false
     /// Where a scalar or a flow collection ends (just after it), as the parser saw it.
     var writtenEnd: SourceLocation?
+
+    /// The note for a problem with a plain value cut short inside `{ }` or `[ ]` (where a comma
+    /// ends it), nil when the value is not such a one.
+    public var commaNote: String? {
+        guard isInFlow, case .scalar(_, .plain) = kind else { return nil }
+        return "inside { } and [ ] a comma ends a value: quote an expression that contains commas"
+    }
 
     /// Where the node ends, just after its last character (`rivulet test --update` replaces a
     /// node's text): a block collection ends where its last item does.

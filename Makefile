@@ -20,7 +20,7 @@ test: deps
 	timeout 1200 swift test --skip-build --disable-swift-testing
 
 lint:
-	swift format lint --strict --recursive Sources Core/Sources Tests Benchmarks/Sources Examples/TextPlugin/Sources Examples/TextPlugin/Tests
+	swift format lint --strict --recursive Sources Core/Sources Tests Plugins Benchmarks/Sources Examples/TextPlugin/Sources Examples/TextPlugin/Tests
 
 bench:
 	Benchmarks/run.sh w1

@@ -63,8 +63,11 @@ let package = Package(
                 "StateStore",
                 .product(name: "RivuletCore", package: "Core"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            plugins: ["BuildInfo"]
         ),
+        // The commit `rivulet --version` prints, written before each build.
+        .plugin(name: "BuildInfo", capability: .buildTool()),
         .testTarget(
             name: "ReactiveTests",
             dependencies: ["RivuletTestSupport", .product(name: "RivuletCore", package: "Core")]

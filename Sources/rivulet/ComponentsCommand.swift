@@ -9,19 +9,19 @@ struct ComponentsCommand: ParsableCommand {
         abstract: "List every source, operator and sink, or describe one: parameters, defaults, docs, an example.")
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
-        case text, markdown
+        case text, markdown, json
     }
 
     @Argument(help: "A component to describe.")
     var name: String?
 
-    @Option(help: "text, or markdown (the reference in docs/components.md).")
+    @Option(help: "text, markdown (the reference in docs/components.md) or json (a list of components).")
     var format: Format = .text
 
-    @OptionGroup var pluginOptions: PluginOptions
+    @OptionGroup var options: CommonOptions
 
     func run() throws {
-        let registry = try CommandSupport.registry(plugins: pluginOptions.plugins)
+        let registry = try CommandSupport.prepare(options)
         let reference = ComponentReference(registry: registry)
         if let name {
             let specs = registry.specs(named: name)
@@ -31,8 +31,16 @@ struct ComponentsCommand: ParsableCommand {
                     "error: no component '\(name)'\(Suggestions.didYouMean(name, in: names))\n")
                 throw ExitCode(2)
             }
+            if format == .json {
+                FileHandleOutput.standardOutput.write(ReportFormat.text(.array(specs.map(reference.json))))
+                return
+            }
             let texts = specs.map { format == .markdown ? reference.markdown($0) : reference.text($0) }
             FileHandleOutput.standardOutput.write(texts.joined(separator: "\n"))
+            return
+        }
+        if format == .json {
+            FileHandleOutput.standardOutput.write(ReportFormat.text(.array(registry.all.map(reference.json))))
             return
         }
         FileHandleOutput.standardOutput.write(format == .markdown ? reference.markdownDocument() : reference.textList())

@@ -18,10 +18,10 @@ struct GraphCommand: ParsableCommand {
     @Option(help: "text, dot or mermaid.")
     var format: Format = .text
 
-    @OptionGroup var pluginOptions: PluginOptions
+    @OptionGroup var options: CommonOptions
 
     func run() throws {
-        let loaded = CommandSupport.loader(try CommandSupport.registry(plugins: pluginOptions.plugins)).load(path: file)
+        let loaded = CommandSupport.loader(try CommandSupport.prepare(options)).load(path: file)
         guard let pipeline = loaded.pipeline else {
             CommandSupport.report(loaded)
             throw ExitCode(2)

@@ -23,10 +23,10 @@ struct LintCommand: ParsableCommand {
     @Option(help: "text (the default), json or junit (JUnit XML, for CI); json and junit go to standard output.")
     var format: ReportFormat = .text
 
-    @OptionGroup var pluginOptions: PluginOptions
+    @OptionGroup var options: CommonOptions
 
     func run() throws {
-        let registry = try CommandSupport.registry(plugins: pluginOptions.plugins)
+        let registry = try CommandSupport.prepare(options)
         let loader = CommandSupport.loader(registry)
         let tests = PipelineTestRunner(
             registry: registry, environment: CommandSupport.environment,
@@ -99,7 +99,7 @@ struct LintCommand: ParsableCommand {
     /// its own file's line.
     private static func report(_ diagnostics: [Diagnostic]) {
         let renderer = DiagnosticRenderer(
-            useColor: FileHandleOutput.standardError.isTerminal && getenv("NO_COLOR") == nil)
+            useColor: CommandSupport.useColor)
         var texts: [String: String] = [:]
         for diagnostic in diagnostics {
             let file = diagnostic.location.file

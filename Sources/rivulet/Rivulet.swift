@@ -9,6 +9,9 @@ import ArgumentParser
 @main
 struct Rivulet: ParsableCommand {
     static let version = "0.1.0"
+    /// `rivulet --version`: the version and the commit built (`-modified` when the work tree had
+    /// changes to tracked files).
+    static let versionLine = "\(version) (commit \(buildCommit))"
 
     static let configuration = CommandConfiguration(
         commandName: "rivulet",
@@ -18,10 +21,10 @@ struct Rivulet: ParsableCommand {
             Exit codes: 0 success; 1 the pipeline failed at run time (or a test failed); 2 the command \
             line or a pipeline file is invalid; 130/143 after SIGINT/SIGTERM, once output is flushed.
             """,
-        version: version,
+        version: versionLine,
         subcommands: [
             RunCommand.self, TestCommand.self, LintCommand.self, GraphCommand.self, ComponentsCommand.self,
-            StateCommand.self,
+            StateCommand.self, InitCommand.self, CompletionsCommand.self,
         ]
     )
 

@@ -71,7 +71,7 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "With --state: resume even from a checkpoint of a run that completed (to go on where it ended).")
     var resume = false
 
-    @OptionGroup var pluginOptions: PluginOptions
+    @OptionGroup var options: CommonOptions
 
     /// The name of a pipeline read from standard input, in messages and checkpoints.
     static let standardInputName = "<stdin>"
@@ -93,7 +93,7 @@ struct RunCommand: ParsableCommand {
 
     func run() throws {
         let limit = until
-        let loader = CommandSupport.loader(try CommandSupport.registry(plugins: pluginOptions.plugins))
+        let loader = CommandSupport.loader(try CommandSupport.prepare(options))
         let loaded: PipelineLoader.Loaded
         if file == "-" {
             // Named for messages; having no folder, its paths resolve from the working directory.

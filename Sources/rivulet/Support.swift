@@ -22,6 +22,36 @@ enum CommandSupport {
         return result
     }
 
+    /// The colour choice of this command (`--color`).
+    nonisolated(unsafe) static var color = ColorChoice.auto
+
+    /// Whether diagnostics on standard error are coloured: `--color`, else on a terminal unless
+    /// `NO_COLOR` is set to something (an empty `NO_COLOR` counts as unset, as the NO_COLOR convention says).
+    static var useColor: Bool {
+        switch color {
+        case .always: return true
+        case .never: return false
+        case .auto:
+            let noColor = getenv("NO_COLOR").map { String(cString: $0) } ?? ""
+            return FileHandleOutput.standardError.isTerminal && noColor.isEmpty
+        }
+    }
+
+    /// Applies the common options (the environment files, the colour choice) and returns the
+    /// registry with the plugins loaded; a problem ends the command with exit 2.
+    static func prepare(_ options: CommonOptions) throws -> ComponentRegistry {
+        color = options.color
+        for file in options.envFiles {
+            do {
+                for (name, value) in try EnvironmentFile.read(file) { setenv(name, value, 0) }
+            } catch {
+                FileHandleOutput.standardError.write("\(error)\n")
+                throw ExitCode(2)
+            }
+        }
+        return try registry(plugins: options.plugins)
+    }
+
     /// The built-in components plus the plugins given with `--plugin`; a plugin that cannot be
     /// loaded ends the command with exit 2.
     static func registry(plugins: [String] = []) throws -> ComponentRegistry {
@@ -44,7 +74,7 @@ enum CommandSupport {
     /// Prints diagnostics to standard error, with source lines and carets (coloured on a terminal).
     static func report(_ loaded: PipelineLoader.Loaded) {
         let renderer = DiagnosticRenderer(
-            useColor: FileHandleOutput.standardError.isTerminal && getenv("NO_COLOR") == nil)
+            useColor: CommandSupport.useColor)
         // A --set value's own errors have no line of the file to show.
         let (fromSet, fromFile) = (
             loaded.diagnostics.filter { $0.location.file == "--set" },
@@ -55,8 +85,21 @@ enum CommandSupport {
     }
 }
 
-/// `--plugin PATH`, for every command that reads pipelines.
-struct PluginOptions: ParsableArguments {
+/// The options of every command that reads pipelines: `--plugin`, `--env-file`, `--color`.
+struct CommonOptions: ParsableArguments {
     @Option(name: .customLong("plugin"), help: "Load a Swift operator plugin (a .so built against this rivulet).")
     var plugins: [String] = []
+
+    @Option(
+        name: .customLong("env-file"),
+        help: "Read NAME=VALUE lines into the environment (variables already set keep their values).")
+    var envFiles: [String] = []
+
+    @Option(help: "Colour diagnostics: auto (on a terminal, unless NO_COLOR is set and not empty), always or never.")
+    var color: ColorChoice = .auto
+}
+
+/// When diagnostics are coloured.
+enum ColorChoice: String, ExpressibleByArgument, CaseIterable {
+    case auto, always, never
 }

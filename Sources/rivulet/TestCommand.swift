@@ -25,7 +25,7 @@ struct TestCommand: ParsableCommand {
     @Option(help: "text (the default), json or junit (JUnit XML, for CI).")
     var format: ReportFormat = .text
 
-    @OptionGroup var pluginOptions: PluginOptions
+    @OptionGroup var options: CommonOptions
 
     func run() throws {
         let files = try Self.testFiles(paths.isEmpty ? ["."] : paths)
@@ -33,7 +33,7 @@ struct TestCommand: ParsableCommand {
             FileHandleOutput.standardError.write("error: no *.test.yaml file in \(paths.joined(separator: ", "))\n")
             throw ExitCode(2)
         }
-        let registry = try CommandSupport.registry(plugins: pluginOptions.plugins)
+        let registry = try CommandSupport.prepare(options)
         let runner = PipelineTestRunner(
             registry: registry, environment: CommandSupport.environment,
             loadPlugin: { PluginLoading.load($0, into: $1) })
@@ -43,7 +43,7 @@ struct TestCommand: ParsableCommand {
         var invalid = false
         var results: [PipelineTestRunner.FileResult] = []
         let renderer = DiagnosticRenderer(
-            useColor: FileHandleOutput.standardError.isTerminal && getenv("NO_COLOR") == nil)
+            useColor: CommandSupport.useColor)
         for file in files {
             let result = runner.run(testFile: file, filter: filter)
             results.append(result)

@@ -45,6 +45,18 @@ final class DescribeCommandTests: XCTestCase {
                 "  retry.max (integer), default 5\n      Attempts in all, the first included (as the retry operator counts)"
             ),
             "nested parameters are listed: \(http.stdout)")
+        let json = try runRivulet(["components", "http", "--format", "json"])
+        XCTAssertEqual(json.status, 0)
+        let described = try XCTUnwrap(
+            try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]], json.stdout)
+        XCTAssertEqual(described.first?["kind"] as? String, "source")
+        let parameters = try XCTUnwrap(described.first?["parameters"] as? [[String: Any]])
+        let retryMax = try XCTUnwrap(parameters.first { $0["name"] as? String == "retry.max" })
+        XCTAssertEqual(retryMax["default"] as? Int, 5)
+        let all = try runRivulet(["components", "--format", "json"])
+        XCTAssertEqual(
+            (try JSONSerialization.jsonObject(with: Data(all.stdout.utf8)) as? [Any])?.count,
+            list.stdout.split(separator: "\n").filter { $0.hasPrefix("  ") }.count, "one object per component listed")
         let unknown = try runRivulet(["components", "flatmaplatest"])
         XCTAssertEqual(unknown.status, 2)
         XCTAssertEqual(unknown.stderr, "error: no component 'flatmaplatest'; did you mean 'flatMapLatest'?\n")

@@ -7,7 +7,18 @@ final class RivuletCommandTests: XCTestCase {
     func testVersionPrintsTheVersion() throws {
         let result = try runRivulet(["--version"])
         XCTAssertEqual(result.status, 0)
-        XCTAssertEqual(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "0.1.0")
+        let line = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertTrue(line.hasPrefix("0.1.0 (commit "), line)
+        // In a checkout, the commit is the one checked out (the build ran after the last commit).
+        let git = try ChildProcess(
+            executable: "git",
+            arguments: ["-C", DescribeCommandTests.repository.path, "rev-parse", "--short=12", "HEAD"])
+        let head = git.communicate(timeout: 30)
+        if head.termination == .exited(0) {
+            let commit = String(decoding: head.standardOutput, as: UTF8.self).trimmingCharacters(
+                in: .whitespacesAndNewlines)
+            XCTAssertTrue(line.hasPrefix("0.1.0 (commit \(commit)"), "\(line) vs \(commit)")
+        }
     }
 
     func testHelpDescribesTheTool() throws {

@@ -64,6 +64,32 @@ import Reactive
         return lines.joined(separator: "\n") + "\n"
     }
 
+    /// One component as a JSON object (`rivulet components --format json`): what the text shows,
+    /// for editors and scripts.
+    public func json(_ spec: ComponentSpec) -> Value {
+        var object = JSONObject()
+        object["name"] = .string(spec.name)
+        object["kind"] = .string(spec.kind.rawValue)
+        object["summary"] = .string(spec.summary)
+        object["docs"] = .string(spec.docs)
+        object["parameters"] = .array(
+            Self.flattened(spec.parameters).map { name, parameter in
+                var entry = JSONObject()
+                entry["name"] = .string(name)
+                entry["type"] = .string(parameter.type.description)
+                entry["required"] = .bool(parameter.required)
+                if let defaultValue = parameter.defaultValue { entry["default"] = defaultValue }
+                if name == spec.primary { entry["shortForm"] = .bool(true) }
+                entry["doc"] = .string(parameter.doc)
+                if let example = parameter.example { entry["example"] = .string(example) }
+                return .object(entry)
+            })
+        object["sideStreams"] = .array(spec.sideStreams.map { .string($0) })
+        object["checkpoints"] = .string(spec.checkpointing.summary)
+        object["example"] = .string(spec.example)
+        return .object(object)
+    }
+
     /// Every parameter with the parameters of its mappings after it, named by their path
     /// (`retry`, `retry.max`, ...).
     static func flattened(_ parameters: [ParameterSpec], prefix: String = "") -> [(String, ParameterSpec)] {

@@ -105,6 +105,15 @@ final class YAMLLoaderTests: LeakCheckingTestCase {
                 "p.yaml:1:6: error: environment variable 'MISSING_ONE' is not set",
                 "p.yaml:2:5: error: environment variable 'MISSING_TWO' is not set",
             ])
+        let required = diagnostics(
+            "a: ${TOKEN:?set TOKEN to your API token}\nb: ${EMPTY:?}\nc: ${SET:?never shown}\n",
+            environment: ["EMPTY": "", "SET": "yes"])
+        XCTAssertEqual(
+            required.map(\.description),
+            [
+                "p.yaml:1:4: error: set TOKEN to your API token",
+                "p.yaml:2:4: error: environment variable 'EMPTY' is not set",
+            ])
     }
 
     func testEmptyDocumentIsNil() throws {

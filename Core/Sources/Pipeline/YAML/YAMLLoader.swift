@@ -294,18 +294,27 @@ private struct Builder {
                 }
                 let body = String(String.UnicodeScalarView(scalars[(index + 2)..<end]))
                 let name: String
-                let fallback: String?
+                var fallback: String?
+                var required: String?
                 if let range = body.firstRange(of: ":-") {
                     name = String(body[..<range.lowerBound])
                     fallback = String(body[range.upperBound...])
+                } else if let range = body.firstRange(of: ":?") {
+                    // `${VAR:?message}`, as in the shell: the file's own message when VAR is unset or empty.
+                    name = String(body[..<range.lowerBound])
+                    required = String(body[range.upperBound...])
                 } else {
                     name = body
-                    fallback = nil
                 }
-                if let value = environment[name], !(value.isEmpty && fallback != nil) {
+                if let value = environment[name], !(value.isEmpty && (fallback != nil || required != nil)) {
                     result += value
                 } else if let fallback {
                     result += fallback
+                } else if let required {
+                    diagnostics.error(
+                        required.isEmpty ? "environment variable '\(name)' is not set" : required,
+                        at: SourceLocation(file: file, line: line, column: column),
+                        note: "set \(name) in the environment or in a file given with --env-file")
                 } else {
                     diagnostics.error(
                         "environment variable '\(name)' is not set",

@@ -187,6 +187,19 @@ final class TestCommandTests: XCTestCase {
                 "name=\"bad &lt;one&gt;\">\n      <failure message=\"expected 2 elements, got 1\">"), junit.stdout)
     }
 
+    func testTheEverydayExamplesPassAndLintClean() throws {
+        let examples = DescribeCommandTests.repository.appendingPathComponent("Examples")
+        let plugin = examples.appendingPathComponent("TextPlugin/.build/debug/libTextPlugin.so").path
+        try XCTSkipUnless(
+            FileManager.default.fileExists(atPath: plugin), "word-counts needs the TextPlugin example built (make test)"
+        )
+        let result = try runRivulet(["test", examples.appendingPathComponent("Everyday").path])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.hasSuffix(" passed, 0 failed\n"), result.stdout)
+        let lint = try runRivulet(["lint", examples.path])
+        XCTAssertEqual(lint.status, 0, lint.stderr)
+    }
+
     func testThePipelinesOfTheRepositoryPass() throws {
         let result = try runRivulet(["test", DescribeCommandTests.repository.appendingPathComponent("Pipelines").path])
         XCTAssertEqual(result.status, 0, result.stdout)

@@ -136,6 +136,10 @@ final class ExpressionTests: LeakCheckingTestCase {
             (". > 'a'", 3, "cannot compare number 3 > string \"a\""),
             (". + 1", true, "cannot apply '+' to bool true and number 1"),
             (".x", "s", "cannot read field 'x' of string \"s\""),
+            (
+                ".level", "{\"level\":1}",
+                "string \"{\\\"level\\\":1}\"; the element is text that looks like JSON: read it as JSON Lines (format: jsonl)"
+            ),
             ("1 / 0", nil, "division by zero"),
             ("random(5, 1)", nil, "random() expects integers lo <= hi"),
         ]

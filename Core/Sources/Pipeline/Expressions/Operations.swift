@@ -27,7 +27,13 @@ enum Operations {
         switch base {
         case .object(let object): return object[name] ?? .null
         case .null: return .null
-        default: throw ExpressionRuntimeError("cannot read field '\(name)' of \(describe(base))")
+        default:
+            // A line of JSON read as text (a `.log` file, say) is the usual cause: say so.
+            var hint = ""
+            if case .string(let text) = base, text.first == "{" {
+                hint = "; the element is text that looks like JSON: read it as JSON Lines (format: jsonl)"
+            }
+            throw ExpressionRuntimeError("cannot read field '\(name)' of \(describe(base))\(hint)")
         }
     }
 

@@ -1,5 +1,5 @@
 # The two set-up commands of the README: `make run` and `make test`.
-.PHONY: deps build run test lint bench docs plugin-api fuzz
+.PHONY: deps build run test lint bench docs plugin-api fuzz install
 
 deps:
 	@scripts/install-deps.sh
@@ -18,6 +18,12 @@ test: deps
 	swift test --package-path Examples/TextPlugin --disable-swift-testing
 	swift build --build-tests
 	timeout 1200 swift test --skip-build --disable-swift-testing
+
+# A release build of rivulet, installed under PREFIX (default ~/.local): PREFIX/bin/rivulet.
+PREFIX ?= $(HOME)/.local
+install: deps
+	swift build -c release --product rivulet
+	scripts/install.sh .build/release $(PREFIX)
 
 lint:
 	swift format lint --strict --recursive Sources Core/Sources Tests Plugins Benchmarks/Sources Examples/TextPlugin/Sources Examples/TextPlugin/Tests

@@ -1,0 +1,70 @@
+extension ObservableType {
+    /// Accumulates every element into `seed` with `accumulator` and, when the source completes,
+    /// emits `mapResult` of the total and completes (RxSwift's `reduce`).
+    ///
+    /// Nothing is emitted before completion; an empty source gives `mapResult(seed)`. An error, or
+    /// a throwing accumulator or `mapResult`, ends the result with that error and no total.
+    @inlinable
+    public func reduce<Accumulate, Result>(
+        _ seed: Accumulate, accumulator: @escaping (Accumulate, Element) throws -> Accumulate,
+        mapResult: @escaping (Accumulate) throws -> Result
+    ) -> Observable<Result> {
+        let source = asObservable()
+        return Observable { observer, lifetime in
+            let sink = ReduceSink(
+                seed: seed, accumulator: accumulator, mapResult: mapResult, downstream: observer, lifetime: lifetime)
+            source.subscribe(AnyObserver(sink.on), in: lifetime)
+        }
+    }
+
+    /// `reduce(_:accumulator:mapResult:)` emitting the total itself.
+    @inlinable
+    public func reduce<Accumulate>(
+        _ seed: Accumulate, accumulator: @escaping (Accumulate, Element) throws -> Accumulate
+    ) -> Observable<Accumulate> {
+        reduce(seed, accumulator: accumulator, mapResult: { $0 })
+    }
+}
+
+@usableFromInline
+final class ReduceSink<Element, Accumulate, Result>: Sink<Result> {
+    @usableFromInline
+    var accumulate: Accumulate
+    @usableFromInline
+    let accumulator: (Accumulate, Element) throws -> Accumulate
+    @usableFromInline
+    let mapResult: (Accumulate) throws -> Result
+
+    @inlinable
+    init(
+        seed: Accumulate, accumulator: @escaping (Accumulate, Element) throws -> Accumulate,
+        mapResult: @escaping (Accumulate) throws -> Result, downstream: AnyObserver<Result>, lifetime: Lifetime
+    ) {
+        self.accumulate = seed
+        self.accumulator = accumulator
+        self.mapResult = mapResult
+        super.init(downstream: downstream, lifetime: lifetime)
+    }
+
+    @inlinable
+    func on(_ event: Event<Element>) {
+        if isDisposed { return }
+        switch event {
+        case .next(let element):
+            do {
+                accumulate = try accumulator(accumulate, element)
+            } catch {
+                forwardTerminal(.error(error))
+            }
+        case .error(let error):
+            forwardTerminal(.error(error))
+        case .completed:
+            do {
+                forward(.next(try mapResult(accumulate)))
+                forwardTerminal(.completed)
+            } catch {
+                forwardTerminal(.error(error))
+            }
+        }
+    }
+}

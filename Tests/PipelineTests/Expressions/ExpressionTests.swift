@@ -163,6 +163,48 @@ final class ExpressionTests: LeakCheckingTestCase {
             XCTAssertEqual(($0 as! ExpressionSyntaxError).offset, 11)
         }
     }
+
+    func testListFunctionsEvaluateTheirExpressionPerItem() throws {
+        let element: Value = [
+            "items": [
+                ["name": "a", "n": 1, "k": "x"], ["name": "b", "n": 3, "k": "y"], ["name": "c", "n": 2, "k": "x"],
+            ],
+            "n": 100,
+        ]
+        let cases: [(String, Value)] = [
+            ("map(.items, .name)", ["a", "b", "c"]),
+            ("filter(.items, .n > 1)", [["name": "b", "n": 3, "k": "y"], ["name": "c", "n": 2, "k": "x"]]),
+            ("reduce(.items, 0, acc + .n)", 6),
+            ("map(sort(.items, -.n), .name)", ["b", "c", "a"]),
+            ("map(sort(.items, .k), .name)", ["a", "c", "b"]),
+            ("sort([\"b\", 2, null, \"a\", true, 1])", [nil, true, 1, 2, "a", "b"]),
+            ("unique([3, 1, 3, 2, 1])", [3, 1, 2]),
+            ("map(unique(.items, .k), .name)", ["a", "b"]),
+            ("keys(group(.items, .k))", ["x", "y"]),
+            ("len(group(.items, .k).x)", 2),
+            ("flatten([[1], [2, 3], 4])", [1, 2, 3, 4]),
+            ("entries({a: 1, b: 2})", [["key": "a", "value": 1], ["key": "b", "value": 2]]),
+            ("sum(map(.items, .n)) + .n", 106),
+            ("map([1, 2], map([10, 20], . + 1))", [[11, 21], [11, 21]]),
+            ("map([], .x)", []),
+        ]
+        for (text, expected) in cases {
+            XCTAssertEqual(try eval(text, element), expected, text)
+        }
+        XCTAssertThrowsError(try eval("map(.n, .x)", element)) { error in
+            XCTAssertTrue("\(error)".contains("map() expects a list, got number 100"), "\(error)")
+        }
+        XCTAssertThrowsError(try Expression("map(.items)"))
+    }
+
+    func testARawStringKeepsItsBackslashes() throws {
+        XCTAssertEqual(try eval("r'\\d+\\.'", nil), "\\d+\\.")
+        XCTAssertEqual(try eval("matches(., r\"^\\w+\\s\\d$\")", "ab 7"), true)
+        XCTAssertEqual(try eval("matches(., r'\\d{3}')", "12"), false)
+        XCTAssertThrowsError(try Expression("r'open")) { error in
+            XCTAssertTrue("\(error)".contains("unterminated raw string"), "\(error)")
+        }
+    }
 }
 
 /// Expressions with syntax errors, each with the message and the column it must produce.

@@ -86,6 +86,7 @@ enum ExpressionCompiler {
                     "\(name)() takes \(expected) argument\(function.arity.upperBound == 1 ? "" : "s"), got \(arguments.count)",
                     offset: offset)
             }
+            if let listFunction = try ListFunctions.compile(name, arguments) { return listFunction }
             if name == "matches", arguments.count == 2, case .literal(.string(let pattern)) = arguments[1] {
                 let regex: Regex<AnyRegexOutput>
                 do {

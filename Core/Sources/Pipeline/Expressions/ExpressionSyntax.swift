@@ -109,6 +109,24 @@ struct Lexer {
                 } else {
                     throw ExpressionSyntaxError("invalid number '\(literal)'", offset: start)
                 }
+            } else if scalar == "r", index + 1 < scalars.count, scalars[index + 1] == "\"" || scalars[index + 1] == "'"
+            {
+                // A raw string, r'\d+': backslashes stand for themselves (regular expressions).
+                let quote = scalars[index + 1]
+                index += 2
+                var value = String.UnicodeScalarView()
+                var closed = false
+                while index < scalars.count {
+                    if scalars[index] == quote {
+                        closed = true
+                        index += 1
+                        break
+                    }
+                    value.append(scalars[index])
+                    index += 1
+                }
+                if !closed { throw ExpressionSyntaxError("unterminated raw string", offset: start) }
+                tokens.append(Token(kind: .string(String(value)), offset: start, spaced: spaced))
             } else if scalar == "\"" || scalar == "'" {
                 let quote = scalar
                 index += 1

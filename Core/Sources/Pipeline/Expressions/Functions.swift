@@ -238,7 +238,7 @@ enum Functions {
                     throw ExpressionRuntimeError("parseJSON(): \(error)")
                 }
             },
-        ])
+        ] + ListFunctions.higherOrder + ListFunctions.plain)
 
     static func extreme(_ args: [Value], _ name: String, _ better: (Double, Double) -> Bool) throws -> Value {
         let candidates = args.count == 1 ? try array(args[0], name) : args

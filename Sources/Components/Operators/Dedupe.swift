@@ -1,0 +1,45 @@
+@_spi(Host) import Pipeline
+import Reactive
+
+private enum Key {
+    static let key = Parameter<Expression?>(
+        "key", doc: "What makes two elements the same (default: the whole element).", example: ".id")
+    static let ttl = Parameter<RxTimeInterval?>(
+        "ttl", doc: "How long a key is remembered after its element passed.", example: "10m"
+    ).above(RxTimeInterval.zero)
+    static let max = Parameter<Int>(
+        "max", default: 100_000, doc: "The most keys remembered; the oldest is forgotten first.", example: "5000"
+    ).atLeast(1)
+}
+
+extension BuiltinComponents {
+    /// `dedupe: {key: EXPR, ttl: 10m, max: 100000}` — each key once (within its time to live).
+    public static let dedupe = ComponentSpec(
+        name: "dedupe",
+        summary: "Drops an element whose key passed before (within ttl), remembering at most max keys.",
+        docs: """
+            Vector's dedupe: an element passes if no element with the same key passed before; with ttl, \
+            a key is forgotten that long after its element passed (a dropped repeat does not extend it), \
+            on the pipeline's clock. At most max keys are remembered, so memory is bounded whatever the \
+            stream: past that, the key that passed longest ago is forgotten (and would pass again).
+            """,
+        parameters: [Key.key, Key.ttl, Key.max],
+        primary: Key.key,
+        example: "- dedupe: { key: .id, ttl: 10m, max: 100000 }",
+        factory: .operator { parameters, context in
+            let key = parameters[Key.key]
+            let ttl = parameters[Key.ttl]
+            let max = parameters[Key.max]
+            return { source in
+                Observable.deferred {
+                    let scope = context.makeScope()
+                    let selector: (Value) throws -> Value = { element in
+                        guard let key else { return element }
+                        return try context.evaluate(key, element, in: scope)
+                    }
+                    guard let ttl else { return source.distinct(by: selector, maxKeys: max) }
+                    return source.distinct(by: selector, timeToLive: ttl, maxKeys: max, scheduler: context.scheduler)
+                }
+            }
+        })
+}

@@ -1,0 +1,43 @@
+@_spi(Host) import Pipeline
+import Reactive
+
+private enum Key {
+    static let every = Parameter<RxTimeInterval?>(
+        "every", doc: "Sample every period, the first one period after subscription.", example: "1s"
+    ).above(RxTimeInterval.zero)
+    static let stream = Parameter<StreamName?>(
+        "stream", doc: "Sample on each element of this stream instead.", example: "ticks")
+    static let defaultValue = Parameter<Value?>(
+        "default", doc: "Emitted at a sample when no element came since the last.", example: "0")
+}
+
+extension BuiltinComponents {
+    /// `sample: 1s` or `sample: {stream: S}` — the latest element, at each tick.
+    public static let sample = ComponentSpec(
+        name: "sample",
+        summary: "Emits the latest element at each tick (a period, or another stream's elements), if a new one came.",
+        docs: """
+            At each tick the latest element since the previous tick is emitted, or 'default' if given and \
+            none came; else nothing. When the stream completes, the result completes at the next tick, \
+            after what is pending (RxSwift's sample).
+            """,
+        parameters: [Key.every, Key.stream, Key.defaultValue],
+        primary: Key.every,
+        example: "- sample: 1s",
+        validate: { values, validation in
+            if values.has(Key.every) == values.has(Key.stream) {
+                validation.error("give one of every (a period) or stream (the ticks)", in: values)
+            }
+        },
+        factory: .operator { parameters, context in
+            let defaultValue = parameters[Key.defaultValue]
+            let ticks: Observable<Value>
+            if let name = parameters[Key.stream] {
+                ticks = context.stream(name.name)
+            } else {
+                let period = parameters[Key.every] ?? .seconds(1)
+                ticks = Observable<Int>.interval(period, scheduler: context.scheduler).map { Value.int($0) }
+            }
+            return { source in source.sample(ticks, defaultValue: defaultValue) }
+        })
+}

@@ -1,0 +1,182 @@
+@_spi(Host) import Pipeline
+import Reactive
+
+private enum Key {
+    static let every = Parameter<RxTimeInterval?>(
+        "every", doc: "The length of a time window (tumbling; with slide, sliding).", example: "1m"
+    ).above(RxTimeInterval.zero)
+    static let count = Parameter<Int?>(
+        "count", doc: "Close a window when it holds this many elements.", example: "1000"
+    ).atLeast(1)
+    static let slide = Parameter<RxTimeInterval?>(
+        "slide", doc: "With every: a new window starts this often, so windows overlap.", example: "10s"
+    ).above(RxTimeInterval.zero)
+    static let sessionGap = Parameter<RxTimeInterval?>(
+        "sessionGap", doc: "A session window: it closes after this long without an element.", example: "30s"
+    ).above(RxTimeInterval.zero)
+}
+
+extension BuiltinComponents {
+    /// `window: {every: 1m, count: 1000, slide: 10s, sessionGap: 30s}` — elements in windows, as lists.
+    public static let window = ComponentSpec(
+        name: "window",
+        summary: "Collects the elements into windows (tumbling, sliding, session or by count), each emitted as a list.",
+        docs: """
+            Times are on the pipeline's clock (virtual in tests) and windows are aligned to the \
+            subscription: with every, window k covers [start + k·every, start + (k+1)·every); an element \
+            exactly on a boundary belongs to the window that starts there. With slide as well, a window of \
+            length every starts every slide, and an element joins each window open at its time. With \
+            sessionGap, a window opens at an element and closes once sessionGap passes without one (an \
+            element exactly sessionGap after the last starts a new session). count closes a window when it \
+            holds that many elements (the rest of its period starts a new one); alone, it makes windows \
+            of count elements. A window is emitted when it closes, as a list; empty windows are not \
+            emitted. On completion the open windows are emitted, oldest first, then completion; an error \
+            discards them.
+            """,
+        parameters: [Key.every, Key.count, Key.slide, Key.sessionGap],
+        primary: Key.every,
+        example: "- window: { every: 1m, count: 1000 }",
+        validate: { values, validation in
+            let timed = values.has(Key.every)
+            if values.has(Key.sessionGap) && (timed || values.has(Key.slide)) {
+                validation.error("sessionGap makes a session window: give it without every and slide", in: values)
+            } else if values.has(Key.slide) && !timed {
+                validation.error("slide needs every, the length of each window", at: Key.slide, in: values)
+            } else if values.has(Key.slide) && values.has(Key.count) {
+                validation.error("count cannot close overlapping windows: drop slide or count", in: values)
+            } else if !timed && !values.has(Key.count) && !values.has(Key.sessionGap) {
+                validation.error("give every (a time window), count, or sessionGap", in: values)
+            }
+            if let every = values[Key.every], let slide = values[Key.slide], slide > every {
+                validation.error(
+                    "slide is longer than every: elements between windows would be lost", at: Key.slide, in: values)
+            }
+        },
+        factory: .operator { parameters, context in
+            let shape = WindowShape(
+                every: parameters[Key.every], count: parameters[Key.count], slide: parameters[Key.slide],
+                sessionGap: parameters[Key.sessionGap])
+            let scheduler = context.scheduler
+            return { source in
+                Observable { observer, lifetime in
+                    let windows = Windows(shape: shape, origin: scheduler.now)
+                    let timer = SerialDisposable()
+                    lifetime.add(timer)
+                    func emit(_ closed: [[Value]]) {
+                        for items in closed where !items.isEmpty { observer.on(.next(.array(items))) }
+                    }
+                    func arm() {
+                        guard let due = windows.nextEnd else { return }
+                        timer.disposable = scheduler.schedule(after: max(.zero, due - scheduler.now)) {
+                            if lifetime.isDisposed { return }
+                            emit(windows.close(upTo: scheduler.now))
+                            arm()
+                        }
+                    }
+                    source.subscribe(
+                        AnyObserver { event in
+                            if lifetime.isDisposed { return }
+                            switch event {
+                            case .next(let element):
+                                emit(windows.add(element, at: scheduler.now))
+                                arm()
+                            case .error:
+                                observer.on(event)
+                                lifetime.dispose()
+                            case .completed:
+                                emit(windows.closeAll())
+                                observer.on(.completed)
+                                lifetime.dispose()
+                            }
+                        }, in: lifetime.makeChild())
+                }
+            }
+        })
+}
+
+/// What kind of windows `window` makes.
+struct WindowShape {
+    let every: RxTimeInterval?
+    let count: Int?
+    let slide: RxTimeInterval?
+    let sessionGap: RxTimeInterval?
+}
+
+/// The open windows of one `window` subscription: a pure state machine over times and elements,
+/// which the operator drives with the scheduler's clock.
+final class Windows {
+    struct Window {
+        var start: RxTime
+        var end: RxTime?
+        var items: [Value] = []
+    }
+
+    let shape: WindowShape
+    let origin: RxTime
+    private(set) var open: [Window] = []
+
+    init(shape: WindowShape, origin: RxTime) {
+        self.shape = shape
+        self.origin = origin
+    }
+
+    /// The earliest time a window closes, if one is open.
+    var nextEnd: RxTime? { open.compactMap(\.end).min() }
+
+    /// Closes the windows that end at or before `now`, oldest first.
+    func close(upTo now: RxTime) -> [[Value]] {
+        var closed: [[Value]] = []
+        open.removeAll { window in
+            guard let end = window.end, end <= now else { return false }
+            closed.append(window.items)
+            return true
+        }
+        return closed
+    }
+
+    /// Every open window, oldest first.
+    func closeAll() -> [[Value]] {
+        defer { open.removeAll() }
+        return open.map(\.items)
+    }
+
+    /// Adds an element at `now`: what closes before it (a boundary at `now` included), then what
+    /// it fills.
+    func add(_ element: Value, at now: RxTime) -> [[Value]] {
+        var closed = close(upTo: now)
+        if let gap = shape.sessionGap {
+            if open.isEmpty { open.append(Window(start: now, end: now + gap)) }
+            open[0].items.append(element)
+            open[0].end = now + gap
+        } else if let every = shape.every {
+            let index = Int64(((now - origin) / every).rounded(.down))
+            if let slide = shape.slide {
+                // Every window of length `every`, started every `slide`, that covers `now`.
+                let last = Int64(((now - origin) / slide).rounded(.down))
+                var first = Int64(((now - origin - every) / slide).rounded(.down)) + 1
+                first = Swift.max(0, first)
+                for step in first...Swift.max(first, last) {
+                    let start = origin + slide * step
+                    guard start <= now, now < start + every else { continue }
+                    if !open.contains(where: { $0.start == start }) {
+                        open.append(Window(start: start, end: start + every))
+                    }
+                }
+                open.sort { $0.start < $1.start }
+                for position in open.indices { open[position].items.append(element) }
+            } else {
+                let start = origin + every * index
+                if open.isEmpty { open.append(Window(start: start, end: start + every)) }
+                open[0].items.append(element)
+            }
+        } else {
+            if open.isEmpty { open.append(Window(start: now, end: nil)) }
+            open[0].items.append(element)
+        }
+        if let count = shape.count, let first = open.first, first.items.count >= count {
+            closed.append(first.items)
+            open.removeFirst()
+        }
+        return closed
+    }
+}

@@ -1,0 +1,114 @@
+@_spi(Host) import Components
+@_spi(Host) import Pipeline
+import RivuletTestSupport
+import XCTest
+
+/// The aggregation operators in pipelines, on the virtual clock: window boundaries, sliding and
+/// session windows, dedupe's time to live and bound, reduce, zip and sample.
+final class AggregationComponentTests: LeakCheckingTestCase {
+    private func run(_ ops: String, _ events: String) throws -> [String] {
+        try PipelineHarness().run("source: { events: \(events) }\nops:\n\(ops)\nsink: record").events()
+    }
+
+    /// A timeline of `values` at `times` (ms), completing at `end`.
+    private func timeline(_ entries: [(Int, String)], end: Int) -> String {
+        "[" + entries.map { "{ at: \($0.0)ms, next: \($0.1) }" }.joined(separator: ", ")
+            + ", { at: \(end)ms, complete: true }]"
+    }
+
+    func testATumblingWindowTakesAnElementOnItsBoundaryIntoTheNextWindow() throws {
+        let events = timeline([(0, "1"), (50, "2"), (100, "3"), (150, "4"), (200, "5"), (450, "6")], end: 470)
+        XCTAssertEqual(
+            try run("  - window: 100ms", events),
+            ["100: [1,2]", "200: [3,4]", "300: [5]", "470: [6]", "470: completed"],
+            "the element at 100 opens the second window; no empty windows while idle")
+    }
+
+    func testCountClosesAWindowEarlyAndTheRestOfItsPeriodIsANewOne() throws {
+        let events = timeline([(10, "1"), (20, "2"), (30, "3"), (40, "4"), (120, "5")], end: 130)
+        XCTAssertEqual(
+            try run("  - window: { every: 100ms, count: 2 }", events),
+            ["20: [1,2]", "40: [3,4]", "130: [5]", "130: completed"])
+        XCTAssertEqual(
+            try run("  - window: { count: 2 }", events), ["20: [1,2]", "40: [3,4]", "130: [5]", "130: completed"])
+    }
+
+    func testSlidingWindowsOverlap() throws {
+        let events = timeline([(10, "1"), (60, "2"), (110, "3")], end: 300)
+        XCTAssertEqual(
+            try run("  - window: { every: 100ms, slide: 50ms }", events),
+            ["100: [1,2]", "150: [2,3]", "200: [3]", "300: completed"])
+    }
+
+    func testASessionClosesAfterItsGapAndAnElementExactlyAtTheGapStartsANewOne() throws {
+        let events = timeline([(0, "1"), (20, "2"), (50, "3"), (100, "4"), (110, "5")], end: 500)
+        XCTAssertEqual(
+            try run("  - window: { sessionGap: 50ms }", events),
+            ["100: [1,2,3]", "160: [4,5]", "500: completed"])
+    }
+
+    func testAnErrorDiscardsTheOpenWindowAndBadShapesAreRefused() throws {
+        let events = "[{ at: 10ms, next: 1 }, { at: 20ms, error: boom }]"
+        let failed = try run("  - window: 100ms", events)
+        XCTAssertEqual(failed.count, 1)
+        XCTAssertTrue(failed[0].hasPrefix("20: error ") && failed[0].hasSuffix("boom"), "\(failed)")
+        XCTAssertThrowsError(try run("  - window: { slide: 10ms }", events)) { error in
+            XCTAssertTrue("\(error)".contains("slide needs every"), "\(error)")
+        }
+        XCTAssertThrowsError(try run("  - window: { every: 10ms, sessionGap: 1s }", events))
+        XCTAssertThrowsError(try run("  - window: { every: 10ms, slide: 20ms }", events))
+    }
+
+    func testReduceEmitsOneTotalAtCompletion() throws {
+        let events = timeline([(10, "{ bytes: 3 }"), (20, "{ bytes: 4 }")], end: 30)
+        XCTAssertEqual(
+            try run("  - reduce: { seed: 0, accumulator: acc + .bytes }", events), ["30: 7", "30: completed"])
+        XCTAssertEqual(
+            try run("  - reduce: { seed: 5, accumulator: acc + . }", "[{ at: 5ms, complete: true }]"),
+            [
+                "5: 5", "5: completed",
+            ])
+    }
+
+    func testDedupeRemembersEachKeyForItsTimeToLiveAndWithinItsBound() throws {
+        let events = timeline(
+            [(0, "{ id: a }"), (10, "{ id: b }"), (20, "{ id: a }"), (100, "{ id: a }"), (110, "{ id: c }")], end: 120)
+        XCTAssertEqual(
+            try run("  - dedupe: { key: .id, ttl: 100ms }\n  - map: .id", events),
+            ["0: \"a\"", "10: \"b\"", "100: \"a\"", "110: \"c\"", "120: completed"])
+        XCTAssertEqual(
+            try run("  - dedupe: .id\n  - map: .id", events), ["0: \"a\"", "10: \"b\"", "110: \"c\"", "120: completed"])
+        let cycling = timeline([(0, "1"), (1, "2"), (2, "3"), (3, "1"), (4, "3")], end: 5)
+        XCTAssertEqual(
+            try run("  - dedupe: { max: 2 }", cycling), ["0: 1", "1: 2", "2: 3", "3: 1", "5: completed"],
+            "with two keys remembered, 1 was forgotten when 3 came")
+    }
+
+    func testSampleTakesTheLatestEachPeriodOrFromAStream() throws {
+        let events = timeline([(10, "1"), (20, "2"), (130, "3"), (350, "4")], end: 380)
+        XCTAssertEqual(try run("  - sample: 100ms", events), ["100: 2", "200: 3", "400: 4", "400: completed"])
+        XCTAssertEqual(
+            try run("  - sample: { every: 100ms, default: 0 }", events),
+            ["100: 2", "200: 3", "300: 0", "400: 4", "400: completed"])
+        XCTAssertThrowsError(try run("  - sample: { default: 0 }", events))
+    }
+
+    func testZipPairsStreamsByPosition() throws {
+        let harness = try PipelineHarness().run(
+            """
+            streams:
+              names:
+                source: { events: [{ at: 10ms, next: a }, { at: 20ms, next: b }, { at: 30ms, next: c }, { at: 40ms, complete: true }] }
+              numbers:
+                source: { events: [{ at: 15ms, next: 1 }, { at: 50ms, next: 2 }, { at: 60ms, complete: true }] }
+              pairs:
+                source: { stream: names }
+                ops:
+                  - zip: [numbers]
+            sinks:
+              - stream: pairs
+                record: {}
+            """)
+        XCTAssertEqual(harness.events(), ["15: [\"a\",1]", "50: [\"b\",2]", "60: completed"])
+    }
+}

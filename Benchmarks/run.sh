@@ -17,6 +17,11 @@ if [ "$1" = "images" ]; then
   swift build -c release --product rivulet >&2
   exec python3 Benchmarks/images.py
 fi
+if [ "$1" = "w3" ]; then
+  echo "building rivulet (release)..." >&2
+  swift build -c release --product rivulet >&2
+  exec python3 Benchmarks/w3.py
+fi
 if [ "$1" = "w2" ]; then
   echo "building rivulet (release)..." >&2
   swift build -c release --product rivulet >&2

@@ -111,4 +111,30 @@ final class AggregationComponentTests: LeakCheckingTestCase {
             """)
         XCTAssertEqual(harness.events(), ["15: [\"a\",1]", "50: [\"b\",2]", "60: completed"])
     }
+
+    func testAggregateSummarisesEachKeyPerWindowOnTheClockOrByEventTime() throws {
+        let events = timeline(
+            [
+                (0, "{ s: api, ms: 10, b: 100, ts: 1000 }"), (10, "{ s: web, ms: 30, b: 50, ts: 30000 }"),
+                (20, "{ s: api, ms: 20, b: null, ts: 59999 }"), (30, "{ s: api, ms: 5, b: 1, ts: 60000 }"),
+            ], end: 100)
+        let fields =
+            "fields: { n: count, bytes: { sum: .b }, slowest: { max: .ms }, mean: { avg: .ms }, last: { last: .ms } }"
+        XCTAssertEqual(
+            try run("  - aggregate: { by: .s, every: 1m, time: .ts, \(fields) }", events),
+            [
+                "30: {\"key\":\"api\",\"start\":0,\"n\":2,\"bytes\":100,\"slowest\":20,\"mean\":15.0,\"last\":20}",
+                "30: {\"key\":\"web\",\"start\":0,\"n\":1,\"bytes\":50,\"slowest\":30,\"mean\":30.0,\"last\":30}",
+                "100: {\"key\":\"api\",\"start\":60000,\"n\":1,\"bytes\":1,\"slowest\":5,\"mean\":5.0,\"last\":5}",
+                "100: completed",
+            ], "an element of a later event-time window closes the window; an element at 60000 opens the next")
+        XCTAssertEqual(
+            try run("  - aggregate: { every: 25ms, fields: { n: count } }", events),
+            ["25: {\"start\":0,\"n\":3}", "50: {\"start\":25,\"n\":1}", "100: completed"],
+            "on the clock, a window closes at its end; without by, one group")
+        XCTAssertThrowsError(try run("  - aggregate: { fields: { n: { median: .ms } } }", events)) { error in
+            XCTAssertTrue("\(error)".contains("field 'n': write count, or one of"), "\(error)")
+        }
+        XCTAssertThrowsError(try run("  - aggregate: { time: .ts, fields: { n: count } }", events))
+    }
 }

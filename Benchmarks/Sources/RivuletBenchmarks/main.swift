@@ -7,6 +7,14 @@ if arguments.first == "w2-generate", arguments.count == 3, let count = Int(argum
     W2.generate(count: count, path: arguments[2])
     exit(0)
 }
+if arguments.first == "w3-generate", arguments.count == 3, let count = Int(arguments[1]) {
+    W3.generate(count: count, path: arguments[2])
+    exit(0)
+}
+if arguments.first == "w3-loop", arguments.count == 3 {
+    W3.loop(input: arguments[1], output: arguments[2])
+    exit(0)
+}
 if arguments.first == "w2-loop", arguments.count == 3 {
     W2.loop(input: arguments[1], output: arguments[2])
     exit(0)

@@ -1,0 +1,265 @@
+@_spi(Host) import Pipeline
+import Reactive
+
+private enum Key {
+    static let by = Parameter<Expression?>(
+        "by", doc: "The key of the groups (default: one group of everything).", example: ".service")
+    static let every = Parameter<RxTimeInterval?>(
+        "every", doc: "Tumbling windows of this length (default: one window, to the end of the stream).",
+        example: "1m"
+    ).above(RxTimeInterval.zero)
+    static let time = Parameter<Expression?>(
+        "time", doc: "Event time in milliseconds, from the element (default: the pipeline's clock).", example: ".ts")
+    static let fields = Parameter<ParameterMap<Value>>(
+        "fields",
+        doc: "Output fields: count, or { sum | min | max | avg | first | last: EXPR }.",
+        example: "{ errors: count, bytes: { sum: .bytes }, slowest: { max: .ms } }")
+}
+
+/// One output field of `aggregate`: what it computes, over what.
+struct AggregateField {
+    enum Kind: String, CaseIterable {
+        case count, sum, min, max, avg, first, last
+    }
+
+    let name: String
+    let kind: Kind
+    let expression: Expression?
+
+    /// A problem with the fields as written.
+    struct Problem: Error {
+        let message: String
+    }
+
+    /// The fields as written, or the problem with them.
+    static func parse(_ pairs: [(key: String, value: Value)]) -> Result<[AggregateField], Problem> {
+        var fields: [AggregateField] = []
+        let kinds = Kind.allCases.map(\.rawValue).joined(separator: ", ")
+        for (name, spec) in pairs {
+            if case .string("count") = spec {
+                fields.append(AggregateField(name: name, kind: .count, expression: nil))
+                continue
+            }
+            guard case .object(let object) = spec, object.keys.count == 1, let kindName = object.keys.first,
+                let kind = Kind(rawValue: kindName), kind != .count, case .string(let text)? = object[kindName]
+            else {
+                return .failure(Problem(message: "field '\(name)': write count, or one of { \(kinds): EXPR }"))
+            }
+            do {
+                fields.append(AggregateField(name: name, kind: kind, expression: try Expression(text)))
+            } catch {
+                return .failure(Problem(message: "field '\(name)': invalid expression '\(text)': \(error.message)"))
+            }
+        }
+        return fields.isEmpty
+            ? .failure(Problem(message: "give at least one field, such as { count: count }")) : .success(fields)
+    }
+}
+
+extension BuiltinComponents {
+    /// `aggregate: {by: EXPR, every: 1m, fields: {...}}` — count, sum, min, max, avg, first, last per key per window.
+    public static let aggregate = ComponentSpec(
+        name: "aggregate",
+        summary: "Counts, sums, averages, min, max, first and last per key per time window, one object each.",
+        docs: """
+            Elements are grouped by the key 'by' into tumbling windows of 'every' (aligned to the \
+            subscription on the pipeline's clock, or, with 'time', to zero of the elements' own times in \
+            milliseconds). When a window closes — at its end on the pipeline's clock, or, with 'time', when \
+            an element of a later window arrives — one object per key is emitted, in the order the keys \
+            came: {key, start (ms), ...fields}. Elements are expected in time order; a late one counts in \
+            the current window. Memory is one accumulator per field per key of the open window. On \
+            completion the open window is emitted. sum, min, max and avg take numbers; null is skipped.
+            """,
+        parameters: [Key.by, Key.every, Key.time, Key.fields],
+        primary: Key.fields,
+        example: """
+            - aggregate:
+                by: .service
+                every: 1m
+                fields: { errors: count, bytes: { sum: .bytes }, slowest: { max: .ms } }
+            """,
+        validate: { values, validation in
+            if case .failure(let problem) = AggregateField.parse(values[Key.fields].pairs) {
+                validation.error(problem.message, at: Key.fields, in: values)
+            }
+            if values.has(Key.time) && !values.has(Key.every) {
+                validation.error("time needs every, the length of the windows", at: Key.time, in: values)
+            }
+        },
+        factory: .operator { parameters, context in
+            guard case .success(let fields) = AggregateField.parse(parameters[Key.fields].pairs) else {
+                throw context.error("aggregate: invalid fields")
+            }
+            let by = parameters[Key.by]
+            let every = parameters[Key.every]
+            let time = parameters[Key.time]
+            let scheduler = context.scheduler
+            return { source in
+                Observable { observer, lifetime in
+                    let scope = context.makeScope()
+                    let origin = scheduler.now
+                    let table = AggregateTable(fields: fields)
+                    var window: Int64?
+                    let timer = SerialDisposable()
+                    lifetime.add(timer)
+                    func flush() {
+                        guard let current = window else { return }
+                        let start = every.map { ($0 * current).milliseconds } ?? 0
+                        for output in table.drain(start: start, keyed: by != nil) { observer.on(.next(output)) }
+                        window = nil
+                    }
+                    func armClock(_ index: Int64) {
+                        guard let every, time == nil else { return }
+                        let end = origin + every * (index + 1)
+                        timer.disposable = scheduler.schedule(after: Swift.max(.zero, end - scheduler.now)) {
+                            if !lifetime.isDisposed { flush() }
+                        }
+                    }
+                    source.subscribe(
+                        AnyObserver { event in
+                            if lifetime.isDisposed { return }
+                            switch event {
+                            case .next(let element):
+                                do {
+                                    var index: Int64 = 0
+                                    if let every {
+                                        let milliseconds: Double
+                                        if let time {
+                                            guard let at = try context.evaluate(time, element, in: scope).doubleValue
+                                            else {
+                                                throw context.error(
+                                                    "aggregate: 'time' is not a number", element: element)
+                                            }
+                                            milliseconds = at
+                                        } else {
+                                            milliseconds = Double((scheduler.now - origin).milliseconds)
+                                        }
+                                        index = Int64((milliseconds / Double(every.milliseconds)).rounded(.down))
+                                    }
+                                    if let current = window, index > current { flush() }
+                                    if window == nil {
+                                        window = index
+                                        armClock(index)
+                                    }
+                                    let key = try by.map { try context.evaluate($0, element, in: scope) } ?? .null
+                                    try table.add(element, key: key, scope: scope, context: context)
+                                } catch {
+                                    observer.on(.error(error))
+                                    lifetime.dispose()
+                                }
+                            case .error:
+                                observer.on(event)
+                                lifetime.dispose()
+                            case .completed:
+                                flush()
+                                observer.on(.completed)
+                                lifetime.dispose()
+                            }
+                        }, in: lifetime.makeChild())
+                }
+            }
+        })
+}
+
+/// The accumulators of one window, per key, in the order the keys came.
+final class AggregateTable {
+    let fields: [AggregateField]
+    private var index: [Value: Int] = [:]
+    private var keys: [Value] = []
+    private var counts: [Int] = []
+    /// One running value per field per key: sums and avg totals as numbers, extremes and firsts as values.
+    private var numbers: [[Double]] = []
+    private var seen: [[Int]] = []
+    private var values: [[Value]] = []
+
+    init(fields: [AggregateField]) {
+        self.fields = fields
+    }
+
+    func add(_ element: Value, key: Value, scope: EvaluationScope, context: ComponentContext) throws {
+        let row: Int
+        if let existing = index[key] {
+            row = existing
+        } else {
+            row = keys.count
+            index[key] = row
+            keys.append(key)
+            counts.append(0)
+            numbers.append(Array(repeating: 0, count: fields.count))
+            seen.append(Array(repeating: 0, count: fields.count))
+            values.append(Array(repeating: .null, count: fields.count))
+        }
+        counts[row] += 1
+        for (column, field) in fields.enumerated() {
+            guard let expression = field.expression else { continue }
+            let value = try context.evaluate(expression, element, in: scope)
+            switch field.kind {
+            case .count: break
+            case .first: if seen[row][column] == 0 { values[row][column] = value }
+            case .last: values[row][column] = value
+            case .sum, .avg, .min, .max:
+                if case .null = value { continue }
+                guard let number = value.doubleValue else {
+                    throw context.error(
+                        "aggregate: \(field.kind.rawValue) of '\(field.name)' needs numbers, got \(value)",
+                        element: element)
+                }
+                let first = seen[row][column] == 0
+                switch field.kind {
+                case .min:
+                    if first || number < numbers[row][column] {
+                        (numbers[row][column], values[row][column]) = (number, value)
+                    }
+                case .max:
+                    if first || number > numbers[row][column] {
+                        (numbers[row][column], values[row][column]) = (number, value)
+                    }
+                default: numbers[row][column] += number
+                }
+            }
+            seen[row][column] += 1
+        }
+    }
+
+    /// One object per key, in the order the keys came, and an empty table.
+    func drain(start: Int64, keyed: Bool) -> [Value] {
+        var outputs: [Value] = []
+        outputs.reserveCapacity(keys.count)
+        for (row, key) in keys.enumerated() {
+            var object = JSONObject()
+            if keyed { object["key"] = key }
+            object["start"] = .int(Int(start))
+            for (column, field) in fields.enumerated() {
+                let result: Value
+                switch field.kind {
+                case .count: result = .int(counts[row])
+                case .sum: result = Self.number(numbers[row][column])
+                case .avg:
+                    result = seen[row][column] == 0 ? .null : .double(numbers[row][column] / Double(seen[row][column]))
+                case .min, .max, .first, .last: result = values[row][column]
+                }
+                object[field.name] = result
+            }
+            outputs.append(.object(object))
+        }
+        index.removeAll(keepingCapacity: true)
+        keys.removeAll(keepingCapacity: true)
+        counts.removeAll(keepingCapacity: true)
+        numbers.removeAll(keepingCapacity: true)
+        seen.removeAll(keepingCapacity: true)
+        values.removeAll(keepingCapacity: true)
+        return outputs
+    }
+
+    private static func number(_ double: Double) -> Value {
+        if let int = Int(exactly: double) { return .int(int) }
+        return .double(double)
+    }
+}
+
+extension Duration {
+    /// The duration in whole milliseconds.
+    fileprivate var milliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -232,27 +232,8 @@ final class CollectingPageReader: CheckpointedPageReader {
     }
 
     func nextPage() -> Observable<Value> {
-        source.make(trigger).toArray().do(onNext: { [weak self] page in
+        source.make(trigger).toArray().map { Value.array($0) }.do(onNext: { [weak self] page in
             if case .array(let items) = page, items.isEmpty { self?.isFinished = true }
         })
-    }
-}
-
-extension Observable where Element == Value {
-    /// Every element, as one array, when the source completes.
-    fileprivate func toArray() -> Observable<Value> {
-        Observable { observer, lifetime in
-            var collected: [Value] = []
-            self.subscribe(
-                AnyObserver { event in
-                    switch event {
-                    case .next(let element): collected.append(element)
-                    case .error(let error): observer.on(.error(error))
-                    case .completed:
-                        observer.on(.next(.array(collected)))
-                        observer.on(.completed)
-                    }
-                }, in: lifetime)
-        }
     }
 }

@@ -1,12 +1,7 @@
 @_spi(Host) import Pipeline
 import Reactive
 
-private enum Key {
-    static let seed = Parameter<Value>(
-        "seed", default: .null, doc: "The total before the first element.", example: "0")
-    static let accumulator = Parameter<Expression>.valueExpression(
-        "accumulator", doc: "The next total, from 'acc' and '.'.", example: "acc + .bytes")
-}
+private typealias Key = Accumulation
 
 extension BuiltinComponents {
     /// `reduce: {seed: S, accumulator: EXPR}` — one total, when the stream completes.

@@ -1,12 +1,15 @@
 @_spi(Host) import Pipeline
 import Reactive
 
-private enum Key {
+/// The parameters `scan` and `reduce` share.
+enum Accumulation {
     static let seed = Parameter<Value>(
         "seed", default: .null, doc: "The accumulated value before the first element.", example: "0")
     static let accumulator = Parameter<Expression>.valueExpression(
         "accumulator", doc: "The next accumulated value, from 'acc' and '.'.", example: "acc + .")
 }
+
+private typealias Key = Accumulation
 
 extension BuiltinComponents {
     /// `scan: {seed: S, accumulator: EXPR}` — accumulates, emitting each new value.

@@ -16,7 +16,7 @@ public enum BuiltinComponents {
             // Operators
             filter, map, scan, distinctUntilChanged, debounce, throttle, delay, timeout, take, skip, takeWhile,
             takeUntil, startWith, merge, combineLatest, withLatestFrom, flatMap, flatMapLatest, concatMap,
-            scanPaginate, reduce, zip, sample, dedupe, window, aggregate,
+            scanPaginate, reduce, zip, sample, dedupe, window, aggregate, groupBy,
             catchError, catchAndReturn, retry, buffer, share, log, exec,
             // Sinks
             stdout, file, table, status,

@@ -137,4 +137,48 @@ final class AggregationComponentTests: LeakCheckingTestCase {
         }
         XCTAssertThrowsError(try run("  - aggregate: { time: .ts, fields: { n: count } }", events))
     }
+
+    func testGroupByRunsAChainPerKeyAndClosesIdleGroups() throws {
+        let events = timeline(
+            [(0, "{ u: a, n: 1 }"), (10, "{ u: b, n: 2 }"), (20, "{ u: a, n: 3 }"), (200, "{ u: a, n: 4 }")], end: 300)
+        XCTAssertEqual(
+            try run(
+                "  - groupBy: { key: .u, idle: 100ms, ops: [{ reduce: { seed: 0, accumulator: acc + .n } }] }", events),
+            ["110: 2", "120: 4", "300: 4", "300: completed"],
+            "b idles out at 110, a at 120; a opens again at 200 and closes with the stream")
+        XCTAssertEqual(
+            try run(
+                "  - groupBy: { key: .u, maxGroups: 1, ops: [{ reduce: { seed: 0, accumulator: acc + .n } }] }", events),
+            ["10: 1", "20: 2", "300: 7", "300: completed"], "one group open at a time: the idlest is closed")
+    }
+
+    func testGroupByWithManyKeysKeepsItsBoundAndWindowsInsideGroups() throws {
+        let entries = (0..<2000).map { (index: Int) in (index, "{ k: \(index % 500), n: 1 }") }
+        let counts = try run(
+            "  - groupBy: { key: .k, maxGroups: 100, ops: [{ window: 1s }, { map: len(.) }] }\n  - reduce: { seed: 0, accumulator: acc + . }",
+            timeline(entries, end: 2500))
+        XCTAssertEqual(counts, ["2500: 2000", "2500: completed"], "every element counted once, whatever the bound")
+        let windows = try run(
+            "  - groupBy: { key: .u, ops: [{ window: 100ms }, { map: \"{u: .[0].u, n: len(.)}\" }] }",
+            timeline([(0, "{ u: a }"), (10, "{ u: b }"), (20, "{ u: a }"), (150, "{ u: a }")], end: 160))
+        XCTAssertEqual(
+            windows,
+            [
+                "100: {\"u\":\"a\",\"n\":2}", "110: {\"u\":\"b\",\"n\":1}", "160: {\"u\":\"a\",\"n\":1}",
+                "160: completed",
+            ], "each group's windows are aligned to its own start")
+    }
+
+    func testGroupByChecksItsChainAtItsLineAndAnErrorEndsEveryGroup() throws {
+        XCTAssertThrowsError(try run("  - groupBy: { key: .u, ops: [{ reduc: acc }] }", "[]")) { error in
+            XCTAssertTrue("\(error)".contains("unknown operator 'reduc'; did you mean 'reduce'?"), "\(error)")
+            XCTAssertTrue("\(error)".contains("p.yaml:3:33"), "\(error)")
+        }
+        let failed = try run(
+            "  - groupBy: { key: .u, ops: [{ map: .n * 2 }] }",
+            "[{ at: 0ms, next: { u: a, n: 1 } }, { at: 5ms, next: { u: b, n: x } }, { at: 9ms, complete: true }]")
+        XCTAssertEqual(failed.first, "0: 2")
+        XCTAssertEqual(failed.count, 2)
+        XCTAssertTrue(failed[1].hasPrefix("5: error"), "\(failed)")
+    }
 }

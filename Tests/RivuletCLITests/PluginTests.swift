@@ -72,7 +72,7 @@ final class PluginTests: XCTestCase {
         let oldVersion = try cLibrary(
             "old",
             "int rivulet_plugin_api_version(void) { return 99; }\nint rivulet_plugin_register(void *r) { return 0; }\n")
-        let noRegister = try cLibrary("half", "int rivulet_plugin_api_version(void) { return 5; }\n")
+        let noRegister = try cLibrary("half", "int rivulet_plugin_api_version(void) { return 6; }\n")
         let copy = directory.appendingPathComponent("libTextPluginCopy.so").path
         try FileManager.default.copyItem(atPath: Self.library, toPath: copy)
         let cases: [([String], String)] = [
@@ -80,7 +80,7 @@ final class PluginTests: XCTestCase {
             (["--plugin", notAPlugin], "is not a Rivulet plugin: it has no rivulet_plugin_api_version entry point"),
             (
                 ["--plugin", oldVersion],
-                "was built against plugin API 99, but this rivulet has version 5; rebuild the plugin"
+                "was built against plugin API 99, but this rivulet has version 6; rebuild the plugin"
             ),
             (["--plugin", noRegister], "is not a Rivulet plugin: it has no rivulet_plugin_register entry point"),
             (["--plugin", Self.library, "--plugin", copy], "component 'slugify' is registered by both"),

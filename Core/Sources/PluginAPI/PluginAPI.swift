@@ -35,7 +35,7 @@ public enum PluginAPI {
     /// The version of this API. `rivulet` refuses a plugin built against another one, since
     /// Swift has no binary compatibility between builds of the core. Raise it for any removed or
     /// changed declaration of the surface.
-    public static let version: Int32 = 5
+    public static let version: Int32 = 6
 }
 
 /// What a plugin registers its components with while it is loaded.

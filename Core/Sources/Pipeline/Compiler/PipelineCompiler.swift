@@ -208,7 +208,18 @@ final class Multicast {
                 sourceBuilder: { inner in
                     try buildSource(inner.spec, inner.parameters, inner.location, key: "", sides: [:])
                 },
+                chainBuilder: { chain in try buildChain(chain) },
                 sideStreams: sides, services: services, streamName: streamName, checkpointKey: key)
+        }
+        /// The operators of an inner chain, each with a context of its own that keeps no checkpoints.
+        func buildChain(_ chain: ParameterValues.OperatorChain) throws -> PipelineOperator {
+            let operators = try chain.operators.map { component -> PipelineOperator in
+                guard case .operator(let factory) = component.spec.factory else {
+                    preconditionFailure("validated as an operator")
+                }
+                return try factory(component.parameters, context(for: component, key: "", sides: [:]))
+            }
+            return { source in operators.reduce(source) { stream, apply in apply(stream) } }
         }
         func buildSource(
             _ spec: ComponentSpec, _ parameters: ParameterValues, _ location: SourceLocation, key: String,

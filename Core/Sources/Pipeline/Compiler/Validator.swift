@@ -422,6 +422,24 @@
             guard let component = checkComponent(use, kind: .source, dependencies: &dependencies) else { return nil }
             return ParameterValues.InnerSource(
                 spec: component.spec, parameters: component.parameters, location: use.location)
+        case .operators:
+            guard let items = node.items else { return typeError("a list of operators, as a stream's ops") }
+            var parser = SpecParser(file: node.location.file)
+            var operators: [ValidatedComponent] = []
+            var ok = true
+            for item in items {
+                guard let use = parser.componentUse(item, what: "operator") else {
+                    ok = false
+                    continue
+                }
+                if let component = checkComponent(use, kind: .operator, dependencies: &dependencies) {
+                    operators.append(component)
+                } else {
+                    ok = false
+                }
+            }
+            for diagnostic in parser.diagnostics.diagnostics { diagnostics.add(diagnostic) }
+            return ok ? ParameterValues.OperatorChain(operators: operators, location: node.location) : nil
         case .map(let element):
             guard let pairs = node.pairs else { return typeError("a mapping") }
             var converted: [(String, Any)] = []

@@ -17,6 +17,7 @@ public final class ComponentContext {
     public let log: (String) -> Void
     let streamResolver: (String) -> Observable<Value>?
     let sourceBuilder: (ParameterValues.InnerSource) throws -> PipelineSource
+    let chainBuilder: (ParameterValues.OperatorChain) throws -> PipelineOperator
     /// The side streams the pipeline reads from this component, by name (`executing`, `errors`).
     public let sideStreams: [String: PublishSubject<Value>]
     /// For a sink, the stream it reads.
@@ -32,6 +33,7 @@ public final class ComponentContext {
         location: SourceLocation, baseDirectory: String, log: @escaping (String) -> Void,
         streamResolver: @escaping (String) -> Observable<Value>?,
         sourceBuilder: @escaping (ParameterValues.InnerSource) throws -> PipelineSource,
+        chainBuilder: @escaping (ParameterValues.OperatorChain) throws -> PipelineOperator,
         sideStreams: [String: PublishSubject<Value>], services: SharedServices, streamName: String? = nil,
         checkpointKey: String
     ) {
@@ -46,6 +48,7 @@ public final class ComponentContext {
         self.log = log
         self.streamResolver = streamResolver
         self.sourceBuilder = sourceBuilder
+        self.chainBuilder = chainBuilder
         self.sideStreams = sideStreams
     }
 
@@ -91,6 +94,12 @@ public final class ComponentContext {
     /// Builds an inner source (the `source` parameter of `flatMapLatest` and the like).
     public func build(_ source: ParameterValues.InnerSource) throws -> PipelineSource {
         try sourceBuilder(source)
+    }
+
+    /// Builds an inner chain of operators (the `ops` of `groupBy`): apply it to each group's stream.
+    /// Its operators keep no checkpoints of their own (their owner restarts their work).
+    public func build(_ chain: ParameterValues.OperatorChain) throws -> PipelineOperator {
+        try chainBuilder(chain)
     }
 
     /// A new evaluation scope over the pipeline's environment, for one subscription.

@@ -261,6 +261,13 @@ public struct ParameterMap<Element: ParameterConvertible>: ParameterConvertible 
     }
 }
 
+extension ParameterValues.OperatorChain: ParameterConvertible {
+    /// A list of operators, as a stream's `ops`.
+    public static var parameterType: ParameterType { .operators }
+    /// The operators' names.
+    public var writtenValue: Value { .array(operators.map { .string($0.spec.name) }) }
+}
+
 extension ParameterValues.InnerSource: ParameterConvertible {
     /// A mapping with one source component.
     public static var parameterType: ParameterType { .source }

@@ -26,6 +26,8 @@ public indirect enum ParameterType: Sendable, CustomStringConvertible {
     case stream
     /// An inner source: a mapping with one source component, run for each element.
     case source
+    /// A chain of operators, written as a stream's `ops` (the sub-chain `groupBy` runs per group).
+    case operators
     /// A mapping with free keys, each value of one type (query parameters, headers).
     case map(ParameterType)
     /// A mapping with its own named parameters.
@@ -47,6 +49,7 @@ public indirect enum ParameterType: Sendable, CustomStringConvertible {
         case .value: return "value"
         case .stream: return "stream name"
         case .source: return "source"
+        case .operators: return "list of operators"
         case .map(let element): return "mapping of \(element)"
         case .object: return "mapping"
         }

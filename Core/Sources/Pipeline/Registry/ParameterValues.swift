@@ -3,6 +3,20 @@ import Reactive
 /// A component's parameters after checking: the values the file gave, each as the Swift value its
 /// type makes. Read them with their `Parameter` keys, which supply the defaults.
 public struct ParameterValues {
+    /// A chain of checked operators (an `ops` list inside a component).
+    public struct OperatorChain {
+        /// The operators, in order.
+        @_spi(Host) public let operators: [ValidatedComponent]
+        /// Where the list is in the file.
+        public let location: SourceLocation
+
+        /// A chain of `operators`, written at `location`.
+        @_spi(Host) public init(operators: [ValidatedComponent], location: SourceLocation) {
+            self.operators = operators
+            self.location = location
+        }
+    }
+
     /// An inner source, checked: which source and its parameters.
     public struct InnerSource {
         /// The source's spec.

@@ -181,4 +181,14 @@ final class AggregationComponentTests: LeakCheckingTestCase {
         XCTAssertEqual(failed.count, 2)
         XCTAssertTrue(failed[1].hasPrefix("5: error"), "\(failed)")
     }
+
+    func testAWindowsOpsRunOnItsElementsWhenItCloses() throws {
+        let events = timeline([(0, "{ b: 3 }"), (50, "{ b: 4 }"), (120, "{ b: 10 }")], end: 130)
+        XCTAssertEqual(
+            try run("  - window: { every: 100ms, ops: [{ reduce: { seed: 0, accumulator: acc + .b } }] }", events),
+            ["100: 7", "130: 10", "130: completed"])
+        XCTAssertEqual(
+            try run("  - window: { every: 100ms, ops: [{ delay: 30ms }, { map: .b }] }", events),
+            ["130: 3", "130: 4", "160: 10", "160: completed"], "the result waits for the chains to complete")
+    }
 }

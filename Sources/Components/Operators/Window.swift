@@ -11,6 +11,9 @@ private enum Key {
     static let slide = Parameter<RxTimeInterval?>(
         "slide", doc: "With every: a new window starts this often, so windows overlap.", example: "10s"
     ).above(RxTimeInterval.zero)
+    static let ops = Parameter<ParameterValues.OperatorChain?>(
+        "ops", doc: "Operators each window's elements go through (instead of emitting the list).",
+        example: "[{ reduce: { seed: 0, accumulator: acc + .bytes } }]")
     static let sessionGap = Parameter<RxTimeInterval?>(
         "sessionGap", doc: "A session window: it closes after this long without an element.", example: "30s"
     ).above(RxTimeInterval.zero)
@@ -31,9 +34,11 @@ extension BuiltinComponents {
             holds that many elements (the rest of its period starts a new one); alone, it makes windows \
             of count elements. A window is emitted when it closes, as a list; empty windows are not \
             emitted. On completion the open windows are emitted, oldest first, then completion; an error \
-            discards them.
+            discards them. With ops, each window's elements go through that chain of operators when the \
+            window closes (written as a stream's ops), and what the chains emit is merged; the result \
+            completes once the stream and every chain have.
             """,
-        parameters: [Key.every, Key.count, Key.slide, Key.sessionGap],
+        parameters: [Key.every, Key.count, Key.slide, Key.sessionGap, Key.ops],
         primary: Key.every,
         example: "- window: { every: 1m, count: 1000 }",
         validate: { values, validation in
@@ -57,13 +62,41 @@ extension BuiltinComponents {
                 every: parameters[Key.every], count: parameters[Key.count], slide: parameters[Key.slide],
                 sessionGap: parameters[Key.sessionGap])
             let scheduler = context.scheduler
+            let chain = try parameters[Key.ops].map { try context.build($0) }
             return { source in
                 Observable { observer, lifetime in
                     let windows = Windows(shape: shape, origin: scheduler.now)
                     let timer = SerialDisposable()
                     lifetime.add(timer)
+                    // With ops: chains still running, and whether the stream has completed.
+                    var running = 0
+                    var sourceDone = false
                     func emit(_ closed: [[Value]]) {
-                        for items in closed where !items.isEmpty { observer.on(.next(.array(items))) }
+                        for items in closed where !items.isEmpty {
+                            guard let chain else {
+                                observer.on(.next(.array(items)))
+                                continue
+                            }
+                            running += 1
+                            let chainLifetime = lifetime.makeChild()
+                            chain(Observable.from(items)).subscribe(
+                                AnyObserver { event in
+                                    if lifetime.isDisposed { return }
+                                    switch event {
+                                    case .next: observer.on(event)
+                                    case .error:
+                                        observer.on(event)
+                                        lifetime.dispose()
+                                    case .completed:
+                                        chainLifetime.dispose()
+                                        running -= 1
+                                        if sourceDone && running == 0 {
+                                            observer.on(.completed)
+                                            lifetime.dispose()
+                                        }
+                                    }
+                                }, in: chainLifetime)
+                        }
                     }
                     func arm() {
                         guard let due = windows.nextEnd else { return }
@@ -85,8 +118,11 @@ extension BuiltinComponents {
                                 lifetime.dispose()
                             case .completed:
                                 emit(windows.closeAll())
-                                observer.on(.completed)
-                                lifetime.dispose()
+                                sourceDone = true
+                                if running == 0 && !lifetime.isDisposed {
+                                    observer.on(.completed)
+                                    lifetime.dispose()
+                                }
                             }
                         }, in: lifetime.makeChild())
                 }

@@ -16,6 +16,7 @@ extension Observable {
     }
 
     /// An observable created anew, by `factory`, for each subscription.
+    @inlinable
     public static func deferred(_ factory: @escaping () throws -> Observable<Element>) -> Observable<Element> {
         Observable { observer, lifetime in
             do {

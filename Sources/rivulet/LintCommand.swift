@@ -40,9 +40,9 @@ struct LintCommand: ParsableCommand {
             throw ExitCode(2)
         }
         var checked: [(file: String, diagnostics: [Diagnostic])] = []
-        for file in files {
+        for (file, kind) in files {
             let diagnostics: [Diagnostic]
-            if Self.kind(of: file) == .test {
+            if kind == .test {
                 diagnostics = tests.check(testFile: file).diagnostics
                 if format == .text { Self.report(diagnostics) }
             } else {
@@ -124,16 +124,16 @@ struct LintCommand: ParsableCommand {
 
     /// The files named (each checked, whatever it holds), and the pipeline and test files found
     /// in the folders named, sorted.
-    static func files(_ paths: [String]) -> [String] {
-        var files: [String] = []
+    static func files(_ paths: [String]) -> [(path: String, kind: Kind)] {
+        var files: [(path: String, kind: Kind)] = []
         for path in paths {
             var isDirectory: ObjCBool = false
             // A file that is not there is named as it is: checking it says so, located.
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                files.append(path)
+                files.append((path, kind(of: path)))
                 continue
             }
-            var found: [String] = []
+            var found: [(path: String, kind: Kind)] = []
             let enumerator = FileManager.default.enumerator(atPath: path)
             while let entry = enumerator?.nextObject() as? String {
                 let name = (entry as NSString).lastPathComponent
@@ -143,9 +143,10 @@ struct LintCommand: ParsableCommand {
                 }
                 guard name.hasSuffix(".yaml") || name.hasSuffix(".yml") else { continue }
                 let full = path.hasSuffix("/") ? path + entry : path + "/" + entry
-                if kind(of: full) != .other { found.append(full) }
+                let fileKind = kind(of: full)
+                if fileKind != .other { found.append((full, fileKind)) }
             }
-            files += found.sorted()
+            files += found.sorted { $0.path < $1.path }
         }
         return files
     }

@@ -191,4 +191,28 @@ final class AggregationComponentTests: LeakCheckingTestCase {
             try run("  - window: { every: 100ms, ops: [{ delay: 30ms }, { map: .b }] }", events),
             ["130: 3", "130: 4", "160: 10", "160: completed"], "the result waits for the chains to complete")
     }
+
+    func testGroupByClosesTheLeastRecentlyUsedGroupAndEndsInThatOrder() throws {
+        let events = timeline(
+            [
+                (0, "{ u: a, n: 1 }"), (10, "{ u: b, n: 2 }"), (20, "{ u: a, n: 3 }"), (30, "{ u: c, n: 4 }"),
+                (40, "{ u: a, n: 5 }"),
+            ], end: 50)
+        XCTAssertEqual(
+            try run(
+                "  - groupBy: { key: .u, maxGroups: 2, ops: [{ reduce: { seed: 0, accumulator: acc + .n } }] }", events),
+            ["30: 2", "50: 4", "50: 9", "50: completed"],
+            "b, used least recently, is closed for c; at the end c (last at 30) closes before a (last at 40)")
+    }
+
+    func testBadOpsAndABadEventTimeAreClearErrors() throws {
+        XCTAssertThrowsError(try run("  - groupBy: { key: .u, ops: reduce }", "[]")) { error in
+            XCTAssertTrue("\(error)".contains("must be a list of operators"), "\(error)")
+        }
+        let failed = try run(
+            "  - aggregate: { every: 1m, time: .ts, fields: { n: count } }",
+            "[{ at: 0ms, next: { ts: soon } }, { at: 5ms, complete: true }]")
+        XCTAssertEqual(failed.count, 1)
+        XCTAssertTrue(failed[0].contains("'time' is not a number"), "\(failed)")
+    }
 }

@@ -68,40 +68,24 @@ extension BuiltinComponents {
                     let windows = Windows(shape: shape, origin: scheduler.now)
                     let timer = SerialDisposable()
                     lifetime.add(timer)
-                    // With ops: chains still running, and whether the stream has completed.
-                    var running = 0
-                    var sourceDone = false
+                    let chains = chain.map { MergedChains(chain: $0, observer: observer, lifetime: lifetime) }
                     func emit(_ closed: [[Value]]) {
                         for items in closed where !items.isEmpty {
-                            guard let chain else {
+                            if let chains {
+                                chains.run(Observable.from(items))
+                            } else {
                                 observer.on(.next(.array(items)))
-                                continue
                             }
-                            running += 1
-                            let chainLifetime = lifetime.makeChild()
-                            chain(Observable.from(items)).subscribe(
-                                AnyObserver { event in
-                                    if lifetime.isDisposed { return }
-                                    switch event {
-                                    case .next: observer.on(event)
-                                    case .error:
-                                        observer.on(event)
-                                        lifetime.dispose()
-                                    case .completed:
-                                        chainLifetime.dispose()
-                                        running -= 1
-                                        if sourceDone && running == 0 {
-                                            observer.on(.completed)
-                                            lifetime.dispose()
-                                        }
-                                    }
-                                }, in: chainLifetime)
                         }
                     }
+                    // The timer is set for the earliest window end, and set again only when that changes.
+                    var armedFor: RxTime?
                     func arm() {
-                        guard let due = windows.nextEnd else { return }
+                        guard let due = windows.nextEnd, due != armedFor else { return }
+                        armedFor = due
                         timer.disposable = scheduler.schedule(after: max(.zero, due - scheduler.now)) {
                             if lifetime.isDisposed { return }
+                            armedFor = nil
                             emit(windows.close(upTo: scheduler.now))
                             arm()
                         }
@@ -118,8 +102,9 @@ extension BuiltinComponents {
                                 lifetime.dispose()
                             case .completed:
                                 emit(windows.closeAll())
-                                sourceDone = true
-                                if running == 0 && !lifetime.isDisposed {
+                                if let chains {
+                                    chains.completeWhenDone()
+                                } else {
                                     observer.on(.completed)
                                     lifetime.dispose()
                                 }

@@ -2,7 +2,8 @@
 /// an expression that is evaluated for each item, with `.` the item (and `acc` the running value
 /// in `reduce`), as jq's `map(f)` does; the element outside is not visible inside.
 enum ListFunctions {
-    /// The functions that take an expression, with their docs for the reference.
+    /// The functions that take an expression, with their docs for the reference. Their calls are
+    /// compiled by `compile` (the expression is not a value), so these implementations never run.
     static let higherOrder: [(String, Functions.Function)] = [
         Functions.make("map", 2...2, "map(list, expr)", "Each item through expr (. is the item): map(.items, .name).") {
             _, _ in .null

@@ -1,0 +1,51 @@
+@_spi(Host) import Pipeline
+import Reactive
+
+/// Runs inner chains of operators — `groupBy`'s one per key, `window`'s one per window — and
+/// merges what they emit into one observer. An error of any chain ends the result; once the outer
+/// stream has completed, the result completes when the last chain does.
+final class MergedChains {
+    private let chain: PipelineOperator
+    private let observer: AnyObserver<Value>
+    private let lifetime: Lifetime
+    private var running = 0
+    private var outerCompleted = false
+
+    init(chain: @escaping PipelineOperator, observer: AnyObserver<Value>, lifetime: Lifetime) {
+        self.chain = chain
+        self.observer = observer
+        self.lifetime = lifetime
+    }
+
+    /// Runs the chain over `input`, its elements merged into the result.
+    func run(_ input: Observable<Value>) {
+        if lifetime.isDisposed { return }
+        running += 1
+        let chainLifetime = lifetime.makeChild()
+        chain(input).subscribe(
+            AnyObserver { [self] event in
+                if lifetime.isDisposed { return }
+                switch event {
+                case .next: observer.on(event)
+                case .error: finish(event)
+                case .completed:
+                    chainLifetime.dispose()
+                    running -= 1
+                    if outerCompleted && running == 0 { finish(.completed) }
+                }
+            }, in: chainLifetime)
+    }
+
+    /// The outer stream completed: the result completes once every chain has.
+    func completeWhenDone() {
+        outerCompleted = true
+        if running == 0 { finish(.completed) }
+    }
+
+    /// Ends the result with `event` (an error of the outer stream, say).
+    func finish(_ event: Event<Value>) {
+        if lifetime.isDisposed { return }
+        observer.on(event)
+        lifetime.dispose()
+    }
+}

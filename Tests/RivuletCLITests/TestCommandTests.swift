@@ -45,6 +45,60 @@ final class TestCommandTests: XCTestCase {
         XCTAssertTrue(result.stdout.hasSuffix("1 passed, 1 failed\n"), result.stdout)
     }
 
+    func testExpectRequestsSeesWhatWasSentAndWhatTheSwitchCancelled() throws {
+        let pipeline = """
+            source: { events: [{ at: 0ms, next: a }, { at: 100ms, next: b }, { at: 1s, complete: true }] }
+            ops:
+              - flatMapLatest:
+                  http: { url: "http://127.0.0.1:9/items/{{ . }}", query: { q: "{{ . }}" }, maxPages: 1 }
+            sink: stdout
+            """
+        let http = """
+                http:
+                  - request: { path: /items/a }
+                    response: { status: 200, body: "[1]", delay: 300ms }
+                  - request: { path: /items/b }
+                    response: { status: 200, body: "[2]", delay: 50ms }
+            """
+        let url = try directory([
+            "p.yaml": pipeline,
+            "p.test.yaml": """
+            pipeline: p.yaml
+            tests:
+              - name: right
+            \(http)
+                expectRequests:
+                  - { at: 0ms, path: /items/a, query: { q: a }, cancelled: 100ms }
+                  - { at: 100ms, method: get, path: "/items/b?q=b", answered: 150ms }
+              - name: the cancellation unsaid
+            \(http)
+                expectRequests:
+                  - { at: 0ms, path: /items/a }
+                  - { at: 100ms, path: /items/b }
+            """,
+        ])
+        let result = try runRivulet(["test", url.path])
+        XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("ok    \(url.path)/p.test.yaml: right"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("FAIL  \(url.path)/p.test.yaml: the cancellation unsaid"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("    0ms GET /items/a?q=a cancelled 100ms\n"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("    100ms GET /items/b?q=b answered 150ms (200)\n"), result.stdout)
+    }
+
+    func testAnExpectedRequestWithAnUnknownKeyIsALocatedError() throws {
+        let url = try directory([
+            "p.yaml": Self.pipeline,
+            "p.test.yaml":
+                "pipeline: p.yaml\ntests:\n  - name: x\n    expectRequests:\n      - { at: 0ms, path: /a, canceled: 1s }\n",
+        ])
+        let result = try runRivulet(["test", url.path])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(
+            result.stderr.contains(
+                "p.test.yaml:5:30: error: unknown key 'canceled' in an expected request; did you mean 'cancelled'?"),
+            result.stderr)
+    }
+
     func testAnInvalidTestFileExitsTwoWithLocatedErrors() throws {
         let url = try directory([
             "p.yaml": Self.pipeline,

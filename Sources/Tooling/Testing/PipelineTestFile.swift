@@ -32,6 +32,32 @@ import Reactive
         }
     }
 
+    /// A request the pipeline must send (`expectRequests`): when, to which path with which query
+    /// parameters (others may be there too), and whether it is cancelled before its answer.
+    public struct ExpectedRequest {
+        /// When it is sent, in microseconds.
+        public var microseconds: Int64
+        /// Its method (nil: any).
+        public var method: String?
+        /// Its path.
+        public var path: String
+        /// Query parameters it must carry.
+        public var query: [(String, String)]
+        /// When it is cancelled (nil: it must not be).
+        public var cancelled: Int64?
+        /// When it is answered (nil: not checked).
+        public var answered: Int64?
+
+        /// `300ms GET /users/octocat/repos?per_page=3 cancelled 320ms`.
+        public var rendered: String {
+            var text = "\(PipelineTestFile.format(microseconds: microseconds)) \(method ?? "GET") \(path)"
+            if !query.isEmpty { text += "?" + query.map { "\($0.0)=\($0.1)" }.joined(separator: "&") }
+            if let cancelled { text += " cancelled \(PipelineTestFile.format(microseconds: cancelled))" }
+            if let answered { text += " answered \(PipelineTestFile.format(microseconds: answered))" }
+            return text
+        }
+    }
+
     /// One test.
     public struct Case {
         /// Its name.
@@ -62,6 +88,8 @@ import Reactive
         public var streamLocation: SourceLocation? = nil
         /// The `expect` list as written (`rivulet test --update` rewrites it).
         public var expectNode: YAMLNode? = nil
+        /// Every HTTP request the run must send, in order (nil: not checked).
+        public var expectRequests: [ExpectedRequest]? = nil
     }
 
     /// The path of the pipeline file (resolved against the test file's directory).
@@ -103,7 +131,7 @@ import Reactive
 
     static let caseKeys = [
         "name", "inputs", "http", "until", "stream", "expect", "expectCount", "expectContains", "expectMarbles", "seed",
-        "select",
+        "select", "expectRequests",
     ]
 
     static func parseCase(_ node: YAMLNode, baseDirectory: String, into collector: inout DiagnosticCollector) -> Case? {
@@ -170,11 +198,14 @@ import Reactive
                 testCase.http.append(response)
             }
         }
+        if let requests = node["expectRequests"] {
+            testCase.expectRequests = parseRequests(requests, into: &collector)
+        }
         if testCase.expect == nil && testCase.expectCount == nil && testCase.expectContains == nil
-            && testCase.expectMarbles == nil
+            && testCase.expectMarbles == nil && testCase.expectRequests == nil
         {
             collector.error(
-                "test '\(testCase.name)' has no expectation (expect, expectCount, expectContains or expectMarbles)",
+                "test '\(testCase.name)' has no expectation (expect, expectCount, expectContains, expectMarbles or expectRequests)",
                 at: node.location)
         }
         return testCase
@@ -199,6 +230,52 @@ import Reactive
             }
         }
         return events
+    }
+
+    static let requestKeys = ["at", "method", "path", "query", "cancelled", "answered"]
+
+    static func parseRequests(_ node: YAMLNode, into collector: inout DiagnosticCollector) -> [ExpectedRequest] {
+        guard let items = node.items else {
+            collector.error("'expectRequests' is a list of {at, path, query, cancelled}", at: node.location)
+            return []
+        }
+        func time(_ key: String, of item: YAMLNode) -> Int64? {
+            guard let value = item[key] else { return nil }
+            guard let duration = value.scalar.flatMap(DurationSyntax.parse) else {
+                collector.error("'\(key)' must be a time such as 320ms", at: value.location)
+                return nil
+            }
+            return duration.totalNanoseconds / 1000
+        }
+        var requests: [ExpectedRequest] = []
+        for item in items {
+            for pair in item.pairs ?? [] where !requestKeys.contains(pair.key.scalar ?? "") {
+                let key = pair.key.scalar ?? "?"
+                collector.error(
+                    "unknown key '\(key)' in an expected request\(Suggestions.didYouMean(key, in: requestKeys))",
+                    at: pair.key.location)
+            }
+            guard let at = time("at", of: item), var path = item["path"]?.scalar else {
+                collector.error("an expected request needs 'at' (when it is sent) and 'path'", at: item.location)
+                continue
+            }
+            var query: [(String, String)] = []
+            if let mark = path.firstIndex(of: "?") {
+                for part in path[path.index(after: mark)...].split(separator: "&") {
+                    let pieces = part.split(separator: "=", maxSplits: 1).map(String.init)
+                    query.append((pieces[0], pieces.count > 1 ? pieces[1] : ""))
+                }
+                path = String(path[..<mark])
+            }
+            for pair in item["query"]?.pairs ?? [] {
+                query.append((pair.key.scalar ?? "", pair.value.scalar ?? pair.value.toValue().description))
+            }
+            requests.append(
+                ExpectedRequest(
+                    microseconds: at, method: item["method"]?.scalar?.uppercased(), path: path, query: query,
+                    cancelled: time("cancelled", of: item), answered: time("answered", of: item)))
+        }
+        return requests
     }
 
     static func parseHTTP(_ node: YAMLNode, baseDirectory: String, into collector: inout DiagnosticCollector)

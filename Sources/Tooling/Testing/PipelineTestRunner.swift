@@ -257,10 +257,11 @@ import Reactive
         let environment = ExpressionEnvironment(seed: seed, clock: { scheduler.now })
         var logged: [String] = []
         let compiled: CompiledPipeline
+        let session = HTTPSession(mode: .canned(testCase.http))
         do {
             compiled = try PipelineCompiler.compile(
                 pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory,
-                log: { logged.append($0) }, services: [HTTPSession(mode: .canned(testCase.http))])
+                log: { logged.append($0) }, services: [session])
         } catch {
             return CaseResult(name: testCase.name, passed: false, report: "\(error)")
         }
@@ -310,6 +311,15 @@ import Reactive
         for value in testCase.expectContains ?? [] where !elements.contains(value) {
             problems.append("expected an element \(value), none was emitted")
         }
+        if let expected = testCase.expectRequests {
+            let sent = session.requests.entries
+            if !Self.matches(expected, sent) {
+                problems.append(
+                    "requests differ:\n  expected:\n"
+                        + expected.map { "    " + $0.rendered }.joined(separator: "\n")
+                        + "\n  sent:\n" + sent.map { "    " + Self.render($0) }.joined(separator: "\n"))
+            }
+        }
         if let (marbles, tick, values) = testCase.expectMarbles {
             let rendered = Self.marbles(actual, tick: tick, values: values)
             let wanted = marbles.filter { $0 != " " }
@@ -318,6 +328,38 @@ import Reactive
         return CaseResult(
             name: testCase.name, passed: problems.isEmpty, report: problems.joined(separator: "\n"), actual: actual,
             testCase: testCase)
+    }
+
+    static func matches(_ expected: [PipelineTestFile.ExpectedRequest], _ sent: [HTTPRequestLog.Entry]) -> Bool {
+        guard expected.count == sent.count else { return false }
+        return zip(expected, sent).allSatisfy { wanted, request in
+            func micro(_ time: RxTime) -> Int64 { time.totalNanoseconds / 1000 }
+            guard wanted.microseconds == micro(request.sent), wanted.path == request.path else { return false }
+            if let method = wanted.method, method != request.method { return false }
+            guard wanted.query.allSatisfy({ pair in request.query.contains { $0 == pair } }) else { return false }
+            switch request.outcome {
+            case .cancelled(let time):
+                return wanted.cancelled == micro(time)
+            case .answered(let time, _):
+                return wanted.cancelled == nil && (wanted.answered.map { $0 == micro(time) } ?? true)
+            case .pending:
+                return wanted.cancelled == nil && wanted.answered == nil
+            }
+        }
+    }
+
+    /// `300ms GET /path?a=1 answered 350ms (200)`.
+    static func render(_ request: HTTPRequestLog.Entry) -> String {
+        func format(_ time: RxTime) -> String { PipelineTestFile.format(microseconds: time.totalNanoseconds / 1000) }
+        var text = "\(format(request.sent)) \(request.method) \(request.path)"
+        if !request.query.isEmpty { text += "?" + request.query.map { "\($0.0)=\($0.1)" }.joined(separator: "&") }
+        switch request.outcome {
+        case .pending: text += " (no answer yet)"
+        case .cancelled(let time): text += " cancelled \(format(time))"
+        case .answered(let time, let status):
+            text += " answered \(format(time))" + (status.map { " (\($0))" } ?? " (no canned answer)")
+        }
+        return text
     }
 
     func matches(_ expected: [PipelineTestFile.TimedEvent], _ actual: [PipelineTestFile.TimedEvent]) -> Bool {

@@ -35,6 +35,8 @@ public final class HTTPSession {
     public let mode: Mode
     /// Keys and tokens the sources use, kept out of recordings, logs and errors.
     public let redactor = SecretRedactor()
+    /// The requests sent and how each ended (kept in `canned` mode, for `expectRequests`).
+    public let requests = HTTPRequestLog()
     private var transport: (any HTTPTransport)?
 
     /// A session in `mode`.
@@ -59,7 +61,7 @@ public final class HTTPSession {
         case .canned(let exchanges):
             made = ScriptedHTTPTransport(
                 exchanges: exchanges.map(RecordedExchange.init(canned:)), scheduler: context.scheduler,
-                source: "the test's http responses", useDelays: true)
+                source: "the test's http responses", useDelays: true, log: requests)
         }
         transport = made
         return made
@@ -301,18 +303,40 @@ final class ScriptedHTTPTransport: HTTPTransport {
     private let scheduler: any SchedulerType
     private let source: String
     private let useDelays: Bool
+    private let log: HTTPRequestLog?
 
-    init(exchanges: [RecordedExchange], scheduler: any SchedulerType, source: String, useDelays: Bool) {
+    init(
+        exchanges: [RecordedExchange], scheduler: any SchedulerType, source: String, useDelays: Bool,
+        log: HTTPRequestLog? = nil
+    ) {
         self.exchanges = exchanges
         self.scheduler = scheduler
         self.source = source
         self.useDelays = useDelays
+        self.log = log
         used = Array(repeating: 0, count: exchanges.count)
     }
 
     func start(
         _ request: HTTPRequestData, timeout: RxTimeInterval,
         completion: @escaping (Result<HTTPResponseData, HTTPTransportError>) -> Void
+    ) -> any Disposable {
+        guard let log else { return answer(request, completion: completion) }
+        let scheduler = self.scheduler
+        let index = log.sent(request, at: scheduler.now)
+        let pending = answer(request) { result in
+            let status = try? result.get().status
+            log.ended(index, .answered(scheduler.now, status: status))
+            completion(result)
+        }
+        return Disposables.create {
+            log.ended(index, .cancelled(scheduler.now))
+            pending.dispose()
+        }
+    }
+
+    private func answer(
+        _ request: HTTPRequestData, completion: @escaping (Result<HTTPResponseData, HTTPTransportError>) -> Void
     ) -> any Disposable {
         let key = RequestKey(request)
         let candidates = exchanges.indices.filter { exchanges[$0].matches(key) }

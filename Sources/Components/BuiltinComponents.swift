@@ -15,7 +15,7 @@ public enum BuiltinComponents {
             foursquareSearch,
             // Operators
             filter, map, scan, distinctUntilChanged, debounce, throttle, delay, timeout, take, skip, takeWhile,
-            takeUntil, startWith, merge, combineLatest, withLatestFrom, flatMap, flatMapLatest, concatMap,
+            takeUntil, startWith, merge, combineLatest, withLatestFrom, flatMap, flatMapLatest, concatMap, action,
             scanPaginate, reduce, zip, sample, dedupe, window, aggregate, groupBy,
             catchError, catchAndReturn, retry, buffer, share, log, exec,
             // Sinks

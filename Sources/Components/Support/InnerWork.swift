@@ -42,9 +42,10 @@ final class InnerWork {
         if wasActive != (active > 0) { context.sideStreams["executing"]?.onNext(.bool(active > 0)) }
     }
 
-    /// An error as an element of the `errors` side stream.
-    static func describe(_ error: any Error, context: ComponentContext, element: Value) -> Value {
+    /// An error as an element of the `errors` side stream (with `kind` when the operator names its errors).
+    static func describe(_ error: any Error, context: ComponentContext, element: Value, kind: String? = nil) -> Value {
         var report: JSONObject = JSONObject()
+        if let kind { report["kind"] = .string(kind) }
         report["message"] = .string((error as? PipelineRuntimeError)?.message ?? "\(error)")
         report["operator"] = .string(context.componentName)
         report["location"] = .string(context.location.description)

@@ -21,11 +21,16 @@ import Reactive
     /// The sinks, in file order.
     public let sinks: [CompiledSink]
     let multicasts: [Multicast]
+    let states: [SideStreamState]
 
-    init(streams: [String: Observable<Value>], sinks: [CompiledSink], multicasts: [Multicast]) {
+    init(
+        streams: [String: Observable<Value>], sinks: [CompiledSink], multicasts: [Multicast],
+        states: [SideStreamState] = []
+    ) {
         self.streams = streams
         self.sinks = sinks
         self.multicasts = multicasts
+        self.states = states
     }
 
     /// Subscribes every sink, then connects the shared streams (most downstream first), so no
@@ -33,6 +38,7 @@ import Reactive
     /// stream has ended, at the first error, or on `dispose()`.
     public func start(onFinish: @escaping (PipelineRun.Outcome) -> Void = { _ in }) -> PipelineRun {
         let run = PipelineRun(sinks: sinks.map(\.sink), onFinish: onFinish)
+        for state in states { state.follow(in: run.lifetime) }
         // Side streams and other hot readers first, so they see what the main streams cause.
         let order = sinks.indices.sorted {
             (sinks[$0].streamName.contains(".") ? 0 : 1) < (sinks[$1].streamName.contains(".") ? 0 : 1)
@@ -187,14 +193,21 @@ final class Multicast {
         let services = SharedServices()
         for service in extraServices { services.insert(service) }
         func sideKey(_ stream: String, _ index: Int, _ side: String) -> String { "\(stream)#\(index)#\(side)" }
+        var sideStates: [String: SideStreamState] = [:]
         for (_, target) in pipeline.sideStreams {
             let key = sideKey(target.stream, target.operatorIndex, target.side)
-            if sideSubjects[key] == nil { sideSubjects[key] = PublishSubject() }
+            if sideSubjects[key] == nil {
+                let subject = PublishSubject<Value>()
+                sideSubjects[key] = subject
+                if SideStreamState.names.contains(target.side) { sideStates[key] = SideStreamState(subject) }
+            }
         }
         func resolve(_ name: String) -> Observable<Value>? {
             if let stream = built[name] { return stream }
             if let target = pipeline.sideStreams[name] {
-                return sideSubjects[sideKey(target.stream, target.operatorIndex, target.side)]?.asObservable()
+                let key = sideKey(target.stream, target.operatorIndex, target.side)
+                if let state = sideStates[key] { return state.observable }
+                return sideSubjects[key]?.asObservable()
             }
             return nil
         }
@@ -286,6 +299,38 @@ final class Multicast {
         // Components resolve streams while they are built, never later; dropping them here ends
         // the cycle stream → component closure → context → resolver → stream.
         built.removeAll()
-        return CompiledPipeline(streams: streams, sinks: sinks, multicasts: multicasts)
+        return CompiledPipeline(
+            streams: streams, sinks: sinks, multicasts: multicasts, states: Array(sideStates.values))
+    }
+}
+
+/// A side stream that carries a state (`executing`, `enabled`): a reader that subscribes after
+/// the state was last set gets its current value first, as the Action library's `executing` and
+/// `enabled` do. Without it, a stream built after its operator started would miss the initial
+/// `false`.
+final class SideStreamState {
+    /// The side streams that are states; the others (`errors`, `elements`) are events.
+    static let names: Set<String> = ["executing", "enabled"]
+    let subject: PublishSubject<Value>
+    var latest: Value?
+
+    init(_ subject: PublishSubject<Value>) {
+        self.subject = subject
+    }
+
+    /// Starts keeping the latest value, for the run's lifetime (before any reader subscribes).
+    func follow(in lifetime: Lifetime) {
+        subject.asObservable().subscribe(
+            AnyObserver { event in
+                if case .next(let value) = event { self.latest = value }
+            }, in: lifetime.makeChild())
+    }
+
+    /// The stream as a reader sees it: the current value, then every change.
+    var observable: Observable<Value> {
+        Observable.deferred { [self] in
+            guard let latest else { return subject.asObservable() }
+            return subject.asObservable().startWith(latest)
+        }
     }
 }

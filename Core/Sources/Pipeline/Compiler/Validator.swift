@@ -101,7 +101,10 @@
             spec: spec, streams: ordered, sinks: sinks, sideStreams: sideStreams, readerCounts: readerCounts)
     }
 
-    /// Checks a reference to a stream or side stream; returns the stream it depends on.
+    /// Checks a reference to a stream or side stream; returns the stream that must be built before
+    /// the reader. A side stream needs none: its subject exists before any stream is built, so a
+    /// stream may read a side stream of an operator downstream of it (a feedback loop, such as a
+    /// page counter fed by an `action`'s elements).
     mutating func checkStreamReference(_ reference: String, at location: SourceLocation) -> String? {
         readerCounts[reference, default: 0] += 1
         if streamNames.contains(reference) { return reference }
@@ -121,13 +124,13 @@
                     return nil
                 }
                 sideStreams[reference] = (op.stream, op.index, side)
-                return op.stream
+                return nil
             }
             if streamNames.contains(owner) {
                 let candidates = (streamOperators[owner] ?? []).filter { $0.spec.sideStreams.contains(side) }
                 if candidates.count == 1 {
                     sideStreams[reference] = (owner, candidates[0].index, side)
-                    return owner
+                    return nil
                 }
                 if candidates.isEmpty {
                     let offering = registry.all.filter { !$0.sideStreams.isEmpty }.map(\.name)

@@ -15,6 +15,9 @@ private enum Key {
         "q", doc: "The query, qualifiers included.", example: "\"language:{{ . }} stars:>100\"")
     static let sort = Parameter<RepositoryOrder>("sort", default: .bestMatch, doc: "The order.")
     static let order = Parameter<Direction>("order", default: .desc, doc: "With sort.")
+    static let page = Parameter<Template?>(
+        "page", doc: "The page to start from (1 is the first), for a page counter kept by the pipeline.",
+        example: "\"{{ . }}\"")
 }
 
 extension BuiltinComponents {
@@ -31,7 +34,7 @@ extension BuiltinComponents {
             is a repository as the API gives it (full_name, html_url, stargazers_count, language, \
             owner.login, …).
             """,
-        parameters: [Key.q, Key.sort, Key.order] + GitHubAPI.parameters,
+        parameters: [Key.q, Key.sort, Key.order, Key.page] + GitHubAPI.parameters,
         primary: Key.q,
         example: """
             - scanPaginate:
@@ -42,6 +45,7 @@ extension BuiltinComponents {
         factory: .source { parameters, context in
             let perPage = parameters[GitHubAPI.perPage]
             let (q, sort, order) = (parameters[Key.q], parameters[Key.sort], parameters[Key.order])
+            let page = parameters[Key.page]
             return try GitHubAPI.source(
                 parameters, context: context,
                 items: { body in try ItemSelection.list(body, at: ["items"]) },
@@ -58,6 +62,7 @@ extension BuiltinComponents {
                         query.append(("sort", sort.rawValue))
                         query.append(("order", order.rawValue))
                     }
+                    if let page { query += try api.query([("page", page)], element: element) }
                     return ("/search/repositories", query)
                 })
         })

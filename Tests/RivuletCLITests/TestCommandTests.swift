@@ -88,14 +88,27 @@ final class TestCommandTests: XCTestCase {
     func testAnExpectedRequestWithAnUnknownKeyIsALocatedError() throws {
         let url = try directory([
             "p.yaml": Self.pipeline,
-            "p.test.yaml":
-                "pipeline: p.yaml\ntests:\n  - name: x\n    expectRequests:\n      - { at: 0ms, path: /a, canceled: 1s }\n",
+            "p.test.yaml": """
+            pipeline: p.yaml
+            tests:
+              - name: x
+                expectRequests:
+                  - { at: 0ms, path: /a, canceled: 1s }
+                  - { at: soon, path: /b }
+                  - { at: 1s }
+            """,
         ])
         let result = try runRivulet(["test", url.path])
         XCTAssertEqual(result.status, 2)
         XCTAssertTrue(
             result.stderr.contains(
                 "p.test.yaml:5:30: error: unknown key 'canceled' in an expected request; did you mean 'cancelled'?"),
+            result.stderr)
+        XCTAssertTrue(
+            result.stderr.contains("p.test.yaml:6:15: error: 'at' must be a time such as 320ms"), result.stderr)
+        XCTAssertTrue(
+            result.stderr.contains(
+                "p.test.yaml:7:9: error: an expected request needs 'at' (when it is sent) and 'path'"),
             result.stderr)
     }
 

@@ -18,18 +18,10 @@ extension BuiltinComponents {
         example: "- reduce: { seed: 0, accumulator: acc + .bytes }",
         checkpointing: .keepsState("its total so far"),
         factory: .operator { parameters, context in
-            let seed = parameters[Key.seed]
-            let accumulator = parameters[Key.accumulator]
-            return { source in
+            { source in
                 Observable.deferred {
-                    let scope = context.makeScope()
-                    let state = StateBox(context.restoredState ?? seed)
-                    context.keepState { state.value }
-                    return source.reduce(state.value) { total, element in
-                        scope.accumulator = total
-                        state.value = try context.evaluate(accumulator, element, in: scope)
-                        return state.value
-                    }
+                    let (seed, step) = Accumulation.start(parameters, context: context)
+                    return source.reduce(seed, accumulator: step)
                 }
             }
         })

@@ -7,6 +7,30 @@ enum Accumulation {
         "seed", default: .null, doc: "The accumulated value before the first element.", example: "0")
     static let accumulator = Parameter<Expression>.valueExpression(
         "accumulator", doc: "The next accumulated value, from 'acc' and '.'.", example: "acc + .")
+
+    /// For one subscription: the value to start from (the seed, or what a checkpoint kept) and the
+    /// step that evaluates the accumulator with `acc` set, keeping its result for checkpoints when
+    /// the run keeps state.
+    static func start(_ parameters: ParameterValues, context: ComponentContext) -> (
+        seed: Value, step: (Value, Value) throws -> Value
+    ) {
+        let accumulator = parameters[accumulator]
+        let scope = context.makeScope()
+        let evaluate: (Value, Value) throws -> Value = { acc, element in
+            scope.accumulator = acc
+            return try context.evaluate(accumulator, element, in: scope)
+        }
+        guard context.checkpoints != nil else { return (parameters[seed], evaluate) }
+        let state = StateBox(context.restoredState ?? parameters[seed])
+        context.keepState { state.value }
+        return (
+            state.value,
+            { acc, element in
+                state.value = try evaluate(acc, element)
+                return state.value
+            }
+        )
+    }
 }
 
 private typealias Key = Accumulation
@@ -25,24 +49,10 @@ extension BuiltinComponents {
         example: "- scan: { seed: 0, accumulator: clamp(acc + ., 0, 9) }",
         checkpointing: .keepsState("its accumulated value"),
         factory: .operator { parameters, context in
-            let seed = parameters[Key.seed]
-            let accumulator = parameters[Key.accumulator]
-            return { source in
+            { source in
                 Observable.deferred {
-                    let scope = context.makeScope()
-                    guard context.checkpoints != nil else {
-                        return source.scan(seed) { acc, element in
-                            scope.accumulator = acc
-                            return try context.evaluate(accumulator, element, in: scope)
-                        }
-                    }
-                    let state = StateBox(context.restoredState ?? seed)
-                    context.keepState { state.value }
-                    return source.scan(state.value) { acc, element in
-                        scope.accumulator = acc
-                        state.value = try context.evaluate(accumulator, element, in: scope)
-                        return state.value
-                    }
+                    let (seed, step) = Accumulation.start(parameters, context: context)
+                    return source.scan(seed, accumulator: step)
                 }
             }
         })

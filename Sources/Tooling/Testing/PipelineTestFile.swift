@@ -50,8 +50,9 @@ import Reactive
 
         /// `300ms GET /users/octocat/repos?per_page=3 cancelled 320ms`.
         public var rendered: String {
-            var text = "\(PipelineTestFile.format(microseconds: microseconds)) \(method ?? "GET") \(path)"
-            if !query.isEmpty { text += "?" + query.map { "\($0.0)=\($0.1)" }.joined(separator: "&") }
+            var text =
+                "\(PipelineTestFile.format(microseconds: microseconds)) "
+                + HTTPRequestLog.describe(method: method ?? "GET", path: path, query: query)
             if let cancelled { text += " cancelled \(PipelineTestFile.format(microseconds: cancelled))" }
             if let answered { text += " answered \(PipelineTestFile.format(microseconds: answered))" }
             return text
@@ -255,10 +256,11 @@ import Reactive
                     "unknown key '\(key)' in an expected request\(Suggestions.didYouMean(key, in: requestKeys))",
                     at: pair.key.location)
             }
-            guard let at = time("at", of: item), var path = item["path"]?.scalar else {
+            guard item["at"] != nil, var path = item["path"]?.scalar else {
                 collector.error("an expected request needs 'at' (when it is sent) and 'path'", at: item.location)
                 continue
             }
+            guard let at = time("at", of: item) else { continue }
             var query: [(String, String)] = []
             if let mark = path.firstIndex(of: "?") {
                 for part in path[path.index(after: mark)...].split(separator: "&") {

@@ -351,8 +351,7 @@ import Reactive
     /// `300ms GET /path?a=1 answered 350ms (200)`.
     static func render(_ request: HTTPRequestLog.Entry) -> String {
         func format(_ time: RxTime) -> String { PipelineTestFile.format(microseconds: time.totalNanoseconds / 1000) }
-        var text = "\(format(request.sent)) \(request.method) \(request.path)"
-        if !request.query.isEmpty { text += "?" + request.query.map { "\($0.0)=\($0.1)" }.joined(separator: "&") }
+        var text = "\(format(request.sent)) \(request.line)"
         switch request.outcome {
         case .pending: text += " (no answer yet)"
         case .cancelled(let time): text += " cancelled \(format(time))"

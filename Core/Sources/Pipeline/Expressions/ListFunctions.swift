@@ -105,13 +105,16 @@ enum ListFunctions {
         default:  // group
             let key = try ExpressionCompiler.compileNode(arguments[1])
             return { scope in
-                var groups = JSONObject()
+                // Members gathered by key first: appending to a JSON array in place would copy it per item.
+                var members: [String: [Value]] = [:]
+                var keys: [String] = []
                 for item in try items(list, scope, name) {
                     let text = try within(scope, item, key).text
-                    var members = groups[text]?.arrayValue ?? []
-                    members.append(item)
-                    groups[text] = .array(members)
+                    if members[text] == nil { keys.append(text) }
+                    members[text, default: []].append(item)
                 }
+                var groups = JSONObject()
+                for text in keys { groups[text] = .array(members[text] ?? []) }
                 return .object(groups)
             }
         }

@@ -26,6 +26,14 @@ public struct HTTPRequestData: Sendable, Equatable {
         self.maximumResponseBytes = maximumResponseBytes
     }
 
+    /// The query parameters with the values of secret ones (`api-key`, `token`, …) replaced by
+    /// `REDACTED`, for messages and test reports.
+    public var redactedQueryItems: [(String, String)] {
+        queryItems.map { name, value in
+            (name, SecretRedactor.secretQueryNames.contains(name.lowercased()) ? SecretRedactor.placeholder : value)
+        }
+    }
+
     /// Same method, URL, headers and body.
     public static func == (a: HTTPRequestData, b: HTTPRequestData) -> Bool {
         a.method == b.method && a.url == b.url && a.body == b.body

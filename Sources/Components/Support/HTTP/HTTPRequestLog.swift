@@ -26,6 +26,14 @@ public final class HTTPRequestLog {
         public var sent: RxTime
         /// How it ended.
         public var outcome: Outcome
+
+        /// `GET /path?q=a`.
+        public var line: String { HTTPRequestLog.describe(method: method, path: path, query: query) }
+    }
+
+    /// A request as one line: `GET /path?q=a&page=2`.
+    public static func describe(method: String, path: String, query: [(String, String)]) -> String {
+        "\(method) \(path)" + (query.isEmpty ? "" : "?" + query.map { "\($0.0)=\($0.1)" }.joined(separator: "&"))
     }
 
     /// The requests, in the order they were sent.

@@ -342,15 +342,8 @@ final class ScriptedHTTPTransport: HTTPTransport {
         let candidates = exchanges.indices.filter { exchanges[$0].matches(key) }
         let chosen = candidates.first { used[$0] == 0 } ?? candidates.last
         guard let chosen else {
-            let missing =
-                "\(request.method) \(request.path)"
-                + (request.queryItems.isEmpty
-                    ? ""
-                    : "?"
-                        + request.queryItems.map { name, value in
-                            let secret = SecretRedactor.secretQueryNames.contains(name.lowercased())
-                            return "\(name)=\(secret ? SecretRedactor.placeholder : value)"
-                        }.joined(separator: "&"))
+            let missing = HTTPRequestLog.describe(
+                method: request.method, path: request.path, query: request.redactedQueryItems)
             return scheduler.schedule {
                 completion(
                     .failure(HTTPTransportError("\(self.source) has no answer for \(missing)", isRetryable: false)))

@@ -27,9 +27,9 @@ DECLS = {"TypeDecl", "Function", "Constructor", "Var", "TypeAlias", "Subscript",
 
 
 def current_version():
-    match = re.search(r"public static let version: Int32 = (\d+)", open(API_SOURCE).read())
+    match = re.search(r"public static var version: Int32 \{ (\d+) \}", open(API_SOURCE).read())
     if not match:
-        sys.exit(f"error: no 'public static let version: Int32 = N' in {API_SOURCE}")
+        sys.exit(f"error: no 'public static var version: Int32 {{ N }}' in {API_SOURCE}")
     return int(match.group(1))
 
 

@@ -119,4 +119,27 @@ final class ActionComponentTests: XCTestCase {
             """)
         XCTAssertEqual(harness.events("spinner"), ["0: \"idle\"", "10: \"loading\"", "15: \"idle\"", "20: completed"])
     }
+
+    func testAMisspeltEnabledIfOrSideStreamIsALocatedError() {
+        let diagnostics = PipelineHarness().diagnostics(
+            """
+            streams:
+              valid:
+                source: { events: [{ at: 0ms, next: true }] }
+              taps:
+                source: { events: [{ at: 0ms, next: 1 }] }
+                ops:
+                  - id: login
+                    action: { source: { events: [{ at: 1s, next: ok }] }, enabledIf: vaild }
+              spinner:
+                source: { stream: login.executin }
+            sinks:
+              - { stream: taps, stdout: {} }
+            """)
+        XCTAssertEqual(diagnostics.count, 2, "\(diagnostics)")
+        XCTAssertTrue(diagnostics[0].hasPrefix("8:74: unknown stream 'vaild'; did you mean 'valid'?"), "\(diagnostics)")
+        XCTAssertTrue(
+            diagnostics[1].hasPrefix("10:23: operator 'login' (action) has no side stream 'executin'"), "\(diagnostics)"
+        )
+    }
 }

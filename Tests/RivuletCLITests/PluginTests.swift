@@ -35,6 +35,22 @@ final class PluginTests: XCTestCase {
         return output
     }
 
+    func testThePluginCarriesTheVersionItWasBuiltAgainst() throws {
+        // Were the version read from the core at run time, a stale plugin would report the core's
+        // own version, pass the check, and crash on a changed layout.
+        let nm = Process()
+        nm.executableURL = URL(fileURLWithPath: "/usr/bin/nm")
+        nm.arguments = ["-D", "--undefined-only", Self.library]
+        let output = Pipe()
+        nm.standardOutput = output
+        try nm.run()
+        let symbols = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        nm.waitUntilExit()
+        XCTAssertEqual(nm.terminationStatus, 0)
+        XCTAssertTrue(symbols.contains("PluginAPI"), "the plugin uses the core: \(symbols.prefix(200))")
+        XCTAssertFalse(symbols.contains("7versions5Int32V"), "PluginAPI.version is compiled into the plugin")
+    }
+
     func testTheExamplePluginIsListedCheckedAndTested() throws {
         let listed = try runRivulet(["components", "--plugin", Self.library])
         XCTAssertEqual(listed.status, 0, listed.stderr)
@@ -72,7 +88,7 @@ final class PluginTests: XCTestCase {
         let oldVersion = try cLibrary(
             "old",
             "int rivulet_plugin_api_version(void) { return 99; }\nint rivulet_plugin_register(void *r) { return 0; }\n")
-        let noRegister = try cLibrary("half", "int rivulet_plugin_api_version(void) { return 6; }\n")
+        let noRegister = try cLibrary("half", "int rivulet_plugin_api_version(void) { return 7; }\n")
         let copy = directory.appendingPathComponent("libTextPluginCopy.so").path
         try FileManager.default.copyItem(atPath: Self.library, toPath: copy)
         let cases: [([String], String)] = [
@@ -80,7 +96,7 @@ final class PluginTests: XCTestCase {
             (["--plugin", notAPlugin], "is not a Rivulet plugin: it has no rivulet_plugin_api_version entry point"),
             (
                 ["--plugin", oldVersion],
-                "was built against plugin API 99, but this rivulet has version 6; rebuild the plugin"
+                "was built against plugin API 99, but this rivulet has version 7; rebuild the plugin"
             ),
             (["--plugin", noRegister], "is not a Rivulet plugin: it has no rivulet_plugin_register entry point"),
             (["--plugin", Self.library, "--plugin", copy], "component 'slugify' is registered by both"),

@@ -2,7 +2,7 @@
 import Reactive
 
 private enum Key {
-    static let stream = Parameter<StreamName>("stream", doc: "The other stream.", example: "items")
+    static let stream = Parameter<StreamName>("stream", doc: "The other stream.", example: "items").sampled()
     static let combine = Parameter<Expression?>.valueExpression(
         "combine", doc: "What to emit, from .value and .latest.", example: ".latest[.value]")
 }

@@ -32,6 +32,14 @@
         public let name: String
         /// Where the file names it (a `stream:` source, a `merge:` list, ...).
         public let location: SourceLocation
+        /// Whether it reads a side stream of an operator of `name`: its subject exists before any
+        /// stream is built, so it need not be built first.
+        public var isSideStream = false
+        /// The reference as written (`load.elements`).
+        public var reference = ""
+        /// Whether only the latest element is read (`withLatestFrom`'s stream): its elements never
+        /// make the reader emit.
+        public var isSampled = false
     }
 
     /// The streams it reads (through its origin or its operators' parameters).

@@ -70,9 +70,7 @@
             var origin: ValidatedStream.Origin?
             switch stream.origin {
             case .stream(let name, let location):
-                if let owner = checkStreamReference(name, at: location) {
-                    dependencies.append(.init(name: owner, location: location))
-                }
+                if let dependency = checkStreamReference(name, at: location) { dependencies.append(dependency) }
                 origin = .stream(name)
             case .component(let use):
                 origin = checkComponent(use, kind: .source).map { .component($0) }
@@ -101,13 +99,12 @@
             spec: spec, streams: ordered, sinks: sinks, sideStreams: sideStreams, readerCounts: readerCounts)
     }
 
-    /// Checks a reference to a stream or side stream; returns the stream that must be built before
-    /// the reader. A side stream needs none: its subject exists before any stream is built, so a
-    /// stream may read a side stream of an operator downstream of it (a feedback loop, such as a
-    /// page counter fed by an `action`'s elements).
-    mutating func checkStreamReference(_ reference: String, at location: SourceLocation) -> String? {
+    /// Checks a reference to a stream or side stream; returns what the reader depends on.
+    mutating func checkStreamReference(_ reference: String, at location: SourceLocation)
+        -> ValidatedStream.Dependency?
+    {
         readerCounts[reference, default: 0] += 1
-        if streamNames.contains(reference) { return reference }
+        if streamNames.contains(reference) { return .init(name: reference, location: location) }
         if brokenStreams.contains(reference) || brokenStreams.contains(String(reference.prefix { $0 != "." })) {
             return nil
         }
@@ -124,13 +121,13 @@
                     return nil
                 }
                 sideStreams[reference] = (op.stream, op.index, side)
-                return nil
+                return .init(name: op.stream, location: location, isSideStream: true, reference: reference)
             }
             if streamNames.contains(owner) {
                 let candidates = (streamOperators[owner] ?? []).filter { $0.spec.sideStreams.contains(side) }
                 if candidates.count == 1 {
                     sideStreams[reference] = (owner, candidates[0].index, side)
-                    return nil
+                    return .init(name: owner, location: location, isSideStream: true, reference: reference)
                 }
                 if candidates.isEmpty {
                     let offering = registry.all.filter { !$0.sideStreams.isEmpty }.map(\.name)
@@ -269,10 +266,13 @@
                 ok = false
                 continue
             }
-            guard
-                let value = convert(
-                    valueNode, to: parameter.type, name: parameter.name, owner: owner, dependencies: &dependencies)
-            else {
+            let read = dependencies.count
+            let converted = convert(
+                valueNode, to: parameter.type, name: parameter.name, owner: owner, dependencies: &dependencies)
+            if parameter.isSampled {
+                for index in read..<dependencies.count { dependencies[index].isSampled = true }
+            }
+            guard let value = converted else {
                 ok = false
                 continue
             }
@@ -404,9 +404,7 @@
             return node.toValue()
         case .stream:
             guard let reference = node.scalar else { return typeError("a stream name") }
-            if let owner = checkStreamReference(reference, at: node.location) {
-                dependencies.append(.init(name: owner, location: node.location))
-            }
+            if let dependency = checkStreamReference(reference, at: node.location) { dependencies.append(dependency) }
             return StreamName(reference)
         case .source:
             guard let pairs = node.pairs, pairs.count == 1, let sourceName = pairs[0].key.scalar else {
@@ -536,14 +534,52 @@
                 return
             }
             state[name] = 1
-            for dependency in stream.dependencies {
+            // A side stream's subject exists before any stream is built: no need to build its owner first.
+            for dependency in stream.dependencies where !dependency.isSideStream {
                 visit(dependency.name, path: path + [name], reference: dependency.location)
             }
             state[name] = 2
             ordered.append(stream)
         }
         for stream in streams { visit(stream.name, path: [], reference: nil) }
+        if !reported { checkFeedbackLoops(streams, byName: byName) }
         return ordered
+    }
+
+    /// A stream may read a side stream of an operator downstream of it (a page counter fed by an
+    /// action's elements), but such a loop must be closed by a read that only samples
+    /// (`withLatestFrom`'s stream): otherwise what an operator reports feeds it again at once,
+    /// without end (an action refusing its own errors would recurse until the stack is gone).
+    mutating func checkFeedbackLoops(_ streams: [ValidatedStream], byName: [String: ValidatedStream]) {
+        var state: [String: Int] = [:]
+        func visit(_ name: String, path: [(String, ValidatedStream.Dependency?)]) -> Bool {
+            guard let stream = byName[name] else { return false }
+            if state[name] == 2 { return false }
+            if state[name] == 1 {
+                let loop = Array(path.drop { $0.0 != name })
+                // `a → x.errors → a`: each stream, and the side stream through which it reads the next.
+                let names =
+                    loop.flatMap { step -> [String] in
+                        guard let edge = step.1, edge.isSideStream else { return [step.0] }
+                        return [step.0, edge.reference]
+                    } + [name]
+                let closing = loop.compactMap(\.1).last { $0.isSideStream } ?? loop.compactMap(\.1).last
+                diagnostics.error(
+                    "streams feed themselves without end: \(names.joined(separator: " → ")); close the loop with withLatestFrom, which reads the latest element without emitting",
+                    at: closing?.location ?? stream.location,
+                    note:
+                        "a stream may read a side stream of an operator downstream of it only through a read that samples (withLatestFrom's stream)"
+                )
+                return true
+            }
+            state[name] = 1
+            for dependency in stream.dependencies where !dependency.isSampled {
+                if visit(dependency.name, path: path + [(name, dependency)]) { return true }
+            }
+            state[name] = 2
+            return false
+        }
+        for stream in streams where visit(stream.name, path: []) { return }
     }
 }
 

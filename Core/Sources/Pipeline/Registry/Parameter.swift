@@ -116,6 +116,14 @@ extension Parameter {
         bounded(V.self) { $0 <= minimum ? "more than \(minimum.writtenValue.text)" : nil }
     }
 
+    /// This stream parameter, read only for its latest element: its elements never make the
+    /// component emit, so a feedback loop may close through it.
+    public func sampled() -> Self {
+        var copy = self
+        copy.spec.isSampled = true
+        return copy
+    }
+
     private func bounded<V: ParameterConvertible>(_ type: V.Type, _ problem: @escaping @Sendable (V) -> String?) -> Self
     {
         var copy = self

@@ -73,6 +73,10 @@ public struct ParameterSpec: Sendable {
     /// A bound the value must keep (`at least 0`), checked by the validator at the value: it
     /// returns the problem, or nil.
     var bound: (@Sendable (Any) -> String?)?
+    /// For a stream parameter: whether only its latest element is read, so that its elements never
+    /// make the component emit (`withLatestFrom`'s stream). A loop of streams may close only
+    /// through such a read.
+    public internal(set) var isSampled = false
 
     /// A parameter; components declare theirs with `Parameter`, which makes this.
     init(

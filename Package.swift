@@ -15,13 +15,17 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // SQLite connections: statements with bound values, typed rows. The state store and the
+        // `sqlite` source and sink use it.
+        .target(name: "SQLite", dependencies: ["CSQLite"]),
         // Checkpoints on disk (`rivulet run --state`): an SQLite database. Only the CLI uses it;
         // components see checkpoints through the core's `Checkpoints`.
-        .target(name: "StateStore", dependencies: ["CSQLite", .product(name: "RivuletCore", package: "Core")]),
+        .target(name: "StateStore", dependencies: ["SQLite", "CSQLite", .product(name: "RivuletCore", package: "Core")]),
         .target(
             name: "Components",
             dependencies: [
                 "CLibXML2",
+                "SQLite",
                 .product(name: "RivuletCore", package: "Core"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

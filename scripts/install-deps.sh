@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs the system packages Rivulet builds against (libyaml, libxml2, SQLite, pkg-config, jq, tmux),
+# Installs the system packages Rivulet builds against and its tests use (libyaml, libxml2, SQLite and
+# its shell, curl, pkg-config, jq, tmux),
 # only if one is missing. Safe to run again.
 set -euo pipefail
-needed=(libyaml-dev libxml2-dev libsqlite3-dev pkg-config jq tmux)
+needed=(libyaml-dev libxml2-dev libsqlite3-dev sqlite3 curl pkg-config jq tmux)
 missing=()
 for package in "${needed[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

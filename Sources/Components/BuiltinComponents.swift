@@ -9,7 +9,9 @@ public enum BuiltinComponents {
     public static var all: [ComponentSpec] {
         [
             // Sources
-            events, fixture, fileSource, stdin, prompt, interval, timer, http, nytSearch, nytNewest, githubSearch,
+            events, fixture, fileSource, execSource, sqliteSource, stdin, prompt, interval, timer, http, nytSearch,
+            nytNewest,
+            githubSearch,
             githubUserRepos,
             images,
             foursquareSearch,
@@ -19,7 +21,7 @@ public enum BuiltinComponents {
             scanPaginate, reduce, zip, sample, dedupe, window, aggregate, groupBy,
             catchError, catchAndReturn, retry, buffer, share, log, exec,
             // Sinks
-            stdout, file, table, status,
+            stdout, file, table, status, sqliteSink,
         ]
     }
 

@@ -1,5 +1,6 @@
 import CSQLite
 @_spi(Host) import Pipeline
+import SQLite
 
 #if canImport(Glibc)
     import Glibc

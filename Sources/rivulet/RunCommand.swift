@@ -156,6 +156,11 @@ struct RunCommand: ParsableCommand {
         }
     }
 
+    /// What `onError: skip` dropped, one warning per component.
+    private func reportSkipped(_ compiled: CompiledPipeline) {
+        for line in compiled.skipped.summary { log(line) }
+    }
+
     private func log(_ line: String) { FileHandleOutput.standardError.write(line + "\n") }
 
     /// After a signal stopped the run (its sinks are flushed and closed): exits at once with
@@ -202,6 +207,7 @@ struct RunCommand: ParsableCommand {
         }
         while !scheduler.isInterrupted && outcome == nil && scheduler.runNext() {}
         if outcome == nil { run.dispose() }
+        reportSkipped(compiled)
         try Self.finish(checkpointSession, checkpoints, outcome)
         Self.exitIfSignalled(tracer)
         if case .cancelled? = outcome { return .completed }
@@ -238,6 +244,7 @@ struct RunCommand: ParsableCommand {
         SignalWatcher.start { scheduler.interrupt { holder.value.run?.dispose() } }
         scheduler.run()
         let outcome = holder.value.outcome
+        reportSkipped(compiled)
         try Self.finish(checkpointSession, checkpoints, outcome)
         Self.exitIfSignalled(tracer)
         if case .cancelled? = outcome { return .completed }

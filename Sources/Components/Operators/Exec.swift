@@ -9,7 +9,6 @@ private enum Key {
     static let timeout = Parameter<RxTimeInterval>(
         "timeout", default: .seconds(10), doc: "The longest the program may take to answer one element."
     ).above(RxTimeInterval.zero)
-    static let onError = Parameter<ErrorPolicy>("onError", default: .fail, doc: "What an {\"error\"} answer does.")
 }
 
 extension BuiltinComponents {
@@ -21,18 +20,19 @@ extension BuiltinComponents {
             Protocol: for each element rivulet writes one line {"value": <element>} to the program's \
             standard input. The program answers with any number of lines {"emit": <value>} (each becomes \
             an element), then one line {"done": true}; or, instead of done, {"error": "message"}, which \
-            fails the pipeline (or, with onError: skip, drops that element). Elements are handled one at \
+            fails the pipeline (or, with onError: skip or errors, drops that element). Elements are handled one at \
             a time, in order. A program that exits, crashes, writes something that is not such a line, or \
             takes longer than timeout for one element fails the pipeline with the tail of its standard \
             error. The program is stopped when the pipeline ends. While the program works on an element \
             the pipeline's thread waits for it (timers run late); keep exec programs quick.
             """,
-        parameters: [Key.command, Key.timeout, Key.onError],
+        parameters: [Key.command, Key.timeout],
         primary: Key.command,
         example: "- exec: { command: [python3, ./enrich.py], timeout: 2s }",
         validate: { values, validation in
             if values[Key.command].isEmpty { validation.error("exec needs a command", at: Key.command, in: values) }
         },
+        elementErrors: true,
         factory: .operator { parameters, context in
             var command = parameters[Key.command]
             // `./x` is relative to the pipeline file; made absolute, since the program runs in the
@@ -41,7 +41,6 @@ extension BuiltinComponents {
                 command[index] = URL(fileURLWithPath: context.resolvePath(command[index])).standardizedFileURL.path
             }
             let timeout = parameters[Key.timeout]
-            let skipErrors = parameters[Key.onError] == .skip
             return { source in
                 Observable.deferred {
                     let process = try ExecProcess(command: command, directory: context.baseDirectory, context: context)
@@ -54,9 +53,7 @@ extension BuiltinComponents {
                                 switch event {
                                 case .next(let element):
                                     do {
-                                        for output in try process.handle(
-                                            element, timeout: timeout, skipErrors: skipErrors)
-                                        {
+                                        for output in try process.handle(element, timeout: timeout) {
                                             if lifetime.isDisposed { return }
                                             sink.observer.on(.next(output))
                                         }
@@ -97,8 +94,7 @@ final class ExecProcess {
     private let reader: LineReader
     private let context: ComponentContext
     private let commandLine: String
-    private let stderrTail = StderrTail()
-    private let stderrReader: Thread
+    private let stderrTail: StderrTail
 
     init(command: [String], directory: String, context: ComponentContext) throws {
         self.context = context
@@ -112,24 +108,7 @@ final class ExecProcess {
             throw context.error("cannot start '\(commandLine)': \(error)")
         }
         reader = LineReader(descriptor: process.standardOutput)
-        let tail = stderrTail
-        let descriptor = process.standardError
-        // The thread owns a duplicate, so closing the process's end never races with its read.
-        let owned = dup(descriptor)
-        stderrReader = Thread {
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = read(owned, &buffer, buffer.count)
-                if count > 0 {
-                    tail.append(buffer[0..<count])
-                } else if count == 0 || errno != EINTR {
-                    break
-                }
-            }
-            close(owned)
-            tail.finish()
-        }
-        stderrReader.start()
+        stderrTail = StderrTail.reading(process.standardError)
         signal(SIGPIPE, SIG_IGN)
     }
 
@@ -139,7 +118,7 @@ final class ExecProcess {
     }
 
     /// Sends `element` and collects the program's answer.
-    func handle(_ element: Value, timeout: RxTimeInterval, skipErrors: Bool) throws -> [Value] {
+    func handle(_ element: Value, timeout: RxTimeInterval) throws -> [Value] {
         var request: [UInt8] = Array("{\"value\":".utf8)
         JSONSerializer.write(element, to: &request)
         request.append(contentsOf: Array("}\n".utf8))
@@ -199,8 +178,10 @@ final class ExecProcess {
             } else if object["done"] != nil {
                 return emitted
             } else if let message = object["error"] {
-                if skipErrors { return [] }
-                throw context.error("'\(commandLine)': \(message.stringValue ?? message.description)", element: element)
+                try context.elementFailed(
+                    context.error("'\(commandLine)': \(message.stringValue ?? message.description)", element: element),
+                    element: element)
+                return []
             } else {
                 throw failure("'\(commandLine)' wrote \(answer), which is not {\"emit\"}, {\"done\"} or {\"error\"}")
             }
@@ -213,37 +194,5 @@ final class ExecProcess {
         process.send(SIGTERM)
         let process = self.process
         Thread { process.wait() }.start()
-    }
-}
-
-/// The last 2 KiB of a program's standard error, collected as it is written.
-final class StderrTail: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var bytes: [UInt8] = []
-    private var finished = false
-
-    func append(_ data: ArraySlice<UInt8>) {
-        condition.withLock {
-            bytes.append(contentsOf: data)
-            if bytes.count > 2048 { bytes.removeFirst(bytes.count - 2048) }
-        }
-    }
-
-    /// The program closed its standard error (it exited).
-    func finish() {
-        condition.withLock {
-            finished = true
-            condition.broadcast()
-        }
-    }
-
-    var text: String {
-        // A program that failed is usually exiting: wait briefly for the last of what it wrote.
-        condition.lock()
-        let limit = Date(timeIntervalSinceNow: 0.2)
-        while !finished && condition.wait(until: limit) {}
-        let text = String(decoding: bytes, as: UTF8.self)
-        condition.unlock()
-        return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

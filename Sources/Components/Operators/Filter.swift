@@ -13,17 +13,25 @@ extension BuiltinComponents {
         docs: """
             The expression sees the element as '.'. Anything but null, false, 0 and "" counts as true. \
             An expression that fails on an element (say len() of a number) fails the pipeline, naming \
-            the operator, its place in the file and the element.
+            the operator, its place in the file and the element; with onError: skip or errors the \
+            element is dropped instead.
             """,
         parameters: [Key.condition],
         primary: Key.condition,
         example: "- filter: len(.) >= 3",
         checkpointing: .stateless,
+        elementErrors: true,
         factory: .operator { parameters, context in
             let expression = parameters[Key.condition]
             return { source in
                 Observable.deferred {
                     let scope = context.makeScope()
+                    guard context.onError == .fail else {
+                        return source.filter { element in
+                            try context.handling(element) { try context.evaluate(expression, element, in: scope) }?
+                                .isTruthy ?? false
+                        }
+                    }
                     return source.filter { try context.evaluate(expression, $0, in: scope).isTruthy }
                 }
             }

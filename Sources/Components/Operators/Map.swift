@@ -14,17 +14,25 @@ extension BuiltinComponents {
         docs: """
             Give one expression (`map: .owner.login`), or a mapping whose values are expressions, which \
             builds an object with those keys (`map: {title: .headline.main, url: .web_url}`). Nested \
-            mappings and lists build nested values. A quoted value with {{ }} is a template.
+            mappings and lists build nested values. A quoted value with {{ }} is a template. An \
+            expression that fails on an element fails the pipeline; with onError: skip or errors the \
+            element is dropped instead.
             """,
         parameters: [Key.transform],
         primary: Key.transform,
         example: "- map: { title: .headline.main, url: .web_url, date: .pub_date }",
         checkpointing: .stateless,
+        elementErrors: true,
         factory: .operator { parameters, context in
             let expression = parameters[Key.transform]
             return { source in
                 Observable.deferred {
                     let scope = context.makeScope()
+                    guard context.onError == .fail else {
+                        return source.compactMap { element in
+                            try context.handling(element) { try context.evaluate(expression, element, in: scope) }
+                        }
+                    }
                     return source.map { try context.evaluate(expression, $0, in: scope) }
                 }
             }

@@ -41,7 +41,7 @@ extension BuiltinComponents {
             let source = try context.build(parameters[InnerWork.source])
             let options = ScanPaginateOptions(
                 accumulate: parameters[Key.emit] == .accumulated, maxPages: parameters[Key.maxPages],
-                skipErrors: parameters[InnerWork.onError] == .skip)
+                skipErrors: parameters[InnerWork.onError] != .fail)
             return { triggers in
                 ScanPaginateSink.observable(triggers, source: source, options: options, context: context)
             }

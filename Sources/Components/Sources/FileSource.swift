@@ -45,7 +45,7 @@ extension BuiltinComponents {
             newline arrives, a file replaced under its name (rotated) is read to its end before the new \
             one is opened, a file cut shorter (truncated) is read again from its start, and files that \
             come to match the glob are read from their beginning. A malformed JSON line fails the \
-            pipeline, naming the file and line. Under --state each file's inode and offset are \
+            pipeline, naming the file and line (or, with onError, is skipped or reported). Under --state each file's inode and offset are \
             checkpointed; a file rotated while the pipeline was down is found again by its inode in its \
             folder and finished first.
             """,
@@ -69,6 +69,7 @@ extension BuiltinComponents {
             }
         },
         checkpointing: .keepsState("each file's inode and offset (exactly-once with a file sink)"),
+        elementErrors: true,
         factory: .source { parameters, context in
             let pattern = context.resolvePath(parameters[Key.path])
             var json: Bool
@@ -248,10 +249,12 @@ final class FileLines {
             }
             while let reader = file.reader {
                 do {
-                    while isLive(), let value = try next(reader) {
+                    while isLive(), let value = try next(reader, path: file.path) {
                         emit(value)
                         checkpoints?.checkpointIfDue()
                     }
+                } catch let error as PipelineRuntimeError {
+                    return error
                 } catch {
                     return context.error("\(file.path) line \(reader.lineNumber): \(error)")
                 }
@@ -296,12 +299,27 @@ final class FileLines {
         return nil
     }
 
-    private func next(_ reader: LineReader) throws -> Value? {
+    /// The next line's value; a malformed line is handled as `onError` says (skipped, or
+    /// thrown as an error naming the file and line).
+    private func next(_ reader: LineReader, path: String) throws -> Value? {
         while true {
-            let line: Value?? = try reader.nextLine { bytes -> Value? in
-                guard json else { return .string(String(decoding: bytes, as: UTF8.self)) }
-                if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
-                return try JSONParser.parse(bytes)
+            var malformed = ""
+            let line: Value??
+            do {
+                line = try reader.nextLine { bytes -> Value? in
+                    guard json else { return .string(String(decoding: bytes, as: UTF8.self)) }
+                    if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
+                    do {
+                        return try JSONParser.parse(bytes)
+                    } catch {
+                        malformed = String(decoding: bytes, as: UTF8.self)
+                        throw error
+                    }
+                }
+            } catch let error as JSONError {
+                try context.elementFailed(
+                    context.error("\(path) line \(reader.lineNumber): \(error)"), element: .string(malformed))
+                continue
             }
             guard let line else { return nil }
             if let value = line { return value }

@@ -31,7 +31,8 @@ extension BuiltinComponents {
             element); any other document is one element. JSON Lines (.jsonl, .ndjson) are read a line \
             at a time, never the whole file. Without every, elements are emitted as fast as they are \
             read; with every, one per period. Paths are relative to the pipeline file. A malformed \
-            line fails the pipeline, naming the file and line.
+            line of JSON Lines fails the pipeline, naming the file and line, or with onError is skipped \
+            or reported on NAME.errors (its text as the element); a malformed document always fails.
             """,
         parameters: [Key.path, Key.format, Key.whole, Key.every],
         primary: Key.path,
@@ -45,6 +46,7 @@ extension BuiltinComponents {
             }
         },
         checkpointing: .keepsState("its place in the file: the element or the line it reached"),
+        elementErrors: true,
         factory: .source { parameters, context in
             let path = context.resolvePath(parameters[Key.path])
             var format = parameters[Key.format].rawValue
@@ -173,19 +175,29 @@ enum Fixture {
                 return
             }
             func next() -> Event<Value>? {
-                do {
-                    while true {
+                while true {
+                    var malformed = ""
+                    do {
                         let line: Value?? = try reader.nextLine { bytes -> Value? in
                             if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
-                            return try JSONParser.parse(bytes)
+                            do {
+                                return try JSONParser.parse(bytes)
+                            } catch {
+                                malformed = String(decoding: bytes, as: UTF8.self)
+                                throw error
+                            }
                         }
                         guard let line else { return .completed }
                         if let value = line { return .next(value) }
+                    } catch let error as JSONError {
+                        // onError: a malformed line fails the source, or is dropped and the next read.
+                        let failure = context.error("fixture \(path) line \(reader.lineNumber): \(error)")
+                        do { try context.elementFailed(failure, element: .string(malformed)) } catch {
+                            return .error(failure)
+                        }
+                    } catch {
+                        return .error(context.error("reading fixture \(path): \(error)"))
                     }
-                } catch let error as JSONError {
-                    return .error(context.error("fixture \(path) line \(reader.lineNumber): \(error)"))
-                } catch {
-                    return .error(context.error("reading fixture \(path): \(error)"))
                 }
             }
             context.keepState { ["offset": .int(reader.offset), "line": .int(reader.lineNumber)] }

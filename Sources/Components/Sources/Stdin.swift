@@ -22,59 +22,112 @@ extension BuiltinComponents {
         parameters: [Key.format],
         primary: Key.format,
         example: "source: stdin",
+        elementErrors: true,
         factory: .source { parameters, context in
             let json = parameters[Key.format] == .jsonl
-            return PipelineSource { _ in StandardInput.observable(json: json, context: context) }
+            return PipelineSource { _ in
+                StandardInput.observable(json: json, what: "standard input", context: context) {
+                    LineInput(descriptor: 0, end: { .completed }, stop: {})
+                }
+            }
         })
 }
 
+/// Where lines come from: a descriptor read to its end, the event that ends the source then
+/// (called on the reading thread: it may wait for a program to exit), and what stops the producer
+/// when the pipeline lets go first.
+struct LineInput: @unchecked Sendable {
+    let descriptor: Int32
+    let end: @Sendable () -> Event<Value>
+    let stop: () -> Void
+}
+
+/// Lines read from a descriptor (standard input, a program's output) into a source.
 enum StandardInput {
     /// How many batches of lines may wait for the pipeline before the reader pauses.
     static let batchesInFlight = 8
 
     static func decode(
-        _ bytes: UnsafeBufferPointer<UInt8>, json: Bool, line: Int, error makeError: (String) -> PipelineRuntimeError
+        _ bytes: UnsafeBufferPointer<UInt8>, json: Bool, line: Int, what: String,
+        error makeError: (String) -> PipelineRuntimeError
     ) -> Event<Value> {
         guard json else { return .next(.string(String(decoding: bytes, as: UTF8.self))) }
         do {
             return .next(try JSONParser.parse(bytes))
         } catch {
-            return .error(makeError("standard input line \(line): \(error)"))
+            return .error(
+                MalformedLine(
+                    failure: makeError("\(what) line \(line): \(error)"),
+                    text: String(decoding: bytes, as: UTF8.self)))
         }
     }
 
-    static func observable(json: Bool, context: ComponentContext) -> Observable<Value> {
+    /// A line that is not JSON, handled on the pipeline's thread as `onError` says.
+    struct MalformedLine: Error {
+        let failure: PipelineRuntimeError
+        let text: String
+    }
+
+    /// Passes `event` on; a malformed line is dropped or fails the source, as `onError` says.
+    /// Returns whether the source goes on.
+    static func pass(_ event: Event<Value>, to observer: AnyObserver<Value>, context: ComponentContext) -> Bool {
+        guard case .error(let error as MalformedLine) = event else {
+            observer.on(event)
+            return !event.isStopEvent
+        }
+        do {
+            try context.elementFailed(error.failure, element: .string(error.text))
+            return true
+        } catch {
+            observer.on(.error(error))
+            return false
+        }
+    }
+
+    /// The lines of what `open` starts at subscription: `what` names it in errors.
+    static func observable(
+        json: Bool, what: String, context: ComponentContext, open: @escaping () throws -> LineInput
+    ) -> Observable<Value> {
         let name = context.componentName
         let location = context.location
         let makeError: @Sendable (String) -> PipelineRuntimeError = {
             PipelineRuntimeError($0, component: name, location: location)
         }
         return Observable { observer, lifetime in
-            let reader = LineReader(descriptor: 0)
+            let input: LineInput
+            do { input = try open() } catch {
+                observer.on(.error(error))
+                return
+            }
+            let reader = LineReader(descriptor: input.descriptor)
             guard let scheduler = context.scheduler as? any ConcurrentDeliveryScheduler else {
                 // Virtual clock: read everything now.
                 do {
                     while !lifetime.isDisposed, !context.scheduler.isInterrupted,
                         let event = try reader.nextLine({
-                            decode($0, json: json, line: reader.lineNumber, error: makeError)
+                            decode($0, json: json, line: reader.lineNumber, what: what, error: makeError)
                         })
                     {
-                        observer.on(event)
-                        if event.isStopEvent { return }
+                        if !pass(event, to: observer, context: context) {
+                            input.stop()
+                            return
+                        }
                     }
-                    if !lifetime.isDisposed { observer.on(.completed) }
+                    if lifetime.isDisposed { input.stop() } else { observer.on(input.end()) }
                 } catch {
-                    observer.on(.error(makeError("reading standard input: \(error)")))
+                    input.stop()
+                    observer.on(.error(makeError("reading \(what): \(error)")))
                 }
                 return
             }
-            let target = SchedulerBound((observer, lifetime, reader))
+            let target = SchedulerBound((observer, lifetime, reader, context))
             // Backpressure: at most `batchesInFlight` batches wait for the pipeline; past that the
             // reader stops reading, so a producer faster than the pipeline fills the pipe, not memory.
             let credits = DispatchSemaphore(value: batchesInFlight)
             let stopped = InterruptionFlag()
             lifetime.onDispose {
                 stopped.raise()
+                input.stop()
                 credits.signal()  // a reader waiting for room sees the stop
             }
             let thread = Thread {
@@ -88,11 +141,10 @@ enum StandardInput {
                     if stopped.isRaised { return }
                     scheduler.enqueue {
                         defer { credits.signal() }
-                        let (observer, lifetime, _) = target.value
+                        let (observer, lifetime, _, context) = target.value
                         for event in events {
                             if lifetime.isDisposed { return }
-                            observer.on(event.value)
-                            if event.value.isStopEvent { lifetime.dispose() }
+                            if !Self.pass(event.value, to: observer, context: context) { lifetime.dispose() }
                         }
                     }
                 }
@@ -100,15 +152,15 @@ enum StandardInput {
                 do {
                     while !stopped.isRaised,
                         let event = try reader.nextLine({
-                            decode($0, json: json, line: reader.lineNumber, error: makeError)
+                            decode($0, json: json, line: reader.lineNumber, what: what, error: makeError)
                         })
                     {
                         batch.append(SchedulerBound(event))
                         if batch.count >= 256 || !reader.hasBufferedLine { deliver() }
                     }
-                    batch.append(SchedulerBound(.completed))
+                    if !stopped.isRaised { batch.append(SchedulerBound(input.end())) }
                 } catch {
-                    batch.append(SchedulerBound(.error(makeError("reading standard input: \(error)"))))
+                    batch.append(SchedulerBound(.error(makeError("reading \(what): \(error)"))))
                 }
                 deliver()
             }

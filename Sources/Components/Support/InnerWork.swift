@@ -2,8 +2,8 @@
 import Reactive
 
 /// What `flatMap`, `flatMapLatest` and `concatMap` share: running an inner source per element,
-/// reporting on the `executing` side stream whether any inner runs, and, under `onError: skip`,
-/// turning an inner's failure into an element of the `errors` side stream.
+/// reporting on the `executing` side stream whether any inner runs, reporting every inner's
+/// failure on the `errors` side stream, and, unless `onError: fail`, going on after one.
 final class InnerWork {
     private let source: PipelineSource
     private let context: ComponentContext
@@ -13,7 +13,7 @@ final class InnerWork {
     init(parameters: ParameterValues, context: ComponentContext) throws {
         self.source = try context.build(parameters[Self.source])
         self.context = context
-        self.skipErrors = parameters[Self.onError] == .skip
+        self.skipErrors = parameters[Self.onError] != .fail
     }
 
     /// The inner observable for `element`, instrumented. It counts as running from the moment the
@@ -42,15 +42,15 @@ final class InnerWork {
         if wasActive != (active > 0) { context.sideStreams["executing"]?.onNext(.bool(active > 0)) }
     }
 
-    /// An error as an element of the `errors` side stream (with `kind` when the operator names its errors).
+    /// An error as an element of the `errors` side stream (with `kind` when the operator names its
+    /// errors): the shape every component's `errors` stream has.
     static func describe(_ error: any Error, context: ComponentContext, element: Value, kind: String? = nil) -> Value {
-        var report: JSONObject = JSONObject()
-        if let kind { report["kind"] = .string(kind) }
-        report["message"] = .string((error as? PipelineRuntimeError)?.message ?? "\(error)")
-        report["operator"] = .string(context.componentName)
-        report["location"] = .string(context.location.description)
-        report["element"] = element
-        return .object(report)
+        let report = ElementErrors.report(
+            message: (error as? PipelineRuntimeError)?.message ?? "\(error)", element: element,
+            component: context.componentName, location: context.location, at: context.environment.clock())
+        guard let kind, case .object(var fields) = report else { return report }
+        fields["kind"] = .string(kind)
+        return .object(fields)
     }
 
     /// The inner source.
@@ -58,10 +58,10 @@ final class InnerWork {
         "source", doc: "The inner source run for each element; its templates see the element as '.'.",
         example: "{ events: { timeline: \"{{ .events }}\" } }")
     /// What an inner's error does.
-    static let onError = Parameter<ErrorPolicy>(
+    static let onError = Parameter<ElementErrorPolicy>(
         "onError", default: .fail,
         doc:
-            "fail: an inner error fails the pipeline. skip: it becomes an element of the 'errors' side stream and the operator goes on."
+            "fail: an inner error fails the pipeline. skip or errors: the operator goes on. Either way the failure is reported on NAME.errors."
     )
 
     /// The parameters every inner-work operator takes besides its own.
@@ -69,9 +69,4 @@ final class InnerWork {
 
     /// The side streams they offer.
     static let sideStreams = ["executing", "errors"]
-}
-
-/// What an error met while handling one element does: fail the pipeline, or skip that element.
-enum ErrorPolicy: String, ParameterChoice {
-    case fail, skip
 }

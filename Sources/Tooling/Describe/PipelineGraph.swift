@@ -24,6 +24,13 @@ import Reactive
     public init(_ pipeline: ValidatedPipeline) {
         var tail: [String: String] = [:]
         var operatorNode: [String: String] = [:]
+        func sinkNode(_ index: Int, _ sink: (stream: String, component: ValidatedComponent)) -> String {
+            Self.identifier("sink_\(index)_\(sink.component.spec.name)")
+        }
+        // Sinks offer side streams too (`errors`), which streams may read.
+        for (index, sink) in pipeline.sinks.enumerated() {
+            operatorNode["\(sink.0)#\(Validator.sinkIndex(index))"] = sinkNode(index, sink)
+        }
         for stream in pipeline.streams {
             var chain: [String] = []
             var previous: String?
@@ -31,6 +38,7 @@ import Reactive
             case .component(let component):
                 let id = Self.identifier("\(stream.name)_source")
                 nodes.append(Node(id: id, label: Self.label(component)))
+                operatorNode["\(stream.name)#\(Validator.sourceIndex)"] = id
                 chain.append(id)
                 previous = id
             case .stream(let name):
@@ -61,7 +69,7 @@ import Reactive
             chains.append((stream.name, chain))
         }
         for (index, sink) in pipeline.sinks.enumerated() {
-            let id = Self.identifier("sink_\(index)_\(sink.component.spec.name)")
+            let id = sinkNode(index, sink)
             nodes.append(Node(id: id, label: Self.label(sink.component)))
             if let source = tail[sink.stream] {
                 edges.append(

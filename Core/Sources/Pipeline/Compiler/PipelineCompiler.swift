@@ -14,6 +14,10 @@ import Reactive
         public let sink: any PipelineSink
         /// What it reads.
         public let input: Observable<Value>
+        /// Its side streams (`errors`), ended when it has finished.
+        var sideStreams: [PublishSubject<Value>] = []
+        /// Whether what it reads comes from a side stream, directly or through other streams.
+        var readsSideStreams = false
     }
 
     /// The built streams by name (side streams too, as `NAME.side`).
@@ -22,11 +26,14 @@ import Reactive
     public let sinks: [CompiledSink]
     let multicasts: [Multicast]
     let states: [SideStreamState]
+    /// The elements components dropped under `onError: skip`, for the run's summary.
+    public let skipped: SkippedElements
 
     init(
         streams: [String: Observable<Value>], sinks: [CompiledSink], multicasts: [Multicast],
-        states: [SideStreamState] = []
+        states: [SideStreamState] = [], skipped: SkippedElements = SkippedElements()
     ) {
+        self.skipped = skipped
         self.streams = streams
         self.sinks = sinks
         self.multicasts = multicasts
@@ -39,13 +46,16 @@ import Reactive
     public func start(onFinish: @escaping (PipelineRun.Outcome) -> Void = { _ in }) -> PipelineRun {
         let run = PipelineRun(sinks: sinks.map(\.sink), onFinish: onFinish)
         for state in states { state.follow(in: run.lifetime) }
-        // Side streams and other hot readers first, so they see what the main streams cause.
-        let order = sinks.indices.sorted {
-            (sinks[$0].streamName.contains(".") ? 0 : 1) < (sinks[$1].streamName.contains(".") ? 0 : 1)
-        }
+        // Readers of side streams first (directly or through other streams), so they see what the
+        // main streams cause.
+        func early(_ sink: CompiledSink) -> Int { sink.streamName.contains(".") ? 0 : sink.readsSideStreams ? 1 : 2 }
+        let order = sinks.indices.sorted { early(sinks[$0]) < early(sinks[$1]) }
         for index in order {
             let compiled = sinks[index]
             let lifetime = run.lifetime.makeChild()
+            if let asynchronous = compiled.sink as? any AsynchronousSink {
+                asynchronous.start { error in if !run.lifetime.isDisposed { run.fail(error) } }
+            }
             let isSideStream = compiled.streamName.contains(".")
             if !isSideStream { run.pendingSinks += 1 }
             compiled.input.subscribe(
@@ -64,7 +74,15 @@ import Reactive
                     case .next: break
                     case .completed:
                         lifetime.dispose()
-                        if !isSideStream { run.sinkCompleted() }
+                        let finished = {
+                            for side in compiled.sideStreams { side.onCompleted() }
+                            if !isSideStream { run.sinkCompleted() }
+                        }
+                        if let asynchronous = compiled.sink as? any AsynchronousSink {
+                            asynchronous.whenFinished { if !run.lifetime.isDisposed { finished() } }
+                        } else {
+                            finished()
+                        }
                     case .error(let error):
                         lifetime.dispose()
                         run.fail(error)
@@ -211,6 +229,22 @@ final class Multicast {
             }
             return nil
         }
+        func sides(of spec: ComponentSpec, stream: String, index: Int) -> [String: PublishSubject<Value>] {
+            var sides: [String: PublishSubject<Value>] = [:]
+            for side in spec.sideStreams {
+                if let subject = sideSubjects[sideKey(stream, index, side)] { sides[side] = subject }
+            }
+            return sides
+        }
+        /// `observable`, ending the side streams when it ends, so the streams reading them can end too.
+        func endingSides(_ observable: Observable<Value>, _ sides: [String: PublishSubject<Value>]) -> Observable<Value>
+        {
+            guard !sides.isEmpty else { return observable }
+            let subjects = Array(sides.values)
+            return observable.do(
+                onError: { _ in for subject in subjects { subject.onCompleted() } },
+                onCompleted: { for subject in subjects { subject.onCompleted() } })
+        }
         func context(
             for component: ValidatedComponent, key: String, sides: [String: PublishSubject<Value>],
             streamName: String? = nil
@@ -222,7 +256,8 @@ final class Multicast {
                     try buildSource(inner.spec, inner.parameters, inner.location, key: "", sides: [:])
                 },
                 chainBuilder: { chain in try buildChain(chain) },
-                sideStreams: sides, services: services, streamName: streamName, checkpointKey: key)
+                sideStreams: sides, services: services, streamName: streamName, checkpointKey: key,
+                onError: component.spec.routesElementErrors ? component.parameters[ElementErrors.onError] : .fail)
         }
         /// The operators of an inner chain, each with a context of its own that keeps no checkpoints.
         func buildChain(_ chain: ParameterValues.OperatorChain) throws -> PipelineOperator {
@@ -250,30 +285,22 @@ final class Multicast {
             case .stream(let name):
                 observable = resolve(name) ?? .empty()
             case .component(let component):
+                let sourceSides = sides(of: component.spec, stream: stream.name, index: Validator.sourceIndex)
                 observable = try buildSource(
                     component.spec, component.parameters, component.use.location,
-                    key: CheckpointPlan.sourceKey(stream.name, component.spec.name), sides: [:]
+                    key: CheckpointPlan.sourceKey(stream.name, component.spec.name), sides: sourceSides
                 ).make(.null)
+                observable = endingSides(observable, sourceSides)
                 observable = traced(observable, "\(stream.name)#source \(component.spec.name)", component.use.location)
             }
             for (index, component) in stream.operators.enumerated() {
-                var sides: [String: PublishSubject<Value>] = [:]
-                for side in component.spec.sideStreams {
-                    if let subject = sideSubjects[sideKey(stream.name, index, side)] { sides[side] = subject }
-                }
+                let sides = sides(of: component.spec, stream: stream.name, index: index)
                 guard case .operator(let factory) = component.spec.factory else {
                     preconditionFailure("validated as an operator")
                 }
                 let key = CheckpointPlan.operatorKey(stream.name, index, component.spec.name)
                 let apply = try factory(component.parameters, context(for: component, key: key, sides: sides))
-                var applied = apply(observable)
-                if !sides.isEmpty {
-                    // Side streams end with their operator, so the streams that read them can end too.
-                    let subjects = Array(sides.values)
-                    applied = applied.do(
-                        onError: { _ in for subject in subjects { subject.onCompleted() } },
-                        onCompleted: { for subject in subjects { subject.onCompleted() } })
-                }
+                let applied = endingSides(apply(observable), sides)
                 observable = traced(applied, "\(stream.name)#\(index) \(component.spec.name)", component.use.location)
             }
             if pipeline.readerCounts[stream.name, default: 0] > 1 {
@@ -283,16 +310,23 @@ final class Multicast {
             }
             built[stream.name] = observable
         }
+        var readsSideStreams: Set<String> = Set(pipeline.sideStreams.keys)
+        for stream in pipeline.streams
+        where stream.dependencies.contains(where: { $0.isSideStream || readsSideStreams.contains($0.name) }) {
+            readsSideStreams.insert(stream.name)
+        }
         var sinks: [CompiledPipeline.CompiledSink] = []
         for (index, (streamName, component)) in pipeline.sinks.enumerated() {
             guard case .sink(let factory) = component.spec.factory else { preconditionFailure("validated as a sink") }
             let key = CheckpointPlan.sinkKey(index, streamName, component.spec.name)
+            let sinkSides = sides(of: component.spec, stream: streamName, index: Validator.sinkIndex(index))
             let sink = try factory(
-                component.parameters, context(for: component, key: key, sides: [:], streamName: streamName))
+                component.parameters, context(for: component, key: key, sides: sinkSides, streamName: streamName))
             sinks.append(
                 CompiledPipeline.CompiledSink(
                     name: component.spec.name, location: component.use.location, streamName: streamName, sink: sink,
-                    input: resolve(streamName) ?? .empty()))
+                    input: resolve(streamName) ?? .empty(), sideStreams: Array(sinkSides.values),
+                    readsSideStreams: readsSideStreams.contains(streamName)))
         }
         var streams = built
         for name in pipeline.sideStreams.keys { streams[name] = resolve(name) }
@@ -300,7 +334,8 @@ final class Multicast {
         // the cycle stream → component closure → context → resolver → stream.
         built.removeAll()
         return CompiledPipeline(
-            streams: streams, sinks: sinks, multicasts: multicasts, states: Array(sideStates.values))
+            streams: streams, sinks: sinks, multicasts: multicasts, states: Array(sideStates.values),
+            skipped: services.object(SkippedElements.self) { SkippedElements() })
     }
 }
 

@@ -8,11 +8,55 @@
     let fileExists: (String) -> Bool
     var diagnostics = DiagnosticCollector()
     var streamNames: Set<String> = []
-    var operatorIDs: [String: (stream: String, index: Int, spec: ComponentSpec)] = [:]
-    var streamOperators: [String: [(index: Int, spec: ComponentSpec)]] = [:]
+    var operatorIDs: [String: SideStreamOwner] = [:]
+    var streamOperators: [String: [SideStreamOwner]] = [:]
     var sideStreams: [String: (stream: String, operatorIndex: Int, side: String)] = [:]
     var readerCounts: [String: Int] = [:]
     var brokenStreams: Set<String> = []
+
+    /// A component that may offer side streams: an operator (index 0...), a stream's source
+    /// (`sourceIndex`) or a sink (below it: `sinkIndex(_:)`), with its `onError` as written.
+    struct SideStreamOwner {
+        let stream: String
+        let index: Int
+        let spec: ComponentSpec
+        let onError: String?
+        var hasID = false
+    }
+
+    /// The index under which a stream's source offers side streams.
+    public static let sourceIndex = -1
+
+    /// The index under which sink number `number` offers side streams (keyed by its input stream).
+    public static func sinkIndex(_ number: Int) -> Int { -2 - number }
+
+    /// Whether reading `side` of `owner` can see anything: an `errors` stream of a component that
+    /// routes element errors is fed only under `onError: errors`.
+    func isLive(_ owner: SideStreamOwner, side: String) -> Bool {
+        side != "errors" || !owner.spec.routesElementErrors || owner.onError == ElementErrorPolicy.errors.rawValue
+    }
+
+    /// An error when `side` is an `errors` stream its component never feeds (its `onError` is not
+    /// `errors`); true when the reference may stand.
+    mutating func checkErrorsAreRouted(
+        _ spec: ComponentSpec, side: String, onError: String?, at location: SourceLocation
+    )
+        -> Bool
+    {
+        guard side == "errors", spec.routesElementErrors, onError != ElementErrorPolicy.errors.rawValue else {
+            return true
+        }
+        diagnostics.error(
+            "the errors of \(spec.name) go to its 'errors' side stream only with onError: errors", at: location,
+            note: "add 'onError: errors' to \(spec.name)\(onError.map { " (it says onError: \($0))" } ?? "")")
+        return false
+    }
+
+    /// The `onError` a component's parameters write, if any.
+    static func writtenOnError(_ use: ComponentUse) -> String? {
+        use.onError?.value.scalar
+            ?? use.parameters?.pairs?.first { $0.key.scalar == ElementErrors.onError.name }?.value.scalar
+    }
 
     /// `path` as seen from `directory` (`./x` and `x` alike), unless it is absolute.
     public static func resolve(_ path: String, against directory: String) -> String {
@@ -47,22 +91,34 @@
         }
         streamNames = Set(spec.streams.map(\.name))
         brokenStreams = spec.brokenStreams
-        // First pass: operator names, ids and side streams, so references can be checked in any order.
+        // First pass: component names, ids and side streams, so references can be checked in any order.
         for stream in spec.streams {
-            var operators: [(Int, ComponentSpec)] = []
+            var owners: [SideStreamOwner] = []
+            if case .component(let use) = stream.origin, let component = registry.spec(use.name, kind: .source) {
+                owners.append(
+                    SideStreamOwner(
+                        stream: stream.name, index: Self.sourceIndex, spec: component, onError: Self.writtenOnError(use)
+                    ))
+            }
             for (index, use) in stream.operators.enumerated() {
                 guard let component = registry.spec(use.name, kind: .operator) else { continue }
-                operators.append((index, component))
-                if let id = use.id {
-                    if streamNames.contains(id) || operatorIDs[id] != nil {
-                        diagnostics.error(
-                            "id '\(id)' is already the name of a stream or another operator",
-                            at: use.idLocation ?? use.location)
-                    }
-                    operatorIDs[id] = (stream.name, index, component)
-                }
+                let owner = SideStreamOwner(
+                    stream: stream.name, index: index, spec: component, onError: Self.writtenOnError(use),
+                    hasID: use.id != nil)
+                owners.append(owner)
+                if let id = use.id { register(id: id, owner, use) }
             }
-            streamOperators[stream.name] = operators
+            streamOperators[stream.name] = owners
+        }
+        for (number, sink) in spec.sinks.enumerated() {
+            guard let id = sink.component.id, let component = registry.spec(sink.component.name, kind: .sink) else {
+                continue
+            }
+            register(
+                id: id,
+                SideStreamOwner(
+                    stream: sink.stream, index: Self.sinkIndex(number), spec: component,
+                    onError: Self.writtenOnError(sink.component)), sink.component)
         }
         var validatedStreams: [ValidatedStream] = []
         for stream in spec.streams {
@@ -99,6 +155,14 @@
             spec: spec, streams: ordered, sinks: sinks, sideStreams: sideStreams, readerCounts: readerCounts)
     }
 
+    mutating func register(id: String, _ owner: SideStreamOwner, _ use: ComponentUse) {
+        if streamNames.contains(id) || operatorIDs[id] != nil {
+            diagnostics.error(
+                "id '\(id)' is already the name of a stream or another component", at: use.idLocation ?? use.location)
+        }
+        operatorIDs[id] = owner
+    }
+
     /// Checks a reference to a stream or side stream; returns what the reader depends on.
     mutating func checkStreamReference(_ reference: String, at location: SourceLocation)
         -> ValidatedStream.Dependency?
@@ -112,31 +176,51 @@
         if parts.count == 2 {
             let (owner, side) = (parts[0], parts[1])
             if let op = operatorIDs[owner] {
+                let what = op.index == Self.sourceIndex ? "source" : op.index < Self.sourceIndex ? "sink" : "operator"
                 guard op.spec.sideStreams.contains(side) else {
                     diagnostics.error(
-                        "operator '\(owner)' (\(op.spec.name)) has no side stream '\(side)'", at: location,
+                        "\(what) '\(owner)' (\(op.spec.name)) has no side stream '\(side)'\(Suggestions.didYouMean(side, in: op.spec.sideStreams))",
+                        at: location,
                         note: op.spec.sideStreams.isEmpty
                             ? "\(op.spec.name) has no side streams"
                             : "its side streams: \(op.spec.sideStreams.joined(separator: ", "))")
                     return nil
                 }
+                guard checkErrorsAreRouted(op.spec, side: side, onError: op.onError, at: location) else { return nil }
                 sideStreams[reference] = (op.stream, op.index, side)
                 return .init(name: op.stream, location: location, isSideStream: true, reference: reference)
             }
             if streamNames.contains(owner) {
-                let candidates = (streamOperators[owner] ?? []).filter { $0.spec.sideStreams.contains(side) }
+                let offering = (streamOperators[owner] ?? []).filter { $0.spec.sideStreams.contains(side) }
+                // An `errors` stream that onError never feeds does not count, unless it is the only
+                // one (which then gets the error saying what to add).
+                var live = offering.filter { isLive($0, side: side) }
+                // Those with an id are read as ID.side; STREAM.side names the one without.
+                if live.count > 1 && live.contains(where: { !$0.hasID }) { live.removeAll(where: \.hasID) }
+                let candidates = live.isEmpty && offering.count == 1 ? offering : live
                 if candidates.count == 1 {
+                    guard
+                        checkErrorsAreRouted(
+                            candidates[0].spec, side: side, onError: candidates[0].onError, at: location)
+                    else { return nil }
                     sideStreams[reference] = (owner, candidates[0].index, side)
                     return .init(name: owner, location: location, isSideStream: true, reference: reference)
                 }
                 if candidates.isEmpty {
-                    let offering = registry.all.filter { !$0.sideStreams.isEmpty }.map(\.name)
-                    diagnostics.error(
-                        "stream '\(owner)' has no operator with a side stream '\(side)'", at: location,
-                        note: "side streams come from \(offering.joined(separator: ", "))")
+                    let sides = Set((streamOperators[owner] ?? []).flatMap(\.spec.sideStreams)).sorted()
+                    if !sides.isEmpty {
+                        diagnostics.error(
+                            "stream '\(owner)' has no side stream '\(side)'\(Suggestions.didYouMean(side, in: sides))",
+                            at: location, note: "its side streams: \(sides.joined(separator: ", "))")
+                    } else {
+                        let offering = registry.all.filter { !$0.sideStreams.isEmpty }.map(\.name)
+                        diagnostics.error(
+                            "stream '\(owner)' has no component with a side stream '\(side)'", at: location,
+                            note: "side streams come from \(offering.joined(separator: ", "))")
+                    }
                 } else {
                     diagnostics.error(
-                        "stream '\(owner)' has \(candidates.count) operators with a side stream '\(side)'; give one an 'id' and write ID.\(side)",
+                        "stream '\(owner)' has \(candidates.count) components with a side stream '\(side)'; give one an 'id' and write ID.\(side)",
                         at: location)
                 }
                 return nil
@@ -178,7 +262,7 @@
         }
         guard
             let parameters = resolveParameters(
-                of: spec, node: use.parameters, at: use.location, dependencies: &dependencies)
+                of: spec, node: withOnError(use, spec), at: use.location, dependencies: &dependencies)
         else {
             return nil
         }
@@ -189,6 +273,27 @@
             if !validation.diagnostics.isEmpty { return nil }
         }
         return ValidatedComponent(use: use, spec: spec, parameters: parameters)
+    }
+
+    /// The component's parameters with an `onError` written beside its name moved among them.
+    mutating func withOnError(_ use: ComponentUse, _ spec: ComponentSpec) -> YAMLNode? {
+        guard let onError = use.onError else { return use.parameters }
+        guard spec.parameter(onError.key.scalar ?? "") != nil else {
+            diagnostics.error(
+                "\(spec.name) takes no onError: it cannot fail on one element", at: onError.key.location)
+            return use.parameters
+        }
+        guard let node = use.parameters else {
+            return YAMLNode(kind: .mapping([onError]), location: onError.key.location)
+        }
+        if let pairs = node.pairs,
+            mappingIsParameters(pairs, of: spec.parameters, primary: spec.primary.flatMap(spec.parameter))
+        {
+            return YAMLNode(kind: .mapping(pairs + [onError]), location: node.location)
+        }
+        guard let primary = spec.primary else { return node }
+        let key = YAMLNode(kind: .scalar(primary, .plain), location: node.location)
+        return YAMLNode(kind: .mapping([YAMLPair(key: key, value: node), onError]), location: node.location)
     }
 
     /// Whether a mapping given to `spec` is its parameters (every key is one) or the primary value.

@@ -41,3 +41,14 @@ public protocol PipelineSink: AnyObject {
     /// Flushes and releases what the sink holds; called once, also after a signal.
     func close() throws
 }
+
+/// A sink whose work goes on after `receive` returns (requests still in flight, say): the run
+/// waits for it before it ends, and it can fail the run later.
+public protocol AsynchronousSink: PipelineSink {
+    /// Called once, before the first event, on the pipeline's scheduler: `fail` ends the run with
+    /// an error met after `receive` returned.
+    func start(failing fail: @escaping (any Error) -> Void)
+    /// Called after the sink received `completed`: it calls `done` on the pipeline's scheduler once
+    /// its work has ended.
+    func whenFinished(_ done: @escaping () -> Void)
+}

@@ -27,6 +27,8 @@ public final class ComponentContext {
     /// source inside another component (`flatMap`'s, `scanPaginate`'s): its owner keeps the state
     /// of the work it starts, and the source itself sees no checkpoints.
     public let checkpointKey: String
+    /// What an element it cannot handle does (`onError`); `fail` for components without it.
+    public let onError: ElementErrorPolicy
 
     init(
         scheduler: any SchedulerType, environment: ExpressionEnvironment, componentName: String,
@@ -35,8 +37,9 @@ public final class ComponentContext {
         sourceBuilder: @escaping (ParameterValues.InnerSource) throws -> PipelineSource,
         chainBuilder: @escaping (ParameterValues.OperatorChain) throws -> PipelineOperator,
         sideStreams: [String: PublishSubject<Value>], services: SharedServices, streamName: String? = nil,
-        checkpointKey: String
+        checkpointKey: String, onError: ElementErrorPolicy = .fail
     ) {
+        self.onError = onError
         self.checkpointKey = checkpointKey
         self.services = services
         self.streamName = streamName
@@ -110,6 +113,37 @@ public final class ComponentContext {
     /// An error of this component, on `element`.
     public func error(_ message: String, element: Value? = nil) -> PipelineRuntimeError {
         PipelineRuntimeError(message, component: componentName, location: location, element: element)
+    }
+
+    /// Handles `error`, met on one element, as `onError` says: `fail` throws it; `skip` counts it
+    /// and returns; `errors` reports it on `NAME.errors` and returns. Returning means: drop the
+    /// element and go on. `element` is what the report shows (the raw text of a line that could
+    /// not be read, say).
+    public func elementFailed(_ error: any Error, element: Value?) throws {
+        let message = (error as? PipelineRuntimeError)?.message ?? "\(error)"
+        switch onError {
+        case .fail:
+            throw error
+        case .skip:
+            services.object(SkippedElements.self) { SkippedElements() }.add(
+                component: componentName, location: location, message: message)
+        case .errors:
+            sideStreams["errors"]?.onNext(
+                ElementErrors.report(
+                    message: message, element: element, component: componentName, location: location,
+                    at: environment.clock()))
+        }
+    }
+
+    /// `body`'s result on `element`, or nil when it failed and `onError` dropped the element.
+    @inlinable
+    public func handling<T>(_ element: Value, _ body: () throws -> T) throws -> T? {
+        do {
+            return try body()
+        } catch {
+            try elementFailed(error, element: element)
+            return nil
+        }
     }
 
     /// Evaluates `expression` on `element`, turning an expression error into a pipeline error

@@ -54,6 +54,9 @@ public struct ComponentSpec {
     public var validate: ((ParameterValues, ComponentValidation) -> Void)?
     /// How it takes part in checkpoints (`rivulet run --state`); unsupported unless it says.
     public var checkpointing: Checkpointing
+    /// Whether it handles elements one at a time and can fail on one: it then takes `onError`
+    /// (`ElementErrors.onError`) and offers the `errors` side stream.
+    public var routesElementErrors: Bool
 
     /// A component.
     public init(
@@ -61,8 +64,9 @@ public struct ComponentSpec {
         primary: (any ParameterDeclaration)? = nil, example: String, sideStreams: [String] = [],
         validate: ((ParameterValues, ComponentValidation) -> Void)? = nil,
         checkpointing: Checkpointing = .unsupported("it does not keep its state in checkpoints yet"),
-        factory: ComponentFactory
+        elementErrors: Bool = false, factory: ComponentFactory
     ) {
+        self.routesElementErrors = elementErrors
         self.validate = validate
         self.checkpointing = checkpointing
         self.name = name
@@ -72,6 +76,12 @@ public struct ComponentSpec {
         self.primary = primary?.spec.name
         self.example = example
         self.sideStreams = sideStreams
+        if elementErrors {
+            if !self.parameters.contains(where: { $0.name == ElementErrors.onError.name }) {
+                self.parameters.append(ElementErrors.onError.spec)
+            }
+            if !self.sideStreams.contains("errors") { self.sideStreams.append("errors") }
+        }
         self.factory = factory
     }
 

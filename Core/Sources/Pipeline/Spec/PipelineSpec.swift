@@ -44,10 +44,13 @@
     public var location: SourceLocation
     /// Its parameters as written (a scalar for the short form, a mapping, or nothing).
     public var parameters: YAMLNode?
-    /// The `id` given to an operator, for naming its side streams.
+    /// The `id` given to an operator or a sink, for naming its side streams.
     public var id: String?
     /// Where the `id` is written.
     public var idLocation: SourceLocation?
+    /// `onError` written beside the component's name rather than among its parameters
+    /// (`- map: {...}` then `onError: skip` on the next line), as `id` is.
+    public var onError: YAMLPair? = nil
 }
 
 /// One stream: where its elements come from and the operators they pass through.

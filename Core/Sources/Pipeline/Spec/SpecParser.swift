@@ -206,7 +206,7 @@
                 explicitStream = true
                 body = YAMLNode(kind: .mapping(pairs.filter { $0.key.scalar != "stream" }), location: item.location)
             }
-            guard let use = componentUse(body, what: "sink") else { continue }
+            guard let use = componentUse(body, what: "sink", allowsID: true) else { continue }
             if !explicitStream {
                 if spec.form == .graph {
                     diagnostics.error(
@@ -219,7 +219,10 @@
         }
     }
 
-    /// `name`, or a mapping with one component key (and, for operators, an optional `id`).
+    /// Keys written beside a component's name that are not components.
+    static let besideKeys: Set<String> = ["id", "onError"]
+
+    /// `name`, or a mapping with one component key (and, for operators and sinks, an optional `id`).
     mutating func componentUse(_ node: YAMLNode, what: String, allowsID: Bool = false) -> ComponentUse? {
         switch node.kind {
         case .scalar(let name, _):
@@ -235,10 +238,18 @@
             var id: String?
             var idLocation: SourceLocation?
             var components: [YAMLPair] = []
+            var onError: YAMLPair?
             for pair in pairs {
                 if allowsID, pair.key.scalar == "id" {
                     id = pair.value.scalar
                     idLocation = pair.value.location
+                    continue
+                }
+                // Beside a component (never alone), `onError` belongs to it, as `id` does.
+                if pair.key.scalar == "onError", onError == nil,
+                    pairs.contains(where: { !Self.besideKeys.contains($0.key.scalar ?? "") })
+                {
+                    onError = pair
                     continue
                 }
                 components.append(pair)
@@ -261,7 +272,8 @@
             let parameters: YAMLNode?
             if case .scalar("", .plain) = first.value.kind { parameters = nil } else { parameters = first.value }
             return ComponentUse(
-                name: name, location: first.key.location, parameters: parameters, id: id, idLocation: idLocation)
+                name: name, location: first.key.location, parameters: parameters, id: id, idLocation: idLocation,
+                onError: onError)
         }
     }
 }

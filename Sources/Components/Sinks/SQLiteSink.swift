@@ -1,0 +1,251 @@
+@_spi(Host) import Pipeline
+import Reactive
+import SQLite
+
+private enum Key {
+    static let path = Parameter<String>(
+        "path", doc: "The database file, relative to the pipeline file; created if missing.", example: "out/orders.db")
+    static let table = Parameter<String>("table", doc: "The table rows go to; created if missing.", example: "orders")
+    static let columns = Parameter<[String]?>(
+        "columns", doc: "The fields written, in order (default: the keys of the first element).",
+        example: "[id, customer, total]")
+    static let key = Parameter<[String]?>(
+        "key", doc: "Columns that identify a row: a row with the same key is replaced in place (an upsert).",
+        example: "[id]")
+    static let batchCount = Parameter<Int>(
+        "count", default: 100, doc: "Rows per transaction at most.", example: "500"
+    ).atLeast(1)
+    static let batchPeriod = Parameter<RxTimeInterval>(
+        "period", default: .seconds(1), doc: "The longest a written row waits for its transaction to commit."
+    ).above(RxTimeInterval.zero)
+    static let batch = Parameter<ParameterValues?>.object(
+        "batch", [batchCount, batchPeriod], doc: "How rows are grouped into transactions.",
+        example: "{ count: 500, period: 2s }")
+    static let busyTimeout = Parameter<RxTimeInterval>(
+        "busyTimeout", default: .seconds(5),
+        doc: "How long a database locked by another program is waited for before the run fails.")
+}
+
+extension BuiltinComponents {
+    /// `sqlite: {path, table}` — writes elements as rows of an SQLite table.
+    public static let sqliteSink = ComponentSpec(
+        name: "sqlite",
+        summary: "Writes elements as rows of an SQLite table, batched in transactions, optionally upserted by key.",
+        docs: """
+            Each element is an object; its fields named by columns (default: the first element's keys) \
+            are written to the columns of the same names, a missing field as NULL, others ignored. The \
+            table is created if missing, each column's type taken from the first element's value: an \
+            integer or a boolean (1/0) INTEGER, another number REAL, a string TEXT, an object or list \
+            TEXT holding its JSON, null no type. With key, a row whose key columns match an existing \
+            row replaces that row's other columns (INSERT ... ON CONFLICT DO UPDATE; the key gets a \
+            unique index); without it every element is a new row, so a second run appends. Rows are \
+            written in transactions of batch.count rows, committed at the latest batch.period after \
+            their first row and when the pipeline ends, so a run that is killed loses at most the \
+            rows of the open transaction, never half a row. A database locked by another program is \
+            waited for up to busyTimeout, then the run fails saying so. A row the database refuses \
+            (a constraint, an element that is not an object) fails the run, or with onError is \
+            skipped or reported on ID.errors.
+            """,
+        parameters: [Key.path, Key.table, Key.columns, Key.key, Key.batch, Key.busyTimeout],
+        example: "sink: { sqlite: { path: out/orders.db, table: orders, key: [id] } }",
+        validate: { values, validation in
+            let folder = PipelineLoader.directory(of: values[Key.path])
+            if !validation.fileExists(folder) {
+                validation.error(
+                    "the folder '\(folder)' of '\(values[Key.path])' does not exist", at: Key.path, in: values,
+                    note: "create it first, or write to a database in an existing folder")
+            }
+            if let key = values[Key.key], let columns = values[Key.columns] {
+                for name in key where !columns.contains(name) {
+                    validation.error(
+                        "key column '\(name)' is not among the columns", at: Key.key, in: values,
+                        note: "columns: \(columns.joined(separator: ", "))")
+                }
+            }
+        },
+        elementErrors: true,
+        factory: .sink { parameters, context in
+            let batch = parameters[Key.batch]
+            return SQLiteSink(
+                path: context.resolvePath(parameters[Key.path]), table: parameters[Key.table],
+                columns: parameters[Key.columns], key: parameters[Key.key] ?? [],
+                batchCount: batch?[Key.batchCount] ?? 100, batchPeriod: batch?[Key.batchPeriod] ?? .seconds(1),
+                busyTimeout: parameters[Key.busyTimeout], context: context)
+        })
+}
+
+/// The `sqlite` sink: opens the database at the first element, writes each row at once inside an
+/// open transaction, and commits by count, by period and at the end.
+final class SQLiteSink: PipelineSink {
+    private let path: String
+    private let table: String
+    private var columns: [String]?
+    private let key: [String]
+    private let batchCount: Int
+    private let batchPeriod: RxTimeInterval
+    private let busyTimeout: RxTimeInterval
+    private let context: ComponentContext
+    private var database: SQLiteDatabase?
+    private var insert = ""
+    private var pending = 0
+    private let commitTimer = SerialDisposable()
+
+    init(
+        path: String, table: String, columns: [String]?, key: [String], batchCount: Int, batchPeriod: RxTimeInterval,
+        busyTimeout: RxTimeInterval, context: ComponentContext
+    ) {
+        self.path = path
+        self.table = table
+        self.columns = columns
+        self.key = key
+        self.batchCount = batchCount
+        self.batchPeriod = batchPeriod
+        self.busyTimeout = busyTimeout
+        self.context = context
+    }
+
+    func receive(_ event: Event<Value>) throws {
+        switch event {
+        case .next(let element):
+            guard case .object(let object) = element else {
+                try context.elementFailed(
+                    context.error("sqlite writes objects, one a row; got \(element.typeName)", element: element),
+                    element: element)
+                return
+            }
+            let database = try open(firstRow: object)
+            let columns = self.columns ?? []
+            if pending == 0 { try run { () throws(SQLiteError) in try database.execute("BEGIN IMMEDIATE") } }
+            pending += 1  // the transaction is open whether the row is written or refused
+            if let refused = write(columns.map { Self.parameter(object[$0] ?? .null) }, to: database) {
+                if refused.isBusy { throw failure(refused) }
+                try context.elementFailed(
+                    context.error("\(table): \(refused.description)", element: element), element: element)
+                return
+            }
+            if pending >= batchCount {
+                try commit()
+            } else if pending == 1 {
+                commitTimer.disposable = context.scheduler.schedule(after: batchPeriod) { [weak self] in
+                    guard let self else { return }
+                    do { try self.commit() } catch { self.failed = error }
+                }
+            }
+        case .completed, .error:
+            try commit()
+        }
+        if let failed {
+            self.failed = nil
+            throw failed
+        }
+    }
+
+    /// Inserts one row; the error when the database refused it.
+    private func write(_ values: [SQLiteDatabase.Parameter], to database: SQLiteDatabase) -> SQLiteError? {
+        do {
+            try database.rows(insert, values)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// An error met by the commit timer, thrown at the next event (or at close).
+    private var failed: (any Error)?
+
+    func close() throws {
+        commitTimer.dispose()
+        try commit()
+        database = nil
+        if let failed { throw failed }
+    }
+
+    private func commit() throws {
+        commitTimer.disposable = nil
+        guard pending > 0, let database else { return }
+        pending = 0
+        try run { () throws(SQLiteError) in try database.execute("COMMIT") }
+    }
+
+    private func run(_ body: () throws(SQLiteError) -> Void) throws {
+        do { try body() } catch { throw failure(error) }
+    }
+
+    private func failure(_ error: SQLiteError) -> PipelineRuntimeError {
+        if error.isBusy {
+            return context.error(
+                "\(path) is locked by another program and stayed locked for \(DurationSyntax.format(busyTimeout)) (busyTimeout): \(error.description)"
+            )
+        }
+        return context.error("\(path): \(error.description)")
+    }
+
+    /// The database, opened and the table made ready at the first row.
+    private func open(firstRow: JSONObject) throws -> SQLiteDatabase {
+        if let database { return database }
+        let columns = self.columns ?? firstRow.keys.map { $0 }
+        self.columns = columns
+        let opened: SQLiteDatabase
+        do {
+            opened = try SQLiteDatabase(
+                path: path, create: true, busyTimeout: Int(busyTimeout.totalNanoseconds / 1_000_000))
+        } catch {
+            throw context.error("cannot open the database \(path): \(error.description)")
+        }
+        let name = Self.quote(table)
+        let definitions = columns.map { column -> String in
+            let type = Self.columnType(firstRow[column] ?? .null)
+            return type.isEmpty ? Self.quote(column) : "\(Self.quote(column)) \(type)"
+        }
+        let keyList = key.map(Self.quote).joined(separator: ", ")
+        try run { () throws(SQLiteError) in
+            try opened.execute(
+                "CREATE TABLE IF NOT EXISTS \(name) (\(definitions.joined(separator: ", "))"
+                    + (key.isEmpty ? "" : ", PRIMARY KEY (\(keyList))") + ")")
+            if !key.isEmpty {
+                try opened.execute(
+                    "CREATE UNIQUE INDEX IF NOT EXISTS \(Self.quote("\(table)_key")) ON \(name) (\(keyList))")
+            }
+        }
+        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        insert = "INSERT INTO \(name) (\(columns.map(Self.quote).joined(separator: ", "))) VALUES (\(placeholders))"
+        let others = columns.filter { !key.contains($0) }
+        if !key.isEmpty {
+            insert +=
+                others.isEmpty
+                ? " ON CONFLICT (\(keyList)) DO NOTHING"
+                : " ON CONFLICT (\(keyList)) DO UPDATE SET "
+                    + others.map { "\(Self.quote($0)) = excluded.\(Self.quote($0))" }.joined(separator: ", ")
+        }
+        database = opened
+        return opened
+    }
+
+    /// An SQL identifier, quoted.
+    static func quote(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// The declared type of a column whose first value is `value`.
+    static func columnType(_ value: Value) -> String {
+        switch value {
+        case .int, .bool: "INTEGER"
+        case .double: "REAL"
+        case .string: "TEXT"
+        case .array, .object: "TEXT"
+        case .null: ""
+        }
+    }
+
+    /// An element's field as an SQLite value: objects and lists as their JSON text.
+    static func parameter(_ value: Value) -> SQLiteDatabase.Parameter {
+        switch value {
+        case .int(let number): .integer(number)
+        case .bool(let flag): .integer(flag ? 1 : 0)
+        case .double(let number): .real(number)
+        case .string(let text): .text(text)
+        case .null: .null
+        case .array, .object: .text(value.description)
+        }
+    }
+}

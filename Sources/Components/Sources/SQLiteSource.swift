@@ -1,0 +1,124 @@
+@_spi(Host) import Pipeline
+import Reactive
+import SQLite
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+private enum Key {
+    static let path = Parameter<String>(
+        "path", doc: "The database file, relative to the pipeline file.", example: "data/orders.db")
+    static let query = Parameter<String>(
+        "query", doc: "The SELECT whose rows are emitted, one object per row.",
+        example: "SELECT id, customer, total FROM orders")
+    static let every = Parameter<RxTimeInterval?>(
+        "every", doc: "Run the query again every period (never completes); without it, once.", example: "5s"
+    ).above(RxTimeInterval.zero)
+    static let since = Parameter<String?>(
+        "since",
+        doc:
+            "A column of the result that grows with new rows (an id, a time): each run emits only rows above the largest value emitted so far.",
+        example: "id")
+    static let busyTimeout = Parameter<RxTimeInterval>(
+        "busyTimeout", default: .seconds(5),
+        doc: "How long a database locked by another program is waited for before the run fails.")
+}
+
+extension BuiltinComponents {
+    /// `sqlite: {path, query}` (a source) — the rows of a query, once or polled.
+    public static let sqliteSource = ComponentSpec(
+        name: "sqlite",
+        summary: "Emits the rows of an SQLite query as objects: once, or polled every period for new rows.",
+        docs: """
+            Each row is an object of its columns: INTEGER as integers, REAL as numbers, TEXT as \
+            strings, NULL as null. Without every, the query runs once at subscription and the source \
+            completes. With every it runs again each period and never completes; with since, only rows \
+            whose since column is above the largest value emitted so far are emitted (the query is \
+            wrapped: SELECT * FROM (query) WHERE since > ? ORDER BY since), so each new row is emitted \
+            once. Under --state the largest since value is checkpointed, and a resumed run goes on \
+            after it. A database locked by another program is waited for up to busyTimeout, then the \
+            run fails saying so; a query that SQLite refuses fails the run with SQLite's message.
+            """,
+        parameters: [Key.path, Key.query, Key.every, Key.since, Key.busyTimeout],
+        example: "source: { sqlite: { path: data/orders.db, query: \"SELECT * FROM orders\", every: 5s, since: id } }",
+        validate: { values, validation in
+            let resolved = validation.resolvePath(values[Key.path])
+            if access(resolved, R_OK) != 0 {
+                validation.error(
+                    "cannot read the database '\(values[Key.path])'", at: Key.path, in: values,
+                    note: "looked for \(resolved)")
+            }
+        },
+        checkpointing: .keepsState("the largest value of its since column emitted so far"),
+        factory: .source { parameters, context in
+            let path = context.resolvePath(parameters[Key.path])
+            let every = parameters[Key.every]
+            let since = parameters[Key.since]
+            let busy = parameters[Key.busyTimeout]
+            var query = parameters[Key.query].trimmingCharacters(in: .whitespacesAndNewlines)
+            while query.hasSuffix(";") { query.removeLast() }
+            if let since {
+                let column = SQLiteSink.quote(since)
+                query = "SELECT * FROM (\(query)) WHERE ?1 IS NULL OR \(column) > ?1 ORDER BY \(column)"
+            }
+            let sql = query
+            return PipelineSource { _ in
+                Observable { observer, lifetime in
+                    let database: SQLiteDatabase
+                    do {
+                        database = try SQLiteDatabase(
+                            path: path, create: false, busyTimeout: Int(busy.totalNanoseconds / 1_000_000))
+                    } catch {
+                        observer.on(.error(context.error("cannot open the database \(path): \(error)")))
+                        return
+                    }
+                    let last = StateBox<Value>(context.restoredState ?? .null)
+                    context.keepState { last.value }
+                    /// Runs the query once; false when it failed (and the error was sent).
+                    func poll() -> Bool {
+                        let rows: [SQLiteDatabase.Row]
+                        do {
+                            rows = try database.rows(sql, since == nil ? [] : [SQLiteSink.parameter(last.value)])
+                        } catch {
+                            let message =
+                                error.isBusy
+                                ? "\(path) is locked by another program and stayed locked for \(DurationSyntax.format(busy)) (busyTimeout): \(error.description)"
+                                : "\(path): \(error.description)"
+                            observer.on(.error(context.error(message)))
+                            return false
+                        }
+                        for row in rows {
+                            if lifetime.isDisposed { return false }
+                            var object = JSONObject()
+                            for (column, value) in Swift.zip(row.columns, row.values) { object[column] = value.element }
+                            if let since { last.value = object[since] ?? last.value }
+                            observer.on(.next(.object(object)))
+                        }
+                        return true
+                    }
+                    guard let every else {
+                        if poll(), !lifetime.isDisposed { observer.on(.completed) }
+                        return
+                    }
+                    guard poll() else { return }
+                    lifetime.add(
+                        context.scheduler.schedulePeriodic(startAfter: every, period: every) {
+                            if !lifetime.isDisposed, !poll() { lifetime.dispose() }
+                        })
+                }
+            }
+        })
+}
+
+extension SQLiteDatabase.Parameter {
+    /// The value of a column as an element's field.
+    var element: Value {
+        switch self {
+        case .integer(let number): .int(number)
+        case .real(let number): .double(number)
+        case .text(let text): .string(text)
+        case .null: .null
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import XCTest
+
+/// `onError: fail | skip | errors` through the binary: a fixture with malformed lines, an
+/// expression that fails on some elements, and the `NAME.errors` side stream as a dead-letter file.
+final class ElementErrorsTests: BinaryTestCase {
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        try "{\"n\": 1}\nnot json\n{\"n\": 2}\n{\"n\": \n{\"n\": \"three\"}\n".write(
+            to: directory.appendingPathComponent("orders.jsonl"), atomically: true, encoding: .utf8)
+    }
+
+    private func pipeline(source: String = "", map: String = "") -> String {
+        """
+        source: { fixture: { path: orders.jsonl\(source) } }
+        ops:
+          - map: { doubled: .n * 2 }\(map)
+        sink: stdout
+        """
+    }
+
+    func testAMalformedLineFailsTheRunByDefault() throws {
+        let result = try run(pipeline())
+        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertEqual(result.stdout, "{\"doubled\":2}\n", "what came before the bad line is written")
+        XCTAssertTrue(result.stderr.contains("error: fixture: fixture "), result.stderr)
+        XCTAssertTrue(result.stderr.contains("orders.jsonl line 2: "), result.stderr)
+    }
+
+    func testSkipDropsAndCountsEachBadElement() throws {
+        let result = try run(pipeline(source: ", onError: skip", map: "\n    onError: skip"))
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "{\"doubled\":2}\n{\"doubled\":4}\n")
+        XCTAssertTrue(
+            result.stderr.contains(
+                ":1:11: warning: fixture skipped 2 elements it could not handle (onError: skip); the first: fixture "),
+            result.stderr)
+        XCTAssertTrue(
+            result.stderr.contains(":3:5: warning: map skipped 1 element it could not handle (onError: skip)"),
+            result.stderr)
+    }
+
+    func testErrorsGoToTheSideStreamThatASinkReads() throws {
+        let text = """
+            streams:
+              orders:
+                source: { fixture: { path: orders.jsonl, onError: errors } }
+                ops:
+                  - id: double
+                    map: { doubled: .n * 2 }
+                    onError: errors
+              deadLetters:
+                source: { stream: orders.errors }
+                ops:
+                  - merge: [double.errors]
+            sinks:
+              - { stream: orders, stdout: {} }
+              - { stream: deadLetters, file: { path: dead-letters.jsonl } }
+            """
+        let result = try run(text)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "{\"doubled\":2}\n{\"doubled\":4}\n")
+        XCTAssertEqual(result.stderr, "")
+        let letters = try String(contentsOf: directory.appendingPathComponent("dead-letters.jsonl"), encoding: .utf8)
+        let lines = letters.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 3, letters)
+        let reports = try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
+        let sourceReports = reports.filter { $0["component"] as? String == "fixture" }
+        XCTAssertEqual(sourceReports.map { $0["element"] as? String }, ["not json", "{\"n\": "])
+        XCTAssertTrue((sourceReports[0]["error"] as? String ?? "").contains("orders.jsonl line 2: "), "\(reports)")
+        XCTAssertTrue((sourceReports[0]["location"] as? String ?? "").hasSuffix(":3:15"), "\(reports)")
+        XCTAssertNotNil(sourceReports[0]["at"] as? Int)
+        let mapReport = try XCTUnwrap(reports.first { $0["component"] as? String == "map" })
+        XCTAssertEqual(mapReport["element"] as? [String: String], ["n": "three"])
+        XCTAssertTrue((mapReport["error"] as? String ?? "").contains(".n * 2"), "\(mapReport)")
+    }
+
+    func testLintKnowsTheErrorsStreams() throws {
+        let misspelled = """
+            streams:
+              orders:
+                source: { fixture: { path: orders.jsonl, onError: errors } }
+            sinks:
+              - { stream: orders, stdout: {} }
+              - { stream: orders.erors, stdout: {} }
+            """
+        let file = directory.appendingPathComponent("typo.yaml")
+        try misspelled.write(to: file, atomically: true, encoding: .utf8)
+        let typo = try runRivulet(["lint", file.path])
+        XCTAssertEqual(typo.status, 2)
+        XCTAssertTrue(
+            typo.stderr.contains(
+                "typo.yaml:6:15: error: stream 'orders' has no side stream 'erors'; did you mean 'errors'?"),
+            typo.stderr)
+        let unrouted = misspelled.replacingOccurrences(of: ", onError: errors", with: "").replacingOccurrences(
+            of: "orders.erors", with: "orders.errors")
+        try unrouted.write(to: file, atomically: true, encoding: .utf8)
+        let quiet = try runRivulet(["lint", file.path])
+        XCTAssertEqual(quiet.status, 2)
+        XCTAssertTrue(
+            quiet.stderr.contains(
+                "typo.yaml:6:15: error: the errors of fixture go to its 'errors' side stream only with onError: errors"),
+            quiet.stderr)
+    }
+
+    func testATestFileCanAssertAnErrorsStream() throws {
+        try """
+        streams:
+          orders:
+            source: { fixture: { path: orders.jsonl, onError: errors } }
+        sinks:
+          - { stream: orders, stdout: {} }
+        """.write(to: directory.appendingPathComponent("t.yaml"), atomically: true, encoding: .utf8)
+        try """
+        pipeline: t.yaml
+        tests:
+          - name: bad lines are reported
+            stream: orders.errors
+            select: .element
+            expect:
+              - { at: 0ms, next: "not json" }
+              - { at: 0ms, next: "{\\"n\\": " }
+              - { at: 0ms, complete: true }
+          - name: good lines pass
+            stream: orders
+            expectCount: 3
+        """.write(to: directory.appendingPathComponent("t.test.yaml"), atomically: true, encoding: .utf8)
+        let result = try runRivulet(["test", directory.appendingPathComponent("t.test.yaml").path])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+    }
+}

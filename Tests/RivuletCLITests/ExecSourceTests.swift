@@ -1,0 +1,102 @@
+import Foundation
+import XCTest
+
+/// The `exec` source through the binary, with real programs: lines as elements, the exit status
+/// ending the stream, and the program stopped when the pipeline stops first.
+final class ExecSourceTests: BinaryTestCase {
+    private func write(_ name: String, _ script: String) throws {
+        try script.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
+    }
+
+    func testEachLineIsAnElementAndStatusZeroCompletes() throws {
+        try write(
+            "produce.py",
+            """
+            import json
+            for n in range(3):
+                print(json.dumps({"n": n}), flush=True)
+            """)
+        let result = try run(
+            """
+            source: { exec: [python3, ./produce.py] }
+            ops:
+              - map: .n * 10
+            sink: stdout
+            """)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "0\n10\n20\n")
+    }
+
+    func testTextLinesAndAMalformedLineUnderEachMode() throws {
+        try write("mixed.sh", "echo '{\"a\": 1}'\necho 'oops'\necho '{\"a\": 2}'\n")
+        let text = try run(
+            """
+            source: { exec: { command: [sh, ./mixed.sh], format: text } }
+            sink: stdout
+            """)
+        XCTAssertEqual(text.stdout, "\"{\\\"a\\\": 1}\"\n\"oops\"\n\"{\\\"a\\\": 2}\"\n", text.stderr)
+        let failing = try run("source: { exec: [sh, ./mixed.sh] }\nsink: stdout\n")
+        XCTAssertEqual(failing.status, 1)
+        XCTAssertEqual(failing.stdout, "{\"a\":1}\n")
+        XCTAssertTrue(failing.stderr.contains("error: exec: the output of 'sh "), failing.stderr)
+        XCTAssertTrue(failing.stderr.contains("mixed.sh' line 2: "), failing.stderr)
+        let skipping = try run("source: { exec: { command: [sh, ./mixed.sh], onError: skip } }\nsink: stdout\n")
+        XCTAssertEqual(skipping.status, 0, skipping.stderr)
+        XCTAssertEqual(skipping.stdout, "{\"a\":1}\n{\"a\":2}\n")
+        XCTAssertTrue(skipping.stderr.contains("warning: exec skipped 1 element"), skipping.stderr)
+    }
+
+    func testANonZeroExitFailsTheRunQuotingItsStandardError() throws {
+        try write(
+            "fail.py",
+            """
+            import sys
+            print('{"ok": true}', flush=True)
+            sys.stderr.write("Traceback (most recent call last):\\nValueError: the feed is gone\\n")
+            sys.exit(3)
+            """)
+        let result = try run("source: { exec: [python3, ./fail.py] }\nsink: stdout\n")
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.stdout, "{\"ok\":true}\n", "what came before the failure is written")
+        XCTAssertTrue(result.stderr.contains("/fail.py' exited with status 3"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("ValueError: the feed is gone"), result.stderr)
+    }
+
+    func testAMissingProgramIsAClearError() throws {
+        let result = try run("source: { exec: [no-such-program-xyz] }\nsink: stdout\n")
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains("'no-such-program-xyz' exited with status 127"), result.stderr)
+    }
+
+    func testTheProgramIsStoppedWhenThePipelineStopsFirst() throws {
+        try write(
+            "forever.py",
+            """
+            import json, os, time
+            open("pid", "w").write(str(os.getpid()))
+            n = 0
+            while True:
+                print(json.dumps(n), flush=True)
+                n += 1
+                time.sleep(0.01)
+            """)
+        let result = try run(
+            """
+            source: { exec: [python3, ./forever.py] }
+            ops:
+              - take: 3
+            sink: stdout
+            """)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "0\n1\n2\n")
+        let pid = try XCTUnwrap(
+            Int32(try String(contentsOf: directory.appendingPathComponent("pid"), encoding: .utf8)))
+        // It was sent SIGTERM; give it a moment to go.
+        var alive = true
+        for _ in 0..<100 where alive {
+            alive = kill(pid, 0) == 0
+            if alive { usleep(20_000) }
+        }
+        XCTAssertFalse(alive, "the program was stopped with the pipeline")
+    }
+}

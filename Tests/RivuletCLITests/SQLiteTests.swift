@@ -1,0 +1,156 @@
+import Foundation
+import XCTest
+
+/// The `sqlite` sink and source through the binary, the rows checked with the `sqlite3` shell.
+final class SQLiteTests: BinaryTestCase {
+    private var database: String { directory.appendingPathComponent("orders.db").path }
+
+    private func sqlite3(_ sql: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["sqlite3", database, sql]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private func writeOrders(_ orders: [String], options: String = "") throws -> ProcessResult {
+        let events = orders.enumerated().map { "{ at: \($0.offset)ms, next: \($0.element) }" }.joined(separator: ", ")
+        return try run(
+            """
+            source: { events: [\(events), { at: 100ms, complete: true }] }
+            sink: { sqlite: { path: orders.db, table: orders\(options) } }
+            """, ["--clock", "virtual"])
+    }
+
+    func testRowsAreWrittenWithInferredTypesAndASecondRunAppends() throws {
+        let orders = [
+            "{ id: 1, customer: ada, total: 9.5, paid: true, items: [a, b], note: null }",
+            "{ id: 2, customer: bob, total: 3, paid: false, items: [], note: rush, extra: ignored }",
+        ]
+        let first = try writeOrders(orders)
+        XCTAssertEqual(first.status, 0, first.stderr)
+        XCTAssertEqual(
+            try sqlite3("SELECT sql FROM sqlite_master WHERE name = 'orders'"),
+            "CREATE TABLE \"orders\" (\"id\" INTEGER, \"customer\" TEXT, \"total\" REAL, \"paid\" INTEGER, \"items\" TEXT, \"note\")\n"
+        )
+        XCTAssertEqual(
+            try sqlite3("SELECT id, customer, total, paid, items, typeof(note), note FROM orders ORDER BY id"),
+            "1|ada|9.5|1|[\"a\",\"b\"]|null|\n2|bob|3.0|0|[]|text|rush\n")
+        let second = try writeOrders(orders)
+        XCTAssertEqual(second.status, 0, second.stderr)
+        XCTAssertEqual(try sqlite3("SELECT count(*) FROM orders"), "4\n", "without a key a second run appends")
+    }
+
+    func testAKeyUpsertsInPlace() throws {
+        let result = try writeOrders(
+            ["{ id: 1, status: new }", "{ id: 2, status: new }", "{ id: 1, status: paid }"], options: ", key: [id]")
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(try sqlite3("SELECT id, status FROM orders ORDER BY id"), "1|paid\n2|new\n")
+        let again = try writeOrders(["{ id: 2, status: shipped }"], options: ", key: [id]")
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertEqual(try sqlite3("SELECT id, status FROM orders ORDER BY id"), "1|paid\n2|shipped\n")
+    }
+
+    func testARefusedRowFailsOrGoesToTheErrorsStream() throws {
+        _ = try sqlite3("CREATE TABLE orders (id INTEGER NOT NULL, total REAL CHECK (total >= 0))")
+        let failed = try writeOrders(["{ id: 1, total: 5 }", "{ id: 2, total: -1 }", "{ id: 3, total: 1 }"])
+        XCTAssertEqual(failed.status, 1)
+        XCTAssertTrue(failed.stderr.contains("error: sqlite: orders: CHECK constraint failed"), failed.stderr)
+        XCTAssertEqual(try sqlite3("SELECT id FROM orders"), "1\n", "what was accepted before the failure is kept")
+        _ = try sqlite3("DELETE FROM orders")
+        let routed = try run(
+            """
+            streams:
+              orders:
+                source: { events: [{ at: 0ms, next: { id: 1, total: 5 } }, { at: 1ms, next: { id: 2, total: -1 } }, { at: 2ms, next: 7 }, { at: 3ms, complete: true }] }
+            sinks:
+              - { stream: orders, id: db, sqlite: { path: orders.db, table: orders, onError: errors } }
+              - { stream: db.errors, stdout: { template: "{{ .element }} {{ .error }}" } }
+            """, ["--clock", "virtual"])
+        XCTAssertEqual(routed.status, 0, routed.stderr)
+        XCTAssertEqual(
+            routed.stdout,
+            "{\"id\":2,\"total\":-1} orders: CHECK constraint failed: total >= 0\n7 sqlite writes objects, one a row; got number\n"
+        )
+        XCTAssertEqual(try sqlite3("SELECT id FROM orders"), "1\n")
+    }
+
+    func testALockedDatabaseIsWaitedForThenFailsClearly() throws {
+        _ = try sqlite3("CREATE TABLE orders (id INTEGER)")
+        // Another program holds a write lock for the whole run.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = [
+            "python3", "-c",
+            "import sqlite3,time,sys; c=sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(5)",
+            database,
+        ]
+        let output = Pipe()
+        holder.standardOutput = output
+        try holder.run()
+        defer { holder.terminate() }
+        _ = output.fileHandleForReading.availableData  // "locked"
+        let result = try writeOrders(["{ id: 1 }"], options: ", busyTimeout: 300ms")
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(
+            result.stderr.contains("orders.db is locked by another program and stayed locked for 300ms (busyTimeout)"),
+            result.stderr)
+    }
+
+    func testTheSourceReadsOnceOrPollsForNewRows() throws {
+        _ = try sqlite3(
+            "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT, total REAL, note TEXT); INSERT INTO orders VALUES (1, 'ada', 9.5, NULL), (2, 'bob', 3, 'rush')"
+        )
+        let once = try run(
+            """
+            source: { sqlite: { path: orders.db, query: "SELECT * FROM orders ORDER BY id" } }
+            sink: stdout
+            """)
+        XCTAssertEqual(once.status, 0, once.stderr)
+        XCTAssertEqual(
+            once.stdout,
+            "{\"id\":1,\"customer\":\"ada\",\"total\":9.5,\"note\":null}\n{\"id\":2,\"customer\":\"bob\",\"total\":3.0,\"note\":\"rush\"}\n"
+        )
+        // Polled on the real clock while another program adds rows: each row once, in order.
+        let adder = Process()
+        adder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        adder.arguments = [
+            "python3", "-c",
+            "import sqlite3,time,sys\nfor n in range(3, 6):\n    time.sleep(0.15)\n    c=sqlite3.connect(sys.argv[1]); c.execute('INSERT INTO orders (id, customer) VALUES (?, ?)', (n, 'new')); c.commit(); c.close()",
+            database,
+        ]
+        try adder.run()
+        let polled = try run(
+            """
+            source: { sqlite: { path: orders.db, query: "SELECT id, customer FROM orders", every: 50ms, since: id } }
+            ops:
+              - take: 5
+              - map: .id
+            sink: stdout
+            """)
+        adder.waitUntilExit()
+        XCTAssertEqual(polled.status, 0, polled.stderr)
+        XCTAssertEqual(polled.stdout, "1\n2\n3\n4\n5\n")
+    }
+
+    func testLintChecksTheDatabaseAndTheKey() throws {
+        let file = directory.appendingPathComponent("bad.yaml")
+        try """
+        source: { sqlite: { path: missing.db, query: "SELECT 1" } }
+        sink: { sqlite: { path: nowhere/out.db, table: t, columns: [a], key: [b] } }
+        """.write(to: file, atomically: true, encoding: .utf8)
+        let result = try runRivulet(["lint", file.path])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(
+            result.stderr.contains("bad.yaml:1:27: error: sqlite: cannot read the database 'missing.db'"), result.stderr
+        )
+        XCTAssertTrue(
+            result.stderr.contains("error: sqlite: the folder 'nowhere' of 'nowhere/out.db' does not exist"),
+            result.stderr)
+        XCTAssertTrue(result.stderr.contains("error: sqlite: key column 'b' is not among the columns"), result.stderr)
+    }
+}

@@ -9,7 +9,8 @@ public enum BuiltinComponents {
     public static var all: [ComponentSpec] {
         [
             // Sources
-            events, fixture, fileSource, execSource, sqliteSource, stdin, prompt, interval, timer, http, nytSearch,
+            events, fixture, fileSource, execSource, sqliteSource, httpServer, stdin, prompt, interval, timer, http,
+            nytSearch,
             nytNewest,
             githubSearch,
             githubUserRepos,
@@ -21,7 +22,7 @@ public enum BuiltinComponents {
             scanPaginate, reduce, zip, sample, dedupe, window, aggregate, groupBy,
             catchError, catchAndReturn, retry, buffer, share, log, exec,
             // Sinks
-            stdout, file, table, status, sqliteSink,
+            stdout, file, table, status, sqliteSink, httpSink,
         ]
     }
 

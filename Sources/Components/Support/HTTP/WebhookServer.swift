@@ -1,0 +1,235 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+@_spi(Host) import Pipeline
+import Synchronization
+
+/// How an `httpServer` source is set up: where it listens and what it accepts.
+struct WebhookSettings: Sendable {
+    let host: String
+    let port: Int
+    let paths: Set<String>
+    let token: String?
+    let maxBodyBytes: Int
+    let queueLimit: Int
+}
+
+/// What a request's body holds: its elements, or why it was refused.
+enum WebhookBody {
+    /// One JSON value (an array is one element per item) or JSON Lines.
+    static func elements(_ body: [UInt8]) -> Result<[Value], WebhookRefusal> {
+        if body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            return .failure(
+                WebhookRefusal(status: 400, message: "the body is empty; send a JSON value, a JSON array or JSON Lines")
+            )
+        }
+        if let value = try? JSONParser.parse(body) {
+            if case .array(let items) = value { return .success(items) }
+            return .success([value])
+        }
+        var elements: [Value] = []
+        var lineNumber = 0
+        for line in body.split(separator: 0x0A, omittingEmptySubsequences: false) {
+            lineNumber += 1
+            let trimmed = line.last == 0x0D ? line.dropLast() : line
+            if trimmed.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+            do {
+                elements.append(try JSONParser.parse(Array(trimmed)))
+            } catch {
+                let what = lineNumber == 1 ? "the body is not JSON" : "line \(lineNumber) is not JSON"
+                return .failure(WebhookRefusal(status: 400, message: "\(what): \(error)"))
+            }
+        }
+        return .success(elements)
+    }
+}
+
+/// A request the server answers with an error status and `{"error": message}`.
+struct WebhookRefusal: Error {
+    let status: Int
+    let message: String
+    var headers: [(String, String)] = []
+}
+
+/// Elements accepted by the server and not yet handed to the pipeline: bounded, so a flood is
+/// answered 503 instead of growing memory.
+final class WebhookQueue: Sendable {
+    private let waiting = Mutex(0)
+    let limit: Int
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Reserves room for `count` elements; false when they do not all fit (none are taken then).
+    func reserve(_ count: Int) -> Bool {
+        waiting.withLock { waiting in
+            // One request larger than the whole queue is still taken when the queue is empty, so a
+            // big but valid batch is never refused for ever.
+            guard waiting == 0 || waiting + count <= limit else { return false }
+            waiting += count
+            return true
+        }
+    }
+
+    /// Frees the room of `count` elements handed to the pipeline.
+    func release(_ count: Int) {
+        waiting.withLock { $0 -= count }
+    }
+}
+
+/// The HTTP server of an `httpServer` source, on SwiftNIO: it parses and checks each request on
+/// its own thread, hands the elements to `deliver` (which runs them into the pipeline on the
+/// pipeline's thread and calls back once they are in), and answers 202 then.
+final class WebhookServer: Sendable {
+    typealias Deliver = @Sendable (_ elements: [Value], _ accepted: @escaping @Sendable () -> Void) -> Void
+
+    private let channel: any Channel
+    /// The port it listens on (the one written, or the one the system chose for port 0).
+    let port: Int
+
+    init(settings: WebhookSettings, queue: WebhookQueue, deliver: @escaping Deliver) throws {
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.pipeline.configureHTTPServerPipeline().flatMap {
+                    channel.pipeline.addHandler(
+                        WebhookHandler(settings: settings, queue: queue, deliver: deliver))
+                }
+            }
+        channel = try bootstrap.bind(host: settings.host, port: settings.port).wait()
+        port = channel.localAddress?.port ?? settings.port
+    }
+
+    /// Stops listening; requests in progress are answered or dropped with their connections.
+    func stop() {
+        channel.close(promise: nil)
+    }
+}
+
+/// One connection: reads a request (refusing a body over the limit as soon as it is), checks the
+/// path, method and token, and answers.
+private final class WebhookHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let settings: WebhookSettings
+    private let queue: WebhookQueue
+    private let deliver: WebhookServer.Deliver
+    private var head: HTTPRequestHead?
+    private var body: [UInt8] = []
+    private var refused: WebhookRefusal?
+
+    init(settings: WebhookSettings, queue: WebhookQueue, deliver: @escaping WebhookServer.Deliver) {
+        self.settings = settings
+        self.queue = queue
+        self.deliver = deliver
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body = []
+            refused = check(head)
+        case .body(var buffer):
+            guard refused == nil else { return }
+            if body.count + buffer.readableBytes > settings.maxBodyBytes {
+                refused = tooLarge()
+                body = []
+                return
+            }
+            body += buffer.readBytes(length: buffer.readableBytes) ?? []
+        case .end:
+            guard let head else { return }
+            let keepAlive = head.isKeepAlive
+            if let refused {
+                return answer(
+                    context, status: refused.status, error: refused.message, headers: refused.headers,
+                    keepAlive: keepAlive)
+            }
+            switch WebhookBody.elements(body) {
+            case .failure(let refusal):
+                answer(context, status: refusal.status, error: refusal.message, keepAlive: keepAlive)
+            case .success(let elements):
+                guard queue.reserve(elements.count) else {
+                    return answer(
+                        context, status: 503,
+                        error: "the pipeline is behind: \(queue.limit) elements are waiting; try again",
+                        headers: [("Retry-After", "1")], keepAlive: keepAlive)
+                }
+                let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                let eventLoop = context.eventLoop
+                deliver(elements) {
+                    eventLoop.execute {
+                        let (handler, context) = loopBound.value
+                        handler.respond(
+                            context, status: 202, body: "{\"accepted\":\(elements.count)}", keepAlive: keepAlive)
+                    }
+                }
+            }
+            body = []
+        }
+    }
+
+    private func tooLarge() -> WebhookRefusal {
+        WebhookRefusal(status: 413, message: "the body is larger than maxBodyBytes (\(settings.maxBodyBytes) bytes)")
+    }
+
+    /// The refusal a request gets from its head alone, if any.
+    private func check(_ head: HTTPRequestHead) -> WebhookRefusal? {
+        let path = String(head.uri.prefix { $0 != "?" })
+        guard settings.paths.contains(path) else {
+            return WebhookRefusal(status: 404, message: "no such path: \(path)")
+        }
+        guard head.method == .POST else {
+            return WebhookRefusal(status: 405, message: "send POST", headers: [("Allow", "POST")])
+        }
+        if let token = settings.token {
+            let given = head.headers.first(name: "authorization") ?? ""
+            guard given == "Bearer \(token)" else {
+                return WebhookRefusal(
+                    status: 401, message: "a bearer token is required (Authorization: Bearer TOKEN)",
+                    headers: [("WWW-Authenticate", "Bearer")])
+            }
+        }
+        if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > settings.maxBodyBytes {
+            return tooLarge()
+        }
+        return nil
+    }
+
+    private func answer(
+        _ context: ChannelHandlerContext, status: Int, error: String, headers: [(String, String)] = [],
+        keepAlive: Bool
+    ) {
+        var object = JSONObject()
+        object["error"] = .string(error)
+        var bytes: [UInt8] = []
+        JSONSerializer.write(.object(object), to: &bytes)
+        respond(
+            context, status: status, body: String(decoding: bytes, as: UTF8.self), headers: headers,
+            keepAlive: keepAlive)
+    }
+
+    private func respond(
+        _ context: ChannelHandlerContext, status: Int, body: String, headers: [(String, String)] = [],
+        keepAlive: Bool
+    ) {
+        var responseHeaders = HTTPHeaders(headers)
+        responseHeaders.add(name: "Content-Type", value: "application/json")
+        responseHeaders.add(name: "Content-Length", value: String(body.utf8.count))
+        if !keepAlive { responseHeaders.add(name: "Connection", value: "close") }
+        let head = HTTPResponseHead(
+            version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: responseHeaders)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
+        let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if !keepAlive { done.whenComplete { _ in context.close(promise: nil) } }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,203 @@
+import Foundation
+import XCTest
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The `httpServer` source through the binary: a real client (Python's http.client) posts while
+/// the pipeline runs on the real clock, stopped by --until.
+final class HTTPServerSourceTests: BinaryTestCase {
+    /// Sends the requests of plan.json (each {path, body, headers?, method?}) once the server is up,
+    /// `threads` at a time, and writes one JSON line per answer: {n, status, body, retryAfter}.
+    static let client = """
+        import http.client, json, sys, threading, time
+        plan = json.load(open(sys.argv[1]))
+        port = int(sys.argv[2])
+        threads = int(sys.argv[3])
+        deadline = time.time() + 10
+        while True:
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=5); c.connect(); c.close(); break
+            except OSError:
+                if time.time() > deadline: sys.exit("server never came up")
+                time.sleep(0.02)
+        results = [None] * len(plan)
+        def send(indices):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            for i in indices:
+                r = plan[i]
+                c.request(r.get("method", "POST"), r["path"], body=r["body"].encode(), headers=r.get("headers", {}))
+                a = c.getresponse()
+                results[i] = {"n": i, "status": a.status, "body": a.read().decode(), "retryAfter": a.getheader("Retry-After")}
+                if a.getheader("Connection") == "close":
+                    c.close(); c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        workers = [threading.Thread(target=send, args=(range(t, len(plan), threads),)) for t in range(threads)]
+        for w in workers: w.start()
+        for w in workers: w.join()
+        with open(sys.argv[4], "w") as out:
+            for r in results: out.write(json.dumps(r) + "\\n")
+        # Every request is answered: note the run's peak memory, then stop it as Ctrl-C would.
+        import os, signal
+        time.sleep(0.3)
+        for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+            try:
+                command = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\\0")
+            except OSError:
+                continue
+            if sys.argv[5].encode() in command and b"run" in command:
+                status = open(f"/proc/{pid}/status").read()
+                peak = [l for l in status.splitlines() if l.startswith("VmHWM")][0].split()[1]
+                open(sys.argv[6], "w").write(peak)
+                os.kill(int(pid), signal.SIGINT)
+        """
+
+    struct Answer: Decodable {
+        let n: Int
+        let status: Int
+        let body: String
+        let retryAfter: String?
+    }
+
+    static func freePort() -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                _ = bind(descriptor, $0, length)
+                _ = getsockname(descriptor, $0, &length)
+            }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// The peak resident memory of the last run, in KiB, read just before the client stopped it.
+    var peakKilobytes: Int?
+
+    /// Runs `pipeline` (with PORT replaced) while the client sends `plan`, until the client has
+    /// every answer and stops it with SIGINT (or `limit` passes).
+    func exchange(
+        _ pipeline: String, plan: [[String: Any]], threads: Int = 1, limit: String = "30s",
+        environment: [String: String] = [:]
+    ) throws -> (result: ProcessResult, answers: [Answer]) {
+        let port = Self.freePort()
+        let pipelineFile = directory.appendingPathComponent("webhook-\(port).yaml")
+        try pipeline.replacingOccurrences(of: "PORT", with: String(port)).write(
+            to: pipelineFile, atomically: true, encoding: .utf8)
+        let peakFile = directory.appendingPathComponent("peak-kb")
+        try Self.client.write(to: directory.appendingPathComponent("client.py"), atomically: true, encoding: .utf8)
+        try JSONSerialization.data(withJSONObject: plan).write(to: directory.appendingPathComponent("plan.json"))
+        let answersFile = directory.appendingPathComponent("answers.jsonl")
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        client.arguments = [
+            "python3", directory.appendingPathComponent("client.py").path,
+            directory.appendingPathComponent("plan.json").path,
+            String(port), String(threads), answersFile.path, pipelineFile.path, peakFile.path,
+        ]
+        try client.run()
+        let result = try runRivulet(["run", pipelineFile.path, "--until", limit], environment: environment)
+        client.waitUntilExit()
+        peakKilobytes = (try? String(contentsOf: peakFile, encoding: .utf8)).flatMap { Int($0) }
+        let text = (try? String(contentsOf: answersFile, encoding: .utf8)) ?? ""
+        let answers = try text.split(separator: "\n").map {
+            try JSONDecoder().decode(Answer.self, from: Data($0.utf8))
+        }
+        guard answers.count == plan.count else {
+            throw NSError(
+                domain: "HTTPServerSourceTests", code: 1,
+                userInfo: [NSLocalizedDescriptionKey: "\(answers.count) of \(plan.count) answered: \(result.stderr)"])
+        }
+        return (result, answers)
+    }
+
+    func testJSONArraysAndJSONLinesAreElementsAndBadRequestsAreRefused() throws {
+        let token = ["Authorization": "Bearer s3cret"]
+        let plan: [[String: Any]] = [
+            ["path": "/orders", "body": "{\"id\": 1}", "headers": token],
+            ["path": "/orders", "body": "[{\"id\": 2}, {\"id\": 3}]", "headers": token],
+            ["path": "/orders", "body": "{\"id\": 4}\n{\"id\": 5}\n", "headers": token],
+            ["path": "/orders", "body": "{\"id\": 6}\n{\"id\": \n", "headers": token],
+            ["path": "/orders", "body": "{\"id\": 7}", "headers": ["Authorization": "Bearer wrong"]],
+            ["path": "/orders", "body": "{\"id\": 8}"],
+            ["path": "/orders", "body": "[" + String(repeating: "1,", count: 600) + "1]", "headers": token],
+            ["path": "/other", "body": "{\"id\": 9}", "headers": token],
+            ["path": "/orders", "body": "", "headers": token, "method": "GET"],
+            ["path": "/orders", "body": "", "headers": token],
+        ]
+        let (result, answers) = try exchange(
+            """
+            source: { httpServer: { address: "127.0.0.1:PORT", path: /orders, token: "${HOOK_TOKEN}", maxBodyBytes: 1000 } }
+            sink: stdout
+            """, plan: plan, environment: ["HOOK_TOKEN": "s3cret"])
+        XCTAssertEqual(result.status, 130, "stopped by SIGINT: \(result.stderr)")
+        XCTAssertEqual(answers.map(\.status), [202, 202, 202, 400, 401, 401, 413, 404, 405, 400])
+        XCTAssertEqual(answers[1].body, "{\"accepted\":2}")
+        XCTAssertEqual(
+            answers[3].body, "{\"error\":\"line 2 is not JSON: unexpected end of input, expected a value at byte 7\"}")
+        XCTAssertTrue(answers[6].body.contains("larger than maxBodyBytes (1000 bytes)"), answers[6].body)
+        XCTAssertEqual(result.stdout, (1...5).map { "{\"id\":\($0)}\n" }.joined(), "nothing of a refused request")
+        XCTAssertTrue(result.stderr.contains("httpServer: listening on http://127.0.0.1:"), result.stderr)
+        XCTAssertFalse(result.stderr.contains("s3cret"))
+    }
+
+    func testABurstBeyondTheQueueIsRefusedWithRetryAfterAndNothingAcceptedIsLost() throws {
+        // SIGINT from the client ends the run; what was accepted is written in full.
+        // A slow stage (a program that takes 20 ms an element) keeps the pipeline behind.
+        try """
+        import json, sys, time
+        for line in sys.stdin:
+            time.sleep(0.02)
+            print(json.dumps({"emit": json.loads(line)["value"]}), flush=True)
+            print(json.dumps({"done": True}), flush=True)
+        """.write(to: directory.appendingPathComponent("slow.py"), atomically: true, encoding: .utf8)
+        let plan: [[String: Any]] = (0..<60).map { ["path": "/", "body": "{\"n\": \($0)}"] }
+        let (result, answers) = try exchange(
+            """
+            source: { httpServer: { address: "127.0.0.1:PORT", queue: 4 } }
+            ops:
+              - exec: [python3, ./slow.py]
+            sink: { file: { path: accepted.jsonl } }
+            """, plan: plan, threads: 20)
+        XCTAssertEqual(result.status, 130, "stopped by SIGINT: \(result.stderr)")
+        let accepted = Set(answers.filter { $0.status == 202 }.map(\.n))
+        let refused = answers.filter { $0.status == 503 }
+        XCTAssertFalse(refused.isEmpty, "the queue of 4 overflowed: \(answers.map(\.status))")
+        XCTAssertEqual(accepted.count + refused.count, 60, "\(answers.map(\.status))")
+        XCTAssertTrue(refused.allSatisfy { $0.retryAfter == "1" })
+        let written = try String(contentsOf: directory.appendingPathComponent("accepted.jsonl"), encoding: .utf8)
+        let writtenNumbers = try written.split(separator: "\n").map {
+            try XCTUnwrap((try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Int])?["n"])
+        }
+        XCTAssertEqual(Set(writtenNumbers), accepted, "every accepted element was written, and only those")
+        XCTAssertEqual(writtenNumbers.count, accepted.count)
+    }
+
+    func testAFloodKeepsMemoryBounded() throws {
+        // 2,000 requests of 100 elements each (200,000 elements, about 6 MB of JSON) from 8
+        // connections as fast as they go, into a pipeline that writes every element to a file.
+        let body = "[" + (0..<100).map { "{\"id\": \($0), \"note\": \"flood\"}" }.joined(separator: ",") + "]"
+        let plan: [[String: Any]] = (0..<2000).map { _ in ["path": "/", "body": body] }
+        let (result, answers) = try exchange(
+            """
+            source: { httpServer: { address: "127.0.0.1:PORT", queue: 1000 } }
+            sink: { file: { path: flood.jsonl } }
+            """, plan: plan, threads: 8, limit: "60s")
+        XCTAssertEqual(result.status, 130, "stopped by SIGINT: \(result.stderr)")
+        let accepted = answers.filter { $0.status == 202 }.count
+        let peak = try XCTUnwrap(peakKilobytes)
+        print(
+            "webhook flood: 2,000 requests of 100 elements, \(accepted) accepted, \(2000 - accepted) answered 503; peak RSS \(peak / 1024) MiB"
+        )
+        XCTAssertLessThan(peak, 150 * 1024, "memory stays bounded")
+        let lines = try String(contentsOf: directory.appendingPathComponent("flood.jsonl"), encoding: .utf8)
+            .split(separator: "\n").count
+        XCTAssertEqual(lines, accepted * 100, "every accepted element was written")
+        XCTAssertEqual(accepted + answers.filter { $0.status == 503 }.count, 2000)
+    }
+}

@@ -128,4 +128,34 @@ final class ElementErrorsTests: BinaryTestCase {
         let result = try runRivulet(["test", directory.appendingPathComponent("t.test.yaml").path])
         XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
     }
+
+    func testSinksAndKeyedOperatorsRouteTheirElementErrorsToo() throws {
+        let result = try run(
+            """
+            streams:
+              words:
+                source: { events: [{ at: 0ms, next: { w: ab } }, { at: 1ms, next: { w: 7 } }, { at: 2ms, next: { w: cd } }, { at: 3ms, complete: true }] }
+                ops:
+                  - id: changed
+                    distinctUntilChanged: len(.w)
+                    onError: errors
+            sinks:
+              - { stream: words, stdout: { template: "{{ upper(.w) }}" } }
+              - { stream: words, id: grid, table: { columns: [{ title: W, value: len(.w) }] }, onError: skip }
+              - { stream: changed.errors, stdout: { template: "dropped {{ .element.w }} at {{ .location }}" } }
+            """, ["--clock", "virtual"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("dropped 7 at ") && $0.hasSuffix(":6:9") }, result.stdout)
+        XCTAssertTrue(lines.contains("AB"), result.stdout)
+        XCTAssertFalse(lines.contains("CD"), "cd has the same key length as ab: \(result.stdout)")
+        let skippedByStdout = try run(
+            """
+            source: { events: [{ at: 0ms, next: ab }, { at: 1ms, next: 7 }, { at: 2ms, complete: true }] }
+            sink: { stdout: { template: "{{ upper(.) }}", onError: skip } }
+            """, ["--clock", "virtual"])
+        XCTAssertEqual(skippedByStdout.status, 0, skippedByStdout.stderr)
+        XCTAssertEqual(skippedByStdout.stdout, "AB\n")
+        XCTAssertTrue(skippedByStdout.stderr.contains("warning: stdout skipped 1 element"), skippedByStdout.stderr)
+    }
 }

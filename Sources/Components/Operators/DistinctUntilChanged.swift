@@ -19,17 +19,24 @@ extension BuiltinComponents {
         primary: Key.key,
         example: "- distinctUntilChanged",
         checkpointing: .keepsState("the key of the last element it passed"),
+        elementErrors: true,
         factory: .operator { parameters, context in
             let key = parameters[Key.key]
             return { source in
                 Observable.deferred {
                     let scope = context.makeScope()
-                    if context.checkpoints != nil {
+                    // Checkpointed, or with a key that may fail on an element under onError, the
+                    // last key is kept here.
+                    if context.checkpoints != nil || (key != nil && context.onError != .fail) {
                         // The key of the last element passed, kept as {last: KEY} ({} before the first).
                         let last = StateBox(context.restoredState?["last"])
                         context.keepState { last.value.map { ["last": $0] } ?? .object(JSONObject()) }
                         return source.filter { element in
-                            let current = try key.map { try context.evaluate($0, element, in: scope) } ?? element
+                            guard
+                                let current = try context.handling(
+                                    element, { try key.map { try context.evaluate($0, element, in: scope) } ?? element }
+                                )
+                            else { return false }
                             if let previous = last.value, previous.isEqualInExpressions(to: current) { return false }
                             last.value = current
                             return true

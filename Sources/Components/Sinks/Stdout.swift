@@ -21,6 +21,7 @@ extension BuiltinComponents {
         primary: Key.format,
         example: "sink: stdout",
         checkpointing: .restartsWork("the lines written since the last checkpoint, which are written again"),
+        elementErrors: true,
         factory: .sink { parameters, context in
             StdoutSink(
                 pretty: parameters[Key.format] == .pretty, template: parameters[Key.template], context: context)
@@ -49,7 +50,9 @@ final class StdoutSink: PipelineSink {
         guard case .next(let value) = event else { return }
         try output.check(context)
         if let template {
-            let line = try context.render(template, value, in: scope)
+            guard let line = try context.handling(value, { try context.render(template, value, in: scope) }) else {
+                return
+            }
             output.writeLine(line.stringValue ?? line.description, scheduler: scheduler)
         } else if pretty {
             output.writeLine(JSONSerializer.prettyString(value), scheduler: scheduler)

@@ -51,6 +51,7 @@ extension BuiltinComponents {
                 validation.error("maxWidth must be at least 1", at: Key.maxWidth, in: values)
             }
         },
+        elementErrors: true,
         factory: .sink { parameters, context in
             try TableSink(parameters: parameters, context: context)
         })
@@ -135,7 +136,7 @@ final class TableSink: PipelineSink {
         guard case .next(let element) = event else { return }
         try output.check(context)
         if case .array(let items) = element {
-            let rows = try items.prefix(maxRows).map(cells)
+            let rows = try items.prefix(maxRows).compactMap { item in try context.handling(item, { try cells(item) }) }
             let header = columns.map(\.title)
             let widths = widths(header: header, rows: rows)
             var lines = [line(header, widths), rule(widths)] + rows.map { line($0, widths) }
@@ -154,7 +155,7 @@ final class TableSink: PipelineSink {
             }
             return
         }
-        let row = try cells(element)
+        guard let row = try context.handling(element, { try cells(element) }) else { return }
         var lines: [String] = []
         if appendWidths == nil {
             let header = columns.map(\.title)

@@ -40,14 +40,7 @@ extension BuiltinComponents {
         parameters: [Key.path, Key.format, Key.mode, Key.columns],
         primary: Key.path,
         example: "sink: { file: { path: out/articles.jsonl } }",
-        validate: { values, validation in
-            let folder = PipelineLoader.directory(of: values[Key.path])
-            if !validation.fileExists(folder) {
-                validation.error(
-                    "the folder '\(folder)' of '\(values[Key.path])' does not exist", at: Key.path, in: values,
-                    note: "create it first, or write to a file in an existing folder")
-            }
-        },
+        validate: { values, validation in validation.requireFolder(Key.path, in: values, writing: "a file") },
         checkpointing: .depending(
             "JSON Lines and CSV: keeps the length of the file it wrote and synced, to which a resumed run cuts it back "
                 + "(exactly-once); JSON cannot be checkpointed"

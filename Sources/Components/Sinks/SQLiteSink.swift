@@ -49,12 +49,7 @@ extension BuiltinComponents {
         parameters: [Key.path, Key.table, Key.columns, Key.key, Key.batch, Key.busyTimeout],
         example: "sink: { sqlite: { path: out/orders.db, table: orders, key: [id] } }",
         validate: { values, validation in
-            let folder = PipelineLoader.directory(of: values[Key.path])
-            if !validation.fileExists(folder) {
-                validation.error(
-                    "the folder '\(folder)' of '\(values[Key.path])' does not exist", at: Key.path, in: values,
-                    note: "create it first, or write to a database in an existing folder")
-            }
+            validation.requireFolder(Key.path, in: values, writing: "a database")
             if let key = values[Key.key], let columns = values[Key.columns] {
                 for name in key where !columns.contains(name) {
                     validation.error(

@@ -302,27 +302,17 @@ final class FileLines {
     /// The next line's value; a malformed line is handled as `onError` says (skipped, or
     /// thrown as an error naming the file and line).
     private func next(_ reader: LineReader, path: String) throws -> Value? {
+        guard json else {
+            return try reader.nextLine { .string(String(decoding: $0, as: UTF8.self)) }
+        }
         while true {
-            var malformed = ""
-            let line: Value??
             do {
-                line = try reader.nextLine { bytes -> Value? in
-                    guard json else { return .string(String(decoding: bytes, as: UTF8.self)) }
-                    if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
-                    do {
-                        return try JSONParser.parse(bytes)
-                    } catch {
-                        malformed = String(decoding: bytes, as: UTF8.self)
-                        throw error
-                    }
-                }
-            } catch let error as JSONError {
+                return try reader.nextJSONValue()
+            } catch let malformed as LineReader.MalformedLine {
                 try context.elementFailed(
-                    context.error("\(path) line \(reader.lineNumber): \(error)"), element: .string(malformed))
-                continue
+                    context.error("\(path) line \(reader.lineNumber): \(malformed.error)"),
+                    element: .string(malformed.text))
             }
-            guard let line else { return nil }
-            if let value = line { return value }
         }
     }
 }

@@ -37,14 +37,7 @@ extension BuiltinComponents {
         parameters: [Key.path, Key.format, Key.whole, Key.every],
         primary: Key.path,
         example: "source: { fixture: { path: fixtures/featured.json, every: 500ms } }",
-        validate: { values, validation in
-            let resolved = validation.resolvePath(values[Key.path])
-            if access(resolved, R_OK) != 0 {
-                validation.error(
-                    "cannot read fixture file '\(values[Key.path])'", at: Key.path, in: values,
-                    note: "looked for \(resolved)")
-            }
-        },
+        validate: { values, validation in validation.requireReadable(Key.path, in: values, what: "fixture file") },
         checkpointing: .keepsState("its place in the file: the element or the line it reached"),
         elementErrors: true,
         factory: .source { parameters, context in
@@ -176,23 +169,13 @@ enum Fixture {
             }
             func next() -> Event<Value>? {
                 while true {
-                    var malformed = ""
                     do {
-                        let line: Value?? = try reader.nextLine { bytes -> Value? in
-                            if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
-                            do {
-                                return try JSONParser.parse(bytes)
-                            } catch {
-                                malformed = String(decoding: bytes, as: UTF8.self)
-                                throw error
-                            }
-                        }
-                        guard let line else { return .completed }
-                        if let value = line { return .next(value) }
-                    } catch let error as JSONError {
+                        guard let value = try reader.nextJSONValue() else { return .completed }
+                        return .next(value)
+                    } catch let malformed as LineReader.MalformedLine {
                         // onError: a malformed line fails the source, or is dropped and the next read.
-                        let failure = context.error("fixture \(path) line \(reader.lineNumber): \(error)")
-                        do { try context.elementFailed(failure, element: .string(malformed)) } catch {
+                        let failure = context.error("fixture \(path) line \(reader.lineNumber): \(malformed.error)")
+                        do { try context.elementFailed(failure, element: .string(malformed.text)) } catch {
                             return .error(failure)
                         }
                     } catch {

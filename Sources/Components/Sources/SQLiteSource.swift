@@ -42,14 +42,7 @@ extension BuiltinComponents {
             """,
         parameters: [Key.path, Key.query, Key.every, Key.since, Key.busyTimeout],
         example: "source: { sqlite: { path: data/orders.db, query: \"SELECT * FROM orders\", every: 5s, since: id } }",
-        validate: { values, validation in
-            let resolved = validation.resolvePath(values[Key.path])
-            if access(resolved, R_OK) != 0 {
-                validation.error(
-                    "cannot read the database '\(values[Key.path])'", at: Key.path, in: values,
-                    note: "looked for \(resolved)")
-            }
-        },
+        validate: { values, validation in validation.requireReadable(Key.path, in: values, what: "the database") },
         checkpointing: .keepsState("the largest value of its since column emitted so far"),
         factory: .source { parameters, context in
             let path = context.resolvePath(parameters[Key.path])

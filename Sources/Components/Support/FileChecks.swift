@@ -1,0 +1,51 @@
+@_spi(Host) import Pipeline
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension ComponentValidation {
+    /// An error at `key` unless the file it names (relative to the pipeline file) can be read.
+    func requireReadable(_ key: Parameter<String>, in values: ParameterValues, what: String) {
+        let resolved = resolvePath(values[key])
+        if access(resolved, R_OK) != 0 {
+            error("cannot read \(what) '\(values[key])'", at: key, in: values, note: "looked for \(resolved)")
+        }
+    }
+
+    /// An error at `key` unless the folder of the file it names exists (a sink creates the file,
+    /// never its folder).
+    func requireFolder(_ key: Parameter<String>, in values: ParameterValues, writing what: String) {
+        let folder = PipelineLoader.directory(of: values[key])
+        if !fileExists(folder) {
+            error(
+                "the folder '\(folder)' of '\(values[key])' does not exist", at: key, in: values,
+                note: "create it first, or write to \(what) in an existing folder")
+        }
+    }
+}
+
+extension LineReader {
+    /// A line that is not JSON: the parser's error and the line's text.
+    struct MalformedLine: Error {
+        let error: JSONError
+        let text: String
+    }
+
+    /// The next line that is not blank, parsed as JSON; nil at the end. A line that is not JSON
+    /// throws `MalformedLine` (the reader has moved past it, so reading on skips it).
+    func nextJSONValue() throws -> Value? {
+        while true {
+            let line: Value?? = try nextLine { bytes -> Value? in
+                if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
+                do throws(JSONError) {
+                    return try JSONParser.parse(bytes)
+                } catch {
+                    throw MalformedLine(error: error, text: String(decoding: bytes, as: UTF8.self))
+                }
+            }
+            guard let line else { return nil }
+            if let value = line { return value }
+        }
+    }
+}

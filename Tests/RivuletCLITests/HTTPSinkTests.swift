@@ -94,4 +94,21 @@ final class HTTPSinkTests: BinaryTestCase {
         XCTAssertEqual(dead.split(separator: "\n").count, 1)
         XCTAssertEqual(server.received.count, 5, "the third was sent after the second failed")
     }
+
+    func testRequestsAreRecordedAndReplayedWithTheTokenRedacted() throws {
+        let server = try serve { _, _ in .json("{\"ok\": true}") }
+        let pipeline = """
+            source: { events: [\(events(2)), { at: 100ms, complete: true }] }
+            sink: { http: { url: "\(server.baseURL)/orders", headers: { Authorization: "Bearer ${HOOK_TOKEN}" } } }
+            """
+        let recording = directory.appendingPathComponent("hooks.json").path
+        let recorded = try run(pipeline, ["--record", recording], environment: ["HOOK_TOKEN": "s3cret"])
+        XCTAssertEqual(recorded.status, 0, recorded.stderr)
+        XCTAssertEqual(server.received.count, 2)
+        let saved = try String(contentsOfFile: recording, encoding: .utf8)
+        XCTAssertFalse(saved.contains("s3cret"), "the token is not recorded")
+        server.shutdown()
+        let replayed = try run(pipeline, ["--replay", recording], environment: ["HOOK_TOKEN": "s3cret"])
+        XCTAssertEqual(replayed.status, 0, replayed.stderr)
+    }
 }

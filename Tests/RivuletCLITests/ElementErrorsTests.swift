@@ -125,8 +125,20 @@ final class ElementErrorsTests: BinaryTestCase {
             stream: orders
             expectCount: 3
         """.write(to: directory.appendingPathComponent("t.test.yaml"), atomically: true, encoding: .utf8)
-        let result = try runRivulet(["test", directory.appendingPathComponent("t.test.yaml").path])
+        let testFile = directory.appendingPathComponent("t.test.yaml")
+        let result = try runRivulet(["test", testFile.path])
         XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        // Misspelt, it is named at the test file's line, with a suggestion.
+        let text = try String(contentsOf: testFile, encoding: .utf8)
+        try text.replacingOccurrences(of: "stream: orders.errors", with: "stream: orders.erors").write(
+            to: testFile, atomically: true, encoding: .utf8)
+        let misspelt = try runRivulet(["test", testFile.path])
+        XCTAssertEqual(misspelt.status, 1)
+        XCTAssertTrue(
+            misspelt.stdout.contains(
+                "t.test.yaml:4:13: error: stream 'orders' has no side stream 'erors'; did you mean 'errors'?\n"
+                    + "          stream: orders.erors\n"),
+            misspelt.stdout)
     }
 
     func testSinksAndKeyedOperatorsRouteTheirElementErrorsToo() throws {

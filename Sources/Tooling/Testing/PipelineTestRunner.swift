@@ -161,8 +161,10 @@ import Reactive
                 loadPlugin: loadPlugin.map { load in { load($0, recording) } }
             ).load(text: pipelineText, path: testFile.pipeline, overrides: overrides)
             guard let pipeline = loaded.pipeline else {
+                // A problem with what the case adds (its `stream`) is located in the test file.
                 let rendered = loaded.diagnostics.map {
-                    DiagnosticRenderer(useColor: false).render($0, source: loaded.source)
+                    DiagnosticRenderer(useColor: false).render(
+                        $0, source: $0.location.file == path ? text : loaded.source)
                 }.joined()
                 results.append(CaseResult(name: testCase.name, passed: false, report: rendered))
                 caseProblems += loaded.diagnostics.filter { !caseProblems.contains($0) }

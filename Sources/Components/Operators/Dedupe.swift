@@ -26,6 +26,7 @@ extension BuiltinComponents {
         parameters: [Key.key, Key.ttl, Key.max],
         primary: Key.key,
         example: "- dedupe: { key: .id, ttl: 10m, max: 100000 }",
+        elementErrors: true,
         factory: .operator { parameters, context in
             let key = parameters[Key.key]
             let ttl = parameters[Key.ttl]
@@ -33,9 +34,24 @@ extension BuiltinComponents {
             return { source in
                 Observable.deferred {
                     let scope = context.makeScope()
-                    let selector: (Value) throws -> Value = { element in
+                    var source = source
+                    var selector: (Value) throws -> Value = { element in
                         guard let key else { return element }
                         return try context.evaluate(key, element, in: scope)
+                    }
+                    if let key, context.onError != .fail {
+                        // The key is worked out first, so an element on which it fails is dropped
+                        // as onError says; the operator then reads the key it found.
+                        let found = StateBox(Value.null)
+                        source = source.filter { element in
+                            guard
+                                let value = try context.handling(
+                                    element, { try context.evaluate(key, element, in: scope) })
+                            else { return false }
+                            found.value = value
+                            return true
+                        }
+                        selector = { _ in found.value }
                     }
                     guard let ttl else { return source.distinct(by: selector, maxKeys: max) }
                     return source.distinct(by: selector, timeToLive: ttl, maxKeys: max, scheduler: context.scheduler)

@@ -17,12 +17,10 @@ extension BuiltinComponents {
         primary: Key.accumulator,
         example: "- reduce: { seed: 0, accumulator: acc + .bytes }",
         checkpointing: .keepsState("its total so far"),
+        elementErrors: true,
         factory: .operator { parameters, context in
             { source in
-                Observable.deferred {
-                    let (seed, step) = Accumulation.start(parameters, context: context)
-                    return source.reduce(seed, accumulator: step)
-                }
+                Accumulation.applying(source, parameters, context: context) { $0.reduce($1, accumulator: $2) }
             }
         })
 }

@@ -33,6 +33,31 @@ enum Accumulation {
     }
 }
 
+extension Accumulation {
+    /// `accumulate` (the runtime's scan or reduce) over `source` with the accumulator of
+    /// `parameters`. Under onError skip or errors an element on which the accumulator fails is
+    /// dropped before the operator sees it, and the accumulated value stays as it was.
+    static func applying(
+        _ source: Observable<Value>, _ parameters: ParameterValues, context: ComponentContext,
+        _ accumulate:
+            @escaping (Observable<Value>, Value, @escaping (Value, Value) throws -> Value) -> Observable<Value>
+    ) -> Observable<Value> {
+        Observable.deferred {
+            let (seed, step) = start(parameters, context: context)
+            guard context.onError != .fail else { return accumulate(source, seed, step) }
+            let current = StateBox(seed)
+            let stepped = source.filter { element in
+                guard let next = try context.handling(element, { try step(current.value, element) }) else {
+                    return false
+                }
+                current.value = next
+                return true
+            }
+            return accumulate(stepped, seed) { _, _ in current.value }
+        }
+    }
+}
+
 private typealias Key = Accumulation
 
 extension BuiltinComponents {
@@ -48,12 +73,10 @@ extension BuiltinComponents {
         primary: Key.accumulator,
         example: "- scan: { seed: 0, accumulator: clamp(acc + ., 0, 9) }",
         checkpointing: .keepsState("its accumulated value"),
+        elementErrors: true,
         factory: .operator { parameters, context in
             { source in
-                Observable.deferred {
-                    let (seed, step) = Accumulation.start(parameters, context: context)
-                    return source.scan(seed, accumulator: step)
-                }
+                Accumulation.applying(source, parameters, context: context) { $0.scan($1, accumulator: $2) }
             }
         })
 }

@@ -24,6 +24,7 @@ extension BuiltinComponents {
         example: "- takeUntil: stop",
         validate: { values, validation in validation.requireExactlyOne(Key.stream, Key.condition, in: values) },
         checkpointing: .stateless,
+        elementErrors: true,
         factory: .operator { parameters, context in
             if let condition = parameters[Key.condition] {
                 return predicateOperator(condition, inclusive: parameters[Key.inclusive], context) {

@@ -16,6 +16,7 @@ extension BuiltinComponents {
         primary: Key.condition,
         example: "- takeWhile: .page <= 5",
         checkpointing: .stateless,
+        elementErrors: true,
         factory: .operator { parameters, context in
             predicateOperator(parameters[Key.condition], inclusive: parameters[Key.inclusive], context) {
                 $0.take(while: $1, behavior: $2)
@@ -32,7 +33,17 @@ extension BuiltinComponents {
         return { source in
             Observable.deferred {
                 let scope = context.makeScope()
-                return apply(source, { try context.evaluate(expression, $0, in: scope).isTruthy }, behavior)
+                let test: (Value) throws -> Bool = { try context.evaluate(expression, $0, in: scope).isTruthy }
+                guard context.onError != .fail else { return apply(source, test, behavior) }
+                // The verdict is worked out before the operator sees the element, so one on which
+                // the condition fails is dropped as onError says and never reaches it.
+                let verdict = StateBox(false)
+                let checked = source.filter { element in
+                    guard let passed = try context.handling(element, { try test(element) }) else { return false }
+                    verdict.value = passed
+                    return true
+                }
+                return apply(checked, { _ in verdict.value }, behavior)
             }
         }
     }

@@ -19,6 +19,7 @@ extension BuiltinComponents {
         parameters: [Key.stream, Key.combine],
         primary: Key.stream,
         example: "- withLatestFrom: { stream: items, combine: \".latest[.value] ?? .latest[0]\" }",
+        elementErrors: true,
         factory: .operator { parameters, context in
             let other = context.stream(parameters[Key.stream].name)
             guard let combine = parameters[Key.combine] else {
@@ -27,9 +28,15 @@ extension BuiltinComponents {
             return { source in
                 Observable.deferred {
                     let scope = context.makeScope()
-                    return source.withLatestFrom(other) { value, latest in
-                        try context.evaluate(combine, ["value": value, "latest": latest], in: scope)
+                    guard context.onError != .fail else {
+                        return source.withLatestFrom(other) { value, latest in
+                            try context.evaluate(combine, ["value": value, "latest": latest], in: scope)
+                        }
                     }
+                    return source.withLatestFrom(other) { value, latest -> Value? in
+                        let pair: Value = ["value": value, "latest": latest]
+                        return try context.handling(pair, { try context.evaluate(combine, pair, in: scope) })
+                    }.compactMap { $0 }
                 }
             }
         })

@@ -83,4 +83,18 @@ final class ElementErrorRoutingTests: XCTestCase {
         XCTAssertEqual(harness.events().count, 2)
         guard case .failed? = harness.outcome else { return XCTFail("expected a failure") }
     }
+
+    func testAggregateLeavesItsTableAsItWasWhenAFieldFails() throws {
+        // 1 and 3 are summed; "x" fails `sum` after `n` would have counted it: nothing of it stays.
+        let harness = try run("aggregate: { fields: { n: count, total: { sum: . } } }")
+        XCTAssertEqual(harness.events("out"), ["30: {\"start\":0,\"n\":2,\"total\":4}", "30: completed"])
+        XCTAssertTrue(
+            harness.events("errors")[0].contains("sum of 'total' needs numbers"), "\(harness.events("errors"))")
+    }
+
+    func testGroupByDropsAnElementWhoseKeyFails() throws {
+        let harness = try run("groupBy: { key: . * 2, ops: [{ map: . + 100 }] }")
+        XCTAssertEqual(harness.events("out"), ["0: 101", "20: 103", "30: completed"])
+        XCTAssertEqual(harness.events("errors").count, 2)
+    }
 }

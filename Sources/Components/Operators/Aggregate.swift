@@ -86,6 +86,7 @@ extension BuiltinComponents {
                 validation.error("time needs every, the length of the windows", at: Key.time, in: values)
             }
         },
+        elementErrors: true,
         factory: .operator { parameters, context in
             guard case .success(let fields) = AggregateField.parse(parameters[Key.fields].pairs) else {
                 throw context.error("aggregate: invalid fields")
@@ -144,8 +145,10 @@ extension BuiltinComponents {
                                     let key = try by.map { try context.evaluate($0, element, in: scope) } ?? .null
                                     try table.add(element, key: key, scope: scope, context: context)
                                 } catch {
-                                    observer.on(.error(error))
-                                    lifetime.dispose()
+                                    do { try context.elementFailed(error, element: element) } catch {
+                                        observer.on(.error(error))
+                                        lifetime.dispose()
+                                    }
                                 }
                             case .error:
                                 observer.on(event)
@@ -177,6 +180,23 @@ final class AggregateTable {
     }
 
     func add(_ element: Value, key: Value, scope: EvaluationScope, context: ComponentContext) throws {
+        // Every field is worked out before anything changes, so an element that fails leaves the
+        // table as it was (onError may drop it and go on).
+        let evaluated = try fields.map { field -> Value? in
+            guard let expression = field.expression else { return nil }
+            let value = try context.evaluate(expression, element, in: scope)
+            switch field.kind {
+            case .sum, .avg, .min, .max:
+                if case .null = value { return nil }
+                guard value.doubleValue != nil else {
+                    throw context.error(
+                        "aggregate: \(field.kind.rawValue) of '\(field.name)' needs numbers, got \(value)",
+                        element: element)
+                }
+            default: break
+            }
+            return value
+        }
         let row: Int
         if let existing = index[key] {
             row = existing
@@ -191,19 +211,13 @@ final class AggregateTable {
         }
         counts[row] += 1
         for (column, field) in fields.enumerated() {
-            guard let expression = field.expression else { continue }
-            let value = try context.evaluate(expression, element, in: scope)
+            guard let value = evaluated[column] else { continue }
             switch field.kind {
             case .count: break
             case .first: if seen[row][column] == 0 { values[row][column] = value }
             case .last: values[row][column] = value
             case .sum, .avg, .min, .max:
-                if case .null = value { continue }
-                guard let number = value.doubleValue else {
-                    throw context.error(
-                        "aggregate: \(field.kind.rawValue) of '\(field.name)' needs numbers, got \(value)",
-                        element: element)
-                }
+                guard let number = value.doubleValue else { continue }  // null: checked above
                 let first = seen[row][column] == 0
                 switch field.kind {
                 case .min:

@@ -36,6 +36,7 @@ extension BuiltinComponents {
                 ops: [{ window: 1m }, { map: "{user: .[0].user, events: len(.)}" }]
                 idle: 10m
             """,
+        elementErrors: true,
         factory: .operator { parameters, context in
             let key = parameters[Key.key]
             let chain = try context.build(parameters[Key.ops])
@@ -53,7 +54,11 @@ extension BuiltinComponents {
                             switch event {
                             case .next(let element):
                                 do {
-                                    groups.send(element, key: try context.evaluate(key, element, in: scope))
+                                    guard
+                                        let groupKey = try context.handling(
+                                            element, { try context.evaluate(key, element, in: scope) })
+                                    else { return }
+                                    groups.send(element, key: groupKey)
                                 } catch {
                                     groups.end(.error(error))
                                 }

@@ -110,6 +110,11 @@ public final class SQLiteDatabase {
         }
     }
 
+    /// `name` as an SQL identifier, quoted (a double quote in it doubled).
+    public static func quote(_ name: String) -> String {
+        "\"" + name.replacing("\"", with: "\"\"") + "\""
+    }
+
     /// The number of rows the last statement changed.
     public var changes: Int { Int(sqlite3_changes(handle)) }
 

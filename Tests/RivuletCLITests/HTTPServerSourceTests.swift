@@ -200,4 +200,13 @@ final class HTTPServerSourceTests: BinaryTestCase {
         XCTAssertEqual(lines, accepted * 100, "every accepted element was written")
         XCTAssertEqual(accepted + answers.filter { $0.status == 503 }.count, 2000)
     }
+
+    func testAnAddressInUseIsAClearError() throws {
+        let busy = try serve { _, _ in .json("{}") }
+        let result = try run(
+            "source: { httpServer: { address: \"127.0.0.1:\(busy.port)\" } }\nsink: stdout\n", ["--until", "5s"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(
+            result.stderr.contains("error: httpServer: cannot listen on 127.0.0.1:\(busy.port): "), result.stderr)
+    }
 }

@@ -101,6 +101,35 @@ final class SQLiteTests: BinaryTestCase {
             result.stderr)
     }
 
+    func testACommitThatFailsBetweenElementsFailsTheRunAtOnce() throws {
+        _ = try sqlite3("CREATE TABLE orders (id INTEGER)")
+        // A reader holds its transaction open, so the timed commit cannot take its lock.
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        reader.arguments = [
+            "python3", "-c",
+            "import sqlite3,time,sys; c=sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN'); c.execute('SELECT * FROM orders').fetchall(); print('reading', flush=True); time.sleep(8)",
+            database,
+        ]
+        let output = Pipe()
+        reader.standardOutput = output
+        try reader.run()
+        defer { reader.terminate() }
+        _ = output.fileHandleForReading.availableData  // "reading"
+        let result = try run(
+            """
+            streams:
+              orders:
+                source: { events: [{ at: 0ms, next: { id: 1 } }, { at: 3s, next: { id: 2 } }, { at: 3s, complete: true }] }
+            sinks:
+              - { stream: orders, stdout: {} }
+              - { stream: orders, sqlite: { path: orders.db, table: orders, batch: { period: 50ms }, busyTimeout: 200ms } }
+            """)
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains("orders.db is locked by another program"), result.stderr)
+        XCTAssertEqual(result.stdout, "{\"id\":1}\n", "the run failed when the commit did, not at the next element")
+    }
+
     func testTheSourceReadsOnceOrPollsForNewRows() throws {
         _ = try sqlite3(
             "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT, total REAL, note TEXT); INSERT INTO orders VALUES (1, 'ada', 9.5, NULL), (2, 'bob', 3, 'rush')"

@@ -21,9 +21,6 @@ private enum Key {
     static let batch = Parameter<ParameterValues?>.object(
         "batch", [batchCount, batchPeriod], doc: "How rows are grouped into transactions.",
         example: "{ count: 500, period: 2s }")
-    static let busyTimeout = Parameter<RxTimeInterval>(
-        "busyTimeout", default: .seconds(5),
-        doc: "How long a database locked by another program is waited for before the run fails.")
 }
 
 extension BuiltinComponents {
@@ -46,7 +43,7 @@ extension BuiltinComponents {
             (a constraint, an element that is not an object) fails the run, or with onError is \
             skipped or reported on ID.errors.
             """,
-        parameters: [Key.path, Key.table, Key.columns, Key.key, Key.batch, Key.busyTimeout],
+        parameters: [Key.path, Key.table, Key.columns, Key.key, Key.batch, SQLiteAccess.busyTimeout],
         example: "sink: { sqlite: { path: out/orders.db, table: orders, key: [id] } }",
         validate: { values, validation in
             validation.requireFolder(Key.path, in: values, writing: "a database")
@@ -65,13 +62,13 @@ extension BuiltinComponents {
                 path: context.resolvePath(parameters[Key.path]), table: parameters[Key.table],
                 columns: parameters[Key.columns], key: parameters[Key.key] ?? [],
                 batchCount: batch?[Key.batchCount] ?? 100, batchPeriod: batch?[Key.batchPeriod] ?? .seconds(1),
-                busyTimeout: parameters[Key.busyTimeout], context: context)
+                busyTimeout: parameters[SQLiteAccess.busyTimeout], context: context)
         })
 }
 
 /// The `sqlite` sink: opens the database at the first element, writes each row at once inside an
 /// open transaction, and commits by count, by period and at the end.
-final class SQLiteSink: PipelineSink {
+final class SQLiteSink: AsynchronousSink {
     private let path: String
     private let table: String
     private var columns: [String]?
@@ -112,7 +109,7 @@ final class SQLiteSink: PipelineSink {
             let columns = self.columns ?? []
             if pending == 0 { try run { () throws(SQLiteError) in try database.execute("BEGIN IMMEDIATE") } }
             pending += 1  // the transaction is open whether the row is written or refused
-            if let refused = write(columns.map { Self.parameter(object[$0] ?? .null) }, to: database) {
+            if let refused = write(columns.map { SQLiteDatabase.Parameter(object[$0] ?? .null) }, to: database) {
                 if refused.isBusy { throw failure(refused) }
                 try context.elementFailed(
                     context.error("\(table): \(refused.description)", element: element), element: element)
@@ -123,15 +120,11 @@ final class SQLiteSink: PipelineSink {
             } else if pending == 1 {
                 commitTimer.disposable = context.scheduler.schedule(after: batchPeriod) { [weak self] in
                     guard let self else { return }
-                    do { try self.commit() } catch { self.failed = error }
+                    do { try self.commit() } catch { self.fail?(error) }
                 }
             }
         case .completed, .error:
             try commit()
-        }
-        if let failed {
-            self.failed = nil
-            throw failed
         }
     }
 
@@ -145,14 +138,21 @@ final class SQLiteSink: PipelineSink {
         }
     }
 
-    /// An error met by the commit timer, thrown at the next event (or at close).
-    private var failed: (any Error)?
+    /// Fails the run with an error met by the commit timer, between events.
+    private var fail: ((any Error) -> Void)?
+
+    func start(failing fail: @escaping (any Error) -> Void) {
+        self.fail = fail
+    }
+
+    func whenFinished(_ done: @escaping () -> Void) {
+        done()  // every row is committed when `completed` is received
+    }
 
     func close() throws {
         commitTimer.dispose()
         try commit()
         database = nil
-        if let failed { throw failed }
     }
 
     private func commit() throws {
@@ -167,12 +167,7 @@ final class SQLiteSink: PipelineSink {
     }
 
     private func failure(_ error: SQLiteError) -> PipelineRuntimeError {
-        if error.isBusy {
-            return context.error(
-                "\(path) is locked by another program and stayed locked for \(DurationSyntax.format(busyTimeout)) (busyTimeout): \(error.description)"
-            )
-        }
-        return context.error("\(path): \(error.description)")
+        SQLiteAccess.failure(error, path: path, busyTimeout: busyTimeout, context: context)
     }
 
     /// The database, opened and the table made ready at the first row.
@@ -180,45 +175,36 @@ final class SQLiteSink: PipelineSink {
         if let database { return database }
         let columns = self.columns ?? firstRow.keys.map { $0 }
         self.columns = columns
-        let opened: SQLiteDatabase
-        do {
-            opened = try SQLiteDatabase(
-                path: path, create: true, busyTimeout: Int(busyTimeout.totalNanoseconds / 1_000_000))
-        } catch {
-            throw context.error("cannot open the database \(path): \(error.description)")
-        }
-        let name = Self.quote(table)
+        let opened = try SQLiteAccess.open(path: path, create: true, busyTimeout: busyTimeout, context: context)
+        let name = SQLiteDatabase.quote(table)
         let definitions = columns.map { column -> String in
             let type = Self.columnType(firstRow[column] ?? .null)
-            return type.isEmpty ? Self.quote(column) : "\(Self.quote(column)) \(type)"
+            return type.isEmpty ? SQLiteDatabase.quote(column) : "\(SQLiteDatabase.quote(column)) \(type)"
         }
-        let keyList = key.map(Self.quote).joined(separator: ", ")
+        let keyList = key.map(SQLiteDatabase.quote).joined(separator: ", ")
         try run { () throws(SQLiteError) in
             try opened.execute(
                 "CREATE TABLE IF NOT EXISTS \(name) (\(definitions.joined(separator: ", "))"
                     + (key.isEmpty ? "" : ", PRIMARY KEY (\(keyList))") + ")")
             if !key.isEmpty {
                 try opened.execute(
-                    "CREATE UNIQUE INDEX IF NOT EXISTS \(Self.quote("\(table)_key")) ON \(name) (\(keyList))")
+                    "CREATE UNIQUE INDEX IF NOT EXISTS \(SQLiteDatabase.quote("\(table)_key")) ON \(name) (\(keyList))")
             }
         }
         let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        insert = "INSERT INTO \(name) (\(columns.map(Self.quote).joined(separator: ", "))) VALUES (\(placeholders))"
+        insert =
+            "INSERT INTO \(name) (\(columns.map(SQLiteDatabase.quote).joined(separator: ", "))) VALUES (\(placeholders))"
         let others = columns.filter { !key.contains($0) }
         if !key.isEmpty {
             insert +=
                 others.isEmpty
                 ? " ON CONFLICT (\(keyList)) DO NOTHING"
                 : " ON CONFLICT (\(keyList)) DO UPDATE SET "
-                    + others.map { "\(Self.quote($0)) = excluded.\(Self.quote($0))" }.joined(separator: ", ")
+                    + others.map { "\(SQLiteDatabase.quote($0)) = excluded.\(SQLiteDatabase.quote($0))" }.joined(
+                        separator: ", ")
         }
         database = opened
         return opened
-    }
-
-    /// An SQL identifier, quoted.
-    static func quote(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// The declared type of a column whose first value is `value`.
@@ -229,18 +215,6 @@ final class SQLiteSink: PipelineSink {
         case .string: "TEXT"
         case .array, .object: "TEXT"
         case .null: ""
-        }
-    }
-
-    /// An element's field as an SQLite value: objects and lists as their JSON text.
-    static func parameter(_ value: Value) -> SQLiteDatabase.Parameter {
-        switch value {
-        case .int(let number): .integer(number)
-        case .bool(let flag): .integer(flag ? 1 : 0)
-        case .double(let number): .real(number)
-        case .string(let text): .text(text)
-        case .null: .null
-        case .array, .object: .text(value.description)
         }
     }
 }

@@ -37,7 +37,9 @@ extension BuiltinComponents {
         example: "source: { exec: { command: [python3, ./produce.py], format: jsonl } }",
         validate: { values, validation in
             if values[Key.command].isEmpty {
-                validation.error("exec needs a command", at: Key.command, in: values)
+                validation.error(
+                    "the command is empty: write the program and its arguments as a list", at: Key.command,
+                    in: values)
             }
         },
         elementErrors: true,
@@ -50,7 +52,7 @@ extension BuiltinComponents {
             let commandLine = command.joined(separator: " ")
             let directory = URL(fileURLWithPath: context.baseDirectory).standardizedFileURL.path
             return PipelineSource { _ in
-                StandardInput.observable(json: json, what: "the output of '\(commandLine)'", context: context) {
+                LineSource.observable(json: json, what: "the output of '\(commandLine)'", context: context) {
                     try ProgramOutput.start(command: command, directory: directory, context: context)
                 }
             }
@@ -72,11 +74,10 @@ enum ProgramOutput {
         let stderrTail = StderrTail.reading(process.standardError)
         let name = context.componentName
         let location = context.location
-        let box = ProcessBox(process)
         return LineInput(
             descriptor: process.standardOutput,
             end: {
-                let ended = box.process.wait()
+                let ended = process.wait()
                 if case .exited(0) = ended { return .completed }
                 let tail = stderrTail.text
                 var message = "'\(commandLine)' exited with \(ended)"
@@ -87,15 +88,8 @@ enum ProgramOutput {
                 return .error(PipelineRuntimeError(message, component: name, location: location))
             },
             stop: {
-                box.process.send(SIGTERM)
-                let process = box.process
+                process.send(SIGTERM)
                 Thread { _ = process.wait() }.start()
             })
     }
-}
-
-/// A child process handed to the reading thread.
-final class ProcessBox: @unchecked Sendable {
-    let process: ChildProcess
-    init(_ process: ChildProcess) { self.process = process }
 }

@@ -310,7 +310,7 @@ final class FileLines {
                 return try reader.nextJSONValue()
             } catch let malformed as LineReader.MalformedLine {
                 try context.elementFailed(
-                    context.error("\(path) line \(reader.lineNumber): \(malformed.error)"),
+                    context.error("\(path) line \(malformed.line): \(malformed.error)"),
                     element: .string(malformed.text))
             }
         }

@@ -174,7 +174,7 @@ enum Fixture {
                         return .next(value)
                     } catch let malformed as LineReader.MalformedLine {
                         // onError: a malformed line fails the source, or is dropped and the next read.
-                        let failure = context.error("fixture \(path) line \(reader.lineNumber): \(malformed.error)")
+                        let failure = context.error("fixture \(path) line \(malformed.line): \(malformed.error)")
                         do { try context.elementFailed(failure, element: .string(malformed.text)) } catch {
                             return .error(failure)
                         }

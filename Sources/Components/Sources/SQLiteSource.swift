@@ -20,9 +20,6 @@ private enum Key {
         doc:
             "A column of the result that grows with new rows (an id, a time): each run emits only rows above the largest value emitted so far.",
         example: "id")
-    static let busyTimeout = Parameter<RxTimeInterval>(
-        "busyTimeout", default: .seconds(5),
-        doc: "How long a database locked by another program is waited for before the run fails.")
 }
 
 extension BuiltinComponents {
@@ -40,7 +37,7 @@ extension BuiltinComponents {
             after it. A database locked by another program is waited for up to busyTimeout, then the \
             run fails saying so; a query that SQLite refuses fails the run with SQLite's message.
             """,
-        parameters: [Key.path, Key.query, Key.every, Key.since, Key.busyTimeout],
+        parameters: [Key.path, Key.query, Key.every, Key.since, SQLiteAccess.busyTimeout],
         example: "source: { sqlite: { path: data/orders.db, query: \"SELECT * FROM orders\", every: 5s, since: id } }",
         validate: { values, validation in validation.requireReadable(Key.path, in: values, what: "the database") },
         checkpointing: .keepsState("the largest value of its since column emitted so far"),
@@ -48,11 +45,11 @@ extension BuiltinComponents {
             let path = context.resolvePath(parameters[Key.path])
             let every = parameters[Key.every]
             let since = parameters[Key.since]
-            let busy = parameters[Key.busyTimeout]
+            let busy = parameters[SQLiteAccess.busyTimeout]
             var query = parameters[Key.query].trimmingCharacters(in: .whitespacesAndNewlines)
             while query.hasSuffix(";") { query.removeLast() }
             if let since {
-                let column = SQLiteSink.quote(since)
+                let column = SQLiteDatabase.quote(since)
                 query = "SELECT * FROM (\(query)) WHERE ?1 IS NULL OR \(column) > ?1 ORDER BY \(column)"
             }
             let sql = query
@@ -60,10 +57,9 @@ extension BuiltinComponents {
                 Observable { observer, lifetime in
                     let database: SQLiteDatabase
                     do {
-                        database = try SQLiteDatabase(
-                            path: path, create: false, busyTimeout: Int(busy.totalNanoseconds / 1_000_000))
+                        database = try SQLiteAccess.open(path: path, create: false, busyTimeout: busy, context: context)
                     } catch {
-                        observer.on(.error(context.error("cannot open the database \(path): \(error)")))
+                        observer.on(.error(error))
                         return
                     }
                     let last = StateBox<Value>(context.restoredState ?? .null)
@@ -72,13 +68,10 @@ extension BuiltinComponents {
                     func poll() -> Bool {
                         let rows: [SQLiteDatabase.Row]
                         do {
-                            rows = try database.rows(sql, since == nil ? [] : [SQLiteSink.parameter(last.value)])
+                            rows = try database.rows(sql, since == nil ? [] : [SQLiteDatabase.Parameter(last.value)])
                         } catch {
-                            let message =
-                                error.isBusy
-                                ? "\(path) is locked by another program and stayed locked for \(DurationSyntax.format(busy)) (busyTimeout): \(error.description)"
-                                : "\(path): \(error.description)"
-                            observer.on(.error(context.error(message)))
+                            observer.on(
+                                .error(SQLiteAccess.failure(error, path: path, busyTimeout: busy, context: context)))
                             return false
                         }
                         for row in rows {
@@ -102,16 +95,4 @@ extension BuiltinComponents {
                 }
             }
         })
-}
-
-extension SQLiteDatabase.Parameter {
-    /// The value of a column as an element's field.
-    var element: Value {
-        switch self {
-        case .integer(let number): .int(number)
-        case .real(let number): .double(number)
-        case .text(let text): .string(text)
-        case .null: .null
-        }
-    }
 }

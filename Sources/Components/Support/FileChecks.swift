@@ -24,28 +24,3 @@ extension ComponentValidation {
         }
     }
 }
-
-extension LineReader {
-    /// A line that is not JSON: the parser's error and the line's text.
-    struct MalformedLine: Error {
-        let error: JSONError
-        let text: String
-    }
-
-    /// The next line that is not blank, parsed as JSON; nil at the end. A line that is not JSON
-    /// throws `MalformedLine` (the reader has moved past it, so reading on skips it).
-    func nextJSONValue() throws -> Value? {
-        while true {
-            let line: Value?? = try nextLine { bytes -> Value? in
-                if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
-                do throws(JSONError) {
-                    return try JSONParser.parse(bytes)
-                } catch {
-                    throw MalformedLine(error: error, text: String(decoding: bytes, as: UTF8.self))
-                }
-            }
-            guard let line else { return nil }
-            if let value = line { return value }
-        }
-    }
-}

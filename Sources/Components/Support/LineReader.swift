@@ -1,3 +1,5 @@
+@_spi(Host) import Pipeline
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -121,4 +123,30 @@ final class LineReader {
 struct LineReaderError: Error, CustomStringConvertible {
     let message: String
     var description: String { message }
+}
+
+extension LineReader {
+    /// A line that is not JSON: the parser's error, the line's text and its number.
+    struct MalformedLine: Error {
+        let error: JSONError
+        let text: String
+        let line: Int
+    }
+
+    /// The next line that is not blank, parsed as JSON; nil at the end. A line that is not JSON
+    /// throws `MalformedLine` (the reader has moved past it, so reading on skips it).
+    func nextJSONValue() throws -> Value? {
+        while true {
+            let line: Value?? = try nextLine { bytes -> Value? in
+                if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
+                do throws(JSONError) {
+                    return try JSONParser.parse(bytes)
+                } catch {
+                    throw MalformedLine(error: error, text: String(decoding: bytes, as: UTF8.self), line: lineNumber)
+                }
+            }
+            guard let line else { return nil }
+            if let value = line { return value }
+        }
+    }
 }

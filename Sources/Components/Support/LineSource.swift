@@ -1,0 +1,136 @@
+import Foundation
+@_spi(Host) import Pipeline
+import Reactive
+
+/// Where lines come from: a descriptor read to its end, the event that ends the source then
+/// (called on the reading thread: it may wait for a program to exit), and what stops the producer
+/// when the pipeline lets go first.
+struct LineInput: @unchecked Sendable {
+    let descriptor: Int32
+    let end: @Sendable () -> Event<Value>
+    let stop: () -> Void
+}
+
+/// Lines read from a descriptor (standard input, a program's output) into a source, on a thread
+/// of their own on the real clock: what `stdin` and the `exec` source share.
+enum LineSource {
+    /// How many batches of lines may wait for the pipeline before the reader pauses.
+    static let batchesInFlight = 8
+
+    /// One line as an event: its text, or its JSON value; a line that is not JSON is an error
+    /// event carrying `LineReader.MalformedLine`, which `pass` handles as `onError` says.
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>, json: Bool, line: Int) -> Event<Value> {
+        guard json else { return .next(.string(String(decoding: bytes, as: UTF8.self))) }
+        do throws(JSONError) {
+            return .next(try JSONParser.parse(bytes))
+        } catch {
+            return .error(
+                LineReader.MalformedLine(error: error, text: String(decoding: bytes, as: UTF8.self), line: line))
+        }
+    }
+
+    /// Passes `event` on; a malformed line is dropped or fails the source, as `onError` says.
+    /// Returns whether the source goes on.
+    static func pass(
+        _ event: Event<Value>, to observer: AnyObserver<Value>, what: String, context: ComponentContext
+    ) -> Bool {
+        guard case .error(let malformed as LineReader.MalformedLine) = event else {
+            observer.on(event)
+            return !event.isStopEvent
+        }
+        do {
+            try context.elementFailed(
+                context.error("\(what) line \(malformed.line): \(malformed.error)"), element: .string(malformed.text))
+            return true
+        } catch {
+            observer.on(.error(error))
+            return false
+        }
+    }
+
+    /// The lines of what `open` starts at subscription: `what` names it in errors.
+    static func observable(
+        json: Bool, what: String, context: ComponentContext, open: @escaping () throws -> LineInput
+    ) -> Observable<Value> {
+        let name = context.componentName
+        let location = context.location
+        let makeError: @Sendable (String) -> PipelineRuntimeError = {
+            PipelineRuntimeError($0, component: name, location: location)
+        }
+        return Observable { observer, lifetime in
+            let input: LineInput
+            do { input = try open() } catch {
+                observer.on(.error(error))
+                return
+            }
+            let reader = LineReader(descriptor: input.descriptor)
+            guard let scheduler = context.scheduler as? any ConcurrentDeliveryScheduler else {
+                // Virtual clock: read everything now.
+                do {
+                    while !lifetime.isDisposed, !context.scheduler.isInterrupted,
+                        let event = try reader.nextLine({
+                            decode($0, json: json, line: reader.lineNumber)
+                        })
+                    {
+                        if !pass(event, to: observer, what: what, context: context) {
+                            input.stop()
+                            return
+                        }
+                    }
+                    if lifetime.isDisposed { input.stop() } else { observer.on(input.end()) }
+                } catch {
+                    input.stop()
+                    observer.on(.error(makeError("reading \(what): \(error)")))
+                }
+                return
+            }
+            let target = SchedulerBound((observer, lifetime, reader, context))
+            // Backpressure: at most `batchesInFlight` batches wait for the pipeline; past that the
+            // reader stops reading, so a producer faster than the pipeline fills the pipe, not memory.
+            let credits = DispatchSemaphore(value: batchesInFlight)
+            let stopped = InterruptionFlag()
+            lifetime.onDispose {
+                stopped.raise()
+                input.stop()
+                credits.signal()  // a reader waiting for room sees the stop
+            }
+            let thread = Thread {
+                // Lines are handed over in batches, so a fast producer does not pay a hop per line;
+                // a batch goes as soon as no further line is buffered, so a slow one is not delayed.
+                var batch: [SchedulerBound<Event<Value>>] = []
+                func deliver() {
+                    let events = batch
+                    batch.removeAll()
+                    credits.wait()
+                    if stopped.isRaised { return }
+                    scheduler.enqueue {
+                        defer { credits.signal() }
+                        let (observer, lifetime, _, context) = target.value
+                        for event in events {
+                            if lifetime.isDisposed { return }
+                            if !Self.pass(event.value, to: observer, what: what, context: context) {
+                                lifetime.dispose()
+                            }
+                        }
+                    }
+                }
+                let reader = target.value.2
+                do {
+                    while !stopped.isRaised,
+                        let event = try reader.nextLine({
+                            decode($0, json: json, line: reader.lineNumber)
+                        })
+                    {
+                        batch.append(SchedulerBound(event))
+                        if batch.count >= 256 || !reader.hasBufferedLine { deliver() }
+                    }
+                    if !stopped.isRaised { batch.append(SchedulerBound(input.end())) }
+                } catch {
+                    batch.append(SchedulerBound(.error(makeError("reading \(what): \(error)"))))
+                }
+                deliver()
+            }
+            thread.start()
+        }
+    }
+}

@@ -17,6 +17,23 @@ final class SQLiteTests: BinaryTestCase {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// Another program (Python's sqlite3) that runs `statements` on the database and holds what
+    /// they lock for 8 seconds; returned once the lock is held. Terminate it when done.
+    private func holdLock(_ statements: String) throws -> Process {
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = [
+            "python3", "-c",
+            "import sqlite3,time,sys; c=sqlite3.connect(sys.argv[1], isolation_level=None); \(statements); print('held', flush=True); time.sleep(8)",
+            database,
+        ]
+        let output = Pipe()
+        holder.standardOutput = output
+        try holder.run()
+        _ = output.fileHandleForReading.availableData  // "held"
+        return holder
+    }
+
     private func writeOrders(_ orders: [String], options: String = "") throws -> ProcessResult {
         let events = orders.enumerated().map { "{ at: \($0.offset)ms, next: \($0.element) }" }.joined(separator: ", ")
         return try run(
@@ -82,18 +99,8 @@ final class SQLiteTests: BinaryTestCase {
     func testALockedDatabaseIsWaitedForThenFailsClearly() throws {
         _ = try sqlite3("CREATE TABLE orders (id INTEGER)")
         // Another program holds a write lock for the whole run.
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = [
-            "python3", "-c",
-            "import sqlite3,time,sys; c=sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(5)",
-            database,
-        ]
-        let output = Pipe()
-        holder.standardOutput = output
-        try holder.run()
+        let holder = try holdLock("c.execute('BEGIN EXCLUSIVE')")
         defer { holder.terminate() }
-        _ = output.fileHandleForReading.availableData  // "locked"
         let result = try writeOrders(["{ id: 1 }"], options: ", busyTimeout: 300ms")
         XCTAssertEqual(result.status, 1)
         XCTAssertTrue(
@@ -104,18 +111,8 @@ final class SQLiteTests: BinaryTestCase {
     func testACommitThatFailsBetweenElementsFailsTheRunAtOnce() throws {
         _ = try sqlite3("CREATE TABLE orders (id INTEGER)")
         // A reader holds its transaction open, so the timed commit cannot take its lock.
-        let reader = Process()
-        reader.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        reader.arguments = [
-            "python3", "-c",
-            "import sqlite3,time,sys; c=sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN'); c.execute('SELECT * FROM orders').fetchall(); print('reading', flush=True); time.sleep(8)",
-            database,
-        ]
-        let output = Pipe()
-        reader.standardOutput = output
-        try reader.run()
+        let reader = try holdLock("c.execute('BEGIN'); c.execute('SELECT * FROM orders').fetchall()")
         defer { reader.terminate() }
-        _ = output.fileHandleForReading.availableData  // "reading"
         let result = try run(
             """
             streams:

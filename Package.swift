@@ -15,6 +15,8 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // The NATS C client (JetStream included), for the `nats` source and sink.
+        .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
         // SQLite connections: statements with bound values, typed rows. The state store and the
         // `sqlite` source and sink use it.
         .target(name: "SQLite", dependencies: ["CSQLite"]),
@@ -25,6 +27,7 @@ let package = Package(
             name: "Components",
             dependencies: [
                 "CLibXML2",
+                "CNATS",
                 "SQLite",
                 .product(name: "RivuletCore", package: "Core"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

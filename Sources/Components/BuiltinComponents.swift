@@ -9,7 +9,8 @@ public enum BuiltinComponents {
     public static var all: [ComponentSpec] {
         [
             // Sources
-            events, fixture, fileSource, execSource, sqliteSource, httpServer, stdin, prompt, interval, timer, http,
+            events, fixture, fileSource, execSource, sqliteSource, httpServer, natsSource, stdin, prompt, interval,
+            timer, http,
             nytSearch,
             nytNewest,
             githubSearch,
@@ -22,7 +23,7 @@ public enum BuiltinComponents {
             scanPaginate, reduce, zip, sample, dedupe, window, aggregate, groupBy,
             catchError, catchAndReturn, retry, buffer, share, log, exec,
             // Sinks
-            stdout, file, table, status, sqliteSink, httpSink,
+            stdout, file, table, status, sqliteSink, httpSink, natsSink,
         ]
     }
 

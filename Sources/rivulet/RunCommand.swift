@@ -46,6 +46,17 @@ struct RunCommand: ParsableCommand {
         })
     var until: RxTimeInterval?
 
+    @Option(
+        help:
+            "After SIGINT/SIGTERM, how long sources that read a stream without end (nats) may take to finish and acknowledge what is in flight (default 30s).",
+        transform: { text in
+            guard let duration = DurationSyntax.parse(text) else {
+                throw ValidationError("--drain-timeout expects a duration such as 10s, got '\(text)'")
+            }
+            return duration
+        })
+    var drainTimeout: RxTimeInterval = .seconds(30)
+
     @Option(help: "The seed of random() (default: the file's 'seed', else from the system).")
     var seed: UInt64?
 
@@ -241,8 +252,23 @@ struct RunCommand: ParsableCommand {
                 scheduler.schedule(after: limit) { run.dispose() }
             }
         }
-        SignalWatcher.start { scheduler.interrupt { holder.value.run?.dispose() } }
+        // A signal drains the sources that can stop reading (NATS): their streams complete, what is
+        // in flight is written and acknowledged; the run is stopped outright after the timeout or
+        // at once when no source can drain.
+        let drainTimeout = self.drainTimeout
+        SignalWatcher.start {
+            scheduler.interrupt {
+                let state = holder.value
+                if state.compiled.drains.drain() {
+                    scheduler.schedule(after: drainTimeout) { state.run?.dispose() }
+                } else {
+                    state.run?.dispose()
+                }
+            }
+        }
         scheduler.run()
+        // Sources that owe the server acknowledgements send them before the process ends.
+        compiled.drains.finish()
         let outcome = holder.value.outcome
         reportSkipped(compiled)
         try Self.finish(checkpointSession, checkpoints, outcome)

@@ -67,7 +67,7 @@ private func fileFormat(_ values: ParameterValues) -> FileFormat {
     return path.hasSuffix(".json") ? .json : (path.hasSuffix(".csv") ? .csv : .jsonl)
 }
 
-final class FileSink: PipelineSink {
+final class FileSink: FlushingSink {
     private let path: String
     private let temporaryPath: String?
     private let descriptor: Int32
@@ -196,6 +196,13 @@ final class FileSink: PipelineSink {
     static func csvField(_ text: String) -> String {
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
         return "\"" + text.replacing("\"", with: "\"\"") + "\""
+    }
+
+    /// Writes out every whole line received (before a durable source's message is acknowledged).
+    func flush() throws {
+        guard !closed, format != .json else { return }
+        writer.flushAll()
+        try check()
     }
 
     func close() throws {

@@ -28,7 +28,7 @@ extension BuiltinComponents {
         })
 }
 
-final class StdoutSink: PipelineSink {
+final class StdoutSink: FlushingSink {
     private let output: StandardOutput
     private let scheduler: any SchedulerType
     private let pretty: Bool
@@ -61,6 +61,12 @@ final class StdoutSink: PipelineSink {
             JSONSerializer.write(value, to: &bytes)
             output.writeLine(bytes, scheduler: scheduler)
         }
+    }
+
+    /// Writes out what is buffered (before a durable source's message is acknowledged).
+    func flush() throws {
+        output.flush()
+        try output.check(context)
     }
 
     func close() throws {

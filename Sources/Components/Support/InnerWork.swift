@@ -8,12 +8,16 @@ final class InnerWork {
     private let source: PipelineSource
     private let context: ComponentContext
     private let skipErrors: Bool
+    /// Whether a failed inner sends its element's message back (fail, skip) rather than counting
+    /// it handled once its report is written (errors).
+    private let failsOrigin: Bool
     private var active = 0
 
     init(parameters: ParameterValues, context: ComponentContext) throws {
         self.source = try context.build(parameters[Self.source])
         self.context = context
         self.skipErrors = parameters[Self.onError] != .fail
+        self.failsOrigin = parameters[Self.onError] != .errors
     }
 
     /// The inner observable for `element`, instrumented. It counts as running from the moment the
@@ -22,11 +26,13 @@ final class InnerWork {
     func inner(for element: Value) -> Observable<Value> {
         let context = self.context
         let skipErrors = self.skipErrors
+        let failsOrigin = self.failsOrigin
         changeActive(by: 1)
         return source.make(element)
             .do(onDispose: { [weak self] in self?.changeActive(by: -1) })
             .catch { error -> Observable<Value> in
                 let report = Self.describe(error, context: context, element: element)
+                if failsOrigin { Origin.current?.fail(error) }
                 if skipErrors {
                     context.sideStreams["errors"]?.onNext(report)
                     return .empty()

@@ -28,12 +28,20 @@ import Reactive
     let states: [SideStreamState]
     /// The elements components dropped under `onError: skip`, for the run's summary.
     public let skipped: SkippedElements
+    let scheduler: (any SchedulerType)?
+    let ending: RunEnding
+    /// The sources that can be drained on a signal.
+    public let drains: SourceDrains
 
     init(
         streams: [String: Observable<Value>], sinks: [CompiledSink], multicasts: [Multicast],
-        states: [SideStreamState] = [], skipped: SkippedElements = SkippedElements()
+        states: [SideStreamState] = [], skipped: SkippedElements = SkippedElements(),
+        scheduler: (any SchedulerType)? = nil, ending: RunEnding = RunEnding(), drains: SourceDrains = SourceDrains()
     ) {
+        self.ending = ending
+        self.drains = drains
         self.skipped = skipped
+        self.scheduler = scheduler
         self.streams = streams
         self.sinks = sinks
         self.multicasts = multicasts
@@ -44,7 +52,7 @@ import Reactive
     /// reader misses what a synchronous source emits. `onFinish` runs once: when every sink's
     /// stream has ended, at the first error, or on `dispose()`.
     public func start(onFinish: @escaping (PipelineRun.Outcome) -> Void = { _ in }) -> PipelineRun {
-        let run = PipelineRun(sinks: sinks.map(\.sink), onFinish: onFinish)
+        let run = PipelineRun(sinks: sinks.map(\.sink), ending: ending, onFinish: onFinish)
         for state in states { state.follow(in: run.lifetime) }
         // Readers of side streams first (directly or through other streams), so they see what the
         // main streams cause.
@@ -58,6 +66,10 @@ import Reactive
             }
             let isSideStream = compiled.streamName.contains(".")
             if !isSideStream { run.pendingSinks += 1 }
+            let origins =
+                compiled.sink is any OriginKeepingSink
+                ? nil : scheduler.map { SinkOrigins(sink: compiled.sink, scheduler: $0, run: run) }
+            if let origins { run.sinkOrigins.append(origins) }
             compiled.input.subscribe(
                 // A strong capture (a weak one costs a load per event); the cycle through the run's
                 // lifetime is broken when the run ends.
@@ -65,6 +77,7 @@ import Reactive
                     guard !run.lifetime.isDisposed else { return }
                     do {
                         try compiled.sink.receive(event)
+                        if let origin = Origin.current { origins?.hold(origin) }
                     } catch {
                         lifetime.dispose()
                         run.fail(error)
@@ -113,10 +126,13 @@ import Reactive
     var pendingSinks = 0
     private var isFinishing = false
     private let sinks: [any PipelineSink]
+    private let ending: RunEnding
+    var sinkOrigins: [SinkOrigins] = []
     private let onFinish: (Outcome) -> Void
 
-    init(sinks: [any PipelineSink], onFinish: @escaping (Outcome) -> Void) {
+    init(sinks: [any PipelineSink], ending: RunEnding, onFinish: @escaping (Outcome) -> Void) {
         self.sinks = sinks
+        self.ending = ending
         self.onFinish = onFinish
     }
 
@@ -136,6 +152,8 @@ import Reactive
     private func finish(_ result: Outcome) {
         guard !isFinishing else { return }
         isFinishing = true
+        // Messages let go while a failed or stopped run is torn down were not finished: they go back.
+        if case .completed = result {} else { ending.isAbandoned = true }
         lifetime.dispose()
         // A sink that cannot write out what it holds fails a run that would otherwise succeed.
         var final = result
@@ -145,6 +163,9 @@ import Reactive
                 final = .failed(error)
             }
         }
+        // Only now, with every sink closed (flushed), are the messages behind what they wrote let go.
+        if case .completed = final {} else { ending.isAbandoned = true }
+        for origins in sinkOrigins { origins.release() }
         outcome = final
         onFinish(final)
     }
@@ -152,6 +173,87 @@ import Reactive
     /// Stops the pipeline: releases every subscription and timer, closes every sink.
     public func dispose() {
         finish(.cancelled)
+    }
+}
+
+/// The messages behind what a sink received and has not yet flushed. The first one held asks for
+/// a flush on the scheduler, after the work already queued (so a batch of elements shares one
+/// flush); after it, they are let go, and so acknowledged unless something else holds them.
+final class SinkOrigins {
+    private let sink: any PipelineSink
+    private let scheduler: any SchedulerType
+    private unowned let run: PipelineRun
+    private var held: [Origin] = []
+
+    init(sink: any PipelineSink, scheduler: any SchedulerType, run: PipelineRun) {
+        self.sink = sink
+        self.scheduler = scheduler
+        self.run = run
+    }
+
+    func hold(_ origin: Origin) {
+        held.append(origin)
+        guard held.count == 1 else { return }
+        // The flush works for every message held, not for the one current now.
+        Origin.with(nil) { _ = scheduler.schedule { self.flush() } }
+    }
+
+    private func flush() {
+        guard !run.lifetime.isDisposed else { return }
+        do {
+            try (sink as? any FlushingSink)?.flush()
+        } catch {
+            for origin in held { origin.fail(error) }
+            held = []
+            run.fail(error)
+            return
+        }
+        held = []
+    }
+
+    /// Lets go of what is held (the run has ended and its sinks are closed).
+    func release() { held = [] }
+}
+
+/// How a run ends, for the components that settle messages: those let go while a failed or
+/// stopped run is torn down were not finished, and go back to their stream.
+public final class RunEnding: @unchecked Sendable {
+    /// Whether the run failed or was stopped (rather than completing).
+    public internal(set) var isAbandoned = false
+
+    /// A run that has not ended.
+    public init() {}
+}
+
+/// What the run asks of sources that read a stream without end (NATS) when a signal stops it:
+/// `drain` stops their reading so the stream completes and what is in flight finishes; after the
+/// run, `finish` lets them send what they still owe the server (acknowledgements).
+public final class SourceDrains {
+    private var drains: [() -> Void] = []
+    private var finishers: [() -> Void] = []
+
+    /// None yet.
+    public init() {}
+
+    /// Adds a source's drain.
+    public func add(_ drain: @escaping () -> Void) { drains.append(drain) }
+
+    /// Adds what a source does once the run has ended.
+    public func atEnd(_ finish: @escaping () -> Void) { finishers.append(finish) }
+
+    /// Drains every source; false when there is none to drain (the run is then stopped at once).
+    public func drain() -> Bool {
+        let pending = drains
+        drains = []
+        for drain in pending { drain() }
+        return !pending.isEmpty
+    }
+
+    /// Runs what sources do at the end, once.
+    public func finish() {
+        let pending = finishers
+        finishers = []
+        for finish in pending { finish() }
     }
 }
 
@@ -335,7 +437,9 @@ final class Multicast {
         built.removeAll()
         return CompiledPipeline(
             streams: streams, sinks: sinks, multicasts: multicasts, states: Array(sideStates.values),
-            skipped: services.object(SkippedElements.self) { SkippedElements() })
+            skipped: services.object(SkippedElements.self) { SkippedElements() }, scheduler: scheduler,
+            ending: services.object(RunEnding.self) { RunEnding() },
+            drains: services.object(SourceDrains.self) { SourceDrains() })
     }
 }
 

@@ -52,3 +52,16 @@ public protocol AsynchronousSink: PipelineSink {
     /// its work has ended.
     func whenFinished(_ done: @escaping () -> Void)
 }
+
+/// A sink that buffers what it writes: `flush` makes what it received so far durable (in the
+/// file, on the terminal). A message from a durable source is acknowledged once every sink that
+/// received something it caused has flushed.
+public protocol FlushingSink: PipelineSink {
+    /// Writes out everything received so far.
+    func flush() throws
+}
+
+/// A sink that settles the messages behind what it receives itself: it keeps `Origin.current`
+/// with each element until its write is confirmed (a publish acknowledged, a response received),
+/// and fails it when the write fails.
+public protocol OriginKeepingSink: PipelineSink {}

@@ -123,8 +123,11 @@ public final class ComponentContext {
         let message = (error as? PipelineRuntimeError)?.message ?? "\(error)"
         switch onError {
         case .fail:
+            Origin.current?.fail(error)
             throw error
         case .skip:
+            // A message from a durable source goes back rather than being acknowledged.
+            Origin.current?.fail(error)
             services.object(SkippedElements.self) { SkippedElements() }.add(
                 component: componentName, location: location, message: message)
         case .errors:

@@ -34,6 +34,8 @@ final class BufferSink<Element>: Sink<[Element]> {
     var buffer: [Element] = []
     @usableFromInline
     var window = 0
+    @usableFromInline
+    var held = HeldOrigins()
 
     @inlinable
     init(
@@ -51,7 +53,8 @@ final class BufferSink<Element>: Sink<[Element]> {
     @usableFromInline
     func startWindow() {
         let current = window
-        timer.disposable = scheduler.schedule(after: timeSpan) { self.windowEnded(current) }
+        // The window's timer works for no message of its own: the buffer carries its elements'.
+        timer.disposable = Origin.with(nil) { scheduler.schedule(after: timeSpan) { self.windowEnded(current) } }
     }
 
     @usableFromInline
@@ -65,7 +68,7 @@ final class BufferSink<Element>: Sink<[Element]> {
         window &+= 1
         let full = buffer
         buffer = []
-        forward(.next(full))
+        Origin.with(held.take()) { forward(.next(full)) }
         if !isDisposed { startWindow() }
     }
 
@@ -75,14 +78,16 @@ final class BufferSink<Element>: Sink<[Element]> {
         switch event {
         case .next(let element):
             buffer.append(element)
+            held.keepCurrent()
             if buffer.count >= count { emitAndRestart() }
         case .error(let error):
             buffer = []
+            held = HeldOrigins()
             forwardTerminal(.error(error))
         case .completed:
             let last = buffer
             buffer = []
-            forward(.next(last))
+            Origin.with(held.take()) { forward(.next(last)) }
             forwardTerminal(.completed)
         }
     }

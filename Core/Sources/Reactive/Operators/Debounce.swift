@@ -26,6 +26,8 @@ final class DebounceSink<Element>: Sink<Element> {
     @usableFromInline
     var pending: Element?
     @usableFromInline
+    var pendingOrigin: Origin?
+    @usableFromInline
     var generation = 0
 
     @inlinable
@@ -43,17 +45,22 @@ final class DebounceSink<Element>: Sink<Element> {
         switch event {
         case .next(let element):
             pending = element
+            pendingOrigin = Origin.current
             generation &+= 1
             let current = generation
             timer.disposable = scheduler.schedule(after: dueTime) { self.fire(current) }
         case .error:
             pending = nil
+            pendingOrigin = nil
             forwardTerminal(event)
         case .completed:
             upstream.dispose()
             if let element = pending {
                 pending = nil
-                forward(.next(element))
+                // Emitted at completion on behalf of its own message.
+                let origin = pendingOrigin
+                pendingOrigin = nil
+                Origin.with(origin) { forward(.next(element)) }
             }
             forwardTerminal(.completed)
         }
@@ -63,6 +70,7 @@ final class DebounceSink<Element>: Sink<Element> {
     func fire(_ expected: Int) {
         guard expected == generation, !isDisposed, let element = pending else { return }
         pending = nil
+        pendingOrigin = nil
         forward(.next(element))
     }
 }

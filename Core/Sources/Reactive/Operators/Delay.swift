@@ -24,7 +24,7 @@ final class DelaySink<Element>: Sink<Element> {
     @usableFromInline
     let timer = SerialDisposable()
     @usableFromInline
-    var queue: [(due: RxTime, event: Event<Element>)] = []
+    var queue: [(due: RxTime, event: Event<Element>, origin: Origin?)] = []
     @usableFromInline
     var queueHead = 0
     @usableFromInline
@@ -45,7 +45,7 @@ final class DelaySink<Element>: Sink<Element> {
         switch event {
         case .next, .completed:
             if event.isStopEvent { upstream.dispose() }
-            queue.append((scheduler.now + dueTime, event))
+            queue.append((scheduler.now + dueTime, event, Origin.current))
             if !timerArmed {
                 timerArmed = true
                 timer.disposable = scheduler.schedule(after: dueTime) { self.drain() }
@@ -62,13 +62,14 @@ final class DelaySink<Element>: Sink<Element> {
         let now = scheduler.now
         while queueHead < queue.count, queue[queueHead].due <= now {
             if isDisposed { return }
-            let event = queue[queueHead].event
+            let (_, event, origin) = queue[queueHead]
             queueHead += 1
             if event.isStopEvent {
                 forwardTerminal(event)
                 return
             }
-            forward(event)
+            // Each element goes out on behalf of its own message.
+            if let origin { Origin.with(origin) { forward(event) } } else { forward(event) }
         }
         if queueHead == queue.count {
             queue.removeAll(keepingCapacity: true)

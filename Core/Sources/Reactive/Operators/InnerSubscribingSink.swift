@@ -33,7 +33,8 @@ class InnerSubscribingSink<Element, InnerElement>: Sink<InnerElement> {
                 forwardTerminal(.error(error))
                 return
             }
-            accept(inner)
+            // The outer element's message stays open until its inner is done.
+            if let origin = Origin.current { accept(inner.carrying(origin)) } else { accept(inner) }
         case .error(let error):
             forwardTerminal(.error(error))
         case .completed:

@@ -34,6 +34,9 @@ final class ReduceSink<Element, Accumulate, Result>: Sink<Result> {
     let accumulator: (Accumulate, Element) throws -> Accumulate
     @usableFromInline
     let mapResult: (Accumulate) throws -> Result
+    /// Every element's origin: the total goes out on behalf of all of them.
+    @usableFromInline
+    var held = HeldOrigins()
 
     @inlinable
     init(
@@ -53,6 +56,7 @@ final class ReduceSink<Element, Accumulate, Result>: Sink<Result> {
         case .next(let element):
             do {
                 accumulate = try accumulator(accumulate, element)
+                held.keepCurrent()
             } catch {
                 forwardTerminal(.error(error))
             }
@@ -60,7 +64,8 @@ final class ReduceSink<Element, Accumulate, Result>: Sink<Result> {
             forwardTerminal(.error(error))
         case .completed:
             do {
-                forward(.next(try mapResult(accumulate)))
+                let result = try mapResult(accumulate)
+                Origin.with(Origin.joining(Origin.current, held.take())) { forward(.next(result)) }
                 forwardTerminal(.completed)
             } catch {
                 forwardTerminal(.error(error))

@@ -28,6 +28,8 @@ final class SampleSink<Element>: Sink<Element> {
     @usableFromInline
     var latest: Element?
     @usableFromInline
+    var latestOrigin: Origin?
+    @usableFromInline
     var sourceEnded = false
     @usableFromInline
     let sourceLifetime: Lifetime
@@ -43,7 +45,9 @@ final class SampleSink<Element>: Sink<Element> {
     func on(_ event: Event<Element>) {
         if isDisposed { return }
         switch event {
-        case .next(let element): latest = element
+        case .next(let element):
+            latest = element
+            latestOrigin = Origin.current
         case .error: forwardTerminal(event)
         case .completed:
             sourceEnded = true
@@ -58,7 +62,10 @@ final class SampleSink<Element>: Sink<Element> {
         case .next, .completed:
             if let element = latest ?? defaultValue {
                 latest = nil
-                forward(.next(element))
+                // The sampled element goes out on behalf of its own message, joined to the tick's.
+                let origin = Origin.joining(Origin.current, latestOrigin)
+                latestOrigin = nil
+                Origin.with(origin) { forward(.next(element)) }
             }
             if sourceEnded { forwardTerminal(.completed) }
         case .error(let error):

@@ -35,6 +35,8 @@ final class ThrottleSink<Element>: Sink<Element> {
     @usableFromInline
     var pending: Element?
     @usableFromInline
+    var pendingOrigin: Origin?
+    @usableFromInline
     var completionPending = false
 
     @inlinable
@@ -68,10 +70,12 @@ final class ThrottleSink<Element>: Sink<Element> {
             guard latest else { return }
             let alreadyArmed = pending != nil
             pending = element
+            pendingOrigin = Origin.current
             if alreadyArmed { return }
             timer.disposable = scheduler.schedule(after: remaining) { self.propagate() }
         case .error:
             pending = nil
+            pendingOrigin = nil
             forwardTerminal(event)
         case .completed:
             upstream.dispose()
@@ -93,7 +97,15 @@ final class ThrottleSink<Element>: Sink<Element> {
     @usableFromInline
     func propagate() {
         if isDisposed { return }
-        if let element = pending { sendNow(element) }
+        if let element = pending {
+            // The trailing element goes out on behalf of its own message, not the one that armed the timer.
+            if let origin = pendingOrigin {
+                pendingOrigin = nil
+                Origin.with(origin) { sendNow(element) }
+            } else {
+                sendNow(element)
+            }
+        }
         if completionPending { forwardTerminal(.completed) }
     }
 }

@@ -55,6 +55,9 @@ final class ZipSink<Result>: Sink<Result> {
     let completesWhenUnpairable: Bool
     @usableFromInline
     var queues: [[Any]]
+    /// Each queued element's origin, beside it; the zipped element goes out on behalf of all of them.
+    @usableFromInline
+    var originQueues: [[Origin?]]
     @usableFromInline
     var heads: [Int]
     @usableFromInline
@@ -68,6 +71,7 @@ final class ZipSink<Result>: Sink<Result> {
         self.resultSelector = resultSelector
         self.completesWhenUnpairable = completesWhenUnpairable
         self.queues = Array(repeating: [], count: arity)
+        self.originQueues = Array(repeating: [], count: arity)
         self.heads = Array(repeating: 0, count: arity)
         self.isDone = Array(repeating: false, count: arity)
         super.init(downstream: downstream, lifetime: lifetime)
@@ -102,6 +106,7 @@ final class ZipSink<Result>: Sink<Result> {
         switch event {
         case .next(let element):
             queues[index].append(element)
+            originQueues[index].append(Origin.current)
             guard queues.indices.allSatisfy({ queued($0) > 0 }) else {
                 if completesWhenUnpairable && queues.indices.allSatisfy({ $0 == index || isDone[$0] }) {
                     forwardTerminal(.completed)
@@ -110,17 +115,25 @@ final class ZipSink<Result>: Sink<Result> {
             }
             var values: [Any] = []
             values.reserveCapacity(queues.count)
+            var origins = HeldOrigins()
             for position in queues.indices {
                 values.append(queues[position][heads[position]])
+                if let origin = originQueues[position][heads[position]] { origins.origins.append(origin) }
                 heads[position] += 1
                 // The queue is compacted once it is drained, so it never grows without bound.
                 if heads[position] == queues[position].count {
                     queues[position].removeAll(keepingCapacity: true)
+                    originQueues[position].removeAll(keepingCapacity: true)
                     heads[position] = 0
                 }
             }
             do {
-                forward(.next(try resultSelector(values)))
+                let result = try resultSelector(values)
+                if let origin = origins.take() {
+                    Origin.with(origin) { forward(.next(result)) }
+                } else {
+                    forward(.next(result))
+                }
             } catch {
                 forwardTerminal(.error(error))
             }

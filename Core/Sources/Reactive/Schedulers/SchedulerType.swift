@@ -78,11 +78,18 @@ extension Duration {
 }
 
 /// A scheduled action that can be cancelled before it runs.
+///
+/// It keeps the origin current when it was scheduled and runs with it (a `debounce` timer emits
+/// its element on behalf of that element's message); cancelling it lets the origin go.
 final class ScheduledAction: Disposable {
     var action: (() -> Void)?
+    var origin: Origin?
 
-    init(_ action: @escaping () -> Void) {
+    /// An action run on behalf of `origin` (the current one when it was scheduled on the
+    /// scheduler's own thread; nil from other threads).
+    init(_ action: @escaping () -> Void, origin: Origin?) {
         self.action = action
+        self.origin = origin
         Resources.made()
     }
 
@@ -90,13 +97,18 @@ final class ScheduledAction: Disposable {
 
     var isCancelled: Bool { action == nil }
 
-    func dispose() { action = nil }
+    func dispose() {
+        action = nil
+        origin = nil
+    }
 
     /// Runs the action unless it was cancelled; it runs at most once.
     func run() {
         guard let action else { return }
         self.action = nil
-        action()
+        guard let origin else { return action() }
+        self.origin = nil
+        Origin.with(origin, action)
     }
 }
 

@@ -77,7 +77,7 @@ public final class SerialRunLoopScheduler: ConcurrentDeliveryScheduler, @uncheck
     /// Runs `action` on the scheduler's thread after what is already due. Call from that thread.
     @discardableResult
     public func schedule(_ action: @escaping () -> Void) -> any Disposable {
-        let scheduled = ScheduledAction(action)
+        let scheduled = ScheduledAction(action, origin: Origin.current)
         push(due: Self.monotonicNanoseconds(), scheduled)
         return scheduled
     }
@@ -85,7 +85,7 @@ public final class SerialRunLoopScheduler: ConcurrentDeliveryScheduler, @uncheck
     /// Runs `action` on the scheduler's thread once `dueTime` has passed. Call from that thread.
     @discardableResult
     public func schedule(after dueTime: RxTimeInterval, _ action: @escaping () -> Void) -> any Disposable {
-        let scheduled = ScheduledAction(action)
+        let scheduled = ScheduledAction(action, origin: Origin.current)
         // Saturating: a due time past the clock's range means never, not a trap.
         let (due, overflow) = Self.monotonicNanoseconds().addingReportingOverflow(max(0, dueTime.totalNanoseconds))
         push(due: overflow ? .max : due, scheduled)
@@ -94,7 +94,7 @@ public final class SerialRunLoopScheduler: ConcurrentDeliveryScheduler, @uncheck
 
     /// Delivers work from any thread onto the scheduler's thread.
     public func enqueue(_ action: @escaping @Sendable () -> Void) {
-        push(due: Self.monotonicNanoseconds(), ScheduledAction(action))
+        push(due: Self.monotonicNanoseconds(), ScheduledAction(action, origin: nil))
     }
 
     /// Runs actions on the calling thread until `stop()` is called.

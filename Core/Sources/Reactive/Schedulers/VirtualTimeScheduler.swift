@@ -52,7 +52,7 @@ open class VirtualTimeScheduler: SchedulerType {
     /// Runs `action` at tick `time` (adjusted by `adjustScheduledTime`).
     @discardableResult
     public func scheduleAt(_ time: Int, _ action: @escaping () -> Void) -> any Disposable {
-        let scheduled = ScheduledAction(action)
+        let scheduled = ScheduledAction(action, origin: Origin.current)
         sequence += 1
         queue.push(Item(time: adjustScheduledTime(time), sequence: sequence, action: scheduled))
         return scheduled

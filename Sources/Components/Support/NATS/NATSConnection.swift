@@ -1,0 +1,165 @@
+import CNATS
+import Foundation
+@_spi(Host) import Pipeline
+
+/// How to reach a NATS server: the URLs and the credentials, as the `nats` source and sink take
+/// them. Secrets are added to the redactor, so no message shows them.
+struct NATSEndpoint {
+    var urls: [String]
+    var credentialsFile: String?
+    var token: String?
+    var user: String?
+    var password: String?
+    /// How long the run goes on without the server before it fails.
+    var lostAfter: Duration
+
+    /// The URLs as a user wrote them, for messages.
+    var described: String { urls.joined(separator: ",") }
+}
+
+/// A NATS failure: the C client's status and, for JetStream calls, the server's error code.
+struct NATSError: Error, CustomStringConvertible {
+    let status: natsStatus
+    let code: jsErrCode
+    let detail: String
+
+    init(_ status: natsStatus, code: jsErrCode = jsErrCode(rawValue: 0), doing: String) {
+        self.status = status
+        self.code = code
+        var text = natsStatus_GetText(status).map { String(cString: $0) } ?? "status \(status.rawValue)"
+        if let pointer = nats_GetLastError(nil) {
+            let last = String(cString: pointer)
+            if !last.isEmpty && last != text { text += " (\(last))" }
+        }
+        self.detail = "\(doing): \(text)"
+    }
+
+    var description: String { detail }
+
+    /// Whether the server answered that the stream or consumer does not exist.
+    var isNotFound: Bool {
+        status == NATS_NOT_FOUND || code == JSStreamNotFoundErr || code == JSConsumerNotFoundErr
+    }
+}
+
+/// One connection to a NATS server, with its JetStream context. The C client is thread-safe;
+/// this wrapper is used from the component's I/O thread and, for acknowledgements, the
+/// pipeline's.
+final class NATSConnection: @unchecked Sendable {
+    let connection: OpaquePointer
+    private(set) var jetStream: OpaquePointer?
+    let endpoint: NATSEndpoint
+    private let events: ConnectionEvents
+
+    /// What the connection reports while it runs (lost, back), on the client's threads.
+    final class ConnectionEvents: @unchecked Sendable {
+        private let lock = NSLock()
+        private var lostSince: ContinuousClock.Instant?
+        let report: @Sendable (String) -> Void
+
+        init(report: @escaping @Sendable (String) -> Void) { self.report = report }
+
+        func lost() { lock.withLock { lostSince = lostSince ?? .now } }
+        func back() { lock.withLock { lostSince = nil } }
+        /// How long the server has been gone, or nil while connected.
+        var downFor: Duration? { lock.withLock { lostSince.map { .now - $0 } } }
+    }
+
+    /// Connects, retrying in the background while the server is away (the client reconnects for
+    /// ever; the component decides when the outage is too long). `report` gets the lines a user
+    /// should see (lost, reconnected).
+    init(
+        _ endpoint: NATSEndpoint, name: String, publishAcks: PublishAckSink? = nil, maxPending: Int = 0,
+        report: @escaping @Sendable (String) -> Void
+    ) throws(NATSError) {
+        self.endpoint = endpoint
+        self.events = ConnectionEvents(report: report)
+        var options: OpaquePointer?
+        var status = natsOptions_Create(&options)
+        guard status == NATS_OK, let options else { throw NATSError(status, doing: "creating the NATS options") }
+        defer { natsOptions_Destroy(options) }
+        var urls = endpoint.urls.map { strdup($0) }
+        defer { for url in urls { free(url) } }
+        status = urls.withUnsafeMutableBufferPointer { buffer in
+            buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) {
+                natsOptions_SetServers(options, $0.baseAddress, Int32($0.count))
+            }
+        }
+        guard status == NATS_OK else { throw NATSError(status, doing: "the url '\(endpoint.described)'") }
+        natsOptions_SetName(options, name)
+        if let token = endpoint.token { natsOptions_SetToken(options, token) }
+        if let user = endpoint.user { natsOptions_SetUserInfo(options, user, endpoint.password ?? "") }
+        if let file = endpoint.credentialsFile { natsOptions_SetUserCredentialsFromFiles(options, file, nil) }
+        natsOptions_SetTimeout(options, 2000)
+        natsOptions_SetMaxReconnect(options, -1)
+        natsOptions_SetReconnectWait(options, 250)
+        natsOptions_SetReconnectBufSize(options, 64 * 1024 * 1024)
+        let closure = Unmanaged.passUnretained(events).toOpaque()
+        natsOptions_SetDisconnectedCB(
+            options,
+            { _, closure in
+                let events = Unmanaged<ConnectionEvents>.fromOpaque(closure!).takeUnretainedValue()
+                events.lost()
+                events.report("lost the connection to the NATS server; reconnecting")
+            }, closure)
+        natsOptions_SetReconnectedCB(
+            options,
+            { connection, closure in
+                let events = Unmanaged<ConnectionEvents>.fromOpaque(closure!).takeUnretainedValue()
+                events.back()
+                var url = [CChar](repeating: 0, count: 256)
+                natsConnection_GetConnectedUrl(connection, &url, 256)
+                let text = String(decoding: url.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                events.report("reconnected to the NATS server at \(text)")
+            }, closure)
+        var made: OpaquePointer?
+        status = natsConnection_Connect(&made, options)
+        guard status == NATS_OK, let made else {
+            throw NATSError(status, doing: "cannot connect to NATS at \(endpoint.described)")
+        }
+        connection = made
+        var jsOptions = jsOptions()
+        jsOptions_Init(&jsOptions)
+        jsOptions.Wait = 5000
+        if let publishAcks {
+            jsOptions.PublishAsync.MaxPending = Int64(maxPending)
+            jsOptions.PublishAsync.AckHandler = { _, message, ack, failure, closure in
+                let sink = Unmanaged<PublishAckSink>.fromOpaque(closure!).takeUnretainedValue()
+                sink.answered(message, failure: failure.map { ($0.pointee.Err, $0.pointee.ErrCode) })
+                // The handler owns the message.
+                natsMsg_Destroy(message)
+            }
+            jsOptions.PublishAsync.AckHandlerClosure = Unmanaged.passUnretained(publishAcks).toOpaque()
+        }
+        var context: OpaquePointer?
+        status = natsConnection_JetStream(&context, made, &jsOptions)
+        guard status == NATS_OK else {
+            natsConnection_Destroy(made)
+            throw NATSError(status, doing: "cannot open JetStream on \(endpoint.described)")
+        }
+        jetStream = context
+    }
+
+    /// How long the server has been unreachable, or nil while connected.
+    var downFor: Duration? { events.downFor }
+
+    /// Closes the connection (pending publishes are flushed first, for a short while).
+    func close() {
+        natsConnection_FlushTimeout(connection, 2000)
+        if let jetStream { jsCtx_Destroy(jetStream) }
+        jetStream = nil
+        natsConnection_Close(connection)
+        natsConnection_Destroy(connection)
+    }
+}
+
+/// Receives JetStream's answers to asynchronous publishes, on the client's thread.
+class PublishAckSink: @unchecked Sendable {
+    /// `message` was stored (failure nil) or not.
+    func answered(_ message: OpaquePointer?, failure: (natsStatus, jsErrCode)?) {}
+}
+
+extension Duration {
+    /// Whole milliseconds, as the C client takes them.
+    var natsMilliseconds: Int64 { totalNanoseconds / 1_000_000 }
+}

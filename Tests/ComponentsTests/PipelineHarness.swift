@@ -23,6 +23,8 @@ final class PipelineHarness {
     var recorders: [String: Recorder] = [:]
     var logged: [String] = []
     var outcome: PipelineRun.Outcome?
+    /// Components a test adds to the built-ins.
+    var extraComponents: [ComponentSpec] = []
 
     /// The built-ins, with `stdout` writing to a recorder (labelled `stdout`) instead of the terminal,
     /// plus a `record` sink.
@@ -48,6 +50,7 @@ final class PipelineHarness {
                     self.recorders[parameters[label]] = recorder
                     return recorder
                 }), origin: "tests")
+        for spec in extraComponents { try! registry.register(spec, origin: "tests") }
         return registry
     }
 

@@ -48,7 +48,8 @@ final class DelaySink<Element>: Sink<Element> {
             queue.append((scheduler.now + dueTime, event, Origin.current))
             if !timerArmed {
                 timerArmed = true
-                timer.disposable = scheduler.schedule(after: dueTime) { self.drain() }
+                // The queue carries each element's origin; the timer works for none of them.
+                timer.disposable = Origin.with(nil) { scheduler.schedule(after: dueTime) { self.drain() } }
             }
         case .error:
             queue.removeAll()
@@ -63,6 +64,8 @@ final class DelaySink<Element>: Sink<Element> {
         while queueHead < queue.count, queue[queueHead].due <= now {
             if isDisposed { return }
             let (_, event, origin) = queue[queueHead]
+            // The slot stays until the queue is compacted; its origin goes now.
+            if origin != nil { queue[queueHead].origin = nil }
             queueHead += 1
             if event.isStopEvent {
                 forwardTerminal(event)
@@ -76,7 +79,8 @@ final class DelaySink<Element>: Sink<Element> {
             queueHead = 0
         } else if !isDisposed {
             timerArmed = true
-            timer.disposable = scheduler.schedule(after: queue[queueHead].due - now) { self.drain() }
+            let wait = queue[queueHead].due - now
+            timer.disposable = Origin.with(nil) { scheduler.schedule(after: wait) { self.drain() } }
         }
     }
 }

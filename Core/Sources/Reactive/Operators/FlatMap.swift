@@ -40,6 +40,9 @@ final class MergeSink<Element, InnerElement>: InnerSubscribingSink<Element, Inne
     var activeCount = 0
     @usableFromInline
     var isDraining = false
+    /// What a subscribed inner's slot holds until the queue is compacted.
+    @usableFromInline
+    static var taken: Observable<InnerElement> { .empty() }
 
     @inlinable
     init(
@@ -69,6 +72,9 @@ final class MergeSink<Element, InnerElement>: InnerSubscribingSink<Element, Inne
         isDraining = true
         while activeCount < maxConcurrent, waitingHead < waiting.count, !isDisposed {
             let inner = waiting[waitingHead]
+            // The slot stays until the queue is compacted; what the inner holds (its outer
+            // element's origin) goes with the inner.
+            waiting[waitingHead] = Self.taken
             waitingHead += 1
             if waitingHead == waiting.count {
                 waiting.removeAll(keepingCapacity: true)
@@ -76,7 +82,14 @@ final class MergeSink<Element, InnerElement>: InnerSubscribingSink<Element, Inne
             }
             activeCount += 1
             let innerLifetime = lifetime.makeChild()
-            inner.subscribe(AnyObserver { self.onInner($0, innerLifetime) }, in: innerLifetime)
+            let observer = AnyObserver { self.onInner($0, innerLifetime) }
+            // An inner started when another ends (concatMap) works for its own outer element, which
+            // it carries; not for the one whose end started it.
+            if Origin.current == nil {
+                inner.subscribe(observer, in: innerLifetime)
+            } else {
+                Origin.with(nil) { inner.subscribe(observer, in: innerLifetime) }
+            }
         }
         isDraining = false
         completeIfDone()

@@ -118,7 +118,11 @@ final class ZipSink<Result>: Sink<Result> {
             var origins = HeldOrigins()
             for position in queues.indices {
                 values.append(queues[position][heads[position]])
-                if let origin = originQueues[position][heads[position]] { origins.origins.append(origin) }
+                if let origin = originQueues[position][heads[position]] {
+                    origins.origins.append(origin)
+                    // The slot stays until the queue is compacted; its origin goes with the zipped element.
+                    originQueues[position][heads[position]] = nil
+                }
                 heads[position] += 1
                 // The queue is compacted once it is drained, so it never grows without bound.
                 if heads[position] == queues[position].count {

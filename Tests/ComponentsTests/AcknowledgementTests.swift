@@ -1,0 +1,129 @@
+@_spi(Host) import Pipeline
+import Reactive
+import XCTest
+
+/// How a compiled pipeline settles the messages of a durable source: an element's origin is let
+/// go after every sink that received it flushed (one flush per batch of work), after the sinks
+/// are closed at the end, at once when it was dropped; a failure marks it; a failed run's
+/// teardown is marked abandoned.
+final class AcknowledgementTests: XCTestCase {
+    private var harness: PipelineHarness!
+    private var log: [String] = []
+
+    /// An origin that writes down when it is let go, and how.
+    private final class LoggingOrigin: Origin {
+        let value: Int
+        let ending: RunEnding
+        let note: (String) -> Void
+        var failed = false
+
+        init(_ value: Int, ending: RunEnding, note: @escaping (String) -> Void) {
+            self.value = value
+            self.ending = ending
+            self.note = note
+        }
+
+        override func fail(_ error: any Error) { failed = true }
+
+        deinit { note("settled \(value)\(failed ? " failed" : "")\(ending.isAbandoned ? " abandoned" : "")") }
+    }
+
+    /// A sink that records, flushes when asked, and says so.
+    private final class FlushingRecorder: FlushingSink {
+        let note: (String) -> Void
+        var held = 0
+        init(note: @escaping (String) -> Void) { self.note = note }
+        func receive(_ event: Event<Value>) {
+            if case .next = event { held += 1 }
+        }
+        func flush() {
+            note("flush \(held)")
+            held = 0
+        }
+        func close() { note("close \(held)") }
+    }
+
+    override func setUp() {
+        super.setUp()
+        log = []
+        harness = PipelineHarness()
+        let note: (String) -> Void = { [unowned self] in self.log.append("\(self.harness.scheduler.clock): \($0)") }
+        let values = Parameter<[Int]>("values", default: [], doc: "The elements, one every 10 ms.")
+        let complete = Parameter<Bool>("complete", default: true, doc: "Complete after the last.")
+        let source = ComponentSpec(
+            name: "acked", summary: "Elements with origins.", parameters: [values, complete], example: "source: acked",
+            factory: .source { parameters, context in
+                let ending = context.shared(RunEnding.self) { RunEnding() }
+                return PipelineSource { _ in
+                    Observable { observer, lifetime in
+                        let all = parameters[values]
+                        for (index, value) in all.enumerated() {
+                            let timer = context.scheduler.schedule(after: .milliseconds(10 * (index + 1))) {
+                                Origin.with(LoggingOrigin(value, ending: ending, note: note)) {
+                                    observer.on(.next(.int(value)))
+                                }
+                                if index == all.count - 1 && parameters[complete] { observer.on(.completed) }
+                            }
+                            lifetime.add(timer)
+                        }
+                    }
+                }
+            })
+        let sink = ComponentSpec(
+            name: "flushing", summary: "A flushing sink.", parameters: [], example: "sink: flushing",
+            factory: .sink { _, _ in FlushingRecorder(note: note) })
+        harness.extraComponents = [source, sink]
+    }
+
+    func testAnElementIsSettledAfterTheSinkFlushedAndADroppedOneAtOnce() throws {
+        try harness.run(
+            """
+            source: { acked: { values: [1, 2, 3], complete: false } }
+            ops:
+              - filter: . != 2
+            sink: flushing
+            """, until: 100)
+        XCTAssertEqual(
+            log,
+            [
+                "10: flush 1", "10: settled 1", "20: settled 2", "30: flush 1", "30: settled 3", "100: close 0",
+            ])
+    }
+
+    func testTheLastElementsAreSettledOnlyAfterTheSinkClosed() throws {
+        try harness.run(
+            """
+            source: { acked: { values: [1, 2] } }
+            ops:
+              - buffer: { count: 2, timeSpan: 1s }
+            sink: flushing
+            """)
+        // The buffer [1, 2] and, at completion, the empty one: written by the close, then settled.
+        XCTAssertEqual(log, ["20: close 2", "20: settled 1", "20: settled 2"], "\(log)")
+    }
+
+    func testAnElementMadeOfSeveralSettlesThemAllAfterOneFlush() throws {
+        try harness.run(
+            """
+            source: { acked: { values: [1, 2], complete: false } }
+            ops:
+              - buffer: { count: 2, timeSpan: 1s }
+            sink: flushing
+            """, until: 50)
+        XCTAssertEqual(log, ["20: flush 1", "20: settled 1", "20: settled 2", "50: close 0"], "\(log)")
+    }
+
+    func testASkippedElementIsFailedAndAFailedRunsElementsAreAbandoned() throws {
+        try harness.run(
+            """
+            source: { acked: { values: [1, 0, 2], complete: false } }
+            ops:
+              - map: 10 / .
+                onError: skip
+              - debounce: 1s
+            sink: flushing
+            """, until: 25)
+        XCTAssertEqual(log, ["20: settled 0 failed", "25: settled 1 abandoned", "25: close 0"], "\(log)")
+        XCTAssertEqual(harness.outcome.map { "\($0)" }, "cancelled")
+    }
+}

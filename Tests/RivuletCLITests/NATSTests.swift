@@ -7,12 +7,14 @@ import XCTest
 final class NATSServer {
     let process: ChildProcess
     let url: String
+    let port: String
 
-    init(storeDirectory: String) throws {
+    /// Starts a server at `port` (nil: a free one the server picks).
+    init(storeDirectory: String, port: String? = nil) throws {
         process = try ChildProcess(
             executable: "nats-server",
-            arguments: ["-js", "-a", "127.0.0.1", "-p", "-1", "-sd", storeDirectory], input: .null, output: .null,
-            error: .pipe)
+            arguments: ["-js", "-a", "127.0.0.1", "-p", port ?? "-1", "-sd", storeDirectory], input: .null,
+            output: .null, error: .pipe)
         var log = ""
         var buffer = [UInt8](repeating: 0, count: 4096)
         let deadline = Date(timeIntervalSinceNow: 10)
@@ -27,6 +29,7 @@ final class NATSServer {
             process.send(SIGKILL)
             throw NSError(domain: "nats-server did not start: \(log)", code: 1)
         }
+        self.port = String(port)
         url = "nats://127.0.0.1:\(port)"
     }
 
@@ -49,6 +52,7 @@ final class NATSTests: BinaryTestCase {
 
     override func tearDown() {
         server?.stop()
+        server = nil
         super.tearDown()
     }
 
@@ -233,6 +237,75 @@ final class NATSTests: BinaryTestCase {
         XCTAssertEqual(wrong.status, 1, wrong.stderr)
         XCTAssertTrue(wrong.stderr.lowercased().contains("authorization"), wrong.stderr)
         XCTAssertFalse(wrong.stderr.contains("wrong-secret-token"), "the token is never printed: \(wrong.stderr)")
+    }
+
+    func testAConsumerWithOtherSettingsIsAClearErrorEveryTime() throws {
+        let first = try startConsumer(consumerPipeline(durable: "writer", output: "out.jsonl"))
+        Thread.sleep(forTimeInterval: 0.5)
+        _ = stop(first)
+        // Twenty times: the run ends while the client's threads still call back (a crash, once).
+        for _ in 0..<20 {
+            let other = try run(consumerPipeline(durable: "writer", output: "other.jsonl", extra: ", ackWait: 2s"))
+            XCTAssertEqual(other.status, 1, other.stderr)
+            XCTAssertTrue(
+                other.stderr.contains(
+                    "consumer 'writer' on stream 'ORDERS' exists with other settings: ackWait 30000ms (the file: 2000ms)"
+                ),
+                other.stderr)
+        }
+    }
+
+    func testCoreNATSQueueGroupMembersShareMessagesAtMostOnceEach() throws {
+        let member = { (output: String) in
+            """
+            source: { nats: { url: "\(self.server.url)", subject: "core.>", durable: workers, format: text, metadata: _nats } }
+            ops:
+              - map: { text: .value, subject: ._nats.subject }
+            sink: { file: \(self.path(output)) }
+            """
+        }
+        let one = try startConsumer(member("one.jsonl"))
+        let two = try startConsumer(member("two.jsonl"))
+        Thread.sleep(forTimeInterval: 0.7)
+        let published = try run(
+            """
+            source: { events: [\((1...200).map { "{ at: \($0)ms, next: \"m\($0)\" }" }.joined(separator: ", "))] }
+            sink: { nats: { url: "\(server.url)", subject: core.orders, jetstream: false } }
+            """, ["--clock", "virtual"])
+        XCTAssertEqual(published.status, 0, published.stderr)
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertEqual(stop(one, SIGINT).0, 130)
+        XCTAssertEqual(stop(two, SIGINT).0, 130)
+        let all = lines("one.jsonl") + lines("two.jsonl")
+        XCTAssertEqual(all.count, 200, "each message to one member of the group")
+        XCTAssertEqual(Set(all).count, 200)
+        XCTAssertTrue(all.contains("{\"text\":\"m7\",\"subject\":\"core.orders\"}"), all.prefix(3).joined())
+    }
+
+    func testAServerRestartedMidRunLosesNothingAndALostOneFailsTheRunAfterLostAfter() throws {
+        try writeOrders(1...300)
+        let consumer = try startConsumer(
+            consumerPipeline(durable: "writer", output: "out.jsonl", extra: ", lostAfter: 3s"))
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertEqual(try publish().status, 0)
+        waitForLines("out.jsonl", atLeast: 258)
+        server.stop()
+        Thread.sleep(forTimeInterval: 0.5)
+        server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path, port: server.port)
+        try writeOrders(301...600)
+        XCTAssertEqual(try publish().status, 0)
+        waitForLines("out.jsonl", atLeast: 515)
+        XCTAssertEqual(Set(ids("out.jsonl")), Set((1...600).filter { $0 % 7 != 0 }), "nothing lost")
+
+        // Gone for good: the run fails after lostAfter, saying so.
+        server.stop()
+        let output = consumer.communicate(input: [], timeout: 30)
+        let stderr = String(decoding: output.standardError, as: UTF8.self)
+        XCTAssertEqual(output.termination.status, 1, stderr)
+        XCTAssertTrue(stderr.contains("lost the connection to the NATS server; reconnecting"), stderr)
+        XCTAssertTrue(stderr.contains("reconnected to the NATS server at nats://127.0.0.1:\(server.port)"), stderr)
+        XCTAssertTrue(stderr.contains("unreachable for"), stderr)
+        server = nil
     }
 
     func testLintChecksTheParameters() throws {

@@ -36,8 +36,8 @@ struct NATSError: Error, CustomStringConvertible {
 
     var description: String { detail }
 
-    /// Whether the server answered that the stream or consumer does not exist.
-    var isNotFound: Bool {
+    /// Whether a call's answer says that the stream or consumer does not exist.
+    static func isNotFound(_ status: natsStatus, _ code: jsErrCode) -> Bool {
         status == NATS_NOT_FOUND || code == JSStreamNotFoundErr || code == JSConsumerNotFoundErr
     }
 }
@@ -51,13 +51,19 @@ final class NATSConnection: @unchecked Sendable {
     let endpoint: NATSEndpoint
     private let events: ConnectionEvents
 
-    /// What the connection reports while it runs (lost, back), on the client's threads.
+    /// What the client's threads call back into (lost, back, publish answers). The client holds
+    /// it from connecting until its last callback, "closed", which may come after this wrapper
+    /// is gone.
     final class ConnectionEvents: @unchecked Sendable {
         private let lock = NSLock()
         private var lostSince: ContinuousClock.Instant?
         let report: @Sendable (String) -> Void
+        let publishAcks: PublishAckSink?
 
-        init(report: @escaping @Sendable (String) -> Void) { self.report = report }
+        init(report: @escaping @Sendable (String) -> Void, publishAcks: PublishAckSink?) {
+            self.report = report
+            self.publishAcks = publishAcks
+        }
 
         func lost() { lock.withLock { lostSince = lostSince ?? .now } }
         func back() { lock.withLock { lostSince = nil } }
@@ -73,7 +79,7 @@ final class NATSConnection: @unchecked Sendable {
         report: @escaping @Sendable (String) -> Void
     ) throws(NATSError) {
         self.endpoint = endpoint
-        self.events = ConnectionEvents(report: report)
+        self.events = ConnectionEvents(report: report, publishAcks: publishAcks)
         var options: OpaquePointer?
         var status = natsOptions_Create(&options)
         guard status == NATS_OK, let options else { throw NATSError(status, doing: "creating the NATS options") }
@@ -94,7 +100,10 @@ final class NATSConnection: @unchecked Sendable {
         natsOptions_SetMaxReconnect(options, -1)
         natsOptions_SetReconnectWait(options, 250)
         natsOptions_SetReconnectBufSize(options, 64 * 1024 * 1024)
-        let closure = Unmanaged.passUnretained(events).toOpaque()
+        // Retained for the client: released by the "closed" callback, the last it makes.
+        let closure = Unmanaged.passRetained(events).toOpaque()
+        natsOptions_SetClosedCB(
+            options, { _, closure in Unmanaged<ConnectionEvents>.fromOpaque(closure!).release() }, closure)
         natsOptions_SetDisconnectedCB(
             options,
             { _, closure in
@@ -115,21 +124,22 @@ final class NATSConnection: @unchecked Sendable {
         var made: OpaquePointer?
         status = natsConnection_Connect(&made, options)
         guard status == NATS_OK, let made else {
+            Unmanaged<ConnectionEvents>.fromOpaque(closure).release()  // no connection, no callback
             throw NATSError(status, doing: "cannot connect to NATS at \(endpoint.described)")
         }
         connection = made
         var jsOptions = jsOptions()
         jsOptions_Init(&jsOptions)
         jsOptions.Wait = 5000
-        if let publishAcks {
+        if publishAcks != nil {
             jsOptions.PublishAsync.MaxPending = Int64(maxPending)
             jsOptions.PublishAsync.AckHandler = { _, message, ack, failure, closure in
-                let sink = Unmanaged<PublishAckSink>.fromOpaque(closure!).takeUnretainedValue()
-                sink.answered(message, failure: failure.map { ($0.pointee.Err, $0.pointee.ErrCode) })
+                let events = Unmanaged<ConnectionEvents>.fromOpaque(closure!).takeUnretainedValue()
+                events.publishAcks?.answered(message, failure: failure.map { ($0.pointee.Err, $0.pointee.ErrCode) })
                 // The handler owns the message.
                 natsMsg_Destroy(message)
             }
-            jsOptions.PublishAsync.AckHandlerClosure = Unmanaged.passUnretained(publishAcks).toOpaque()
+            jsOptions.PublishAsync.AckHandlerClosure = closure
         }
         var context: OpaquePointer?
         status = natsConnection_JetStream(&context, made, &jsOptions)

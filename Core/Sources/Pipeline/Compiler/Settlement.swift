@@ -1,0 +1,82 @@
+import Reactive
+
+/// The messages behind what a sink received and has not yet flushed. The first one held asks for
+/// a flush on the scheduler, after the work already queued (so a batch of elements shares one
+/// flush); after it, they are let go, and so acknowledged unless something else holds them.
+final class SinkOrigins {
+    private let sink: any PipelineSink
+    private let scheduler: any SchedulerType
+    private unowned let run: PipelineRun
+    private var held: [Origin] = []
+
+    init(sink: any PipelineSink, scheduler: any SchedulerType, run: PipelineRun) {
+        self.sink = sink
+        self.scheduler = scheduler
+        self.run = run
+    }
+
+    func hold(_ origin: Origin) {
+        held.append(origin)
+        guard held.count == 1 else { return }
+        // The flush works for every message held, not for the one current now.
+        Origin.with(nil) { _ = scheduler.schedule { self.flush() } }
+    }
+
+    private func flush() {
+        guard !run.lifetime.isDisposed else { return }
+        do {
+            try (sink as? any FlushingSink)?.flush()
+        } catch {
+            for origin in held { origin.fail(error) }
+            held = []
+            run.fail(error)
+            return
+        }
+        held = []
+    }
+
+    /// Lets go of what is held (the run has ended and its sinks are closed).
+    func release() { held = [] }
+}
+
+/// How a run ends, for the components that settle messages: those let go while a failed or
+/// stopped run is torn down were not finished, and go back to their stream.
+public final class RunEnding: @unchecked Sendable {
+    /// Whether the run failed or was stopped (rather than completing).
+    public internal(set) var isAbandoned = false
+
+    /// A run that has not ended.
+    public init() {}
+}
+
+/// What the run asks of sources that read a stream without end (NATS) when a signal stops it:
+/// `drain` stops their reading so the stream completes and what is in flight finishes; after the
+/// run, `finish` lets them send what they still owe the server (acknowledgements).
+public final class SourceDrains {
+    private var drains: [() -> Void] = []
+    private var finishers: [() -> Void] = []
+
+    /// None yet.
+    public init() {}
+
+    /// Adds a source's drain.
+    public func add(_ drain: @escaping () -> Void) { drains.append(drain) }
+
+    /// Adds what a source does once the run has ended.
+    public func atEnd(_ finish: @escaping () -> Void) { finishers.append(finish) }
+
+    /// Drains every source; false when there is none to drain (the run is then stopped at once).
+    public func drain() -> Bool {
+        let pending = drains
+        drains = []
+        for drain in pending { drain() }
+        return !pending.isEmpty
+    }
+
+    /// Runs what sources do at the end, once.
+    public func finish() {
+        let pending = finishers
+        finishers = []
+        for finish in pending { finish() }
+    }
+}

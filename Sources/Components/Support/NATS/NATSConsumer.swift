@@ -1,0 +1,424 @@
+import CNATS
+import Foundation
+@_spi(Host) import Pipeline
+import Reactive
+
+/// Where a new consumer starts.
+enum NATSDeliverPolicy: Equatable {
+    case all, new, last
+    case sequence(UInt64)
+    case time(Int64)
+
+    init?(_ text: String) {
+        switch text {
+        case "all": self = .all
+        case "new": self = .new
+        case "last": self = .last
+        default:
+            if let sequence = UInt64(text), sequence > 0 {
+                self = .sequence(sequence)
+            } else if let date = ISO8601DateFormatter().date(from: text) {
+                self = .time(Int64(date.timeIntervalSince1970 * 1e9))
+            } else {
+                return nil
+            }
+        }
+    }
+}
+
+/// What the file asks of the consumer.
+struct NATSConsumerSettings {
+    var stream: String?
+    var subject: String?
+    var durable: String?
+    var deliver: NATSDeliverPolicy
+    var ackWait: RxTimeInterval
+    var maxDeliver: Int
+    var maxAckPending: Int
+    var batch: Int
+    var nakDelay: RxTimeInterval
+    var deadLetter: String?
+    var create: Bool
+}
+/// One message from a durable consumer, as the origin of what it causes: when nothing holds it
+/// any more, it is acknowledged, or sent back if something failed or the run was abandoned.
+final class NATSDelivery: Origin {
+    let message: OpaquePointer
+    let consumer: NATSConsumer
+    var failure: String?
+
+    init(message: OpaquePointer, consumer: NATSConsumer) {
+        self.message = message
+        self.consumer = consumer
+    }
+
+    override func fail(_ error: any Error) {
+        if failure == nil { failure = (error as? PipelineRuntimeError)?.message ?? "\(error)" }
+    }
+
+    deinit { consumer.settle(message, failure: failure) }
+}
+
+/// A durable pull consumer and the thread that fetches from it.
+final class NATSConsumer: @unchecked Sendable {
+    let connection: NATSConnection
+    let settings: NATSConsumerSettings
+    let ending: RunEnding
+    private var subscription: OpaquePointer?
+    private let condition = NSCondition()
+    private var inFlight = 0
+    private var stopped = false
+    private var deadLetters: [(OpaquePointer, String)] = []
+    /// Set once the connection is closed: a message settled after that is only freed.
+    private var closed = false
+
+    init(connection: NATSConnection, settings: NATSConsumerSettings, ending: RunEnding) {
+        self.connection = connection
+        self.settings = settings
+        self.ending = ending
+    }
+
+    /// Checks the stream (creating it if the file asks), creates or checks the consumer, and
+    /// binds a pull subscription to it.
+    func open() throws {
+        guard let js = connection.jetStream, let stream = settings.stream, let durable = settings.durable else {
+            return
+        }
+        var code = jsErrCode(rawValue: 0)
+        var streamInfo: UnsafeMutablePointer<jsStreamInfo>?
+        var status = js_GetStreamInfo(&streamInfo, js, stream, nil, &code)
+        if status == NATS_OK {
+            jsStreamInfo_Destroy(streamInfo)
+        } else if NATSError.isNotFound(status, code) {
+            guard settings.create else {
+                throw NATSSetupError(
+                    "stream '\(stream)' does not exist on \(connection.endpoint.described); create it, or write create: true to create it"
+                )
+            }
+            try createStream(stream, js: js)
+        } else {
+            throw NATSError(
+                status, code: code, doing: "cannot read stream '\(stream)' on \(connection.endpoint.described)")
+        }
+        var info: UnsafeMutablePointer<jsConsumerInfo>?
+        status = js_GetConsumerInfo(&info, js, stream, durable, nil, &code)
+        if status == NATS_OK, let info {
+            defer { jsConsumerInfo_Destroy(info) }
+            let differences = differences(from: info.pointee.Config.pointee)
+            if !differences.isEmpty {
+                throw NATSSetupError(
+                    "consumer '\(durable)' on stream '\(stream)' exists with other settings: \(differences.joined(separator: "; ")); delete it or write the same settings"
+                )
+            }
+        } else if NATSError.isNotFound(status, code) {
+            try createConsumer(stream: stream, durable: durable, js: js)
+        } else {
+            throw NATSError(status, code: code, doing: "cannot read consumer '\(durable)' of stream '\(stream)'")
+        }
+        var options = jsSubOptions()
+        jsSubOptions_Init(&options)
+        var made: OpaquePointer?
+        status = stream.withCString { streamName in
+            durable.withCString { consumerName in
+                options.Stream = streamName
+                options.Consumer = consumerName
+                return js_PullSubscribe(&made, js, settings.subject ?? "", durable, nil, &options, &code)
+            }
+        }
+        guard status == NATS_OK else {
+            throw NATSError(status, code: code, doing: "cannot subscribe to consumer '\(durable)'")
+        }
+        subscription = made
+    }
+
+    private func createStream(_ stream: String, js: OpaquePointer) throws {
+        var config = jsStreamConfig()
+        jsStreamConfig_Init(&config)
+        var code = jsErrCode(rawValue: 0)
+        let subject = strdup(settings.subject ?? "\(stream).>")
+        defer { free(subject) }
+        var subjects: [UnsafePointer<CChar>?] = [UnsafePointer(subject)]
+        let status = stream.withCString { name in
+            subjects.withUnsafeMutableBufferPointer { buffer in
+                config.Name = name
+                config.Subjects = buffer.baseAddress
+                config.SubjectsLen = 1
+                config.Storage = js_FileStorage
+                return js_AddStream(nil, js, &config, nil, &code)
+            }
+        }
+        guard status == NATS_OK else { throw NATSError(status, code: code, doing: "cannot create stream '\(stream)'") }
+    }
+
+    private func consumerConfig(_ body: (inout jsConsumerConfig) -> Void) {
+        var config = jsConsumerConfig()
+        jsConsumerConfig_Init(&config)
+        config.AckPolicy = js_AckExplicit
+        config.AckWait = settings.ackWait.totalNanoseconds
+        config.MaxDeliver = Int64(settings.maxDeliver)
+        config.MaxAckPending = Int64(settings.maxAckPending)
+        switch settings.deliver {
+        case .all: config.DeliverPolicy = js_DeliverAll
+        case .new: config.DeliverPolicy = js_DeliverNew
+        case .last: config.DeliverPolicy = js_DeliverLast
+        case .sequence(let sequence):
+            config.DeliverPolicy = js_DeliverByStartSequence
+            config.OptStartSeq = sequence
+        case .time(let nanoseconds):
+            config.DeliverPolicy = js_DeliverByStartTime
+            config.OptStartTime = nanoseconds
+        }
+        body(&config)
+    }
+
+    private func createConsumer(stream: String, durable: String, js: OpaquePointer) throws {
+        var code = jsErrCode(rawValue: 0)
+        var status = NATS_OK
+        consumerConfig { config in
+            status = durable.withCString { name in
+                (settings.subject ?? "").withCString { filter in
+                    config.Durable = name
+                    if settings.subject != nil { config.FilterSubject = filter }
+                    var info: UnsafeMutablePointer<jsConsumerInfo>?
+                    let status = js_AddConsumer(&info, js, stream, &config, nil, &code)
+                    jsConsumerInfo_Destroy(info)
+                    return status
+                }
+            }
+        }
+        guard status == NATS_OK else {
+            throw NATSError(status, code: code, doing: "cannot create consumer '\(durable)' on stream '\(stream)'")
+        }
+    }
+
+    /// The settings of an existing consumer that differ from the file's, each as "NAME THERE (file: HERE)".
+    private func differences(from existing: jsConsumerConfig) -> [String] {
+        var found: [String] = []
+        func compare(_ name: String, _ there: String, _ here: String) {
+            if there != here { found.append("\(name) \(there) (the file: \(here))") }
+        }
+        compare("ackWait", "\(existing.AckWait / 1_000_000)ms", "\(settings.ackWait.natsMilliseconds)ms")
+        compare("maxDeliver", "\(existing.MaxDeliver)", "\(settings.maxDeliver)")
+        compare("maxAckPending", "\(existing.MaxAckPending)", "\(settings.maxAckPending)")
+        let filter = existing.FilterSubject.map { String(cString: $0) } ?? ""
+        compare("subject", filter.isEmpty ? "(all)" : filter, settings.subject ?? "(all)")
+        return found
+    }
+
+    /// Fetches until stopped, handing each batch to `deliver` (on the I/O thread; it enqueues).
+    /// Returns the error that ended it, or nil when stopped.
+    func fetchLoop(deliver: ([OpaquePointer]) -> Void) -> (any Error)? {
+        guard let subscription else { return nil }
+        while true {
+            condition.lock()
+            while inFlight >= settings.maxAckPending && !stopped {
+                _ = condition.wait(until: Date(timeIntervalSinceNow: 0.2))
+            }
+            let letters = deadLetters
+            deadLetters = []
+            let room = settings.maxAckPending - inFlight
+            let isStopped = stopped
+            condition.unlock()
+            publishDeadLetters(letters)
+            if isStopped { return nil }
+            var list = natsMsgList()
+            var code = jsErrCode(rawValue: 0)
+            let status = natsSubscription_Fetch(&list, subscription, Int32(min(settings.batch, room)), 500, &code)
+            if status == NATS_OK {
+                var messages: [OpaquePointer] = []
+                messages.reserveCapacity(Int(list.Count))
+                for index in 0..<Int(list.Count) {
+                    if let message = list.Msgs[index] {
+                        messages.append(message)
+                        list.Msgs[index] = nil
+                    }
+                }
+                natsMsgList_Destroy(&list)
+                condition.lock()
+                inFlight += messages.count
+                condition.unlock()
+                deliver(messages)
+                continue
+            }
+            if let down = connection.downFor, down > connection.endpoint.lostAfter {
+                return NATSSetupError(
+                    "the NATS server at \(connection.endpoint.described) was unreachable for \(down.formatted(.units(allowed: [.seconds], width: .narrow))); giving up (lostAfter)"
+                )
+            }
+            if status != NATS_TIMEOUT {
+                // Disconnected, or the server is restarting: wait a little without spinning.
+                condition.lock()
+                _ = condition.wait(until: Date(timeIntervalSinceNow: 0.1))
+                condition.unlock()
+            }
+        }
+    }
+
+    /// Stops fetching; the loop returns within a fetch's wait.
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// A message given back without being delivered (the run ended first).
+    func giveBack(_ message: OpaquePointer) {
+        condition.lock()
+        defer { condition.unlock() }
+        if !closed { natsMsg_Nak(message, nil) }
+        natsMsg_Destroy(message)
+        inFlight -= 1
+    }
+
+    /// Acknowledges `message`, or sends it back: at once if the run was abandoned, after
+    /// nakDelay if it failed, to the dead-letter subject once it failed maxDeliver times.
+    func settle(_ message: OpaquePointer, failure: String?) {
+        condition.lock()
+        defer { condition.unlock() }
+        if closed {
+            natsMsg_Destroy(message)
+            return
+        }
+        if ending.isAbandoned {
+            natsMsg_Nak(message, nil)
+        } else if let failure {
+            var meta: UnsafeMutablePointer<jsMsgMetaData>?
+            var delivered = 1
+            if natsMsg_GetMetaData(&meta, message) == NATS_OK, let meta {
+                delivered = Int(meta.pointee.NumDelivered)
+                jsMsgMetaData_Destroy(meta)
+            }
+            if delivered >= settings.maxDeliver {
+                if settings.deadLetter != nil {
+                    // Published (and then acknowledged) by the fetch thread: a JetStream publish waits.
+                    deadLetters.append((message, failure))
+                    condition.broadcast()
+                    return
+                }
+                natsMsg_Term(message, nil)
+            } else {
+                natsMsg_NakWithDelay(message, settings.nakDelay.natsMilliseconds, nil)
+            }
+        } else {
+            natsMsg_Ack(message, nil)
+        }
+        natsMsg_Destroy(message)
+        inFlight -= 1
+        condition.signal()
+    }
+
+    private func release() {
+        condition.lock()
+        inFlight -= 1
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func publishDeadLetters(_ letters: [(OpaquePointer, String)]) {
+        guard let js = connection.jetStream, let subject = settings.deadLetter else { return }
+        for (message, failure) in letters {
+            var copy: OpaquePointer?
+            let length = natsMsg_GetDataLength(message)
+            natsMsg_Create(&copy, subject, nil, natsMsg_GetData(message), length)
+            if let copy {
+                natsMsgHeader_Set(copy, "Rivulet-Error", String(failure.prefix(1000)).replacing("\n", with: " "))
+                natsMsgHeader_Set(copy, "Rivulet-Subject", natsMsg_GetSubject(message))
+                var code = jsErrCode(rawValue: 0)
+                var ack: UnsafeMutablePointer<jsPubAck>?
+                let status = js_PublishMsg(&ack, js, copy, nil, &code)
+                jsPubAck_Destroy(ack)
+                natsMsg_Destroy(copy)
+                // Not stored: leave the message to come back rather than lose it.
+                if status != NATS_OK {
+                    natsMsg_Nak(message, nil)
+                    natsMsg_Destroy(message)
+                    release()
+                    continue
+                }
+            }
+            natsMsg_Term(message, nil)
+            natsMsg_Destroy(message)
+            release()
+        }
+    }
+
+    func close() {
+        condition.lock()
+        closed = true
+        condition.unlock()
+        if let subscription {
+            natsSubscription_Destroy(subscription)
+            self.subscription = nil
+        }
+    }
+}
+
+/// A setup problem worth its own sentence (a missing stream, a consumer with other settings).
+struct NATSSetupError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+/// The fetch thread's stop switch, safe to flip from the pipeline's thread before or after the
+/// consumer exists.
+final class NATSWorker: @unchecked Sendable {
+    private let lock = NSCondition()
+    private var consumer: NATSConsumer?
+    private var stopped = false
+    private var runOver = false
+    private var done = false
+
+    /// Hands over the consumer; false if the run stopped meanwhile.
+    func begin(_ consumer: NATSConsumer) -> Bool {
+        lock.withLock {
+            self.consumer = consumer
+            return !stopped
+        }
+    }
+
+    func stop() {
+        let consumer = lock.withLock {
+            stopped = true
+            return self.consumer
+        }
+        consumer?.stop()
+    }
+
+    /// Waits until the consumer has no message in flight, or the run is over; then marks the
+    /// thread done (its caller closes the connection right after).
+    func waitUntilSettled(_ consumer: NATSConsumer) {
+        lock.lock()
+        while consumer.hasInFlight && !runOver {
+            _ = lock.wait(until: Date(timeIntervalSinceNow: 0.05))
+        }
+        lock.unlock()
+    }
+
+    /// After the run: stops waiting for settlements and waits (up to 5 s) for the fetch thread
+    /// to flush its acknowledgements and close.
+    func finish() {
+        stop()
+        lock.lock()
+        runOver = true
+        lock.broadcast()
+        let limit = Date(timeIntervalSinceNow: 5)
+        while !done && lock.wait(until: limit) {}
+        lock.unlock()
+    }
+
+    /// The fetch thread has closed its connection.
+    func markDone() {
+        lock.lock()
+        done = true
+        lock.broadcast()
+        lock.unlock()
+    }
+}
+
+extension NATSConsumer {
+    var hasInFlight: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return inFlight > 0
+    }
+}

@@ -1,0 +1,68 @@
+import CNATS
+import Foundation
+@_spi(Host) import Pipeline
+import Reactive
+
+/// How a message's data becomes an element.
+enum NATSFormat: String, ParameterChoice {
+    case json, text, bytes
+}
+/// A message's data as an element.
+struct NATSDecoder {
+    let format: NATSFormat
+    let metadataField: String?
+
+    func decode(_ message: OpaquePointer) throws -> Value {
+        let length = Int(natsMsg_GetDataLength(message))
+        let bytes = UnsafeBufferPointer(
+            start: natsMsg_GetData(message).map { UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self) },
+            count: length)
+        var value: Value
+        switch format {
+        case .json: value = try JSONParser.parse(bytes)
+        case .text: value = .string(String(decoding: bytes, as: UTF8.self))
+        case .bytes: value = .string(Data(bytes).base64EncodedString())
+        }
+        guard let metadataField else { return value }
+        if case .object = value {} else { value = ["value": value] }
+        if case .object(var fields) = value {
+            fields[metadataField] = Self.metadata(of: message)
+            value = .object(fields)
+        }
+        return value
+    }
+
+    /// The message's text, for a report of one that could not be read.
+    static func text(of message: OpaquePointer) -> String {
+        let length = Int(natsMsg_GetDataLength(message))
+        guard let data = natsMsg_GetData(message) else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
+    }
+
+    static func metadata(of message: OpaquePointer) -> Value {
+        var fields = JSONObject()
+        fields["subject"] = .string(String(cString: natsMsg_GetSubject(message)))
+        var meta: UnsafeMutablePointer<jsMsgMetaData>?
+        if natsMsg_GetMetaData(&meta, message) == NATS_OK, let meta {
+            fields["stream"] = .string(String(cString: meta.pointee.Stream))
+            fields["sequence"] = .int(Int(meta.pointee.Sequence.Stream))
+            fields["delivered"] = .int(Int(meta.pointee.NumDelivered))
+            jsMsgMetaData_Destroy(meta)
+        }
+        var headers = JSONObject()
+        var keys: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+        var count: Int32 = 0
+        if natsMsgHeader_Keys(message, &keys, &count) == NATS_OK, let keys {
+            for index in 0..<Int(count) {
+                guard let key = keys[index] else { continue }
+                var value: UnsafePointer<CChar>?
+                if natsMsgHeader_Get(message, key, &value) == NATS_OK, let value {
+                    headers[String(cString: key)] = .string(String(cString: value))
+                }
+            }
+            free(keys)
+        }
+        fields["headers"] = .object(headers)
+        return .object(fields)
+    }
+}

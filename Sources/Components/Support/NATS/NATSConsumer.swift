@@ -223,7 +223,12 @@ final class NATSConsumer: @unchecked Sendable {
             if isStopped { return nil }
             var list = natsMsgList()
             var code = jsErrCode(rawValue: 0)
-            let status = natsSubscription_Fetch(&list, subscription, Int32(min(settings.batch, room)), 500, &code)
+            // While the client reconnects, a pull request would only wait in its buffer: wait here.
+            let connected = natsConnection_Status(connection.connection) == NATS_CONN_STATUS_CONNECTED
+            let status =
+                connected
+                ? natsSubscription_Fetch(&list, subscription, Int32(min(settings.batch, room)), 500, &code)
+                : NATS_CONNECTION_DISCONNECTED
             if status == NATS_OK {
                 var messages: [OpaquePointer] = []
                 messages.reserveCapacity(Int(list.Count))
@@ -242,7 +247,7 @@ final class NATSConsumer: @unchecked Sendable {
             }
             if let down = connection.downFor, down > connection.endpoint.lostAfter {
                 return NATSSetupError(
-                    "the NATS server at \(connection.endpoint.described) was unreachable for \(down.formatted(.units(allowed: [.seconds], width: .narrow))); giving up (lostAfter)"
+                    "the NATS server at \(connection.endpoint.described) was unreachable for \(down.components.seconds)s; giving up (lostAfter)"
                 )
             }
             if status != NATS_TIMEOUT {

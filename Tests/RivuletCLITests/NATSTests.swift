@@ -2,47 +2,10 @@ import Components
 import Foundation
 import XCTest
 
-/// A `nats-server -js` of the test's own, on 127.0.0.1 at a port it picks, with its store in the
-/// test's directory; stopped by `stop()` (and killed with the test process at the latest).
-final class NATSServer {
-    let process: ChildProcess
-    let url: String
-    let port: String
-
-    /// Starts a server at `port` (nil: a free one the server picks).
-    init(storeDirectory: String, port: String? = nil) throws {
-        process = try ChildProcess(
-            executable: "nats-server",
-            arguments: ["-js", "-a", "127.0.0.1", "-p", port ?? "-1", "-sd", storeDirectory], input: .null,
-            output: .null, error: .pipe)
-        var log = ""
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while !log.contains("Server is ready"), Date() < deadline {
-            let count = read(process.standardError, &buffer, buffer.count)
-            guard count > 0 else { break }
-            log += String(decoding: buffer[0..<count], as: UTF8.self)
-        }
-        guard let range = log.range(of: #"client connections on 127\.0\.0\.1:(\d+)"#, options: .regularExpression),
-            let port = log[range].split(separator: ":").last
-        else {
-            process.send(SIGKILL)
-            throw NSError(domain: "nats-server did not start: \(log)", code: 1)
-        }
-        self.port = String(port)
-        url = "nats://127.0.0.1:\(port)"
-    }
-
-    func stop() {
-        process.send(SIGTERM)
-        _ = process.wait()
-    }
-}
-
 /// The `nats` source and sink against a real nats-server: publish, consume, acknowledge,
-/// redelivery after a runner is killed, failed messages to a dead-letter subject, de-duplication
-/// by msgId, and the errors a user meets first.
-final class NATSTests: BinaryTestCase {
+/// failed messages to a dead-letter subject, de-duplication by msgId, signals, a restarted
+/// server, and the errors a user meets first (killed runners: NATSScaleOutTests).
+final class NATSTests: NATSTestCase {
     private var server: NATSServer!
 
     override func setUpWithError() throws {
@@ -56,59 +19,7 @@ final class NATSTests: BinaryTestCase {
         super.tearDown()
     }
 
-    private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
-
-    private func writeOrders(_ ids: ClosedRange<Int>) throws {
-        let lines = ids.map { "{\"id\":\($0),\"qty\":\($0 % 7),\"price\":2.5}" }.joined(separator: "\n")
-        try (lines + "\n").write(toFile: path("orders.jsonl"), atomically: true, encoding: .utf8)
-    }
-
-    /// Publishes orders.jsonl to the ORDERS stream (created by a consumer first) with msgId.
-    private func publish() throws -> ProcessResult {
-        try run(
-            """
-            source: { fixture: \(path("orders.jsonl")) }
-            sink: { nats: { url: "\(server.url)", subject: orders.new, msgId: "{{ .id }}" } }
-            """)
-    }
-
-    private func consumerPipeline(durable: String, output: String, extra: String = "", ops: String? = nil) -> String {
-        """
-        source: { nats: { url: "\(server.url)", stream: ORDERS, subject: "orders.>", durable: \(durable), create: true\(extra) } }
-        ops:
-          \(ops ?? "- filter: .qty > 0\n  - map: { id: .id, total: .qty * .price }")
-        sink: { file: \(path(output)) }
-        """
-    }
-
-    /// Starts a consumer; it runs until signalled.
-    private func startConsumer(_ pipeline: String) throws -> ChildProcess {
-        let file = path("c-\(UUID().uuidString).yaml")
-        try pipeline.write(toFile: file, atomically: true, encoding: .utf8)
-        return try startRivulet(["run", file], output: .null, error: .pipe)
-    }
-
-    private func lines(_ name: String) -> [String] {
-        ((try? String(contentsOfFile: path(name), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-    }
-
-    private func ids(_ name: String) -> [Int] {
-        lines(name).compactMap { line in
-            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["id"] as? Int
-        }
-    }
-
-    /// Waits until `name` has at least `count` lines (or 30 s).
-    private func waitForLines(_ name: String, atLeast count: Int) {
-        let deadline = Date(timeIntervalSinceNow: 30)
-        while lines(name).count < count && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-    }
-
-    private func stop(_ process: ChildProcess, _ signal: Int32 = SIGTERM) -> (Int32, String) {
-        process.send(signal)
-        let output = process.communicate(input: [], timeout: 60)
-        return (output.termination.status, String(decoding: output.standardError, as: UTF8.self))
-    }
+    override var natsURL: String { server.url }
 
     func testConsumesAcknowledgesAndDeduplicatesByMessageID() throws {
         try writeOrders(1...500)
@@ -133,34 +44,16 @@ final class NATSTests: BinaryTestCase {
         XCTAssertEqual(lines("again.jsonl"), [], "nothing redelivered, nothing stored twice")
     }
 
-    func testARunnerKilledMidStreamLosesNothing() throws {
-        try writeOrders(1...20000)
-        let setup = try startConsumer(consumerPipeline(durable: "setup", output: "setup.jsonl"))
-        Thread.sleep(forTimeInterval: 0.5)
-        _ = stop(setup)
-        XCTAssertEqual(try publish().status, 0)
-        let pipeline = { (output: String) in
-            self.consumerPipeline(
-                durable: "shared", output: output, extra: ", ackWait: 1s, batch: 50",
-                ops: "- map: { id: .id }\n  - delay: 1ms")
+    func testASignalWhileConnectingEndsTheRunAtOnce() throws {
+        // Signalled before its thread has the consumer: it once waited the whole drain timeout.
+        for _ in 0..<5 {
+            let runner = try startConsumer(consumerPipeline(durable: "writer", output: "out.jsonl"))
+            waitForStderr(runner, containing: "nats: reading ORDERS/writer")
+            let started = Date()
+            let (status, stderr) = stop(runner)
+            XCTAssertEqual(status, 143, stderr)
+            XCTAssertLessThan(Date().timeIntervalSince(started), 5, "ended at once, not at the drain timeout")
         }
-        let first = try startConsumer(pipeline("first.jsonl"))
-        waitForLines("first.jsonl", atLeast: 300)
-        first.send(SIGKILL)
-        XCTAssertEqual(first.wait(), .signalled(SIGKILL))
-        let killedAt = Set(ids("first.jsonl"))
-        XCTAssertLessThan(killedAt.count, 20000, "killed while busy")
-
-        let second = try startConsumer(pipeline("second.jsonl"))
-        let deadline = Date(timeIntervalSinceNow: 90)
-        while Set(ids("first.jsonl") + ids("second.jsonl")).count < 20000 && Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.2)
-        }
-        let (status, stderr) = stop(second)
-        XCTAssertEqual(status, 143, stderr)
-        let all = ids("first.jsonl") + ids("second.jsonl")
-        XCTAssertEqual(Set(all), Set(1...20000), "every message written at least once")
-        print("nats: killed runner: \(all.count - Set(all).count) duplicates of 20000")
     }
 
     func testAFailingMessageIsRetriedThenDeadLettered() throws {
@@ -213,25 +106,13 @@ final class NATSTests: BinaryTestCase {
         let config = path("auth.conf")
         try "authorization { token: \"right-token\" }\n".write(toFile: config, atomically: true, encoding: .utf8)
         server = nil
-        let guarded = try ChildProcess(
-            executable: "nats-server",
-            arguments: ["-a", "127.0.0.1", "-p", "-1", "-c", config, "-js", "-sd", path("js2")],
-            input: .null, output: .null, error: .pipe)
-        defer {
-            guarded.send(SIGTERM)
-            _ = guarded.wait()
-        }
-        var log = ""
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while !log.contains("Server is ready") {
-            let count = read(guarded.standardError, &buffer, buffer.count)
-            guard count > 0 else { break }
-            log += String(decoding: buffer[0..<count], as: UTF8.self)
-        }
-        let port = log.range(of: #"127\.0\.0\.1:\d+"#, options: .regularExpression).map { log[$0] } ?? ""
+        let guarded = try NATSServer(arguments: [
+            "-a", "127.0.0.1", "-p", "-1", "-c", config, "-js", "-sd", path("js2"),
+        ])
+        defer { guarded.stop() }
         let wrong = try run(
             """
-            source: { nats: { url: "nats://\(port)", stream: ORDERS, durable: w, token: "${NATS_TOKEN}" } }
+            source: { nats: { url: "\(guarded.url)", stream: ORDERS, durable: w, token: "${NATS_TOKEN}" } }
             sink: stdout
             """, environment: ["NATS_TOKEN": "wrong-secret-token"])
         XCTAssertEqual(wrong.status, 1, wrong.stderr)

@@ -48,6 +48,11 @@ private enum Key {
     static let create = Parameter<Bool>(
         "create", default: false,
         doc: "Create the stream when it does not exist (file storage, the subject as its subjects): for local use.")
+    static let replicas = Parameter<Int>(
+        "replicas", default: 1,
+        doc: "With create: how many servers of a cluster keep a copy of the stream (1 to 5; 3 survives losing one)."
+    )
+    .atLeast(1)
 }
 
 extension BuiltinComponents {
@@ -74,6 +79,7 @@ extension BuiltinComponents {
         parameters: [
             Key.stream, Key.subject, Key.durable, Key.deliver, Key.ackWait, Key.maxDeliver, Key.maxAckPending,
             Key.batch, Key.nakDelay, Key.deadLetter, Key.format, Key.metadata, Key.create,
+            Key.replicas,
         ] + NATSParameters.connection,
         example: "source: { nats: { stream: ORDERS, subject: \"orders.>\", durable: order-writer } }",
         validate: { values, validation in
@@ -83,6 +89,14 @@ extension BuiltinComponents {
                     validation.error(
                         "a JetStream source needs durable: the consumer's name", at: Key.stream, in: values,
                         note: "runners with the same durable share its messages")
+                }
+                if values.has(Key.replicas) && !values[Key.create] {
+                    validation.error(
+                        "replicas needs create: true: an existing stream keeps its own", at: Key.replicas, in: values)
+                } else if values[Key.replicas] > 5 {
+                    validation.error(
+                        "replicas \(values[Key.replicas]) is more than NATS allows", at: Key.replicas, in: values,
+                        note: "a stream has 1 to 5 replicas")
                 }
                 if NATSDeliverPolicy(values[Key.deliver]) == nil {
                     validation.error(
@@ -108,7 +122,8 @@ extension BuiltinComponents {
                 deliver: NATSDeliverPolicy(parameters[Key.deliver]) ?? .all, ackWait: parameters[Key.ackWait],
                 maxDeliver: parameters[Key.maxDeliver], maxAckPending: parameters[Key.maxAckPending],
                 batch: parameters[Key.batch], nakDelay: parameters[Key.nakDelay],
-                deadLetter: parameters[Key.deadLetter], create: parameters[Key.create])
+                deadLetter: parameters[Key.deadLetter], create: parameters[Key.create],
+                replicas: parameters[Key.replicas])
             let decoder = NATSDecoder(format: parameters[Key.format], metadataField: parameters[Key.metadata])
             return PipelineSource { _ in
                 NATSSource.observable(endpoint: endpoint, settings: settings, decoder: decoder, context: context)
@@ -173,7 +188,9 @@ enum NATSSource {
                     worker.markDone()
                 }
                 do { try consumer.open() } catch { return fail(error) }
-                guard worker.begin(consumer) else { return }
+                // Signalled while connecting: the source ends as a drained one does (not at the
+                // drain timeout).
+                guard worker.begin(consumer) else { return complete() }
                 let bound = SchedulerBound(consumer)
                 let failure = consumer.fetchLoop { messages in
                     let batch = SchedulerBound(messages)

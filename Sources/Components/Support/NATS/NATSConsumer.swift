@@ -39,6 +39,7 @@ struct NATSConsumerSettings {
     var nakDelay: RxTimeInterval
     var deadLetter: String?
     var create: Bool
+    var replicas: Int
 }
 /// One message from a durable consumer, as the origin of what it causes: when nothing holds it
 /// any more, it is acknowledged, or sent back if something failed or the run was abandoned.
@@ -144,6 +145,7 @@ final class NATSConsumer: @unchecked Sendable {
                 config.Subjects = buffer.baseAddress
                 config.SubjectsLen = 1
                 config.Storage = js_FileStorage
+                config.Replicas = Int64(settings.replicas)
                 return js_AddStream(nil, js, &config, nil, &code)
             }
         }

@@ -1,0 +1,81 @@
+import Components
+import Foundation
+import XCTest
+
+/// Several runners sharing one durable consumer, against one server and against a three-node
+/// JetStream cluster: a runner or a server node killed with SIGKILL mid-run loses nothing.
+final class NATSScaleOutTests: NATSTestCase {
+    private var server: NATSServer?
+    private var cluster: NATSCluster?
+
+    override var natsURL: String { cluster?.url ?? server?.url ?? "" }
+
+    override func tearDown() {
+        server?.stop()
+        cluster?.stop()
+        super.tearDown()
+    }
+
+    /// A runner of the shared consumer: each id it writes goes to `output`; `delay` keeps
+    /// elements in flight, so a kill finds some written and not yet acknowledged.
+    private func runner(_ output: String, replicas: String = "") -> String {
+        consumerPipeline(
+            durable: "shared", output: output, extra: ", ackWait: 1s, batch: 50\(replicas)",
+            ops: "- map: { id: .id }\n  - delay: 1ms")
+    }
+
+    /// Three runners over `total` messages; `midRun` is called (and a runner killed with SIGKILL)
+    /// while they are busy; then every id must be in their files. Returns the duplicates.
+    private func shareAmongThreeRunners(
+        total: Int, replicas: String = "", file: StaticString = #filePath, line: UInt = #line,
+        midRun: () -> Void = {}
+    ) throws -> Int {
+        try writeOrders(1...total)
+        // The stream and the consumer exist before anything is published.
+        let setup = try startConsumer(runner("setup.jsonl", replicas: replicas))
+        waitForStderr(setup, containing: "nats: reading ORDERS/shared")
+        XCTAssertEqual(stop(setup).0, 143, file: file, line: line)
+        let published = try publish()
+        XCTAssertEqual(published.status, 0, published.stderr, file: file, line: line)
+
+        let outputs = ["one.jsonl", "two.jsonl", "three.jsonl"]
+        var runners = try outputs.map { try startConsumer(runner($0, replicas: replicas)) }
+        waitForLines("two.jsonl", atLeast: total / 20)
+        midRun()
+        runners[1].send(SIGKILL)
+        XCTAssertEqual(runners[1].wait(), .signalled(SIGKILL), file: file, line: line)
+        let atKill = Set(outputs.flatMap(ids))
+        XCTAssertLessThan(atKill.count, total, "killed while busy", file: file, line: line)
+
+        let deadline = Date(timeIntervalSinceNow: 120)
+        while Set(outputs.flatMap(ids)).count < total && Date() < deadline { Thread.sleep(forTimeInterval: 0.2) }
+        for index in [0, 2] {
+            let (status, stderr) = stop(runners[index])
+            XCTAssertEqual(status, 143, stderr, file: file, line: line)
+        }
+        runners.removeAll()
+        let all = outputs.flatMap(ids)
+        XCTAssertEqual(Set(all), Set(1...total), "every message written at least once", file: file, line: line)
+        for output in outputs {
+            XCTAssertFalse(lines(output).isEmpty, "\(output) had a share", file: file, line: line)
+        }
+        return all.count - Set(all).count
+    }
+
+    func testThreeRunnersShareFiftyThousandMessagesAndAKilledOneLosesNothing() throws {
+        server = try NATSServer(storeDirectory: path("js"))
+        let duplicates = try shareAmongThreeRunners(total: 50000)
+        print("nats: three runners, one killed: \(duplicates) duplicates of 50000")
+    }
+
+    func testAThreeNodeClusterCarriesOnWhenTheConsumerLeaderNodeIsKilled() throws {
+        let started = try NATSCluster(directory: directory)
+        cluster = started
+        let duplicates = try shareAmongThreeRunners(total: 50000, replicas: ", replicas: 3") {
+            let leader = started.consumerLeader(stream: "ORDERS", consumer: "shared") ?? 0
+            started.kill(node: leader)
+            print("nats: killed cluster node n\(leader), the consumer's leader")
+        }
+        print("nats: three-node cluster, a node and a runner killed: \(duplicates) duplicates of 50000")
+    }
+}

@@ -1,0 +1,201 @@
+import Components
+import Foundation
+import XCTest
+
+/// A `nats-server` of the test's own on 127.0.0.1, stopped by `stop()` (and killed with the test
+/// process at the latest).
+final class NATSServer {
+    let process: ChildProcess
+    let url: String
+    let port: String
+
+    /// Starts `nats-server -js` at `port` (nil: a free one the server picks) with its store in
+    /// `storeDirectory`.
+    convenience init(storeDirectory: String, port: String? = nil) throws {
+        try self.init(arguments: ["-js", "-a", "127.0.0.1", "-p", port ?? "-1", "-sd", storeDirectory])
+    }
+
+    /// Starts `nats-server` with `arguments` and waits until it is ready; its log goes to stderr,
+    /// read here until then (a server that logs a lot afterwards should log to a file).
+    init(arguments: [String]) throws {
+        process = try ChildProcess(
+            executable: "nats-server", arguments: arguments, input: .null, output: .null, error: .pipe)
+        var log = ""
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !log.contains("Server is ready"), Date() < deadline {
+            let count = read(process.standardError, &buffer, buffer.count)
+            guard count > 0 else { break }
+            log += String(decoding: buffer[0..<count], as: UTF8.self)
+        }
+        guard let range = log.range(of: #"client connections on 127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+            let port = log[range].split(separator: ":").last
+        else {
+            process.send(SIGKILL)
+            throw NSError(domain: "nats-server did not start: \(log)", code: 1)
+        }
+        self.port = String(port)
+        url = "nats://127.0.0.1:\(port)"
+    }
+
+    func stop(_ signal: Int32 = SIGTERM) {
+        process.send(signal)
+        _ = process.wait()
+    }
+}
+
+/// Three `nats-server -js` nodes on loopback routed into one JetStream cluster; each logs to a
+/// file in `directory` (a cluster logs too much for an unread pipe).
+final class NATSCluster {
+    private(set) var nodes: [ChildProcess?]
+    let clientPorts: [Int]
+    private let directory: URL
+    /// Every node's URL, comma-separated, as a runner names a cluster.
+    var url: String { clientPorts.map { "nats://127.0.0.1:\($0)" }.joined(separator: ",") }
+
+    init(directory: URL) throws {
+        clientPorts = (0..<3).map { _ in HTTPServerSourceTests.freePort() }
+        let routePorts = (0..<3).map { _ in HTTPServerSourceTests.freePort() }
+        let routes = routePorts.map { "nats-route://127.0.0.1:\($0)" }.joined(separator: ", ")
+        var started: [ChildProcess?] = []
+        for node in 0..<3 {
+            let store = directory.appendingPathComponent("node\(node)")
+            let log = directory.appendingPathComponent("node\(node).log").path
+            let config = directory.appendingPathComponent("node\(node).conf")
+            try """
+            server_name: n\(node)
+            listen: 127.0.0.1:\(clientPorts[node])
+            log_file: "\(log)"
+            jetstream { store_dir: "\(store.path)" }
+            cluster { name: rivulet, listen: 127.0.0.1:\(routePorts[node]), routes: [\(routes)] }
+            """.write(to: config, atomically: true, encoding: .utf8)
+            started.append(
+                try ChildProcess(
+                    executable: "nats-server", arguments: ["-c", config.path], input: .null, output: .null,
+                    error: .null))
+        }
+        nodes = started
+        self.directory = directory
+        // Ready when every node knows JetStream's metadata leader: before, creating a stream fails.
+        let deadline = Date(timeIntervalSinceNow: 20)
+        func ready(_ node: Int) -> Bool {
+            let log = self.log(node: node)
+            return log.contains("Server is ready") && log.contains("metadata leader")
+        }
+        while !(0..<3).allSatisfy(ready), Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        guard (0..<3).allSatisfy(ready) else {
+            stop()
+            throw NSError(domain: "the nats-server cluster did not start", code: 1)
+        }
+    }
+
+    private func log(node: Int) -> String {
+        (try? String(contentsOfFile: directory.appendingPathComponent("node\(node).log").path, encoding: .utf8)) ?? ""
+    }
+
+    /// The node that leads `consumer` now: the last to log that it became its leader.
+    func consumerLeader(stream: String, consumer: String) -> Int? {
+        let line = "new consumer leader for '$G > \(stream) > \(consumer)'"
+        let latest = (0..<3).compactMap { node -> (time: String, node: Int)? in
+            guard let entry = log(node: node).split(separator: "\n").last(where: { $0.contains(line) }) else {
+                return nil
+            }
+            // "[pid] 2026/11/24 01:48:21.227984 [INF] …": the date and time sort as text.
+            return (entry.split(separator: " ").dropFirst().prefix(2).joined(separator: " "), node)
+        }
+        return latest.max { $0.time < $1.time }?.node
+    }
+
+    /// Kills one node with SIGKILL, as a machine that dies.
+    func kill(node: Int) {
+        nodes[node]?.send(SIGKILL)
+        _ = nodes[node]?.wait()
+        nodes[node] = nil
+    }
+
+    func stop() {
+        for node in nodes.indices { nodes[node]?.send(SIGTERM) }
+        for node in nodes.indices {
+            _ = nodes[node]?.wait()
+            nodes[node] = nil
+        }
+    }
+}
+
+/// What the NATS binary tests share: a scratch directory, orders to publish, runners to start
+/// and stop, and their output files to read.
+class NATSTestCase: BinaryTestCase {
+    /// The server (or servers, comma-separated) the pipelines name.
+    var natsURL: String { "" }
+
+    func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    func writeOrders(_ ids: ClosedRange<Int>) throws {
+        let lines = ids.map { "{\"id\":\($0),\"qty\":\($0 % 7),\"price\":2.5}" }.joined(separator: "\n")
+        try (lines + "\n").write(toFile: path("orders.jsonl"), atomically: true, encoding: .utf8)
+    }
+
+    /// Publishes orders.jsonl to the ORDERS stream (created by a consumer first) with msgId.
+    func publish() throws -> ProcessResult {
+        try run(
+            """
+            source: { fixture: \(path("orders.jsonl")) }
+            sink: { nats: { url: "\(natsURL)", subject: orders.new, msgId: "{{ .id }}" } }
+            """)
+    }
+
+    func consumerPipeline(durable: String, output: String, extra: String = "", ops: String? = nil) -> String {
+        """
+        source: { nats: { url: "\(natsURL)", stream: ORDERS, subject: "orders.>", durable: \(durable), create: true\(extra) } }
+        ops:
+          \(ops ?? "- filter: .qty > 0\n  - map: { id: .id, total: .qty * .price }")
+        sink: { file: \(path(output)) }
+        """
+    }
+
+    /// Starts a runner; it runs until signalled.
+    func startConsumer(_ pipeline: String) throws -> ChildProcess {
+        let file = path("c-\(UUID().uuidString).yaml")
+        try pipeline.write(toFile: file, atomically: true, encoding: .utf8)
+        return try startRivulet(["run", file], output: .null, error: .pipe)
+    }
+
+    func lines(_ name: String) -> [String] {
+        ((try? String(contentsOfFile: path(name), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    /// The `id` field of each line (read by hand: tens of thousands of lines are read often).
+    func ids(_ name: String) -> [Int] {
+        lines(name).compactMap { line in
+            guard let key = line.range(of: "\"id\":") else { return nil }
+            return Int(line[key.upperBound...].prefix(while: \.isNumber))
+        }
+    }
+
+    /// Waits until `name` has at least `count` lines (or 30 s).
+    func waitForLines(_ name: String, atLeast count: Int) {
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while lines(name).count < count && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+    }
+
+    /// Signals a runner and waits for it: its exit status and what it wrote on stderr.
+    func stop(_ process: ChildProcess, _ signal: Int32 = SIGTERM) -> (Int32, String) {
+        process.send(signal)
+        let output = process.communicate(input: [], timeout: 60)
+        return (output.termination.status, String(decoding: output.standardError, as: UTF8.self))
+    }
+
+    /// Waits (10 s at most) until a runner has written `text` on stderr; what it read is kept.
+    func waitForStderr(_ process: ChildProcess, containing text: String) {
+        var seen = ""
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !seen.contains(text), Date() < deadline {
+            var poller = pollfd(fd: process.standardError, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 100) > 0 else { continue }
+            let count = read(process.standardError, &buffer, buffer.count)
+            guard count > 0 else { break }
+            seen += String(decoding: buffer[0..<count], as: UTF8.self)
+        }
+    }
+}

@@ -22,6 +22,13 @@ if [ "$1" = "w3" ]; then
   swift build -c release --product rivulet >&2
   exec python3 Benchmarks/w3.py
 fi
+if [ "$1" = "nats" ]; then
+  echo "building rivulet (release) and the hand-written NATS loop..." >&2
+  swift build -c release --product rivulet >&2
+  mkdir -p Benchmarks/.build
+  cc -O2 -o Benchmarks/.build/nats-loop Benchmarks/nats/loop.c $(pkg-config --cflags --libs libnats) >&2
+  exec python3 Benchmarks/nats.py
+fi
 if [ "$1" = "w2" ]; then
   echo "building rivulet (release)..." >&2
   swift build -c release --product rivulet >&2

@@ -56,6 +56,26 @@ final class NATSTests: NATSTestCase {
         }
     }
 
+    func testMaxAckPendingBoundsWhatARunnerHolds() throws {
+        try writeOrders(1...60)
+        let setup = try startConsumer(consumerPipeline(durable: "setup", output: "setup.jsonl"))
+        waitForStderr(setup, containing: "nats: reading ORDERS/setup")
+        XCTAssertEqual(stop(setup).0, 143)
+        XCTAssertEqual(try publish().status, 0)
+        // Four held at a time, each 50 ms in delay: 60 take at least 15 rounds of 50 ms.
+        let started = Date()
+        let runner = try startConsumer(
+            consumerPipeline(
+                durable: "few", output: "out.jsonl", extra: ", maxAckPending: 4, batch: 10",
+                ops: "- map: { id: .id }\n  - delay: 50ms"))
+        waitForLines("out.jsonl", atLeast: 60)
+        let elapsed = Date().timeIntervalSince(started)
+        XCTAssertEqual(stop(runner).0, 143)
+        XCTAssertEqual(ids("out.jsonl"), Array(1...60))
+        XCTAssertGreaterThan(elapsed, 0.7, "no more than 4 in flight")
+        XCTAssertLessThan(elapsed, 10, "a fetch follows as soon as a batch fits")
+    }
+
     func testAFailingMessageIsRetriedThenDeadLettered() throws {
         try
             "{\"id\":1,\"qty\":2,\"price\":2.5}\n{\"id\":2,\"qty\":3,\"price\":\"free\"}\n{\"id\":3,\"qty\":1,\"price\":1}\n"

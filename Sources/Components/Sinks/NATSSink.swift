@@ -87,19 +87,35 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
     }
 
     /// JetStream's answers, matched to publishes by the key kept in a header-less map: the C
-    /// client hands back the message it published, whose pointer is the key.
+    /// client hands back the message it published, whose pointer is the key. Answers that arrive
+    /// together reach the run in one action: one wake-up of its thread a burst, not one an answer.
     final class Answers: PublishAckSink, @unchecked Sendable {
         private let lock = NSLock()
         private var keys: [OpaquePointer: Int] = [:]
-        var deliver: (@Sendable (Int, String?) -> Void)?
+        private var arrived: [(key: Int, problem: String?)] = []
+        /// Schedules the hand-over of what arrived (set once the sink has started; given the
+        /// answers rather than holding them, so that they do not hold themselves).
+        var schedule: (@Sendable (Answers) -> Void)?
 
         func expect(_ message: OpaquePointer, key: Int) { lock.withLock { keys[message] = key } }
         func forget(_ message: OpaquePointer) { lock.withLock { keys[message] = nil } }
 
         override func answered(_ message: OpaquePointer?, failure: (natsStatus, jsErrCode)?) {
-            guard let message, let key = lock.withLock({ keys.removeValue(forKey: message) }) else { return }
             let problem = failure.map { NATSError($0.0, code: $0.1, doing: "not stored").description }
-            deliver?(key, problem)
+            let first: Bool? = lock.withLock {
+                guard let message, let key = keys.removeValue(forKey: message) else { return nil }
+                arrived.append((key, problem))
+                return arrived.count == 1
+            }
+            if first == true { schedule?(self) }
+        }
+
+        /// What arrived since the last call.
+        func take() -> [(key: Int, problem: String?)] {
+            lock.withLock {
+                defer { arrived = [] }
+                return arrived
+            }
         }
     }
 
@@ -132,7 +148,11 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
         self.fail = fail
         guard let scheduler = context.scheduler as? any ConcurrentDeliveryScheduler else { return }
         let target = SchedulerBound(self)
-        answers.deliver = { key, problem in scheduler.enqueue { target.value.answered(key, problem: problem) } }
+        answers.schedule = { answers in
+            scheduler.enqueue {
+                for (key, problem) in answers.take() { target.value.answered(key, problem: problem) }
+            }
+        }
     }
 
     func whenFinished(_ done: @escaping () -> Void) {

@@ -213,7 +213,8 @@ final class NATSConsumer: @unchecked Sendable {
         guard let subscription else { return nil }
         while true {
             condition.lock()
-            while inFlight >= settings.maxAckPending && !stopped {
+            // A fetch waits for room for a whole batch: one wake-up a batch, not one a message.
+            while settings.maxAckPending - inFlight < fetchRoom && !stopped && deadLetters.isEmpty {
                 _ = condition.wait(until: Date(timeIntervalSinceNow: 0.2))
             }
             let letters = deadLetters
@@ -223,6 +224,7 @@ final class NATSConsumer: @unchecked Sendable {
             condition.unlock()
             publishDeadLetters(letters)
             if isStopped { return nil }
+            if room < fetchRoom { continue }
             var list = natsMsgList()
             var code = jsErrCode(rawValue: 0)
             // While the client reconnects, a pull request would only wait in its buffer: wait here.
@@ -311,15 +313,22 @@ final class NATSConsumer: @unchecked Sendable {
             natsMsg_Ack(message, nil)
         }
         natsMsg_Destroy(message)
-        inFlight -= 1
-        condition.signal()
+        settled()
     }
 
     private func release() {
         condition.lock()
-        inFlight -= 1
-        condition.signal()
+        settled()
         condition.unlock()
+    }
+
+    /// The room a fetch waits for.
+    private var fetchRoom: Int { min(settings.batch, settings.maxAckPending) }
+
+    /// One message fewer in flight; the fetch loop is woken when a batch fits again (the lock held).
+    private func settled() {
+        inFlight -= 1
+        if settings.maxAckPending - inFlight == fetchRoom { condition.signal() }
     }
 
     private func publishDeadLetters(_ letters: [(OpaquePointer, String)]) {

@@ -1,3 +1,5 @@
+@_spi(Host) import Components
+import Foundation
 @_spi(Host) import Pipeline
 import Reactive
 import XCTest
@@ -125,5 +127,44 @@ final class AcknowledgementTests: XCTestCase {
             """, until: 25)
         XCTAssertEqual(log, ["20: settled 0 failed", "25: settled 1 abandoned", "25: close 0"], "\(log)")
         XCTAssertEqual(harness.outcome.map { "\($0)" }, "cancelled")
+    }
+
+    func testSQLiteRowsAreSettledWhenTheirTransactionIsCommitted() throws {
+        let database = FileManager.default.temporaryDirectory.appendingPathComponent("ack-\(UUID().uuidString).db")
+        defer { try? FileManager.default.removeItem(at: database) }
+        try harness.run(
+            """
+            source: { acked: { values: [1, 2, 3, 4], complete: false } }
+            ops:
+              - map: { n: . }
+            sink: { sqlite: { path: \(database.path), table: t, batch: { count: 3, period: 1s } } }
+            """, until: 2000)
+        // Three rows commit at the third; the fourth when the period is over (1 s after it).
+        XCTAssertEqual(log, ["30: settled 1", "30: settled 2", "30: settled 3", "1040: settled 4"], "\(log)")
+    }
+
+    func testAnHTTPRequestSettlesItsElementsWhenAnsweredAndFailsThemWhenRefused() throws {
+        let entries: [[String: Any]] = [
+            (503, "busy"), (200, "ok"), (400, "bad"),
+        ].map { status, body in
+            [
+                "request": ["method": "POST", "path": "/hook", "query": [String: String]()],
+                "response": ["status": status, "headers": [String: String](), "bodyText": body],
+            ]
+        }
+        let recording = FileManager.default.temporaryDirectory.appendingPathComponent("ack-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: recording) }
+        try JSONSerialization.data(withJSONObject: ["recording": 1, "exchanges": entries]).write(to: recording)
+        try harness.run(
+            """
+            source: { acked: { values: [1, 2], complete: false } }
+            sink: { http: { url: "http://api.test/hook", retry: { backoff: 100ms } }, onError: skip }
+            """, until: 1000, services: [HTTPSession(mode: .replay(recording.path))])
+        // 1 is refused once (503), then accepted after the backoff; 2 waits its turn and is refused.
+        XCTAssertEqual(log.count, 2, "\(log)")
+        let first = log.first.flatMap { Int($0.split(separator: ":")[0]) } ?? 0
+        XCTAssertTrue((60...110).contains(first), "settled after the retry's answer: \(log)")
+        XCTAssertEqual(log.first?.hasSuffix(": settled 1"), true, "\(log)")
+        XCTAssertEqual(log.last, "\(first): settled 2 failed", "\(log)")
     }
 }

@@ -65,8 +65,9 @@ extension BuiltinComponents {
 }
 
 /// The `http` sink: a queue of elements (or batches) sent one request at a time. The run waits
-/// for the queue to empty (`AsynchronousSink`).
-final class HTTPSink: AsynchronousSink {
+/// for the queue to empty (`AsynchronousSink`). Each element keeps the messages behind it until
+/// its request was answered with success (`OriginKeepingSink`), and fails them when it was not.
+final class HTTPSink: AsynchronousSink, OriginKeepingSink {
     private let url: Template
     private let method: String
     private let headers: [(key: String, value: Template)]
@@ -75,8 +76,9 @@ final class HTTPSink: AsynchronousSink {
     private let setup: HTTPClientSetup
     private let context: ComponentContext
     private var filling: [Value] = []
+    private var fillingOrigins: [Origin] = []
     private let batchTimer = SerialDisposable()
-    private var queue: [Value] = []
+    private var queue: [(value: Value, origin: Origin?)] = []
     private var inFlight: (any Disposable)?
     private var ended = false
     private var fail: ((any Error) -> Void)?
@@ -106,13 +108,15 @@ final class HTTPSink: AsynchronousSink {
     func receive(_ event: Event<Value>) throws {
         switch event {
         case .next(let element):
-            guard let batch else { return enqueue(element) }
+            guard let batch else { return enqueue(element, origin: Origin.current) }
             filling.append(element)
+            if let origin = Origin.current { fillingOrigins.append(origin) }
             if filling.count >= batch.count {
                 flushBatch()
             } else if filling.count == 1 {
-                batchTimer.disposable = context.scheduler.schedule(after: batch.period) { [weak self] in
-                    self?.flushBatch()
+                // The timer works for the whole batch, not for the element current now.
+                batchTimer.disposable = Origin.with(nil) {
+                    context.scheduler.schedule(after: batch.period) { [weak self] in self?.flushBatch() }
                 }
             }
         case .completed, .error:
@@ -132,18 +136,20 @@ final class HTTPSink: AsynchronousSink {
         guard !filling.isEmpty else { return }
         let elements = filling
         filling.removeAll()
-        enqueue(.array(elements))
+        let origins = fillingOrigins
+        fillingOrigins.removeAll()
+        enqueue(.array(elements), origin: Origin.joining(origins))
     }
 
-    private func enqueue(_ value: Value) {
-        queue.append(value)
+    private func enqueue(_ value: Value, origin: Origin?) {
+        queue.append((value, origin))
         sendNext()
     }
 
     /// Sends the first queued element unless a request is in flight.
     private func sendNext() {
         guard inFlight == nil else { return }
-        guard let value = queue.first else {
+        guard let (value, origin) = queue.first else {
             if ended, let finished {
                 self.finished = nil
                 finished()
@@ -154,32 +160,36 @@ final class HTTPSink: AsynchronousSink {
         do {
             request = try makeRequest(value)
         } catch {
-            return answered(value, failure: error)
+            return answered(value, origin: origin, failure: error)
         }
         var done = false
-        let subscription = setup.fetch(request).subscribe(
-            AnyObserver<HTTPResponseData> { [weak self] event in
-                guard let self, !done else { return }
-                switch event {
-                case .next: break
-                case .completed:
-                    done = true
-                    self.answered(value, failure: nil)
-                case .error(let error):
-                    done = true
-                    self.answered(value, failure: error)
-                }
-            })
+        // The request's timers (retries) work for this element only through what it keeps here.
+        let subscription = Origin.with(nil) {
+            setup.fetch(request).subscribe(
+                AnyObserver<HTTPResponseData> { [weak self] event in
+                    guard let self, !done else { return }
+                    switch event {
+                    case .next: break
+                    case .completed:
+                        done = true
+                        self.answered(value, origin: origin, failure: nil)
+                    case .error(let error):
+                        done = true
+                        self.answered(value, origin: origin, failure: error)
+                    }
+                })
+        }
         // An answer may come synchronously (a canned one): then nothing is in flight any more.
         if !done { inFlight = subscription }
     }
 
-    private func answered(_ value: Value, failure: (any Error)?) {
+    /// The request for `value` was answered; `origin` is let go (failed first if it failed).
+    private func answered(_ value: Value, origin: Origin?, failure: (any Error)?) {
         inFlight = nil
         if !queue.isEmpty { queue.removeFirst() }
         if let failure {
             do {
-                try context.elementFailed(failure, element: value)
+                try Origin.with(origin) { try context.elementFailed(failure, element: value) }
             } catch {
                 queue.removeAll()
                 fail?(error)
@@ -187,7 +197,7 @@ final class HTTPSink: AsynchronousSink {
             }
         }
         // The next request goes from the scheduler, not from inside this answer's callback.
-        context.scheduler.schedule { [weak self] in self?.sendNext() }
+        Origin.with(nil) { _ = context.scheduler.schedule { [weak self] in self?.sendNext() } }
     }
 
     private func makeRequest(_ value: Value) throws -> HTTPRequestData {

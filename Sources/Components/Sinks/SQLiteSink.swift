@@ -67,8 +67,9 @@ extension BuiltinComponents {
 }
 
 /// The `sqlite` sink: opens the database at the first element, writes each row at once inside an
-/// open transaction, and commits by count, by period and at the end.
-final class SQLiteSink: AsynchronousSink {
+/// open transaction, and commits by count, by period and at the end. The messages behind the rows
+/// are kept until their transaction is committed (`OriginKeepingSink`).
+final class SQLiteSink: AsynchronousSink, OriginKeepingSink {
     private let path: String
     private let table: String
     private var columns: [String]?
@@ -80,6 +81,8 @@ final class SQLiteSink: AsynchronousSink {
     private var database: SQLiteDatabase?
     private var insert = ""
     private var pending = 0
+    /// The messages behind the rows of the open transaction.
+    private var uncommitted: [Origin] = []
     private let commitTimer = SerialDisposable()
 
     init(
@@ -115,12 +118,16 @@ final class SQLiteSink: AsynchronousSink {
                     context.error("\(table): \(refused.description)", element: element), element: element)
                 return
             }
+            if let origin = Origin.current { uncommitted.append(origin) }
             if pending >= batchCount {
                 try commit()
             } else if pending == 1 {
-                commitTimer.disposable = context.scheduler.schedule(after: batchPeriod) { [weak self] in
-                    guard let self else { return }
-                    do { try self.commit() } catch { self.fail?(error) }
+                // The timer works for the whole transaction, not for the row current now.
+                commitTimer.disposable = Origin.with(nil) {
+                    context.scheduler.schedule(after: batchPeriod) { [weak self] in
+                        guard let self else { return }
+                        do { try self.commit() } catch { self.fail?(error) }
+                    }
                 }
             }
         case .completed, .error:
@@ -159,7 +166,14 @@ final class SQLiteSink: AsynchronousSink {
         commitTimer.disposable = nil
         guard pending > 0, let database else { return }
         pending = 0
-        try run { () throws(SQLiteError) in try database.execute("COMMIT") }
+        let origins = uncommitted
+        uncommitted = []
+        do {
+            try run { () throws(SQLiteError) in try database.execute("COMMIT") }
+        } catch {
+            for origin in origins { origin.fail(error) }
+            throw error
+        }
     }
 
     private func run(_ body: () throws(SQLiteError) -> Void) throws {

@@ -49,6 +49,10 @@ extension BuiltinComponents {
                 ? .unsupported("a JSON document is written whole when the run ends; write JSON Lines or CSV")
                 : .keepsState("the length of the file it had written and synced, to which a resumed run cuts it back")
         },
+        delivery: Delivery(
+            .exactlyOnce,
+            "JSON Lines and CSV with --state: a resumed run cuts the file back to the last checkpoint and writes on; at-least-once otherwise; lines are written whole, and before a durable source's message is acknowledged"
+        ),
         factory: .sink { parameters, context in
             let path = context.resolvePath(parameters[Key.path])
             let format = fileFormat(parameters)

@@ -51,6 +51,10 @@ extension BuiltinComponents {
                 validation.error("url '\(written)' is not an absolute http(s) URL", at: Key.url, in: values)
             }
         },
+        delivery: Delivery(
+            .atLeastOnce,
+            "a request not answered 2xx is tried again; a durable source's message is acknowledged once its request was answered 2xx"
+        ),
         elementErrors: true,
         factory: .sink { parameters, context in
             let batch = parameters[Key.batch]

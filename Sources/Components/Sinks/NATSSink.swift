@@ -45,6 +45,10 @@ extension BuiltinComponents {
         primary: Key.subject,
         example: "sink: { nats: { subject: \"invoices.{{ .region }}\", msgId: \"{{ .id }}\" } }",
         validate: { values, validation in NATSParameters.validate(values, validation) },
+        delivery: Delivery(
+            .atLeastOnce,
+            "JetStream publishes wait for the stream's acknowledgement; with msgId exactly-once into the stream within its duplicate window; with jetstream: false at-most-once"
+        ),
         elementErrors: true,
         factory: .sink { parameters, context in
             try NATSSink(

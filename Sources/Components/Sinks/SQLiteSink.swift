@@ -55,6 +55,10 @@ extension BuiltinComponents {
                 }
             }
         },
+        delivery: Delivery(
+            .atLeastOnce,
+            "rows are committed in transactions, never half a row; a killed run loses the open transaction's rows, which a durable source delivers again; with key a repeat replaces its row (exactly-once per key)"
+        ),
         elementErrors: true,
         factory: .sink { parameters, context in
             let batch = parameters[Key.batch]

@@ -21,6 +21,9 @@ extension BuiltinComponents {
         primary: Key.format,
         example: "sink: stdout",
         checkpointing: .restartsWork("the lines written since the last checkpoint, which are written again"),
+        delivery: Delivery(
+            .atLeastOnce,
+            "with --state, a resumed run writes again the lines since the last checkpoint; lines are written whole"),
         elementErrors: true,
         factory: .sink { parameters, context in
             StdoutSink(

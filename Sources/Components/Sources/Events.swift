@@ -74,6 +74,10 @@ extension BuiltinComponents {
             }
         },
         checkpointing: .keepsState("how many entries of its timeline it emitted"),
+        delivery: Delivery(
+            .atLeastOnce,
+            "with --state, a resumed run emits again what came after the last checkpoint; without it, a new run starts the timeline over"
+        ),
         factory: .source { parameters, context in
             let hot = parameters[Key.hot]
             let scheduler = context.scheduler

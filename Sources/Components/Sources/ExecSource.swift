@@ -42,6 +42,9 @@ extension BuiltinComponents {
                     in: values)
             }
         },
+        delivery: Delivery(
+            .atMostOnce,
+            "lines the program printed to a run that died are gone; a new run starts the program again"),
         elementErrors: true,
         factory: .source { parameters, context in
             var command = parameters[Key.command]

@@ -69,6 +69,10 @@ extension BuiltinComponents {
             }
         },
         checkpointing: .keepsState("each file's inode and offset (exactly-once with a file sink)"),
+        delivery: Delivery(
+            .exactlyOnce,
+            "into a file sink with --state (its offsets and the sink's length are kept in the same checkpoint); at-least-once into other sinks; without --state a new run reads from the start"
+        ),
         elementErrors: true,
         factory: .source { parameters, context in
             let pattern = context.resolvePath(parameters[Key.path])

@@ -39,6 +39,10 @@ extension BuiltinComponents {
         example: "source: { fixture: { path: fixtures/featured.json, every: 500ms } }",
         validate: { values, validation in validation.requireReadable(Key.path, in: values, what: "fixture file") },
         checkpointing: .keepsState("its place in the file: the element or the line it reached"),
+        delivery: Delivery(
+            .atLeastOnce,
+            "with --state, a resumed run emits again what came after the last checkpoint; without it, a new run reads the file from the start"
+        ),
         elementErrors: true,
         factory: .source { parameters, context in
             let path = context.resolvePath(parameters[Key.path])

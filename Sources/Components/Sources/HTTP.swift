@@ -70,6 +70,7 @@ extension BuiltinComponents {
             }
         },
         checkpointing: PagedFetch.checkpointing,
+        delivery: PagedFetch.delivery,
         factory: .source { parameters, context in
             let setup = try PagedFetch.setup(parameters, context: context)
             let urlTemplate = parameters[Key.url]

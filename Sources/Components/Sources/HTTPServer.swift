@@ -58,6 +58,10 @@ extension BuiltinComponents {
                     note: "write ${NAME:?message} to fail when NAME is not set")
             }
         },
+        delivery: Delivery(
+            .atMostOnce,
+            "a request is answered 202 once its elements are in the pipeline, before they are written: a run killed then loses them (a sender retries only what was not answered)"
+        ),
         factory: .source { parameters, context in
             // Validated above.
             let (host, port) = HTTPServerAddress.parse(parameters[Key.address]) ?? ("127.0.0.1", 8080)

@@ -60,6 +60,9 @@ extension BuiltinComponents {
                 }
             }
         },
+        delivery: Delivery(
+            .atLeastOnce,
+            "a new run fetches the page again and emits every image again"),
         factory: .source { parameters, context in
             let setup = try HTTPClientSetup(
                 timeout: parameters[Key.timeout], retry: parameters[RetryPolicy.parameter], context: context)

@@ -20,6 +20,10 @@ extension BuiltinComponents {
         primary: Key.period,
         example: "source: { interval: 1s }",
         checkpointing: .keepsState("how many elements it emitted"),
+        delivery: Delivery(
+            .atMostOnce,
+            "ticks while no run is going are not made up; with --state a resumed run counts on from the last checkpoint"
+        ),
         factory: .source { parameters, context in
             let period = parameters[Key.period]
             guard context.checkpoints != nil else {
@@ -48,6 +52,7 @@ extension BuiltinComponents {
         parameters: [Key.dueTime, Key.timerPeriod],
         primary: Key.dueTime,
         example: "source: { timer: 2s }",
+        delivery: Delivery(.atMostOnce, "ticks while no run is going are not made up"),
         factory: .source { parameters, context in
             let dueTime = parameters[Key.dueTime]
             let period = parameters[Key.timerPeriod]

@@ -114,6 +114,10 @@ extension BuiltinComponents {
             }
         },
         checkpointing: .stateless,
+        delivery: Delivery(
+            .atLeastOnce,
+            "with stream, a message is acknowledged once all the work it caused is done, and delivered again (after ackWait) when a runner dies; without stream (core NATS) at-most-once"
+        ),
         elementErrors: true,
         factory: .source { parameters, context in
             let endpoint = NATSParameters.endpoint(parameters, context: context)

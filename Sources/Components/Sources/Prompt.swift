@@ -21,6 +21,7 @@ extension BuiltinComponents {
         parameters: [Key.label],
         primary: Key.label,
         example: "source: { prompt: \"Search: \" }",
+        delivery: Delivery(.atMostOnce, "what was typed into a run that died is gone"),
         factory: .source { parameters, context in
             let label = parameters[Key.label]
             return PipelineSource { _ in PromptInput.observable(label: label, context: context) }

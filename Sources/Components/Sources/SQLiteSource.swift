@@ -41,6 +41,10 @@ extension BuiltinComponents {
         example: "source: { sqlite: { path: data/orders.db, query: \"SELECT * FROM orders\", every: 5s, since: id } }",
         validate: { values, validation in validation.requireReadable(Key.path, in: values, what: "the database") },
         checkpointing: .keepsState("the largest value of its since column emitted so far"),
+        delivery: Delivery(
+            .atLeastOnce,
+            "with --state and since, a resumed run reads again the rows after the last checkpoint's value; without it, every row again"
+        ),
         factory: .source { parameters, context in
             let path = context.resolvePath(parameters[Key.path])
             let every = parameters[Key.every]

@@ -22,6 +22,7 @@ extension BuiltinComponents {
         parameters: [Key.format],
         primary: Key.format,
         example: "source: stdin",
+        delivery: Delivery(.atMostOnce, "lines read by a run that died are not read again"),
         elementErrors: true,
         factory: .source { parameters, context in
             let json = parameters[Key.format] == .jsonl

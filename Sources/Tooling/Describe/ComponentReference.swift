@@ -58,6 +58,7 @@ import Reactive
         if !spec.sideStreams.isEmpty {
             lines += ["", "Side streams: " + spec.sideStreams.map { "NAME.\($0)" }.joined(separator: ", ")]
         }
+        if let delivery = spec.delivery { lines += ["", wrap("Delivery: \(delivery.summary)", indent: "")] }
         lines += ["", wrap("Checkpoints (run --state): \(spec.checkpointing.summary)", indent: "")]
         lines +=
             ["", "Example:"] + spec.example.split(separator: "\n", omittingEmptySubsequences: false).map { "  \($0)" }
@@ -86,6 +87,7 @@ import Reactive
             })
         object["sideStreams"] = .array(spec.sideStreams.map { .string($0) })
         object["checkpoints"] = .string(spec.checkpointing.summary)
+        if let delivery = spec.delivery { object["delivery"] = .string(delivery.summary) }
         object["example"] = .string(spec.example)
         return .object(object)
     }
@@ -119,6 +121,7 @@ import Reactive
         if !spec.sideStreams.isEmpty {
             lines += ["Side streams: " + spec.sideStreams.map { "`NAME.\($0)`" }.joined(separator: ", "), ""]
         }
+        if let delivery = spec.delivery { lines += ["Delivery: \(delivery.summary)", ""] }
         lines += ["Checkpoints (`run --state`): \(spec.checkpointing.summary)", ""]
         lines += ["```yaml", spec.example, "```", ""]
         return lines.joined(separator: "\n")

@@ -54,6 +54,8 @@ public struct ComponentSpec {
     public var validate: ((ParameterValues, ComponentValidation) -> Void)?
     /// How it takes part in checkpoints (`rivulet run --state`); unsupported unless it says.
     public var checkpointing: Checkpointing
+    /// For a source or a sink: its delivery guarantee (at-most-once, at-least-once, exactly-once).
+    public var delivery: Delivery?
     /// Whether it handles elements one at a time and can fail on one: it then takes `onError`
     /// (`ElementErrors.onError`) and offers the `errors` side stream.
     public var routesElementErrors: Bool
@@ -64,8 +66,9 @@ public struct ComponentSpec {
         primary: (any ParameterDeclaration)? = nil, example: String, sideStreams: [String] = [],
         validate: ((ParameterValues, ComponentValidation) -> Void)? = nil,
         checkpointing: Checkpointing = .unsupported("it does not keep its state in checkpoints yet"),
-        elementErrors: Bool = false, factory: ComponentFactory
+        delivery: Delivery? = nil, elementErrors: Bool = false, factory: ComponentFactory
     ) {
+        self.delivery = delivery
         self.routesElementErrors = elementErrors
         self.validate = validate
         self.checkpointing = checkpointing

@@ -41,6 +41,7 @@ extension BuiltinComponents {
             APISource.validate(Key.api, values, validation)
         },
         checkpointing: PagedFetch.checkpointing,
+        delivery: PagedFetch.delivery,
         factory: .source { parameters, context in
             let source = try APISource(Key.api, parameters: parameters, context: context)
             let variable = parameters[Key.api.keyVariable]

@@ -42,6 +42,7 @@ extension BuiltinComponents {
             """,
         validate: GitHubAPI.validate,
         checkpointing: PagedFetch.checkpointing,
+        delivery: PagedFetch.delivery,
         factory: .source { parameters, context in
             let perPage = parameters[GitHubAPI.perPage]
             let (q, sort, order) = (parameters[Key.q], parameters[Key.sort], parameters[Key.order])

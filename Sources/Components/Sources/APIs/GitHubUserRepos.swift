@@ -33,6 +33,7 @@ extension BuiltinComponents {
             """,
         validate: GitHubAPI.validate,
         checkpointing: PagedFetch.checkpointing,
+        delivery: PagedFetch.delivery,
         factory: .source { parameters, context in
             let (user, type, sort) = (parameters[Key.user], parameters[Key.type], parameters[Key.sort])
             return try GitHubAPI.source(

@@ -30,6 +30,7 @@ extension BuiltinComponents {
             """,
         validate: { values, validation in APISource.validate(NYTArticleSearch.api, values, validation) },
         checkpointing: PagedFetch.checkpointing,
+        delivery: PagedFetch.delivery,
         factory: .source { parameters, context in
             try NYTArticleSearch.source(
                 parameters, context: context, q: parameters[Key.q], sort: parameters[Key.sort].rawValue)

@@ -59,6 +59,14 @@ struct PagedFetch {
                 + "had finished are not fetched again")
     }
 
+    /// What an HTTP source promises about its pages.
+    static var delivery: Delivery {
+        Delivery(
+            .atLeastOnce,
+            "with --state, a resumed run fetches again the page it was fetching and goes on; without it, a new "
+                + "run starts from the first page")
+    }
+
     /// The shared parameters of HTTP sources.
     static let commonParameters: [any ParameterDeclaration] = [emit, maxPages, timeout, RetryPolicy.parameter]
 

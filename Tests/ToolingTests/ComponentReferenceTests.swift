@@ -1,0 +1,28 @@
+@_spi(Host) import Components
+@_spi(Host) import Pipeline
+@_spi(Host) import Tooling
+import XCTest
+
+/// The component reference: every source and sink states its delivery guarantee, and the
+/// reference shows it beside the checkpoint line.
+final class ComponentReferenceTests: XCTestCase {
+    func testEverySourceAndSinkStatesItsDeliveryGuarantee() {
+        let registry = BuiltinComponents.registry()
+        for spec in registry.all {
+            if spec.kind == .operator {
+                XCTAssertNil(spec.delivery, "\(spec.name): an operator carries what its source and sink promise")
+            } else {
+                XCTAssertNotNil(spec.delivery, "\(spec.kind) \(spec.name) states no delivery guarantee")
+                XCTAssertFalse(spec.delivery?.detail.isEmpty ?? true, spec.name)
+            }
+        }
+    }
+
+    func testTheReferenceShowsTheGuarantee() throws {
+        let reference = ComponentReference(registry: BuiltinComponents.registry())
+        let nats = try XCTUnwrap(BuiltinComponents.registry().all.first { $0.name == "nats" && $0.kind == .sink })
+        let markdown = reference.markdown(nats)
+        XCTAssertTrue(markdown.contains("Delivery: at-least-once: JetStream publishes wait"), markdown)
+        XCTAssertEqual(Delivery(.exactlyOnce, "per key").summary, "exactly-once: per key")
+    }
+}

@@ -1,6 +1,7 @@
 import ArgumentParser
 @_spi(Host) import Components
 import Foundation
+import NIOCore
 @_spi(Host) import Pipeline
 import Reactive
 import StateStore
@@ -82,6 +83,12 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "With --state: resume even from a checkpoint of a run that completed (to go on where it ended).")
     var resume = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Serve /metrics (Prometheus), /health, /ready and /stats (JSON) on this address while the run goes on.",
+            valueName: "host:port"))
+    var metrics: String?
+
     @OptionGroup var options: CommonOptions
 
     /// The name of a pipeline read from standard input, in messages and checkpoints.
@@ -97,6 +104,9 @@ struct RunCommand: ParsableCommand {
     func validate() throws {
         if record != nil && replay != nil { throw ValidationError("--record and --replay cannot be used together") }
         if state == nil && resume { throw ValidationError("--resume needs --state") }
+        if let metrics, MetricsEndpoint.parse(metrics) == nil {
+            throw ValidationError("--metrics expects HOST:PORT, such as 127.0.0.1:9464; got '\(metrics)'")
+        }
         if let replay, !FileManager.default.fileExists(atPath: replay) {
             throw ValidationError("--replay: no such file '\(replay)'")
         }
@@ -130,17 +140,19 @@ struct RunCommand: ParsableCommand {
         }
         let seed = self.seed ?? pipeline.spec.seed ?? UInt64.random(in: 0...UInt64.max)
         let tracer = trace ? Tracer() : nil
+        let meters = try startMetricsEndpoint(pipeline)
+        defer { meters?.endpoint.stop() }
         let outcome: PipelineRun.Outcome
         do {
             switch clock {
             case .virtual:
                 outcome = try runVirtual(
                     pipeline, baseDirectory: loaded.baseDirectory, seed: seed, limit: limit, tracer: tracer,
-                    session: session)
+                    meters: meters?.meters, session: session)
             case .real:
                 outcome = try runReal(
                     pipeline, baseDirectory: loaded.baseDirectory, seed: seed, limit: limit, tracer: tracer,
-                    session: session)
+                    meters: meters?.meters, session: session)
             }
         } catch let error as StateStoreError {
             // A checkpoint that could not be saved: the run stopped, the last good checkpoint is kept.
@@ -165,6 +177,36 @@ struct RunCommand: ParsableCommand {
         case .cancelled:
             if let signal = SignalWatcher.received { throw ExitCode(128 + signal) }
         }
+    }
+
+    /// With --metrics: the run's meters and the endpoint serving them, listening before the run
+    /// starts; an address that cannot be listened on is an error of the command line (exit 2).
+    private func startMetricsEndpoint(_ pipeline: ValidatedPipeline) throws -> (
+        meters: RunMeters, endpoint: MetricsEndpoint
+    )? {
+        guard let metrics, let (host, port) = MetricsEndpoint.parse(metrics) else { return nil }
+        let meters = RunMeters()
+        let name =
+            pipeline.spec.name
+            ?? URL(fileURLWithPath: pipeline.spec.file).deletingPathExtension().lastPathComponent
+        do {
+            let endpoint = try MetricsEndpoint(
+                host: host, port: port, exporter: RunMetricsExporter(meters: meters, pipeline: name))
+            log("metrics: serving /metrics, /health, /ready and /stats on http://\(host):\(endpoint.port)")
+            return (meters, endpoint)
+        } catch {
+            log("error: --metrics: cannot listen on \(metrics): \(Self.describe(error))")
+            throw ExitCode(2)
+        }
+    }
+
+    /// A listening error as a person reads it (NIO's text names the call and the errno).
+    private static func describe(_ error: any Error) -> String {
+        if let error = error as? IOError {
+            return error.errnoCode == EADDRINUSE
+                ? "the address is already in use" : String(cString: strerror(error.errnoCode))
+        }
+        return "\(error)"
     }
 
     /// What `onError: skip` dropped, one warning per component.
@@ -195,7 +237,7 @@ struct RunCommand: ParsableCommand {
 
     private func runVirtual(
         _ pipeline: ValidatedPipeline, baseDirectory: String, seed: UInt64, limit: RxTimeInterval?, tracer: Tracer?,
-        session checkpointSession: CheckpointSession?
+        meters: RunMeters?, session checkpointSession: CheckpointSession?
     ) throws -> PipelineRun.Outcome {
         let scheduler = VirtualTimeScheduler(resolution: .microseconds(1))
         let environment = ExpressionEnvironment(seed: seed, clock: { scheduler.now })
@@ -204,7 +246,7 @@ struct RunCommand: ParsableCommand {
         let checkpoints = checkpointSession?.makeCheckpoints(scheduler: scheduler, interval: checkpointInterval)
         let compiled = try PipelineCompiler.compile(
             pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: log,
-            tracer: tracer.map { tracer in { tracer.record($0) } },
+            tracer: tracer.map { tracer in { tracer.record($0) } }, meters: meters,
             services: [session] + (checkpoints.map { [$0] } ?? []))
         // The signal thread only raises the flag (a source emitting synchronously inside start()
         // checks it); the loop below, on this thread, stops the run.
@@ -227,14 +269,14 @@ struct RunCommand: ParsableCommand {
 
     private func runReal(
         _ pipeline: ValidatedPipeline, baseDirectory: String, seed: UInt64, limit: RxTimeInterval?, tracer: Tracer?,
-        session checkpointSession: CheckpointSession?
+        meters: RunMeters?, session checkpointSession: CheckpointSession?
     ) throws -> PipelineRun.Outcome {
         let scheduler = SerialRunLoopScheduler()
         let environment = ExpressionEnvironment(seed: seed, clock: { scheduler.now })
         let checkpoints = checkpointSession?.makeCheckpoints(scheduler: scheduler, interval: checkpointInterval)
         let compiled = try PipelineCompiler.compile(
             pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: log,
-            tracer: tracer.map { tracer in { tracer.record($0) } },
+            tracer: tracer.map { tracer in { tracer.record($0) } }, meters: meters,
             services: [session] + (checkpoints.map { [$0] } ?? []))
         // Everything below runs on this thread, inside scheduler.run(); the holder only carries it there.
         let holder = SchedulerBound(RunHolder(compiled: compiled, checkpoints: checkpoints))

@@ -25,6 +25,8 @@ final class PipelineHarness {
     var outcome: PipelineRun.Outcome?
     /// Components a test adds to the built-ins.
     var extraComponents: [ComponentSpec] = []
+    /// Given to the compiler when set: the run is watched (`run --metrics`).
+    var meters: RunMeters?
 
     /// The built-ins, with `stdout` writing to a recorder (labelled `stdout`) instead of the terminal,
     /// plus a `record` sink.
@@ -80,7 +82,7 @@ final class PipelineHarness {
         let environment = ExpressionEnvironment(seed: seed, clock: { [scheduler] in scheduler.now })
         let compiled = try PipelineCompiler.compile(
             pipeline, scheduler: scheduler, environment: environment, baseDirectory: ".",
-            log: { self.logged.append($0) }, services: services)
+            log: { self.logged.append($0) }, meters: meters, services: services)
         let run = compiled.start { self.outcome = $0 }
         scheduler.advance(to: until)
         if outcome == nil { run.dispose() }

@@ -154,6 +154,8 @@ enum NATSSource {
             let report: @Sendable (String) -> Void = { line in scheduler.enqueue { log.value("\(name): \(line)") } }
             let ending = context.shared(RunEnding.self) { RunEnding() }
             let drains = context.shared(SourceDrains.self) { SourceDrains() }
+            // A watched run is ready once the consumer (or subscription) is in place.
+            let connected = Self.readinessSignal(context)
             let fail: @Sendable (any Error) -> Void = { error in
                 scheduler.enqueue {
                     let (observer, lifetime) = target.value
@@ -172,6 +174,7 @@ enum NATSSource {
                     endpoint: endpoint, settings: settings, decoder: decoder, context: context, target: target,
                     scheduler: scheduler, report: report, fail: fail, complete: complete, drains: drains,
                     lifetime: lifetime)
+                connected()
                 return
             }
             let worker = NATSWorker()
@@ -192,6 +195,7 @@ enum NATSSource {
                     worker.markDone()
                 }
                 do { try consumer.open() } catch { return fail(error) }
+                connected()
                 // Signalled while connecting: the source ends as a drained one does (not at the
                 // drain timeout).
                 guard worker.begin(consumer) else { return complete() }
@@ -234,6 +238,12 @@ enum NATSSource {
             thread.start()
             context.log("\(name): reading \(settings.stream ?? "")/\(settings.durable ?? "") on \(endpoint.described)")
         }
+    }
+
+    /// What the source calls once connected: tells a watched run it is ready (nothing otherwise).
+    private static func readinessSignal(_ context: ComponentContext) -> @Sendable () -> Void {
+        guard let readiness = context.existing(SourceReadiness.self) else { return {} }
+        return readiness.connecting()
     }
 
     /// Core NATS: a (queue) subscription whose messages go straight into the pipeline.

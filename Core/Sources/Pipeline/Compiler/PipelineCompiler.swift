@@ -18,6 +18,8 @@ import Reactive
         var sideStreams: [PublishSubject<Value>] = []
         /// Whether what it reads comes from a side stream, directly or through other streams.
         var readsSideStreams = false
+        /// Counts what it receives, in a watched run.
+        var meter: ComponentMeter? = nil
     }
 
     /// The built streams by name (side streams too, as `NAME.side`).
@@ -75,6 +77,7 @@ import Reactive
                 // lifetime is broken when the run ends.
                 AnyObserver { event in
                     guard !run.lifetime.isDisposed else { return }
+                    compiled.meter?.record(event)
                     do {
                         try compiled.sink.receive(event)
                         if let origin = Origin.current { origins?.hold(origin) }
@@ -210,14 +213,28 @@ final class Multicast {
 /// Builds a checked pipeline's components, on one scheduler, into a `CompiledPipeline`.
 @_spi(Host) public struct PipelineCompiler {
     /// Compiles `pipeline` to run on `scheduler`. `log` receives what `log` operators print;
-    /// `tracer`, if given, every event leaving every source and operator; `services` are objects
-    /// the components find by type through `ComponentContext.existing` and `shared` (the run's
-    /// HTTP session, say).
+    /// `tracer`, if given, every event leaving every source and operator; `meters`, if given,
+    /// counts them (and what each sink receives) for a watched run; `services` are objects the
+    /// components find by type through `ComponentContext.existing` and `shared` (the run's HTTP
+    /// session, say).
     public static func compile(
         _ pipeline: ValidatedPipeline, scheduler: any SchedulerType, environment: ExpressionEnvironment,
         baseDirectory: String, log: @escaping (String) -> Void, tracer: ((TraceEvent) -> Void)? = nil,
-        services extraServices: [AnyObject] = []
+        meters: RunMeters? = nil, services extraServices: [AnyObject] = []
     ) throws -> CompiledPipeline {
+        /// The meter of the last stage of each stream built so far.
+        var lastMeters: [String: ComponentMeter] = [:]
+        func metered(
+            _ observable: Observable<Value>, stream: String, part: String, _ spec: ComponentSpec,
+            upstream: ComponentMeter?
+        ) -> Observable<Value> {
+            guard let meters else { return observable }
+            let meter = meters.add(
+                place: RunMeters.place(pipeline, stream: stream, part), kind: spec.kind, component: spec.name,
+                upstream: upstream)
+            lastMeters[stream] = meter
+            return RunMeters.metered(observable, meter)
+        }
         func traced(_ observable: Observable<Value>, _ label: String, _ location: SourceLocation) -> Observable<Value> {
             guard let tracer else { return observable }
             func record(_ event: Event<Value>) {
@@ -231,6 +248,7 @@ final class Multicast {
         var sideSubjects: [String: PublishSubject<Value>] = [:]
         let services = SharedServices()
         for service in extraServices { services.insert(service) }
+        if let meters { services.insert(meters.readiness) }
         func sideKey(_ stream: String, _ index: Int, _ side: String) -> String { "\(stream)#\(index)#\(side)" }
         var sideStates: [String: SideStreamState] = [:]
         for (_, target) in pipeline.sideStreams {
@@ -305,6 +323,7 @@ final class Multicast {
             switch stream.origin {
             case .stream(let name):
                 observable = resolve(name) ?? .empty()
+                if let upstream = lastMeters[name] { lastMeters[stream.name] = upstream }
             case .component(let component):
                 let sourceSides = sides(of: component.spec, stream: stream.name, index: Validator.sourceIndex)
                 observable = try buildSource(
@@ -313,6 +332,7 @@ final class Multicast {
                 ).make(.null)
                 observable = endingSides(observable, sourceSides)
                 observable = traced(observable, "\(stream.name)#source \(component.spec.name)", component.use.location)
+                observable = metered(observable, stream: stream.name, part: "source", component.spec, upstream: nil)
             }
             for (index, component) in stream.operators.enumerated() {
                 let sides = sides(of: component.spec, stream: stream.name, index: index)
@@ -323,6 +343,9 @@ final class Multicast {
                 let apply = try factory(component.parameters, context(for: component, key: key, sides: sides))
                 let applied = endingSides(apply(observable), sides)
                 observable = traced(applied, "\(stream.name)#\(index) \(component.spec.name)", component.use.location)
+                observable = metered(
+                    observable, stream: stream.name, part: "ops.\(index)", component.spec,
+                    upstream: lastMeters[stream.name])
             }
             if pipeline.readerCounts[stream.name, default: 0] > 1 {
                 let multicast = Multicast(source: observable)
@@ -343,11 +366,14 @@ final class Multicast {
             let sinkSides = sides(of: component.spec, stream: streamName, index: Validator.sinkIndex(index))
             let sink = try factory(
                 component.parameters, context(for: component, key: key, sides: sinkSides, streamName: streamName))
+            let meter = meters?.add(
+                place: RunMeters.sinkPlace(pipeline, index: index), kind: .sink, component: component.spec.name,
+                upstream: lastMeters[streamName])
             sinks.append(
                 CompiledPipeline.CompiledSink(
                     name: component.spec.name, location: component.use.location, streamName: streamName, sink: sink,
                     input: resolve(streamName) ?? .empty(), sideStreams: Array(sinkSides.values),
-                    readsSideStreams: readsSideStreams.contains(streamName)))
+                    readsSideStreams: readsSideStreams.contains(streamName), meter: meter))
         }
         var streams = built
         for name in pipeline.sideStreams.keys { streams[name] = resolve(name) }

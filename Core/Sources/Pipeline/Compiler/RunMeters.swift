@@ -1,0 +1,113 @@
+import Reactive
+import Synchronization
+
+/// What one component of a watched run has done so far: the elements it emitted (a sink: received),
+/// the errors it ended with, whether it has ended. Written on the pipeline's thread, read from any
+/// (a metrics endpoint), so the counts are atomics that cost the pipeline one relaxed add.
+@_spi(Host) public final class ComponentMeter: Sendable {
+    /// Its place in the file: `source`, `ops.2`, `streams.typed.ops.0`, `sinks.1`.
+    public let place: String
+    /// Whether it is a source, an operator or a sink.
+    public let kind: ComponentKind
+    /// The component's name (`debounce`).
+    public let component: String
+    /// The meter of what feeds it (the stage before it), nil for a source.
+    public let upstream: ComponentMeter?
+    private let elementCount = Atomic<Int>(0)
+    private let errorCount = Atomic<Int>(0)
+    private let ended = Atomic<Bool>(false)
+
+    init(place: String, kind: ComponentKind, component: String, upstream: ComponentMeter?) {
+        self.place = place
+        self.kind = kind
+        self.component = component
+        self.upstream = upstream
+    }
+
+    /// Elements emitted (sources, operators) or received (sinks).
+    public var elements: Int { elementCount.load(ordering: .relaxed) }
+    /// Elements that reached it: a sink's own count, an operator's upstream's.
+    public var elementsIn: Int? { kind == .sink ? elements : upstream?.elements }
+    /// Error events it emitted (or, for a sink, received).
+    public var errors: Int { errorCount.load(ordering: .relaxed) }
+    /// Whether it has completed or failed.
+    public var isEnded: Bool { ended.load(ordering: .relaxed) }
+
+    func record(_ event: Event<Value>) {
+        switch event {
+        case .next: elementCount.wrappingAdd(1, ordering: .relaxed)
+        case .error:
+            errorCount.wrappingAdd(1, ordering: .relaxed)
+            ended.store(true, ordering: .relaxed)
+        case .completed: ended.store(true, ordering: .relaxed)
+        }
+    }
+}
+
+/// The meters of a watched run, one a component, in file order; and whether every source is
+/// ready. Given to the compiler only when the run is watched (`run --metrics`): a run that is
+/// not pays nothing.
+@_spi(Host) public final class RunMeters: @unchecked Sendable {
+    private let lock = Mutex<[ComponentMeter]>([])
+    /// The sources still connecting (see `SourceReadiness`); shared with the run's components.
+    public let readiness = SourceReadiness()
+
+    /// None yet: the compiler adds one a component.
+    public init() {}
+
+    /// Every component's meter, in file order.
+    public var components: [ComponentMeter] { lock.withLock { $0 } }
+
+    func add(place: String, kind: ComponentKind, component: String, upstream: ComponentMeter?) -> ComponentMeter {
+        let meter = ComponentMeter(place: place, kind: kind, component: component, upstream: upstream)
+        lock.withLock { $0.append(meter) }
+        return meter
+    }
+
+    /// `observable`, each of its events counted by `meter`.
+    static func metered(_ observable: Observable<Value>, _ meter: ComponentMeter) -> Observable<Value> {
+        Observable { observer, lifetime in
+            observable.subscribe(
+                AnyObserver { event in
+                    meter.record(event)
+                    observer.on(event)
+                }, in: lifetime)
+        }
+    }
+
+    /// The place of a stream's part: `source`, `ops.2` (the linear form), `streams.NAME.ops.2`.
+    static func place(_ pipeline: ValidatedPipeline, stream: String, _ part: String) -> String {
+        pipeline.spec.form == .linear ? part : "streams.\(stream).\(part)"
+    }
+
+    /// The place of the sink at `index`: `sink` for the only sink of the linear form, else `sinks.N`.
+    static func sinkPlace(_ pipeline: ValidatedPipeline, index: Int) -> String {
+        pipeline.spec.form == .linear && pipeline.sinks.count == 1 ? "sink" : "sinks.\(index)"
+    }
+}
+
+/// Sources that connect after the run starts (NATS) say when they are ready: a watched run is
+/// ready (`/ready`) once none is still connecting.
+@_spi(Host) public final class SourceReadiness: Sendable {
+    private let pending = Atomic<Int>(0)
+
+    /// Nothing connecting.
+    public init() {}
+
+    /// Whether every source that said it was connecting has said it is ready.
+    public var isReady: Bool { pending.load(ordering: .relaxed) == 0 }
+
+    /// A source starts connecting; call the returned function once it is connected (only the
+    /// first call counts).
+    public func connecting() -> @Sendable () -> Void {
+        pending.wrappingAdd(1, ordering: .relaxed)
+        let done = Flag()
+        return { [self] in
+            if !done.value.exchange(true, ordering: .relaxed) { pending.wrappingSubtract(1, ordering: .relaxed) }
+        }
+    }
+
+    private final class Flag: Sendable {
+        let value = Atomic<Bool>(false)
+    }
+}

@@ -1,0 +1,183 @@
+import CoreMetrics
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+@_spi(Host) import Pipeline
+import Prometheus
+import Synchronization
+
+/// What `run --metrics` shows of a run: its meters as swift-metrics counters exported by
+/// swift-prometheus, and the same as a JSON snapshot for `rivulet top`.
+final class RunMetricsExporter: Sendable {
+    private let meters: RunMeters
+    private let pipeline: String
+    private let started = ContinuousClock.now
+    private let registry = PrometheusCollectorRegistry()
+    private let factory: PrometheusMetricsFactory
+    /// What each counter was last told, by counter: the run's atomics are read at each scrape and
+    /// the difference added, so the pipeline pays one relaxed add an event and nothing more.
+    private let reported = Mutex<[String: (counter: CoreMetrics.Counter, value: Int)]>([:])
+
+    init(meters: RunMeters, pipeline: String) {
+        self.meters = meters
+        self.pipeline = pipeline
+        factory = PrometheusMetricsFactory(registry: registry)
+    }
+
+    /// The Prometheus text exposition of every component's counters.
+    func prometheusText() -> [UInt8] {
+        reported.withLock { reported in
+            for meter in meters.components {
+                let labels = [
+                    ("pipeline", pipeline), ("kind", meter.kind.rawValue), ("component", meter.component),
+                    ("place", meter.place),
+                ]
+                func report(_ name: String, _ value: Int?) {
+                    guard let value else { return }
+                    let key = "\(name) \(meter.place)"
+                    let entry =
+                        reported[key]
+                        ?? (CoreMetrics.Counter(label: name, dimensions: labels, factory: factory), 0)
+                    if value > entry.value { entry.counter.increment(by: value - entry.value) }
+                    reported[key] = (entry.counter, max(value, entry.value))
+                }
+                if meter.kind != .sink { report("rivulet_elements_out_total", meter.elements) }
+                if meter.kind != .source { report("rivulet_elements_in_total", meter.elementsIn ?? 0) }
+                report("rivulet_errors_total", meter.errors)
+            }
+        }
+        var text: [UInt8] = []
+        registry.emit(into: &text)
+        let ready = meters.readiness.isReady ? 1 : 0
+        text += Array(
+            """
+            # TYPE rivulet_ready gauge
+            rivulet_ready{pipeline="\(pipeline)"} \(ready)
+            # TYPE rivulet_uptime_seconds gauge
+            rivulet_uptime_seconds{pipeline="\(pipeline)"} \(uptime)
+
+            """.utf8)
+        return text
+    }
+
+    private var uptime: Double {
+        let elapsed = ContinuousClock.now - started
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// `/stats`: the pipeline, whether it is ready, and one object a component.
+    func statsJSON() -> [UInt8] {
+        let components: [Value] = meters.components.map { meter in
+            var object = JSONObject()
+            object["place"] = .string(meter.place)
+            object["kind"] = .string(meter.kind.rawValue)
+            object["component"] = .string(meter.component)
+            if meter.kind != .source { object["in"] = .int(meter.elementsIn ?? 0) }
+            if meter.kind != .sink { object["out"] = .int(meter.elements) }
+            object["errors"] = .int(meter.errors)
+            object["ended"] = .bool(meter.isEnded)
+            return .object(object)
+        }
+        var object = JSONObject()
+        object["pipeline"] = .string(pipeline)
+        object["ready"] = .bool(meters.readiness.isReady)
+        object["uptimeSeconds"] = .double(uptime)
+        object["components"] = .array(components)
+        var bytes: [UInt8] = []
+        JSONSerializer.write(.object(object), to: &bytes)
+        return bytes + [0x0A]
+    }
+
+    var isReady: Bool { meters.readiness.isReady }
+}
+
+/// The HTTP server of `run --metrics ADDRESS`, on SwiftNIO: `/metrics` (Prometheus text),
+/// `/health` (the process is live), `/ready` (every source is connected), `/stats` (JSON). It
+/// listens on the address given and nowhere else.
+final class MetricsEndpoint: Sendable {
+    private let channel: any Channel
+    /// The port it listens on (the one given, or the system's choice for port 0).
+    let port: Int
+
+    /// Splits `HOST:PORT` (`[::1]:9464` for IPv6); nil when it is not that.
+    static func parse(_ address: String) -> (host: String, port: Int)? {
+        guard let colon = address.lastIndex(of: ":") else { return nil }
+        var host = String(address[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, let port = Int(address[address.index(after: colon)...]), (0...65535).contains(port)
+        else { return nil }
+        return (host, port)
+    }
+
+    init(host: String, port: Int, exporter: RunMetricsExporter) throws {
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { channel in
+                channel.pipeline.configureHTTPServerPipeline().flatMap {
+                    channel.pipeline.addHandler(MetricsHandler(exporter: exporter))
+                }
+            }
+        channel = try bootstrap.bind(host: host, port: port).wait()
+        self.port = channel.localAddress?.port ?? port
+    }
+
+    func stop() {
+        channel.close(promise: nil)
+    }
+}
+
+/// One connection: answers each GET from the exporter.
+private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let exporter: RunMetricsExporter
+    private var head: HTTPRequestHead?
+
+    init(exporter: RunMetricsExporter) {
+        self.exporter = exporter
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head): self.head = head
+        case .body: break
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
+            let (status, type, body) = answer(head.method, path)
+            var headers = HTTPHeaders([("Content-Type", type), ("Content-Length", "\(body.count)")])
+            if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
+            context.write(
+                wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))),
+                promise: nil)
+            context.write(
+                wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
+            let keepAlive = head.isKeepAlive
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+                if !keepAlive { context.close(promise: nil) }
+            }
+        }
+    }
+
+    private func answer(_ method: HTTPMethod, _ path: String) -> (HTTPResponseStatus, String, [UInt8]) {
+        let json = "application/json"
+        guard method == .GET || method == .HEAD else {
+            return (.methodNotAllowed, json, Array("{\"error\":\"only GET\"}\n".utf8))
+        }
+        switch path {
+        case "/metrics": return (.ok, "text/plain; version=0.0.4; charset=utf-8", exporter.prometheusText())
+        case "/health": return (.ok, json, Array("{\"status\":\"live\"}\n".utf8))
+        case "/ready":
+            return exporter.isReady
+                ? (.ok, json, Array("{\"status\":\"ready\"}\n".utf8))
+                : (.serviceUnavailable, json, Array("{\"status\":\"connecting\"}\n".utf8))
+        case "/stats": return (.ok, json, exporter.statsJSON())
+        default:
+            return (
+                .notFound, json, Array("{\"error\":\"no such path; try /metrics, /health, /ready or /stats\"}\n".utf8)
+            )
+        }
+    }
+}

@@ -1,0 +1,78 @@
+@_spi(Host) import Pipeline
+import Reactive
+import XCTest
+
+/// A watched run's meters on the virtual clock: what each component emitted or received, under
+/// the place the file gives it, in both forms of the file; errors and ends; and readiness.
+final class RunMetersTests: XCTestCase {
+    private func counts(_ meters: RunMeters) -> [String] {
+        meters.components.map { meter in
+            "\(meter.place) \(meter.component) in=\(meter.elementsIn.map(String.init) ?? "-") out=\(meter.kind == .sink ? "-" : String(meter.elements)) errors=\(meter.errors) ended=\(meter.isEnded)"
+        }
+    }
+
+    func testTheLinearFormCountsEachStage() throws {
+        let harness = PipelineHarness()
+        let meters = RunMeters()
+        harness.meters = meters
+        try harness.run(
+            """
+            source: { events: { marbles: "-1-2-3-4|" } }
+            ops:
+              - filter: . != 2
+              - map: { n: . }
+            sink: record
+            """)
+        XCTAssertEqual(
+            counts(meters),
+            [
+                "source events in=- out=4 errors=0 ended=true",
+                "ops.0 filter in=4 out=3 errors=0 ended=true",
+                "ops.1 map in=3 out=3 errors=0 ended=true",
+                "sink record in=3 out=- errors=0 ended=true",
+            ])
+    }
+
+    func testTheGraphFormNamesStreamsAndSinksAndCountsAnError() throws {
+        let harness = PipelineHarness()
+        let meters = RunMeters()
+        harness.meters = meters
+        try harness.run(
+            """
+            streams:
+              numbers:
+                source: { events: { marbles: "-1-2-#" } }
+              doubled:
+                source: { stream: numbers }
+                ops:
+                  - map: . + .
+            sinks:
+              - stream: numbers
+                record: a
+              - stream: doubled
+                record: b
+            """)
+        // The error reaches the first sink first, which fails the run: doubled never sees it.
+        XCTAssertEqual(
+            counts(meters),
+            [
+                "streams.numbers.source events in=- out=2 errors=1 ended=true",
+                "streams.doubled.ops.0 map in=2 out=2 errors=0 ended=false",
+                "sinks.0 record in=2 out=- errors=1 ended=true",
+                "sinks.1 record in=2 out=- errors=0 ended=false",
+            ])
+    }
+
+    func testReadinessWaitsForEverySourceThatIsConnecting() {
+        let readiness = SourceReadiness()
+        XCTAssertTrue(readiness.isReady)
+        let first = readiness.connecting()
+        let second = readiness.connecting()
+        XCTAssertFalse(readiness.isReady)
+        first()
+        first()  // only the first call counts
+        XCTAssertFalse(readiness.isReady)
+        second()
+        XCTAssertTrue(readiness.isReady)
+    }
+}

@@ -1,0 +1,182 @@
+import Components
+import Foundation
+import XCTest
+
+/// `rivulet run --metrics ADDRESS` against the binary: counters that grow with the right labels,
+/// `/health`, `/ready` before and after a source connects, `/stats`, the one address listened
+/// on, and a port in use.
+final class MetricsEndpointTests: BinaryTestCase {
+    /// A GET on 127.0.0.1:`port`: the status and the body (nil when nothing answers).
+    static func get(_ port: Int, _ path: String) -> (status: Int, body: String)? {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { return nil }
+        let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        guard write(descriptor, request, request.count) == request.count else { return nil }
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(descriptor, &buffer, buffer.count)
+            if count <= 0 { break }
+            response += buffer[0..<count]
+        }
+        let text = String(decoding: response, as: UTF8.self)
+        guard let split = text.range(of: "\r\n\r\n"),
+            let status = Int(text.split(separator: " ").dropFirst().first ?? "")
+        else { return nil }
+        return (status, String(text[split.upperBound...]))
+    }
+
+    /// The value of the sample of `metric` whose labels include every one of `labels`.
+    static func sample(_ text: String, _ metric: String, _ labels: [String]) -> Double? {
+        for line in text.split(separator: "\n") where line.hasPrefix(metric + "{") {
+            guard labels.allSatisfy({ line.contains($0) }), let value = line.split(separator: " ").last else {
+                continue
+            }
+            return Double(value)
+        }
+        return nil
+    }
+
+    /// Starts `pipeline` with --metrics on a free port; returns once /health answers.
+    private func startWatched(_ pipeline: String, name: String = "watched") throws -> (ChildProcess, Int) {
+        let file = directory.appendingPathComponent("\(name).yaml").path
+        try pipeline.write(toFile: file, atomically: true, encoding: .utf8)
+        let port = HTTPServerSourceTests.freePort()
+        let process = try startRivulet(["run", file, "--metrics", "127.0.0.1:\(port)"], output: .null, error: .pipe)
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while Self.get(port, "/health") == nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        return (process, port)
+    }
+
+    /// The TCP addresses `pid` listens on, as /proc shows them (`0100007F:1F90`).
+    private func listeningAddresses(of pid: Int32) -> [String] {
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        let inodes = Set(
+            fds.compactMap { fd -> String? in
+                guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"),
+                    target.hasPrefix("socket:[")
+                else { return nil }
+                return String(target.dropFirst(8).dropLast())
+            })
+        var addresses: [String] = []
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            let text = (try? String(contentsOfFile: table, encoding: .utf8)) ?? ""
+            for line in text.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ")
+                // local_address is field 1, st field 3 (0A: LISTEN), inode field 9.
+                if fields.count > 9, fields[3] == "0A", inodes.contains(String(fields[9])) {
+                    addresses.append(String(fields[1]))
+                }
+            }
+        }
+        return addresses
+    }
+
+    func testCountersGrowWithTheirLabelsAndTheOtherPathsAnswer() throws {
+        let output = directory.appendingPathComponent("out.jsonl").path
+        let (run, port) = try startWatched(
+            """
+            source: { interval: 10ms }
+            ops:
+              - filter: . % 2 == 0
+              - map: { n: . }
+            sink: { file: \(output) }
+            """)
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        Thread.sleep(forTimeInterval: 0.3)
+        let first = try XCTUnwrap(Self.get(port, "/metrics"))
+        XCTAssertEqual(first.status, 200)
+        let source = [#"pipeline="watched""#, #"kind="source""#, #"component="interval""#, #"place="source""#]
+        let before = try XCTUnwrap(Self.sample(first.body, "rivulet_elements_out_total", source), first.body)
+        Thread.sleep(forTimeInterval: 0.3)
+        let second = try XCTUnwrap(Self.get(port, "/metrics")).body
+        let after = try XCTUnwrap(Self.sample(second, "rivulet_elements_out_total", source), second)
+        XCTAssertGreaterThan(after, before, "the source's counter grew between two scrapes")
+        let filterOut = try XCTUnwrap(
+            Self.sample(second, "rivulet_elements_out_total", [#"component="filter""#, #"place="ops.0""#]), second)
+        let filterIn = try XCTUnwrap(
+            Self.sample(second, "rivulet_elements_in_total", [#"component="filter""#, #"place="ops.0""#]), second)
+        XCTAssertLessThan(filterOut, filterIn, "the filter passes about half")
+        XCTAssertNotNil(
+            Self.sample(
+                second, "rivulet_elements_in_total", [#"kind="sink""#, #"component="file""#, #"place="sink""#]),
+            second)
+        XCTAssertTrue(second.contains("# TYPE rivulet_elements_out_total counter"), second)
+        XCTAssertTrue(second.contains(#"rivulet_ready{pipeline="watched"} 1"#), second)
+
+        XCTAssertEqual(Self.get(port, "/health")?.status, 200)
+        XCTAssertEqual(Self.get(port, "/ready")?.status, 200)
+        XCTAssertEqual(Self.get(port, "/nope")?.status, 404)
+        let stats = try XCTUnwrap(Self.get(port, "/stats"))
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(stats.body.utf8)) as? [String: Any])
+        let components = try XCTUnwrap(object["components"] as? [[String: Any]])
+        XCTAssertEqual(components.compactMap { $0["place"] as? String }, ["source", "ops.0", "ops.1", "sink"])
+        XCTAssertEqual(object["ready"] as? Bool, true)
+
+        // Only the address given is listened on.
+        XCTAssertEqual(listeningAddresses(of: run.pid), [String(format: "0100007F:%04X", port)])
+
+        run.send(SIGTERM)
+        let ended = run.communicate(input: [], timeout: 30)
+        XCTAssertEqual(ended.termination.status, 143, String(decoding: ended.standardError, as: UTF8.self))
+        XCTAssertTrue(
+            String(decoding: ended.standardError, as: UTF8.self).contains(
+                "metrics: serving /metrics, /health, /ready and /stats on http://127.0.0.1:\(port)"))
+    }
+
+    func testAPortInUseAndABadAddressAreClearErrors() throws {
+        let port = HTTPServerSourceTests.freePort()
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        XCTAssertEqual(listen(holder, 1), 0)
+        let busy = try run("source: { events: [] }\nsink: stdout\n", ["--metrics", "127.0.0.1:\(port)"])
+        XCTAssertEqual(busy.status, 2, busy.stderr)
+        XCTAssertTrue(
+            busy.stderr.contains("error: --metrics: cannot listen on 127.0.0.1:\(port): the address is already in use"),
+            busy.stderr)
+
+        let bad = try run("source: { events: [] }\nsink: stdout\n", ["--metrics", "9464"])
+        XCTAssertNotEqual(bad.status, 0)
+        XCTAssertTrue(bad.stderr.contains("--metrics expects HOST:PORT"), bad.stderr)
+    }
+
+    func testReadyOnlyOnceTheNATSSourceIsConnected() throws {
+        let server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path)
+        defer { server.stop() }
+        // A server that does not answer yet: the runner is still connecting.
+        server.process.send(SIGSTOP)
+        let (run, port) = try startWatched(
+            """
+            source: { nats: { url: "\(server.url)", stream: ORDERS, subject: "orders.>", durable: w, create: true } }
+            sink: { file: \(directory.appendingPathComponent("out.jsonl").path) }
+            """)
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        XCTAssertEqual(Self.get(port, "/ready")?.status, 503, "connecting")
+        XCTAssertEqual(Self.get(port, "/health")?.status, 200, "live all the same")
+        server.process.send(SIGCONT)
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while Self.get(port, "/ready")?.status != 200 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        XCTAssertEqual(Self.get(port, "/ready")?.status, 200, "ready once the consumer is in place")
+        run.send(SIGTERM)
+        XCTAssertEqual(run.communicate(input: [], timeout: 30).termination.status, 143)
+    }
+}

@@ -5,18 +5,7 @@ import XCTest
 /// `rivulet run` in a real terminal (tmux): the prompt source and the table sink as a person sees
 /// them, and the terminal restored after Ctrl-C.
 final class TerminalTests: XCTestCase {
-    private var session = ""
-
-    /// Runs tmux; only capture-pane's output is read (the tmux server, started by new-session,
-    /// would hold a pipe open forever).
-    @discardableResult
-    private func tmux(_ arguments: [String]) throws -> String {
-        let capture = arguments.first == "capture-pane"
-        let process = try ChildProcess(
-            executable: "tmux", arguments: arguments, output: capture ? .pipe : .null, error: .null)
-        let output = process.communicate(timeout: 60)
-        return String(decoding: output.standardOutput, as: UTF8.self)
-    }
+    private let terminal = Tmux("terminal")
 
     /// The terminal column at which `text` starts in `line`, counting East Asian wide characters as two.
     private func column(of text: String, in line: String) -> Int? {
@@ -26,27 +15,12 @@ final class TerminalTests: XCTestCase {
         }
     }
 
-    private func screen() throws -> String { try tmux(["capture-pane", "-p", "-t", session]) }
-
-    /// Waits until the screen shows `text` (up to 10 s).
-    private func waitFor(_ text: String) throws -> String {
-        var last = ""
-        for _ in 0..<100 {
-            last = try screen()
-            if last.contains(text) { return last }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-        XCTFail("the screen never showed '\(text)':\n\(last)")
-        return last
-    }
-
     override func setUpWithError() throws {
-        guard FileManager.default.fileExists(atPath: "/usr/bin/tmux") else { throw XCTSkip("tmux is not installed") }
-        session = "rivulet-test-\(getpid())"
+        guard Tmux.isInstalled else { throw XCTSkip("tmux is not installed") }
     }
 
     override func tearDown() {
-        _ = try? tmux(["kill-session", "-t", session])
+        terminal.kill()
         super.tearDown()
     }
 
@@ -67,18 +41,18 @@ final class TerminalTests: XCTestCase {
         // keep the markers out of the echoed command line, so only the output matches them.
         let command =
             "\(binary) run \(pipeline.path); echo EX\"\"IT=$?; stty -a | tr ' ' '\\n' | grep -E '^-?(icanon|echo)$' | tr '\\n' ' '; echo DO\"\"NE"
-        _ = try tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "20", "bash", "--norc", "--noprofile"])
-        _ = try tmux(["send-keys", "-t", session, command, "Enter"])
-        _ = try waitFor("Search: ▌")
-        _ = try tmux(["send-keys", "-t", session, "-l", "tok"])
-        var shown = try waitFor("TOK 東京")
+        try terminal.start()
+        try terminal.type(command, enter: true)
+        try terminal.waitFor("Search: ▌")
+        try terminal.type("tok")
+        var shown = try terminal.waitFor("TOK 東京")
         XCTAssertTrue(shown.contains("Search: tok▌"), shown)
         XCTAssertTrue(shown.contains("title"), shown)
         // A shorter text replaces the list in place: the old rows are gone, not scrolled up.
-        _ = try tmux(["send-keys", "-t", session, "BSpace", "BSpace"])
-        shown = try waitFor("Search: t▌")
-        _ = try tmux(["send-keys", "-t", session, "-l", "ky"])
-        shown = try waitFor("TKY 東京")
+        try terminal.press("BSpace", "BSpace")
+        shown = try terminal.waitFor("Search: t▌")
+        try terminal.type("ky")
+        shown = try terminal.waitFor("TKY 東京")
         XCTAssertFalse(shown.contains("TOK 東京"), "the table is redrawn in place:\n\(shown)")
         XCTAssertEqual(shown.components(separatedBy: "title").count - 1, 1, "one table on screen:\n\(shown)")
         // The size column lines up although one title has wide characters.
@@ -88,8 +62,8 @@ final class TerminalTests: XCTestCase {
         let plain = try XCTUnwrap(lines.first { $0.hasPrefix("tky ") })
         XCTAssertEqual(column(of: "size", in: header), column(of: "6", in: tokyo), shown)
         XCTAssertEqual(column(of: "size", in: header), column(of: "3", in: plain), shown)
-        _ = try tmux(["send-keys", "-t", session, "C-c"])
-        let after = try waitFor("DONE")
+        try terminal.press("C-c")
+        let after = try terminal.waitFor("DONE")
         XCTAssertTrue(after.contains("EXIT=130"), after)
         XCTAssertTrue(after.contains("icanon echo") || after.contains("echo icanon"), "terminal restored:\n\(after)")
         XCTAssertFalse(after.contains("-icanon"), after)

@@ -1,0 +1,199 @@
+import ArgumentParser
+import Foundation
+@_spi(Host) import Pipeline
+
+/// `rivulet top HOST:PORT`: a live view of a run started with `--metrics HOST:PORT`, from its
+/// `/stats`: one row a component with its rates and totals, refreshed every second; `q` quits.
+struct TopCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "top",
+        abstract: "Watch a running pipeline (started with --metrics HOST:PORT): rates, totals and errors per component."
+    )
+
+    @Argument(help: ArgumentHelp("The address the run's --metrics serves.", valueName: "host:port"))
+    var address: String
+
+    @Flag(help: "Print one view (rates over one second) and exit; the default when standard output is not a terminal.")
+    var once = false
+
+    func validate() throws {
+        if MetricsEndpoint.parse(address) == nil {
+            throw ValidationError("top expects HOST:PORT, such as 127.0.0.1:9464; got '\(address)'")
+        }
+    }
+
+    func run() throws {
+        guard let (host, port) = MetricsEndpoint.parse(address) else { throw ExitCode(2) }
+        let fetch = { () throws -> TopView.Snapshot in
+            let body = try StatsClient.get(host: host, port: port, path: "/stats")
+            guard let snapshot = TopView.Snapshot(json: body) else {
+                throw StatsClient.Failure("\(address)/stats did not answer with a run's stats")
+            }
+            return snapshot
+        }
+        do {
+            if once || !FileHandleOutput.standardOutput.isTerminal {
+                let first = try fetch()
+                Thread.sleep(forTimeInterval: 1)
+                let second = try fetch()
+                let lines = TopView.render(previous: first, current: second, address: address)
+                FileHandleOutput.standardOutput.write(lines.joined(separator: "\n") + "\n")
+                return
+            }
+            try watch(fetch)
+        } catch let failure as StatsClient.Failure {
+            FileHandleOutput.standardError.write("error: \(failure.message)\n")
+            throw ExitCode(1)
+        }
+    }
+
+    /// Redraws the view every second until `q` (or Ctrl-C) is typed, or the run goes away.
+    private func watch(_ fetch: () throws -> TopView.Snapshot) throws {
+        var saved = termios()
+        let hasTerminalInput = tcgetattr(0, &saved) == 0
+        if hasTerminalInput {
+            var raw = saved
+            raw.c_lflag &= ~tcflag_t(ICANON | ECHO | ISIG)
+            tcsetattr(0, TCSANOW, &raw)
+        }
+        let output = FileHandleOutput.standardOutput
+        output.write("\u{1B}[?1049h\u{1B}[?25l")  // the alternate screen, no cursor
+        defer {
+            output.write("\u{1B}[?25h\u{1B}[?1049l")
+            if hasTerminalInput { tcsetattr(0, TCSANOW, &saved) }
+        }
+        var previous: TopView.Snapshot?
+        while true {
+            let current: TopView.Snapshot
+            do {
+                current = try fetch()
+            } catch let failure as StatsClient.Failure {
+                if previous != nil {
+                    output.write("\u{1B}[?25h\u{1B}[?1049l")
+                    FileHandleOutput.standardError.write("the run at \(address) has ended (\(failure.message))\n")
+                    return
+                }
+                throw failure
+            }
+            let lines = TopView.render(previous: previous, current: current, address: address)
+            output.write("\u{1B}[H\u{1B}[2J" + lines.joined(separator: "\r\n") + "\r\n\r\nq quits")
+            previous = current
+            // Waits a second for a key; q or Ctrl-C quits.
+            var poller = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+            if poll(&poller, 1, 1000) > 0 {
+                var byte: UInt8 = 0
+                if read(0, &byte, 1) == 1, byte == UInt8(ascii: "q") || byte == 3 { return }
+            }
+        }
+    }
+}
+
+/// What `top` shows: a pure function of two snapshots of `/stats`.
+enum TopView {
+    /// One `/stats` answer.
+    struct Snapshot {
+        struct Component {
+            let place: String
+            let component: String
+            let elementsIn: Int?
+            let elementsOut: Int?
+            let errors: Int
+            let ended: Bool
+        }
+
+        let pipeline: String
+        let ready: Bool
+        let uptime: Double
+        let components: [Component]
+
+        init?(json: [UInt8]) {
+            guard case .object(let object)? = try? JSONParser.parse(json),
+                case .string(let pipeline)? = object["pipeline"], case .array(let items)? = object["components"]
+            else { return nil }
+            self.pipeline = pipeline
+            ready = object["ready"] == .bool(true)
+            uptime = object["uptimeSeconds"]?.doubleValue ?? 0
+            components = items.compactMap { item in
+                guard case .object(let fields) = item, case .string(let place)? = fields["place"],
+                    case .string(let component)? = fields["component"]
+                else { return nil }
+                return Component(
+                    place: place, component: component, elementsIn: fields["in"]?.intValue,
+                    elementsOut: fields["out"]?.intValue, errors: fields["errors"]?.intValue ?? 0,
+                    ended: fields["ended"] == .bool(true))
+            }
+        }
+    }
+
+    /// The view: a title line, a header, one row a component (rates between the two snapshots).
+    static func render(previous: Snapshot?, current: Snapshot, address: String) -> [String] {
+        let seconds = previous.map { current.uptime - $0.uptime } ?? 0
+        func rate(_ now: Int?, _ before: Int?) -> String {
+            guard let now else { return "-" }
+            guard let before, seconds > 0 else { return "…" }
+            return String(format: "%.1f", Double(now - before) / seconds)
+        }
+        let title =
+            "rivulet top — \(current.pipeline) at \(address) — \(current.ready ? "ready" : "connecting") — up "
+            + String(format: "%.1fs", current.uptime)
+        var rows = [["PLACE", "COMPONENT", "IN/s", "OUT/s", "IN", "OUT", "ERRORS", "STATE"]]
+        for component in current.components {
+            let before = previous?.components.first { $0.place == component.place }
+            rows.append([
+                component.place, component.component, rate(component.elementsIn, before?.elementsIn),
+                rate(component.elementsOut, before?.elementsOut), component.elementsIn.map(String.init) ?? "-",
+                component.elementsOut.map(String.init) ?? "-", String(component.errors),
+                component.ended ? "ended" : "running",
+            ])
+        }
+        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        let lines = rows.map { row in
+            row.enumerated().map { column, cell in
+                // Names to the left, numbers to the right.
+                let pad = String(repeating: " ", count: widths[column] - cell.count)
+                return column < 2 || column == 7 ? cell + pad : pad + cell
+            }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+        }
+        return [title, ""] + lines
+    }
+}
+
+/// A blocking HTTP/1.0 GET, enough to read a run's `/stats`.
+enum StatsClient {
+    struct Failure: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    static func get(host: String, port: Int, path: String) throws -> [UInt8] {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &found) == 0, let first = found else {
+            throw Failure("cannot resolve \(host)")
+        }
+        defer { freeaddrinfo(found) }
+        let descriptor = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+        guard descriptor >= 0 else { throw Failure("cannot open a socket") }
+        defer { close(descriptor) }
+        guard connect(descriptor, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
+            throw Failure(
+                "cannot reach \(host):\(port): \(String(cString: strerror(errno))) (is a run serving --metrics there?)")
+        }
+        let request = Array("GET \(path) HTTP/1.0\r\nHost: \(host)\r\n\r\n".utf8)
+        guard write(descriptor, request, request.count) == request.count else {
+            throw Failure("cannot send to \(host):\(port)")
+        }
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(descriptor, &buffer, buffer.count)
+            if count <= 0 { break }
+            response += buffer[0..<count]
+        }
+        guard let end = response.firstRange(of: Array("\r\n\r\n".utf8)) else {
+            throw Failure("\(host):\(port) closed the connection without an answer")
+        }
+        return Array(response[end.upperBound...])
+    }
+}

@@ -1,0 +1,91 @@
+import Components
+import Foundation
+import XCTest
+
+/// `rivulet top` against a running pipeline: in a real terminal (tmux), redrawn every second
+/// until `q`; on a pipe, one view; a clear error when nothing serves the address.
+final class TopCommandTests: BinaryTestCase {
+    private var tmux: Tmux?
+
+    override func tearDown() {
+        tmux?.kill()
+        super.tearDown()
+    }
+
+    /// A run of `interval → filter → map → file` serving --metrics; its port.
+    private func startWatchedRun() throws -> (ChildProcess, Int) {
+        let file = directory.appendingPathComponent("watched.yaml").path
+        try """
+        source: { interval: 10ms }
+        ops:
+          - filter: . % 2 == 0
+          - map: { n: . }
+        sink: { file: \(directory.appendingPathComponent("out.jsonl").path) }
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        let port = HTTPServerSourceTests.freePort()
+        let run = try startRivulet(["run", file, "--metrics", "127.0.0.1:\(port)"], output: .null, error: .null)
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while MetricsEndpointTests.get(port, "/health") == nil && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return (run, port)
+    }
+
+    /// The OUT column of the row whose place is `place`.
+    private func out(_ screen: String, _ place: String) -> Int? {
+        let row = screen.split(separator: "\n").first { $0.hasPrefix(place + " ") }
+        return row.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[5]) }
+    }
+
+    func testTopRedrawsInATerminalAndQuitsOnQ() throws {
+        guard Tmux.isInstalled else { throw XCTSkip("tmux is not installed") }
+        let (run, port) = try startWatchedRun()
+        defer {
+            run.send(SIGKILL)
+            _ = run.wait()
+        }
+        let terminal = Tmux("top")
+        tmux = terminal
+        try terminal.start()
+        let binary = productsDirectory().appendingPathComponent("rivulet").path
+        try terminal.type("\(binary) top 127.0.0.1:\(port); echo top-exit=$?", enter: true)
+        let first = try terminal.waitFor("q quits")
+        XCTAssertTrue(first.contains("rivulet top — watched at 127.0.0.1:\(port) — ready"), first)
+        XCTAssertTrue(first.contains("PLACE"), first)
+        XCTAssertTrue(first.contains("ops.0   filter"), first)
+        let before = try XCTUnwrap(out(first, "source"), first)
+        Thread.sleep(forTimeInterval: 1.5)
+        let later = try terminal.screen()
+        let after = try XCTUnwrap(out(later, "source"), later)
+        XCTAssertGreaterThan(after, before, "redrawn with new totals:\n\(later)")
+        XCTAssertNotNil(later.range(of: #"source\s+interval\s+-\s+\d+\.\d"#, options: .regularExpression), later)
+        try terminal.type("q")
+        let back = try terminal.waitFor("top-exit=0")
+        XCTAssertFalse(back.contains("PLACE"), "the terminal's own screen is back:\n\(back)")
+    }
+
+    func testOnAPipeOneViewAndAClearErrorWhenNothingServes() throws {
+        let (run, port) = try startWatchedRun()
+        defer {
+            run.send(SIGKILL)
+            _ = run.wait()
+        }
+        let view = try runRivulet(["top", "127.0.0.1:\(port)"])
+        XCTAssertEqual(view.status, 0, view.stderr)
+        let lines = view.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 6, view.stdout)
+        XCTAssertTrue(lines[1].hasPrefix("PLACE  "), view.stdout)
+        XCTAssertEqual(
+            lines.dropFirst(2).map { String($0.prefix(while: { $0 != " " })) }, ["source", "ops.0", "ops.1", "sink"])
+        XCTAssertFalse(view.stdout.contains("\u{1B}["), "no terminal codes on a pipe")
+
+        let free = HTTPServerSourceTests.freePort()
+        let nothing = try runRivulet(["top", "127.0.0.1:\(free)"])
+        XCTAssertEqual(nothing.status, 1)
+        XCTAssertTrue(
+            nothing.stderr.contains(
+                "error: cannot reach 127.0.0.1:\(free): Connection refused (is a run serving --metrics there?)"),
+            nothing.stderr)
+        XCTAssertNotEqual(try runRivulet(["top", "nowhere"]).status, 0)
+    }
+}

@@ -90,11 +90,22 @@ final class RunMetricsExporter: Sendable {
     }
 
     var isReady: Bool { meters.readiness.isReady }
+
+    /// The component at `place`; without one, the first sink (what is written).
+    func meter(at place: String?) -> ComponentMeter? {
+        let all = meters.components
+        guard let place else { return all.first { $0.kind == .sink } ?? all.last }
+        return all.first { $0.place == place }
+    }
+
+    /// Every component's place, for an error naming them.
+    var places: [String] { meters.components.map(\.place) }
 }
 
 /// The HTTP server of `run --metrics ADDRESS`, on SwiftNIO: `/metrics` (Prometheus text),
-/// `/health` (the process is live), `/ready` (every source is connected), `/stats` (JSON). It
-/// listens on the address given and nowhere else.
+/// `/health` (the process is live), `/ready` (every source is connected), `/stats` (JSON),
+/// `/tap` (the elements passing a component, as JSON Lines, for `rivulet tap`). It listens on
+/// the address given and nowhere else.
 final class MetricsEndpoint: Sendable {
     private let channel: any Channel
     /// The port it listens on (the one given, or the system's choice for port 0).
@@ -133,6 +144,8 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
 
     private let exporter: RunMetricsExporter
     private var head: HTTPRequestHead?
+    /// A `/tap` being streamed: its tap, the component, what is left to send, the timer.
+    private var tapping: (tap: Tap, meter: ComponentMeter, left: Int?, timer: RepeatedTask)?
 
     init(exporter: RunMetricsExporter) {
         self.exporter = exporter
@@ -145,7 +158,11 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
         case .end:
             guard let head else { return }
             self.head = nil
-            let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
+            let parts = head.uri.split(separator: "?", maxSplits: 1).map(String.init)
+            let path = parts.first ?? head.uri
+            if path == "/tap" && head.method == .GET {
+                return startTap(context: context, head: head, query: parts.count > 1 ? parts[1] : "")
+            }
             let (status, type, body) = answer(head.method, path)
             var headers = HTTPHeaders([("Content-Type", type), ("Content-Length", "\(body.count)")])
             if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
@@ -158,6 +175,88 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
             context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
                 if !keepAlive { context.close(promise: nil) }
             }
+        }
+    }
+
+    /// The end of a tap's stream: a line no JSON starts with, then what was dropped.
+    static let tapEnd: UInt8 = 0x1E
+
+    /// Streams the elements passing a component until `limit` were sent or it ends: the
+    /// connection closes then (HTTP/1.0, no length). Query: `place=ops.1&limit=10`.
+    private func startTap(context: ChannelHandlerContext, head: HTTPRequestHead, query: String) {
+        var fields: [String: String] = [:]
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map {
+                String($0).removingPercentEncoding ?? String($0)
+            }
+            if parts.count == 2 { fields[parts[0]] = parts[1] }
+        }
+        let limit = fields["limit"].flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil }
+        guard let meter = exporter.meter(at: fields["place"]) else {
+            let message =
+                "{\"error\":\"no component at '\(fields["place"] ?? "")'; places: \(exporter.places.joined(separator: ", "))\"}\n"
+            return respond(context, head, .notFound, "application/json", Array(message.utf8), keepAlive: false)
+        }
+        let headers = HTTPHeaders([("Content-Type", "application/x-ndjson"), ("Connection", "close")])
+        context.writeAndFlush(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_0, status: .ok, headers: headers))), promise: nil)
+        let tap = Tap()
+        meter.attach(tap)
+        let timer = context.eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(20), delay: .milliseconds(50)) {
+            [weak self] _ in self?.sendTapped(context: context)
+        }
+        tapping = (tap, meter, limit, timer)
+    }
+
+    private func sendTapped(context: ChannelHandlerContext) {
+        guard var tapping else { return }
+        let ended = tapping.meter.isEnded
+        var (lines, dropped) = tapping.tap.take()
+        if let left = tapping.left, lines.count > left { lines.removeLast(lines.count - left) }
+        if !lines.isEmpty {
+            context.writeAndFlush(
+                wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: lines.joined())))),
+                promise: nil)
+        }
+        tapping.left = tapping.left.map { $0 - lines.count }
+        self.tapping = tapping
+        if tapping.left == 0 || (ended && lines.isEmpty) {
+            stopTap()
+            let end = [Self.tapEnd] + Array("dropped \(dropped)\n".utf8)
+            context.write(
+                wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: end)))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+        } else if dropped > 0 {
+            let note = [Self.tapEnd] + Array("dropped \(dropped)\n".utf8)
+            context.writeAndFlush(
+                wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: note)))), promise: nil)
+        }
+    }
+
+    private func stopTap() {
+        guard let tapping else { return }
+        tapping.timer.cancel()
+        tapping.meter.detach(tapping.tap)
+        self.tapping = nil
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        stopTap()
+        context.fireChannelInactive()
+    }
+
+    private func respond(
+        _ context: ChannelHandlerContext, _ head: HTTPRequestHead, _ status: HTTPResponseStatus, _ type: String,
+        _ body: [UInt8], keepAlive: Bool
+    ) {
+        var headers = HTTPHeaders([("Content-Type", type), ("Content-Length", "\(body.count)")])
+        if !keepAlive { headers.add(name: "Connection", value: "close") }
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))),
+            promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+            if !keepAlive { context.close(promise: nil) }
         }
     }
 

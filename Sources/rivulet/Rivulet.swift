@@ -24,7 +24,7 @@ struct Rivulet: ParsableCommand {
         version: versionLine,
         subcommands: [
             RunCommand.self, TestCommand.self, LintCommand.self, GraphCommand.self, ComponentsCommand.self,
-            StateCommand.self, InitCommand.self, CompletionsCommand.self, TopCommand.self,
+            StateCommand.self, InitCommand.self, CompletionsCommand.self, TopCommand.self, TapCommand.self,
         ]
     )
 

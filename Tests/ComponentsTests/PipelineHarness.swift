@@ -97,7 +97,7 @@ final class PipelineHarness {
         let environment = ExpressionEnvironment(seed: 1, clock: { [scheduler] in scheduler.now })
         let compiled = try PipelineCompiler.compile(
             pipeline, scheduler: scheduler, environment: environment, baseDirectory: ".",
-            log: { self.logged.append($0) }, services: services)
+            log: { self.logged.append($0) }, meters: meters, services: services)
         return compiled.start { self.outcome = $0 }
     }
 

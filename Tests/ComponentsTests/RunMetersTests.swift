@@ -75,4 +75,30 @@ final class RunMetersTests: XCTestCase {
         second()
         XCTAssertTrue(readiness.isReady)
     }
+
+    func testATapCopiesWhatPassesAndCountsWhatDoesNotFit() throws {
+        let harness = PipelineHarness()
+        let meters = RunMeters()
+        harness.meters = meters
+        let run = try harness.start(
+            """
+            source: { events: { marbles: "-1-2-3-4-5|" } }
+            ops:
+              - map: { n: . }
+            sink: record
+            """)
+        defer { run.dispose() }
+        let map = try XCTUnwrap(meters.components.first { $0.place == "ops.0" })
+        let tap = Tap(capacity: 3)
+        harness.scheduler.advance(to: 10)
+        map.attach(tap)
+        harness.scheduler.advance(to: 100)
+        let taken = tap.take()
+        XCTAssertEqual(
+            taken.lines.map { String(decoding: $0, as: UTF8.self) }, ["{\"n\":2}\n", "{\"n\":3}\n", "{\"n\":4}\n"],
+            "from when it was attached, as many as fit")
+        XCTAssertEqual(taken.dropped, 1, "the fifth did not fit and was counted")
+        map.detach(tap)
+        XCTAssertEqual(tap.take().lines.count, 0)
+    }
 }

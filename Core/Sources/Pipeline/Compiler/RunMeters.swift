@@ -16,6 +16,9 @@ import Synchronization
     private let elementCount = Atomic<Int>(0)
     private let errorCount = Atomic<Int>(0)
     private let ended = Atomic<Bool>(false)
+    /// How many taps are attached: one relaxed load an element when none is.
+    private let tapCount = Atomic<Int>(0)
+    private let taps = Mutex<[Tap]>([])
 
     init(place: String, kind: ComponentKind, component: String, upstream: ComponentMeter?) {
         self.place = place
@@ -33,13 +36,67 @@ import Synchronization
     /// Whether it has completed or failed.
     public var isEnded: Bool { ended.load(ordering: .relaxed) }
 
+    /// Starts copying the elements it emits (a sink: receives) into `tap`.
+    public func attach(_ tap: Tap) {
+        taps.withLock { $0.append(tap) }
+        tapCount.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    /// Stops copying into `tap`.
+    public func detach(_ tap: Tap) {
+        let removed = taps.withLock { taps in
+            let before = taps.count
+            taps.removeAll { $0 === tap }
+            return before - taps.count
+        }
+        tapCount.wrappingSubtract(removed, ordering: .relaxed)
+    }
+
     func record(_ event: Event<Value>) {
         switch event {
-        case .next: elementCount.wrappingAdd(1, ordering: .relaxed)
+        case .next(let value):
+            elementCount.wrappingAdd(1, ordering: .relaxed)
+            if tapCount.load(ordering: .relaxed) > 0 { taps.withLock { for tap in $0 { tap.offer(value) } } }
         case .error:
             errorCount.wrappingAdd(1, ordering: .relaxed)
             ended.store(true, ordering: .relaxed)
         case .completed: ended.store(true, ordering: .relaxed)
+        }
+    }
+}
+
+/// Elements copied out of a running pipeline for `rivulet tap`: a bounded buffer the pipeline
+/// fills and a reader empties. What does not fit is counted and dropped, never waited for, so a
+/// slow reader never slows the pipeline.
+@_spi(Host) public final class Tap: Sendable {
+    private let buffer = Mutex<(lines: [[UInt8]], dropped: Int)>(([], 0))
+    /// How many elements wait for the reader at most.
+    public let capacity: Int
+
+    /// An empty tap holding at most `capacity` elements.
+    public init(capacity: Int = 1000) {
+        self.capacity = capacity
+    }
+
+    /// Copies `value` as a JSON line, or counts it dropped when the buffer is full.
+    func offer(_ value: Value) {
+        buffer.withLock { buffer in
+            guard buffer.lines.count < capacity else {
+                buffer.dropped += 1
+                return
+            }
+            var line: [UInt8] = []
+            JSONSerializer.write(value, to: &line)
+            line.append(0x0A)
+            buffer.lines.append(line)
+        }
+    }
+
+    /// Takes the lines waiting, and how many elements were dropped since the last call.
+    public func take() -> (lines: [[UInt8]], dropped: Int) {
+        buffer.withLock { buffer in
+            defer { buffer = ([], 0) }
+            return buffer
         }
     }
 }

@@ -6,20 +6,22 @@ import XCTest
 /// `/health`, `/ready` before and after a source connects, `/stats`, the one address listened
 /// on, and a port in use.
 final class MetricsEndpointTests: BinaryTestCase {
-    /// A GET on 127.0.0.1:`port`: the status and the body (nil when nothing answers).
-    static func get(_ port: Int, _ path: String) -> (status: Int, body: String)? {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
+    /// Calls `body` (connect, bind) with 127.0.0.1:`port` as a socket address.
+    static func withLoopback(_ port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { return nil }
+    }
+
+    /// A GET on 127.0.0.1:`port`: the status and the body (nil when nothing answers).
+    static func get(_ port: Int, _ path: String) -> (status: Int, body: String)? {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        guard withLoopback(port, { connect(descriptor, $0, $1) }) == 0 else { return nil }
         let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
         guard write(descriptor, request, request.count) == request.count else { return nil }
         var response: [UInt8] = []
@@ -47,17 +49,6 @@ final class MetricsEndpointTests: BinaryTestCase {
         return nil
     }
 
-    /// Starts `pipeline` with --metrics on a free port; returns once /health answers.
-    private func startWatched(_ pipeline: String, name: String = "watched") throws -> (ChildProcess, Int) {
-        let file = directory.appendingPathComponent("\(name).yaml").path
-        try pipeline.write(toFile: file, atomically: true, encoding: .utf8)
-        let port = HTTPServerSourceTests.freePort()
-        let process = try startRivulet(["run", file, "--metrics", "127.0.0.1:\(port)"], output: .null, error: .pipe)
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while Self.get(port, "/health") == nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        return (process, port)
-    }
-
     /// The TCP addresses `pid` listens on, as /proc shows them (`0100007F:1F90`).
     private func listeningAddresses(of pid: Int32) -> [String] {
         let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
@@ -83,15 +74,7 @@ final class MetricsEndpointTests: BinaryTestCase {
     }
 
     func testCountersGrowWithTheirLabelsAndTheOtherPathsAnswer() throws {
-        let output = directory.appendingPathComponent("out.jsonl").path
-        let (run, port) = try startWatched(
-            """
-            source: { interval: 10ms }
-            ops:
-              - filter: . % 2 == 0
-              - map: { n: . }
-            sink: { file: \(output) }
-            """)
+        let (run, port) = try startWatchedCounter()
         defer { if run.exited() == nil { run.send(SIGKILL) } }
         Thread.sleep(forTimeInterval: 0.3)
         let first = try XCTUnwrap(Self.get(port, "/metrics"))
@@ -138,15 +121,7 @@ final class MetricsEndpointTests: BinaryTestCase {
         let port = HTTPServerSourceTests.freePort()
         let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(holder) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
+        XCTAssertEqual(Self.withLoopback(port) { bind(holder, $0, $1) }, 0)
         XCTAssertEqual(listen(holder, 1), 0)
         let busy = try run("source: { events: [] }\nsink: stdout\n", ["--metrics", "127.0.0.1:\(port)"])
         XCTAssertEqual(busy.status, 2, busy.stderr)
@@ -178,5 +153,32 @@ final class MetricsEndpointTests: BinaryTestCase {
         XCTAssertEqual(Self.get(port, "/ready")?.status, 200, "ready once the consumer is in place")
         run.send(SIGTERM)
         XCTAssertEqual(run.communicate(input: [], timeout: 30).termination.status, 143)
+    }
+}
+
+extension BinaryTestCase {
+    /// Starts `pipeline` with --metrics on a free port; returns once /health answers.
+    func startWatched(_ pipeline: String, name: String = "watched") throws -> (ChildProcess, Int) {
+        let file = directory.appendingPathComponent("\(name).yaml").path
+        try pipeline.write(toFile: file, atomically: true, encoding: .utf8)
+        let port = HTTPServerSourceTests.freePort()
+        let process = try startRivulet(["run", file, "--metrics", "127.0.0.1:\(port)"], output: .null, error: .pipe)
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while MetricsEndpointTests.get(port, "/health") == nil && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return (process, port)
+    }
+
+    /// `interval: 10ms` → `filter: . % 2 == 0` → `map: {n: .}` → a file, watched; its port.
+    func startWatchedCounter(every period: String = "10ms") throws -> (ChildProcess, Int) {
+        try startWatched(
+            """
+            source: { interval: \(period) }
+            ops:
+              - filter: . % 2 == 0
+              - map: { n: . }
+            sink: { file: \(directory.appendingPathComponent("out.jsonl").path) }
+            """)
     }
 }

@@ -6,23 +6,10 @@ import XCTest
 /// to a limit; the first sink's by default; a place that does not exist named with the others.
 final class TapCommandTests: BinaryTestCase {
     func testTapPrintsTheElementsPassingAComponent() throws {
-        let file = directory.appendingPathComponent("watched.yaml").path
-        try """
-        source: { interval: 5ms }
-        ops:
-          - filter: . % 2 == 0
-          - map: { n: . }
-        sink: { file: \(directory.appendingPathComponent("out.jsonl").path) }
-        """.write(toFile: file, atomically: true, encoding: .utf8)
-        let port = HTTPServerSourceTests.freePort()
-        let run = try startRivulet(["run", file, "--metrics", "127.0.0.1:\(port)"], output: .null, error: .null)
+        let (run, port) = try startWatchedCounter(every: "5ms")
         defer {
             run.send(SIGKILL)
             _ = run.wait()
-        }
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while MetricsEndpointTests.get(port, "/health") == nil && Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.05)
         }
         let address = "127.0.0.1:\(port)"
 

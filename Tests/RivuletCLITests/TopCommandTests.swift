@@ -12,25 +12,6 @@ final class TopCommandTests: BinaryTestCase {
         super.tearDown()
     }
 
-    /// A run of `interval → filter → map → file` serving --metrics; its port.
-    private func startWatchedRun() throws -> (ChildProcess, Int) {
-        let file = directory.appendingPathComponent("watched.yaml").path
-        try """
-        source: { interval: 10ms }
-        ops:
-          - filter: . % 2 == 0
-          - map: { n: . }
-        sink: { file: \(directory.appendingPathComponent("out.jsonl").path) }
-        """.write(toFile: file, atomically: true, encoding: .utf8)
-        let port = HTTPServerSourceTests.freePort()
-        let run = try startRivulet(["run", file, "--metrics", "127.0.0.1:\(port)"], output: .null, error: .null)
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while MetricsEndpointTests.get(port, "/health") == nil && Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return (run, port)
-    }
-
     /// The OUT column of the row whose place is `place`.
     private func out(_ screen: String, _ place: String) -> Int? {
         let row = screen.split(separator: "\n").first { $0.hasPrefix(place + " ") }
@@ -39,7 +20,7 @@ final class TopCommandTests: BinaryTestCase {
 
     func testTopRedrawsInATerminalAndQuitsOnQ() throws {
         guard Tmux.isInstalled else { throw XCTSkip("tmux is not installed") }
-        let (run, port) = try startWatchedRun()
+        let (run, port) = try startWatchedCounter()
         defer {
             run.send(SIGKILL)
             _ = run.wait()
@@ -65,7 +46,7 @@ final class TopCommandTests: BinaryTestCase {
     }
 
     func testOnAPipeOneViewAndAClearErrorWhenNothingServes() throws {
-        let (run, port) = try startWatchedRun()
+        let (run, port) = try startWatchedCounter()
         defer {
             run.send(SIGKILL)
             _ = run.wait()

@@ -209,7 +209,9 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     private func sendTapped(context: ChannelHandlerContext) {
-        guard var tapping else { return }
+        // A reader that does not keep up leaves the lines in the tap, which then drops (and
+        // counts) what does not fit, rather than growing the connection's buffer.
+        guard var tapping, context.channel.isWritable else { return }
         let ended = tapping.meter.isEnded
         var (lines, dropped) = tapping.tap.take()
         if let left = tapping.left, lines.count > left { lines.removeLast(lines.count - left) }

@@ -17,7 +17,13 @@ final class RunMetricsExporter: Sendable {
     private let factory: PrometheusMetricsFactory
     /// What each counter was last told, by counter: the run's atomics are read at each scrape and
     /// the difference added, so the pipeline pays one relaxed add an event and nothing more.
-    private let reported = Mutex<[String: (counter: CoreMetrics.Counter, value: Int)]>([:])
+    private let reported = Mutex<Reported>(Reported())
+
+    private struct Reported {
+        var counters: [String: (counter: CoreMetrics.Counter, value: Int)] = [:]
+        var gauges: [String: CoreMetrics.Gauge] = [:]
+        var timers: [String: CoreMetrics.Timer] = [:]
+    }
 
     init(meters: RunMeters, pipeline: String) {
         self.meters = meters
@@ -33,18 +39,42 @@ final class RunMetricsExporter: Sendable {
                     ("pipeline", pipeline), ("kind", meter.kind.rawValue), ("component", meter.component),
                     ("place", meter.place),
                 ]
-                func report(_ name: String, _ value: Int?) {
+                func report(_ name: String, _ value: Int?, extra: [String] = []) {
                     guard let value else { return }
-                    let key = "\(name) \(meter.place)"
+                    let dimensions = labels + (extra.count == 2 ? [(extra[0], extra[1])] : [])
+                    let key = "\(name) \(meter.place) \(extra.joined(separator: "="))"
                     let entry =
-                        reported[key]
-                        ?? (CoreMetrics.Counter(label: name, dimensions: labels, factory: factory), 0)
+                        reported.counters[key]
+                        ?? (CoreMetrics.Counter(label: name, dimensions: dimensions, factory: factory), 0)
                     if value > entry.value { entry.counter.increment(by: value - entry.value) }
-                    reported[key] = (entry.counter, max(value, entry.value))
+                    reported.counters[key] = (entry.counter, max(value, entry.value))
                 }
                 if meter.kind != .sink { report("rivulet_elements_out_total", meter.elements) }
                 if meter.kind != .source { report("rivulet_elements_in_total", meter.elementsIn ?? 0) }
                 report("rivulet_errors_total", meter.errors)
+                // What the component counts itself: counters end in _total, the rest are gauges.
+                for (extra, value) in meter.extraValues.sorted(by: { $0.key.name < $1.key.name }) {
+                    let name = "rivulet_" + extra.name
+                    if name.hasSuffix("_total") {
+                        report(name, value, extra: extra.label)
+                    } else {
+                        let key = "\(name) \(meter.place)"
+                        let gauge =
+                            reported.gauges[key] ?? CoreMetrics.Gauge(label: name, dimensions: labels, factory: factory)
+                        reported.gauges[key] = gauge
+                        gauge.record(value)
+                    }
+                }
+                for (name, durations) in meter.takeDurations() {
+                    let key = "\(name) \(meter.place)"
+                    let timer =
+                        reported.timers[key]
+                        ?? CoreMetrics.Timer(
+                            label: "rivulet_" + name, dimensions: labels, preferredDisplayUnit: .seconds,
+                            factory: factory)
+                    reported.timers[key] = timer
+                    for seconds in durations { timer.recordNanoseconds(Int64(seconds * 1e9)) }
+                }
             }
         }
         var text: [UInt8] = []

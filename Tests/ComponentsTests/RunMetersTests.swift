@@ -1,3 +1,5 @@
+@_spi(Host) import Components
+import Foundation
 @_spi(Host) import Pipeline
 import Reactive
 import XCTest
@@ -100,5 +102,52 @@ final class RunMetersTests: XCTestCase {
         XCTAssertEqual(taken.dropped, 1, "the fifth did not fit and was counted")
         map.detach(tap)
         XCTAssertEqual(tap.take().lines.count, 0)
+    }
+
+    func testAWatchedHTTPSourceCountsRequestsByStatusRetriesAndDurations() throws {
+        let recording = FileManager.default.temporaryDirectory.appendingPathComponent("m-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: recording) }
+        let exchanges: [[String: Any]] = [(503, "{}"), (200, "[1, 2]")].map { status, body in
+            [
+                "request": ["method": "GET", "path": "/items", "query": [String: String]()],
+                "response": ["status": status, "headers": [String: String](), "bodyText": body],
+            ]
+        }
+        try JSONSerialization.data(withJSONObject: ["recording": 1, "exchanges": exchanges]).write(to: recording)
+        let harness = PipelineHarness()
+        let meters = RunMeters()
+        harness.meters = meters
+        try harness.run(
+            "source: { http: { url: \"http://api.test/items\", retry: { backoff: 100ms } } }\nsink: record\n",
+            services: [HTTPSession(mode: .replay(recording.path))])
+        let source = try XCTUnwrap(meters.components.first { $0.place == "source" })
+        let extras = Dictionary(
+            uniqueKeysWithValues: source.extraValues.map { ("\($0.key.name)\($0.key.label)", $0.value) })
+        XCTAssertEqual(
+            extras,
+            [
+                "http_requests_total[\"status\", \"5xx\"]": 1, "http_requests_total[\"status\", \"2xx\"]": 1,
+                "http_retries_total[]": 1,
+            ])
+        XCTAssertEqual(source.takeDurations()["http_request_duration_seconds"]?.count, 2)
+        XCTAssertEqual(source.elements, 2)
+    }
+
+    func testAWatchedFileSinkCountsItsBytesAndWrites() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("m-\(UUID().uuidString).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let harness = PipelineHarness()
+        let meters = RunMeters()
+        harness.meters = meters
+        try harness.run(
+            """
+            source: { events: { marbles: "-1-2-3|" } }
+            sink: { file: \(path) }
+            """)
+        let sink = try XCTUnwrap(meters.components.first { $0.place == "sink" })
+        let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        let extras = Dictionary(uniqueKeysWithValues: sink.extraValues.map { ($0.key.name, $0.value) })
+        XCTAssertEqual(extras["sink_bytes_total"], size)
+        XCTAssertGreaterThanOrEqual(extras["sink_writes_total"] ?? 0, 1)
     }
 }

@@ -134,6 +134,30 @@ final class MetricsEndpointTests: BinaryTestCase {
         XCTAssertTrue(bad.stderr.contains("--metrics expects HOST:PORT"), bad.stderr)
     }
 
+    func testAnHTTPSourceCountsItsRequestsAndTheirDurations() throws {
+        // Pages of two items, page 3 answered only after 30 s: the run is busy while it is scraped.
+        let server = try serve { request, count in
+            let page = Int(request.query["page"] ?? "") ?? 0
+            if page == 2 && count == 1 { return .json("{}", status: 503) }
+            return .json("[{\"p\":\(page)},{\"p\":\(page)}]", delay: page == 3 ? 30 : 0)
+        }
+        let (run, port) = try startWatched(
+            """
+            source: { http: { url: "\(server.baseURL)/items", paginate: page, retry: { backoff: 10ms } } }
+            sink: { file: \(directory.appendingPathComponent("out.jsonl").path) }
+            """)
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while server.received.count < 4 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        let metrics = try XCTUnwrap(Self.get(port, "/metrics")).body
+        let source = [#"component="http""#, #"place="source""#]
+        XCTAssertEqual(Self.sample(metrics, "rivulet_http_requests_total", source + [#"status="2xx""#]), 2, metrics)
+        XCTAssertEqual(Self.sample(metrics, "rivulet_http_requests_total", source + [#"status="5xx""#]), 1, metrics)
+        XCTAssertEqual(Self.sample(metrics, "rivulet_http_retries_total", source), 1, metrics)
+        XCTAssertEqual(Self.sample(metrics, "rivulet_http_request_duration_seconds_count", source), 3, metrics)
+        XCTAssertTrue(metrics.contains("# TYPE rivulet_http_request_duration_seconds histogram"), metrics)
+    }
+
     func testReadyOnlyOnceTheNATSSourceIsConnected() throws {
         let server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path)
         defer { server.stop() }
@@ -151,6 +175,9 @@ final class MetricsEndpointTests: BinaryTestCase {
         let deadline = Date(timeIntervalSinceNow: 10)
         while Self.get(port, "/ready")?.status != 200 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         XCTAssertEqual(Self.get(port, "/ready")?.status, 200, "ready once the consumer is in place")
+        let metrics = try XCTUnwrap(Self.get(port, "/metrics")).body
+        XCTAssertEqual(
+            Self.sample(metrics, "rivulet_nats_pending_acks", [#"component="nats""#, #"place="source""#]), 0, metrics)
         run.send(SIGTERM)
         XCTAssertEqual(run.communicate(input: [], timeout: 30).termination.status, 143)
     }

@@ -124,6 +124,12 @@ final class FileSink: FlushingSink {
         writer = LineWriter(
             descriptor: descriptor, pageAlignedFrom: format == "jsonl" ? (append ? size : 0) : nil,
             startOffset: append ? size : 0)
+        if let meter = context.meter {
+            writer.onWrite = { bytes in
+                meter.count("sink_bytes_total", by: bytes)
+                meter.count("sink_writes_total")
+            }
+        }
         if format == "json" { writer.writeRaw("[") }
         if format != "json" && !special {
             if let pending = restored?["pending"]?.stringValue { writer.restoreBuffered(Array(pending.utf8)) }

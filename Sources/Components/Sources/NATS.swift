@@ -156,6 +156,7 @@ enum NATSSource {
             let drains = context.shared(SourceDrains.self) { SourceDrains() }
             // A watched run is ready once the consumer (or subscription) is in place.
             let connected = Self.readinessSignal(context)
+            let meter = context.meter
             let fail: @Sendable (any Error) -> Void = { error in
                 scheduler.enqueue {
                     let (observer, lifetime) = target.value
@@ -188,7 +189,8 @@ enum NATSSource {
                     worker.markDone()
                     return fail(error)
                 }
-                let consumer = NATSConsumer(connection: connection, settings: settings, ending: ending)
+                let consumer = NATSConsumer(
+                    connection: connection, settings: settings, ending: ending, meter: meter)
                 defer {
                     consumer.close()
                     connection.close()

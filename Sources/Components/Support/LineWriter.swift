@@ -21,6 +21,8 @@ final class LineWriter {
     /// under a page crosses a page boundary, and writes only up to a page boundary until `close`.
     private let pageAligned: Bool
     private var fileOffset = 0
+    /// Told the size of every write(2) that wrote something (a watched run counts them).
+    var onWrite: ((Int) -> Void)?
     static let pageSize = 4096
 
     /// A writer to `descriptor`, whose file is `startOffset` bytes long (for `writtenOffset`);
@@ -141,6 +143,7 @@ final class LineWriter {
         }
         fileOffset += offset
         buffer.removeFirst(offset)
+        if offset > 0 { onWrite?(offset) }
     }
 }
 

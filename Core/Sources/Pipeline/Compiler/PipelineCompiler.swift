@@ -224,14 +224,14 @@ final class Multicast {
     ) throws -> CompiledPipeline {
         /// The meter of the last stage of each stream built so far.
         var lastMeters: [String: ComponentMeter] = [:]
-        func metered(
-            _ observable: Observable<Value>, stream: String, part: String, _ spec: ComponentSpec,
-            upstream: ComponentMeter?
-        ) -> Observable<Value> {
-            guard let meters else { return observable }
-            let meter = meters.add(
+        /// A component's meter, made before the component is built so that it can find it.
+        func meter(stream: String, part: String, _ spec: ComponentSpec, key: String) -> ComponentMeter? {
+            meters?.add(
                 place: RunMeters.place(pipeline, stream: stream, part), kind: spec.kind, component: spec.name,
-                upstream: upstream)
+                upstream: lastMeters[stream], key: key)
+        }
+        func metered(_ observable: Observable<Value>, stream: String, _ meter: ComponentMeter?) -> Observable<Value> {
+            guard let meter else { return observable }
             lastMeters[stream] = meter
             return RunMeters.metered(observable, meter)
         }
@@ -248,7 +248,10 @@ final class Multicast {
         var sideSubjects: [String: PublishSubject<Value>] = [:]
         let services = SharedServices()
         for service in extraServices { services.insert(service) }
-        if let meters { services.insert(meters.readiness) }
+        if let meters {
+            services.insert(meters)
+            services.insert(meters.readiness)
+        }
         func sideKey(_ stream: String, _ index: Int, _ side: String) -> String { "\(stream)#\(index)#\(side)" }
         var sideStates: [String: SideStreamState] = [:]
         for (_, target) in pipeline.sideStreams {
@@ -326,13 +329,14 @@ final class Multicast {
                 if let upstream = lastMeters[name] { lastMeters[stream.name] = upstream }
             case .component(let component):
                 let sourceSides = sides(of: component.spec, stream: stream.name, index: Validator.sourceIndex)
+                let key = CheckpointPlan.sourceKey(stream.name, component.spec.name)
+                let sourceMeter = meter(stream: stream.name, part: "source", component.spec, key: key)
                 observable = try buildSource(
-                    component.spec, component.parameters, component.use.location,
-                    key: CheckpointPlan.sourceKey(stream.name, component.spec.name), sides: sourceSides
+                    component.spec, component.parameters, component.use.location, key: key, sides: sourceSides
                 ).make(.null)
                 observable = endingSides(observable, sourceSides)
                 observable = traced(observable, "\(stream.name)#source \(component.spec.name)", component.use.location)
-                observable = metered(observable, stream: stream.name, part: "source", component.spec, upstream: nil)
+                observable = metered(observable, stream: stream.name, sourceMeter)
             }
             for (index, component) in stream.operators.enumerated() {
                 let sides = sides(of: component.spec, stream: stream.name, index: index)
@@ -340,12 +344,11 @@ final class Multicast {
                     preconditionFailure("validated as an operator")
                 }
                 let key = CheckpointPlan.operatorKey(stream.name, index, component.spec.name)
+                let operatorMeter = meter(stream: stream.name, part: "ops.\(index)", component.spec, key: key)
                 let apply = try factory(component.parameters, context(for: component, key: key, sides: sides))
                 let applied = endingSides(apply(observable), sides)
                 observable = traced(applied, "\(stream.name)#\(index) \(component.spec.name)", component.use.location)
-                observable = metered(
-                    observable, stream: stream.name, part: "ops.\(index)", component.spec,
-                    upstream: lastMeters[stream.name])
+                observable = metered(observable, stream: stream.name, operatorMeter)
             }
             if pipeline.readerCounts[stream.name, default: 0] > 1 {
                 let multicast = Multicast(source: observable)
@@ -364,11 +367,11 @@ final class Multicast {
             guard case .sink(let factory) = component.spec.factory else { preconditionFailure("validated as a sink") }
             let key = CheckpointPlan.sinkKey(index, streamName, component.spec.name)
             let sinkSides = sides(of: component.spec, stream: streamName, index: Validator.sinkIndex(index))
-            let sink = try factory(
-                component.parameters, context(for: component, key: key, sides: sinkSides, streamName: streamName))
             let meter = meters?.add(
                 place: RunMeters.sinkPlace(pipeline, index: index), kind: .sink, component: component.spec.name,
-                upstream: lastMeters[streamName])
+                upstream: lastMeters[streamName], key: key)
+            let sink = try factory(
+                component.parameters, context(for: component, key: key, sides: sinkSides, streamName: streamName))
             sinks.append(
                 CompiledPipeline.CompiledSink(
                     name: component.spec.name, location: component.use.location, streamName: streamName, sink: sink,

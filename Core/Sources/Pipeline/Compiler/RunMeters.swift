@@ -16,6 +16,9 @@ import Synchronization
     private let elementCount = Atomic<Int>(0)
     private let errorCount = Atomic<Int>(0)
     private let ended = Atomic<Bool>(false)
+    /// What the component itself counts (`http_requests_total`, `sink_bytes_total`), its gauges
+    /// (`nats_pending_acks`) and the durations it observed, for the endpoint to export.
+    private let extras = Mutex<Extras>(Extras())
     /// How many taps are attached: one relaxed load an element when none is.
     private let tapCount = Atomic<Int>(0)
     private let taps = Mutex<[Tap]>([])
@@ -35,6 +38,53 @@ import Synchronization
     public var errors: Int { errorCount.load(ordering: .relaxed) }
     /// Whether it has completed or failed.
     public var isEnded: Bool { ended.load(ordering: .relaxed) }
+
+    /// A counter or gauge a component keeps beside the element counts, by name and one optional
+    /// extra label (`status`: `2xx`).
+    public struct ExtraKey: Hashable, Sendable {
+        /// The metric's name without the `rivulet_` prefix; counters end in `_total`.
+        public let name: String
+        /// An extra label, such as ("status", "2xx").
+        public let label: [String]
+    }
+
+    struct Extras {
+        var values: [ExtraKey: Int] = [:]
+        var durations: [String: [Double]] = [:]
+    }
+
+    /// The most durations kept between two scrapes (the oldest go first).
+    static let durationLimit = 10_000
+
+    /// Adds `amount` to the counter `name` (ending in `_total`).
+    public func count(_ name: String, label: (String, String)? = nil, by amount: Int = 1) {
+        let key = ExtraKey(name: name, label: label.map { [$0.0, $0.1] } ?? [])
+        extras.withLock { $0.values[key, default: 0] += amount }
+    }
+
+    /// Sets the gauge `name`.
+    public func gauge(_ name: String, _ value: Int) {
+        extras.withLock { $0.values[ExtraKey(name: name, label: [])] = value }
+    }
+
+    /// Records one duration (seconds) of `name`, for a histogram.
+    public func observe(_ name: String, seconds: Double) {
+        extras.withLock { extras in
+            extras.durations[name, default: []].append(seconds)
+            if extras.durations[name]!.count > Self.durationLimit { extras.durations[name]!.removeFirst() }
+        }
+    }
+
+    /// The counters and gauges so far.
+    public var extraValues: [ExtraKey: Int] { extras.withLock { $0.values } }
+
+    /// The durations observed since the last call, by name.
+    public func takeDurations() -> [String: [Double]] {
+        extras.withLock { extras in
+            defer { extras.durations = [:] }
+            return extras.durations
+        }
+    }
 
     /// Starts copying the elements it emits (a sink: receives) into `tap`.
     public func attach(_ tap: Tap) {
@@ -105,7 +155,7 @@ import Synchronization
 /// ready. Given to the compiler only when the run is watched (`run --metrics`): a run that is
 /// not pays nothing.
 @_spi(Host) public final class RunMeters: @unchecked Sendable {
-    private let lock = Mutex<[ComponentMeter]>([])
+    private let lock = Mutex<(all: [ComponentMeter], byKey: [String: ComponentMeter])>(([], [:]))
     /// The sources still connecting (see `SourceReadiness`); shared with the run's components.
     public let readiness = SourceReadiness()
 
@@ -113,11 +163,19 @@ import Synchronization
     public init() {}
 
     /// Every component's meter, in file order.
-    public var components: [ComponentMeter] { lock.withLock { $0 } }
+    public var components: [ComponentMeter] { lock.withLock { $0.all } }
 
-    func add(place: String, kind: ComponentKind, component: String, upstream: ComponentMeter?) -> ComponentMeter {
+    /// The meter of the component whose checkpoint key is `key` (how a component finds its own).
+    public func meter(forKey key: String) -> ComponentMeter? { lock.withLock { $0.byKey[key] } }
+
+    func add(place: String, kind: ComponentKind, component: String, upstream: ComponentMeter?, key: String)
+        -> ComponentMeter
+    {
         let meter = ComponentMeter(place: place, kind: kind, component: component, upstream: upstream)
-        lock.withLock { $0.append(meter) }
+        lock.withLock {
+            $0.all.append(meter)
+            $0.byKey[key] = meter
+        }
         return meter
     }
 
@@ -166,5 +224,13 @@ import Synchronization
 
     private final class Flag: Sendable {
         let value = Atomic<Bool>(false)
+    }
+}
+
+extension ComponentContext {
+    /// This component's meter in a watched run (`run --metrics`), for what it counts beside its
+    /// elements; nil otherwise, and then it counts nothing.
+    @_spi(Host) public var meter: ComponentMeter? {
+        checkpointKey.isEmpty ? nil : existing(RunMeters.self)?.meter(forKey: checkpointKey)
     }
 }

@@ -80,10 +80,13 @@ struct HTTPClientSetup {
     /// that names the status, the API's own message and the URL (secrets removed).
     func fetch(_ request: HTTPRequestData) -> Observable<HTTPResponseData> {
         let setup = self
+        let meter = context.meter
         return Observable.create { observer in
             let current = SerialDisposable()
             func attempt(_ number: Int) {
+                let started = setup.context.scheduler.now
                 current.disposable = setup.transport.start(request, timeout: setup.timeout) { result in
+                    if let meter { Self.measure(result, since: started, on: setup.context.scheduler, into: meter) }
                     switch result {
                     case .success(let response) where (200..<300).contains(response.status):
                         observer.on(.next(response))
@@ -165,7 +168,24 @@ struct HTTPClientSetup {
         return .retry(policy.backoff(retry: retry, random: &context.environment.random))
     }
 
+    /// A watched run's HTTP counts: requests by status class, their durations, retries.
+    private static func measure(
+        _ result: Result<HTTPResponseData, HTTPTransportError>, since started: RxTime, on scheduler: any SchedulerType,
+        into meter: ComponentMeter
+    ) {
+        let status: String
+        switch result {
+        case .success(let response): status = "\(response.status / 100)xx"
+        case .failure: status = "error"
+        }
+        meter.count("http_requests_total", label: ("status", status))
+        let elapsed = (scheduler.now - started).components
+        meter.observe(
+            "http_request_duration_seconds", seconds: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
+    }
+
     private func logRetry(_ what: String, _ request: HTTPRequestData, _ delay: RxTimeInterval, _ number: Int) {
+        context.meter?.count("http_retries_total")
         context.log(
             "\(context.componentName): \(what) from \(request.method) \(redactor.redact(url: request.url)); "
                 + "attempt \(number + 2) of \(policy.maxRetries + 1) in \(DurationSyntax.format(delay))")

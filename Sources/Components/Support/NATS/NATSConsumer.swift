@@ -72,11 +72,29 @@ final class NATSConsumer: @unchecked Sendable {
     private var deadLetters: [(OpaquePointer, String)] = []
     /// Set once the connection is closed: a message settled after that is only freed.
     private var closed = false
+    /// In a watched run: pending acknowledgements and redeliveries are counted here.
+    private let meter: ComponentMeter?
 
-    init(connection: NATSConnection, settings: NATSConsumerSettings, ending: RunEnding) {
+    init(connection: NATSConnection, settings: NATSConsumerSettings, ending: RunEnding, meter: ComponentMeter? = nil) {
         self.connection = connection
         self.settings = settings
         self.ending = ending
+        self.meter = meter
+    }
+
+    /// A watched run's view of a fetched batch: how many were delivered before, and what is pending.
+    private func measure(_ messages: [OpaquePointer], pending: Int) {
+        guard let meter else { return }
+        var redelivered = 0
+        for message in messages {
+            var meta: UnsafeMutablePointer<jsMsgMetaData>?
+            if natsMsg_GetMetaData(&meta, message) == NATS_OK, let meta {
+                if meta.pointee.NumDelivered > 1 { redelivered += 1 }
+                jsMsgMetaData_Destroy(meta)
+            }
+        }
+        if redelivered > 0 { meter.count("nats_redeliveries_total", by: redelivered) }
+        meter.gauge("nats_pending_acks", pending)
     }
 
     /// Checks the stream (creating it if the file asks), creates or checks the consumer, and
@@ -220,8 +238,10 @@ final class NATSConsumer: @unchecked Sendable {
             let letters = deadLetters
             deadLetters = []
             let room = settings.maxAckPending - inFlight
+            let pending = inFlight
             let isStopped = stopped
             condition.unlock()
+            meter?.gauge("nats_pending_acks", pending)
             publishDeadLetters(letters)
             if isStopped { return nil }
             if room < fetchRoom { continue }
@@ -245,7 +265,9 @@ final class NATSConsumer: @unchecked Sendable {
                 natsMsgList_Destroy(&list)
                 condition.lock()
                 inFlight += messages.count
+                let pending = inFlight
                 condition.unlock()
+                measure(messages, pending: pending)
                 deliver(messages)
                 continue
             }

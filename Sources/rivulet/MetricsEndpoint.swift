@@ -1,3 +1,4 @@
+@_spi(Host) import Components
 import CoreMetrics
 import Foundation
 import NIOCore
@@ -140,16 +141,6 @@ final class MetricsEndpoint: Sendable {
     private let channel: any Channel
     /// The port it listens on (the one given, or the system's choice for port 0).
     let port: Int
-
-    /// Splits `HOST:PORT` (`[::1]:9464` for IPv6); nil when it is not that.
-    static func parse(_ address: String) -> (host: String, port: Int)? {
-        guard let colon = address.lastIndex(of: ":") else { return nil }
-        var host = String(address[..<colon])
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty, let port = Int(address[address.index(after: colon)...]), (0...65535).contains(port)
-        else { return nil }
-        return (host, port)
-    }
 
     init(host: String, port: Int, exporter: RunMetricsExporter) throws {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)

@@ -104,7 +104,7 @@ struct RunCommand: ParsableCommand {
     func validate() throws {
         if record != nil && replay != nil { throw ValidationError("--record and --replay cannot be used together") }
         if state == nil && resume { throw ValidationError("--resume needs --state") }
-        if let metrics, MetricsEndpoint.parse(metrics) == nil {
+        if let metrics, HTTPServerAddress.parse(metrics) == nil {
             throw ValidationError("--metrics expects HOST:PORT, such as 127.0.0.1:9464; got '\(metrics)'")
         }
         if let replay, !FileManager.default.fileExists(atPath: replay) {
@@ -184,7 +184,7 @@ struct RunCommand: ParsableCommand {
     private func startMetricsEndpoint(_ pipeline: ValidatedPipeline) throws -> (
         meters: RunMeters, endpoint: MetricsEndpoint
     )? {
-        guard let metrics, let (host, port) = MetricsEndpoint.parse(metrics) else { return nil }
+        guard let metrics, let (host, port) = HTTPServerAddress.parse(metrics) else { return nil }
         let meters = RunMeters()
         let name =
             pipeline.spec.name

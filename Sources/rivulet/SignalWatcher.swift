@@ -18,22 +18,32 @@ enum SignalWatcher {
         return receivedSignal == 0 ? nil : receivedSignal
     }
 
-    /// Blocks SIGINT and SIGTERM in this thread and the threads it starts later. Call first thing.
-    static func blockSignals() {
+    /// SIGINT and SIGTERM, the signals a run handles itself.
+    private static var handled: sigset_t {
         var set = sigset_t()
         sigemptyset(&set)
         sigaddset(&set, SIGINT)
         sigaddset(&set, SIGTERM)
+        return set
+    }
+
+    /// Blocks SIGINT and SIGTERM in this thread and the threads it starts later. Call first thing.
+    static func blockSignals() {
+        var set = handled
         pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// Gives SIGINT and SIGTERM back their default action (end the process): for commands that
+    /// have nothing to flush, such as `tap`.
+    static func unblockSignals() {
+        var set = handled
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
     /// Starts the thread that waits for a signal and then calls `stop` (once).
     static func start(_ stop: @escaping @Sendable () -> Void) {
         let thread = Thread {
-            var set = sigset_t()
-            sigemptyset(&set)
-            sigaddset(&set, SIGINT)
-            sigaddset(&set, SIGTERM)
+            var set = handled
             var signal: Int32 = 0
             guard sigwait(&set, &signal) == 0 else { return }
             lock.lock()

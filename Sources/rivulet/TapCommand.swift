@@ -1,4 +1,5 @@
 import ArgumentParser
+@_spi(Host) import Components
 import Foundation
 
 /// `rivulet tap HOST:PORT`: prints the elements passing one component of a run started with
@@ -21,20 +22,16 @@ struct TapCommand: ParsableCommand {
     var limit: Int?
 
     func validate() throws {
-        if MetricsEndpoint.parse(address) == nil {
+        if HTTPServerAddress.parse(address) == nil {
             throw ValidationError("tap expects HOST:PORT, such as 127.0.0.1:9464; got '\(address)'")
         }
         if let limit, limit < 1 { throw ValidationError("--limit expects a positive number, got \(limit)") }
     }
 
     func run() throws {
-        guard let (host, port) = MetricsEndpoint.parse(address) else { throw ExitCode(2) }
-        // The main thread blocks SIGINT and SIGTERM for runs; a tap ends on them as any program does.
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        sigaddset(&signals, SIGINT)
-        sigaddset(&signals, SIGTERM)
-        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+        guard let (host, port) = HTTPServerAddress.parse(address) else { throw ExitCode(2) }
+        // A tap ends on Ctrl-C as any program does (runs block the signals to drain first).
+        SignalWatcher.unblockSignals()
         var query = ["limit=\(limit ?? 0)"]
         if let component {
             query.append(

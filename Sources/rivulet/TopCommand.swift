@@ -1,4 +1,5 @@
 import ArgumentParser
+@_spi(Host) import Components
 import Foundation
 @_spi(Host) import Pipeline
 
@@ -17,13 +18,13 @@ struct TopCommand: ParsableCommand {
     var once = false
 
     func validate() throws {
-        if MetricsEndpoint.parse(address) == nil {
+        if HTTPServerAddress.parse(address) == nil {
             throw ValidationError("top expects HOST:PORT, such as 127.0.0.1:9464; got '\(address)'")
         }
     }
 
     func run() throws {
-        guard let (host, port) = MetricsEndpoint.parse(address) else { throw ExitCode(2) }
+        guard let (host, port) = HTTPServerAddress.parse(address) else { throw ExitCode(2) }
         let fetch = { () throws -> TopView.Snapshot in
             let body = try StatsClient.get(host: host, port: port, path: "/stats")
             guard let snapshot = TopView.Snapshot(json: body) else {
@@ -40,15 +41,17 @@ struct TopCommand: ParsableCommand {
                 FileHandleOutput.standardOutput.write(lines.joined(separator: "\n") + "\n")
                 return
             }
-            try watch(fetch)
+            // Said once the terminal has its own screen back.
+            if let ended = try watch(fetch) { FileHandleOutput.standardError.write(ended + "\n") }
         } catch let failure as StatsClient.Failure {
             FileHandleOutput.standardError.write("error: \(failure.message)\n")
             throw ExitCode(1)
         }
     }
 
-    /// Redraws the view every second until `q` (or Ctrl-C) is typed, or the run goes away.
-    private func watch(_ fetch: () throws -> TopView.Snapshot) throws {
+    /// Redraws the view every second until `q` (or Ctrl-C) is typed, or the run goes away (what
+    /// to say then is returned).
+    private func watch(_ fetch: () throws -> TopView.Snapshot) throws -> String? {
         var saved = termios()
         let hasTerminalInput = tcgetattr(0, &saved) == 0
         if hasTerminalInput {
@@ -68,11 +71,7 @@ struct TopCommand: ParsableCommand {
             do {
                 current = try fetch()
             } catch let failure as StatsClient.Failure {
-                if previous != nil {
-                    output.write("\u{1B}[?25h\u{1B}[?1049l")
-                    FileHandleOutput.standardError.write("the run at \(address) has ended (\(failure.message))\n")
-                    return
-                }
+                if previous != nil { return "the run at \(address) has ended (\(failure.message))" }
                 throw failure
             }
             let lines = TopView.render(previous: previous, current: current, address: address)
@@ -82,7 +81,7 @@ struct TopCommand: ParsableCommand {
             var poller = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
             if poll(&poller, 1, 1000) > 0 {
                 var byte: UInt8 = 0
-                if read(0, &byte, 1) == 1, byte == UInt8(ascii: "q") || byte == 3 { return }
+                if read(0, &byte, 1) == 1, byte == UInt8(ascii: "q") || byte == 3 { return nil }
             }
         }
     }
@@ -155,66 +154,5 @@ enum TopView {
             }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
         }
         return [title, ""] + lines
-    }
-}
-
-/// A blocking HTTP/1.0 GET, enough to read a run's `/stats`.
-enum StatsClient {
-    struct Failure: Error {
-        let message: String
-        init(_ message: String) { self.message = message }
-    }
-
-    static func get(host: String, port: Int, path: String) throws -> [UInt8] {
-        var body: [UInt8] = []
-        let answer = try stream(host: host, port: port, path: path) { body += $0 }
-        return answer.status == 200 ? body : answer.body
-    }
-
-    /// Sends a GET; a 200 answer's body is handed over as it arrives, another's is returned
-    /// whole with its status once the server has closed the connection.
-    static func stream(host: String, port: Int, path: String, _ receive: ([UInt8]) -> Void) throws -> (
-        status: Int, body: [UInt8]
-    ) {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var found: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, String(port), &hints, &found) == 0, let first = found else {
-            throw Failure("cannot resolve \(host)")
-        }
-        defer { freeaddrinfo(found) }
-        let descriptor = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
-        guard descriptor >= 0 else { throw Failure("cannot open a socket") }
-        defer { close(descriptor) }
-        guard connect(descriptor, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
-            throw Failure(
-                "cannot reach \(host):\(port): \(String(cString: strerror(errno))) (is a run serving --metrics there?)")
-        }
-        let request = Array("GET \(path) HTTP/1.0\r\nHost: \(host)\r\n\r\n".utf8)
-        guard write(descriptor, request, request.count) == request.count else {
-            throw Failure("cannot send to \(host):\(port)")
-        }
-        var head: [UInt8] = []
-        var status: Int?
-        var refused: [UInt8] = []
-        func hand(_ bytes: [UInt8]) {
-            if status == 200 { receive(bytes) } else { refused += bytes }
-        }
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = read(descriptor, &buffer, buffer.count)
-            if count <= 0 { break }
-            if status != nil {
-                hand(Array(buffer[0..<count]))
-                continue
-            }
-            head += buffer[0..<count]
-            guard let end = head.firstRange(of: Array("\r\n\r\n".utf8)) else { continue }
-            let line = String(decoding: head[..<end.lowerBound], as: UTF8.self)
-            status = Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-            if end.upperBound < head.count { hand(Array(head[end.upperBound...])) }
-        }
-        guard let status else { throw Failure("\(host):\(port) closed the connection without an answer") }
-        return (status, refused)
     }
 }

@@ -26,6 +26,13 @@ final class TapCommandTests: BinaryTestCase {
         XCTAssertEqual(lines.count, 2, written.stdout)
         XCTAssertTrue(lines.allSatisfy { $0.hasPrefix("{\"n\":") }, "what the sink receives: \(lines)")
 
+        let noLimit = try runRivulet(["tap", address, "--limit", "0"])
+        XCTAssertEqual(noLimit.status, 2)
+        XCTAssertTrue(noLimit.stderr.contains("--limit expects a positive number, got 0"), noLimit.stderr)
+        let badAddress = try runRivulet(["tap", "9464"])
+        XCTAssertEqual(badAddress.status, 2)
+        XCTAssertTrue(badAddress.stderr.contains("tap expects HOST:PORT"), badAddress.stderr)
+
         let nowhere = try runRivulet(["tap", address, "--component", "ops.7", "--limit", "1"])
         XCTAssertEqual(nowhere.status, 1)
         XCTAssertEqual(nowhere.stdout, "")

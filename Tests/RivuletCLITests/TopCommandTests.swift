@@ -22,8 +22,10 @@ final class TopCommandTests: BinaryTestCase {
         guard Tmux.isInstalled else { throw XCTSkip("tmux is not installed") }
         let (run, port) = try startWatchedCounter()
         defer {
-            run.send(SIGKILL)
-            _ = run.wait()
+            if run.exited() == nil {
+                run.send(SIGKILL)
+                _ = run.wait()
+            }
         }
         let terminal = Tmux("top")
         tmux = terminal
@@ -43,6 +45,15 @@ final class TopCommandTests: BinaryTestCase {
         try terminal.type("q")
         let back = try terminal.waitFor("top-exit=0")
         XCTAssertFalse(back.contains("PLACE"), "the terminal's own screen is back:\n\(back)")
+
+        // Watching a run that ends: top says so and gives the screen back.
+        try terminal.type("clear; \(binary) top 127.0.0.1:\(port); echo top-again=$?", enter: true)
+        try terminal.waitFor("q quits")
+        run.send(SIGKILL)
+        _ = run.wait()
+        let ended = try terminal.waitFor("top-again=0")
+        XCTAssertTrue(ended.contains("the run at 127.0.0.1:\(port) has ended"), ended)
+        XCTAssertFalse(ended.contains("PLACE"), ended)
     }
 
     func testOnAPipeOneViewAndAClearErrorWhenNothingServes() throws {

@@ -76,11 +76,13 @@ extension BuiltinComponents {
         })
 }
 
-/// `HOST:PORT`.
-enum HTTPServerAddress {
-    static func parse(_ text: String) -> (String, Int)? {
+/// `HOST:PORT` (`[::1]:9464` for IPv6), as the `httpServer` source and `run --metrics` take it.
+@_spi(Host) public enum HTTPServerAddress {
+    /// The host and port; nil when `text` is not `HOST:PORT`.
+    public static func parse(_ text: String) -> (host: String, port: Int)? {
         guard let colon = text.lastIndex(of: ":") else { return nil }
-        let host = String(text[..<colon])
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         guard !host.isEmpty, let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
             return nil
         }

@@ -53,7 +53,7 @@ import Synchronization
         var durations: [String: [Double]] = [:]
     }
 
-    /// The most durations kept between two scrapes (the oldest go first).
+    /// The most durations kept between two scrapes (past it, the older half goes).
     static let durationLimit = 10_000
 
     /// Adds `amount` to the counter `name` (ending in `_total`).
@@ -71,7 +71,10 @@ import Synchronization
     public func observe(_ name: String, seconds: Double) {
         extras.withLock { extras in
             extras.durations[name, default: []].append(seconds)
-            if extras.durations[name]!.count > Self.durationLimit { extras.durations[name]!.removeFirst() }
+            // Nobody scraping: keep the newest half at once rather than shift the array every time.
+            if let count = extras.durations[name]?.count, count > Self.durationLimit {
+                extras.durations[name]!.removeFirst(count - Self.durationLimit / 2)
+            }
         }
     }
 

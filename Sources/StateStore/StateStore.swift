@@ -90,6 +90,13 @@ public final class StateStore {
         }
     }
 
+    /// Lets go of the pipelines this store locked (a run that ends while the process goes on,
+    /// to be followed by another run of the same pipeline).
+    public func unlockAll() {
+        if lockDescriptor >= 0 { close(lockDescriptor) }
+        lockDescriptor = -1
+    }
+
     /// Takes the lock of `pipeline` for as long as the store is open, or throws if another
     /// runner holds it. The lock is an open-file-description lock on a byte of the database file
     /// far above what SQLite uses, so it ends with the process however the process ends.

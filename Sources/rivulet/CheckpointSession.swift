@@ -34,9 +34,11 @@ final class CheckpointSession {
                 hint: "its state no longer fits; run `rivulet state \(path) --reset \(name)` to start it over")
         }
         restored = checkpoint.state
-        FileHandleOutput.standardError.write(
-            "rivulet: resuming '\(name)' from checkpoint \(checkpoint.sequence) of '\(path)'\n")
+        RunLog.info("rivulet: resuming '\(name)' from checkpoint \(checkpoint.sequence) of '\(path)'")
     }
+
+    /// Lets go of the pipeline's lock (under --watch, before the next version takes it).
+    func close() { store.unlockAll() }
 
     static func absolutePath(_ file: String) -> String {
         guard let resolved = realpath(file, nil) else { return file }

@@ -27,8 +27,7 @@ struct ComponentsCommand: ParsableCommand {
             let specs = registry.specs(named: name)
             guard !specs.isEmpty else {
                 let names = registry.all.map(\.name)
-                FileHandleOutput.standardError.write(
-                    "error: no component '\(name)'\(Suggestions.didYouMean(name, in: names))\n")
+                RunLog.error("error: no component '\(name)'\(Suggestions.didYouMean(name, in: names))")
                 throw ExitCode(2)
             }
             if format == .json {

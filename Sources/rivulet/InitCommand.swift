@@ -21,7 +21,7 @@ struct InitCommand: ParsableCommand {
         let pipeline = "\(name).yaml"
         let test = "\(name).test.yaml"
         for file in [pipeline, test] where FileManager.default.fileExists(atPath: file) {
-            FileHandleOutput.standardError.write("error: \(file) exists already; init writes only new files\n")
+            RunLog.error("error: \(file) exists already; init writes only new files")
             throw ExitCode(2)
         }
         try Self.pipeline(name).write(toFile: pipeline, atomically: true, encoding: .utf8)

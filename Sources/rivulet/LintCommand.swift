@@ -35,8 +35,7 @@ struct LintCommand: ParsableCommand {
         var failedFiles = 0
         let files = Self.files(paths)
         guard !files.isEmpty else {
-            FileHandleOutput.standardError.write(
-                "error: no pipeline or test file in \(paths.joined(separator: ", "))\n")
+            RunLog.error("error: no pipeline or test file in \(paths.joined(separator: ", "))")
             throw ExitCode(2)
         }
         var checked: [(file: String, diagnostics: [Diagnostic])] = []
@@ -88,9 +87,8 @@ struct LintCommand: ParsableCommand {
             if errorCount > 0 { throw ExitCode(2) }
         }
         if errorCount > 0 {
-            FileHandleOutput.standardError.write(
-                "\(errorCount) error\(errorCount == 1 ? "" : "s") in \(failedFiles) file\(failedFiles == 1 ? "" : "s")\n"
-            )
+            RunLog.error(
+                "\(errorCount) error\(errorCount == 1 ? "" : "s") in \(failedFiles) file\(failedFiles == 1 ? "" : "s")")
             throw ExitCode(2)
         }
     }
@@ -98,13 +96,11 @@ struct LintCommand: ParsableCommand {
     /// Diagnostics that may be in several files (a test file and its pipeline), each shown with
     /// its own file's line.
     private static func report(_ diagnostics: [Diagnostic]) {
-        let renderer = DiagnosticRenderer(
-            useColor: CommandSupport.useColor)
         var texts: [String: String] = [:]
         for diagnostic in diagnostics {
             let file = diagnostic.location.file
             if texts[file] == nil { texts[file] = PipelineLoader.readFile(file) ?? "" }
-            FileHandleOutput.standardError.write(renderer.render(diagnostic, source: texts[file]))
+            RunLog.report([diagnostic], source: texts[file])
         }
     }
 

@@ -11,7 +11,8 @@ import Synchronization
 /// What `run --metrics` shows of a run: its meters as swift-metrics counters exported by
 /// swift-prometheus, and the same as a JSON snapshot for `rivulet top`.
 final class RunMetricsExporter: Sendable {
-    private let meters: RunMeters
+    private let current: Mutex<RunMeters>
+    private var meters: RunMeters { current.withLock { $0 } }
     private let pipeline: String
     private let started = ContinuousClock.now
     private let registry = PrometheusCollectorRegistry()
@@ -27,9 +28,18 @@ final class RunMetricsExporter: Sendable {
     }
 
     init(meters: RunMeters, pipeline: String) {
-        self.meters = meters
+        current = Mutex(meters)
         self.pipeline = pipeline
         factory = PrometheusMetricsFactory(registry: registry)
+    }
+
+    /// Shows the meters of a new version of the pipeline (`--watch`): the counters go on from
+    /// their totals, so they never go down.
+    func replace(_ meters: RunMeters) {
+        reported.withLock { reported in
+            for key in reported.counters.keys { reported.counters[key]?.value = 0 }
+            current.withLock { $0 = meters }
+        }
     }
 
     /// The Prometheus text exposition of every component's counters.

@@ -1,6 +1,7 @@
 import ArgumentParser
 @_spi(Host) import Components
 import Foundation
+import Logging
 import NIOCore
 @_spi(Host) import Pipeline
 import Reactive
@@ -89,6 +90,18 @@ struct RunCommand: ParsableCommand {
             valueName: "host:port"))
     var metrics: String?
 
+    @Flag(name: .shortAndLong, help: "No progress line and no summary at the end (errors and warnings still show).")
+    var quiet = false
+
+    @Flag(help: "At the end, a table of every component: elements in and out, errors.")
+    var summary = false
+
+    @Flag(
+        help:
+            "Read the file again when it changes (or on SIGHUP): a valid new version replaces the running one (resuming from --state); one with errors leaves it running."
+    )
+    var watch = false
+
     @OptionGroup var options: CommonOptions
 
     /// The name of a pipeline read from standard input, in messages and checkpoints.
@@ -104,6 +117,7 @@ struct RunCommand: ParsableCommand {
     func validate() throws {
         if record != nil && replay != nil { throw ValidationError("--record and --replay cannot be used together") }
         if state == nil && resume { throw ValidationError("--resume needs --state") }
+        if watch && file == "-" { throw ValidationError("--watch needs a pipeline file, not standard input") }
         if let metrics, HTTPServerAddress.parse(metrics) == nil {
             throw ValidationError("--metrics expects HOST:PORT, such as 127.0.0.1:9464; got '\(metrics)'")
         }
@@ -113,8 +127,82 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
-        let limit = until
+        // Before any thread starts, so that none of them gets SIGHUP's default action (exit).
+        if watch { SignalWatcher.blockHangUp() }
         let loader = CommandSupport.loader(try CommandSupport.prepare(options))
+        let loaded = load(loader)
+        guard let pipeline = loaded.pipeline else {
+            CommandSupport.report(loaded)
+            throw ExitCode(2)
+        }
+        let control = RunControl<Version>()
+        // Under --watch, a change of the file (or SIGHUP) reads it again; only a valid version
+        // replaces the running one.
+        let reloader = Serialized(loader)
+        let reload: @Sendable () -> Void = { [self] in
+            reloader.with { loader in self.reload(loader, control) }
+        }
+        SignalWatcher.start(hangUp: watch ? reload : nil) { control.stop() }
+        let watcher = watch ? FileWatcher(paths: { [file] }, changed: reload) : nil
+        let tracer = trace ? Tracer() : nil
+        RunLog.pipeline = Self.name(of: pipeline)
+        // Sources and sinks are always metered (for the summary and the progress line); operators
+        // only when something shows them.
+        var meters = RunMeters(metersOperators: metrics != nil || summary)
+        let exporter = RunMetricsExporter(meters: meters, pipeline: Self.name(of: pipeline))
+        let endpoint = try startMetricsEndpoint(exporter)
+        defer { endpoint?.stop() }
+        var version = Version(loaded: loaded, pipeline: pipeline)
+        var resuming = resume
+        while true {
+            let outcome: PipelineRun.Outcome
+            do {
+                outcome = try runOnce(version, resume: resuming, meters: meters, tracer: tracer, control: control)
+            } catch let code as ExitCode where watch {
+                // Under --watch a version that cannot start (said already) waits for the next edit.
+                _ = code
+                outcome = .completed
+            }
+            guard watch else { return try end(outcome, tracer: tracer) }
+            _ = watcher
+            if let signal = SignalWatcher.received { throw ExitCode(128 + signal) }
+            if !control.hasReplacement { RunLog.info("watch: the run ended; waiting for \(file) to change") }
+            guard let next = control.next(wait: true) else {
+                throw ExitCode(128 + (SignalWatcher.received ?? SIGTERM))
+            }
+            version = next
+            // A new version goes on from where the last one was (with --state).
+            resuming = true
+            meters = RunMeters(metersOperators: metrics != nil || summary)
+            exporter.replace(meters)
+            RunLog.pipeline = Self.name(of: next.pipeline)
+        }
+    }
+
+    /// Under --watch: the file read again, and the running version replaced if the new one is valid.
+    private func reload(_ loader: PipelineLoader, _ control: RunControl<Version>) {
+        let next = load(loader)
+        if let pipeline = next.pipeline {
+            RunLog.info("watch: \(file) changed; stopping the running version and starting the new one")
+            control.replace(with: Version(loaded: next, pipeline: pipeline))
+        } else {
+            let errors = next.diagnostics.filter { $0.severity == .error }.count
+            RunLog.error(
+                "error: watch: \(file) changed but has \(errors) error\(errors == 1 ? "" : "s"); "
+                    + "the running version goes on")
+            CommandSupport.report(next)
+        }
+    }
+
+    /// One version of the pipeline file, checked. Read on the watching thread and handed to the
+    /// run's thread once, through `RunControl`'s lock.
+    struct Version: @unchecked Sendable {
+        let loaded: PipelineLoader.Loaded
+        let pipeline: ValidatedPipeline
+    }
+
+    /// The pipeline file read and checked (with --state, for checkpoints too).
+    private func load(_ loader: PipelineLoader) -> PipelineLoader.Loaded {
         let loaded: PipelineLoader.Loaded
         if file == "-" {
             // Named for messages; having no folder, its paths resolve from the working directory.
@@ -123,46 +211,50 @@ struct RunCommand: ParsableCommand {
         } else {
             loaded = loader.load(path: file, overrides: overrides)
         }
-        let checked = state == nil ? loaded : loaded.checkingCheckpoints()
-        guard let pipeline = checked.pipeline else {
-            CommandSupport.report(checked)
-            throw ExitCode(2)
-        }
+        return state == nil ? loaded : loaded.checkingCheckpoints()
+    }
+
+    /// Runs one version until it ends or is stopped; what could not start is an exit code.
+    private func runOnce(
+        _ version: Version, resume: Bool, meters: RunMeters, tracer: Tracer?, control: RunControl<Version>
+    ) throws -> PipelineRun.Outcome {
+        let pipeline = version.pipeline
         var session: CheckpointSession?
         if let state {
             do {
                 session = try CheckpointSession(
                     path: state, pipeline: pipeline, file: file == "-" ? Self.standardInputName : file, resume: resume)
             } catch {
-                FileHandleOutput.standardError.write("\(error)\n")
+                RunLog.error("\(error)")
                 throw ExitCode(2)
             }
         }
         let seed = self.seed ?? pipeline.spec.seed ?? UInt64.random(in: 0...UInt64.max)
-        let tracer = trace ? Tracer() : nil
-        let meters = try startMetricsEndpoint(pipeline)
-        defer { meters?.endpoint.stop() }
-        let outcome: PipelineRun.Outcome
+        defer { session?.close() }
         do {
             switch clock {
             case .virtual:
-                outcome = try runVirtual(
-                    pipeline, baseDirectory: loaded.baseDirectory, seed: seed, limit: limit, tracer: tracer,
-                    meters: meters?.meters, session: session)
+                return try runVirtual(
+                    pipeline, baseDirectory: version.loaded.baseDirectory, seed: seed, limit: until, tracer: tracer,
+                    meters: meters, session: session, control: control)
             case .real:
-                outcome = try runReal(
-                    pipeline, baseDirectory: loaded.baseDirectory, seed: seed, limit: limit, tracer: tracer,
-                    meters: meters?.meters, session: session)
+                return try runReal(
+                    pipeline, baseDirectory: version.loaded.baseDirectory, seed: seed, limit: until, tracer: tracer,
+                    meters: meters, session: session, control: control)
             }
         } catch let error as StateStoreError {
             // A checkpoint that could not be saved: the run stopped, the last good checkpoint is kept.
-            FileHandleOutput.standardError.write("\(error)\n")
+            RunLog.error("\(error)")
             throw ExitCode(1)
         } catch {
             // A component that cannot be built (a fixture file that is missing, say): the file is invalid.
-            FileHandleOutput.standardError.write("\(error)\n")
+            RunLog.error("\(error)")
             throw ExitCode(2)
         }
+    }
+
+    /// The exit of a run that ended as `outcome`.
+    private func end(_ outcome: PipelineRun.Outcome, tracer: Tracer?) throws {
         tracer?.printTimelines()
         switch outcome {
         case .completed:
@@ -171,8 +263,8 @@ struct RunCommand: ParsableCommand {
             // `rivulet run … | head -1`: the reader has what it wanted; end as SIGPIPE would.
             _ = error
             throw ExitCode(128 + SIGPIPE)
-        case .failed(let error):
-            FileHandleOutput.standardError.write("\(error)\n")
+        case .failed:
+            // Its error was written before the summary (see `report`).
             throw ExitCode(1)
         case .cancelled:
             if let signal = SignalWatcher.received { throw ExitCode(128 + signal) }
@@ -181,23 +273,74 @@ struct RunCommand: ParsableCommand {
 
     /// With --metrics: the run's meters and the endpoint serving them, listening before the run
     /// starts; an address that cannot be listened on is an error of the command line (exit 2).
-    private func startMetricsEndpoint(_ pipeline: ValidatedPipeline) throws -> (
-        meters: RunMeters, endpoint: MetricsEndpoint
-    )? {
+    private func startMetricsEndpoint(_ exporter: RunMetricsExporter) throws -> MetricsEndpoint? {
         guard let metrics, let (host, port) = HTTPServerAddress.parse(metrics) else { return nil }
-        let meters = RunMeters()
-        let name =
-            pipeline.spec.name
-            ?? URL(fileURLWithPath: pipeline.spec.file).deletingPathExtension().lastPathComponent
         do {
-            let endpoint = try MetricsEndpoint(
-                host: host, port: port, exporter: RunMetricsExporter(meters: meters, pipeline: name))
+            let endpoint = try MetricsEndpoint(host: host, port: port, exporter: exporter)
             log("metrics: serving /metrics, /health, /ready and /stats on http://\(host):\(endpoint.port)")
-            return (meters, endpoint)
+            return endpoint
         } catch {
-            log("error: --metrics: cannot listen on \(metrics): \(Self.describe(error))")
+            RunLog.error("error: --metrics: cannot listen on \(metrics): \(Self.describe(error))")
             throw ExitCode(2)
         }
+    }
+
+    /// The pipeline's name: its `name`, else its file's name without the extension.
+    private static func name(of pipeline: ValidatedPipeline) -> String {
+        pipeline.spec.name ?? URL(fileURLWithPath: pipeline.spec.file).deletingPathExtension().lastPathComponent
+    }
+
+    /// At the end of a run: the progress line cleared, the warnings of `onError: skip`, the
+    /// error a failed run ended with, then the summary line (and with --summary, the table).
+    private func report(
+        _ compiled: CompiledPipeline, _ outcome: PipelineRun.Outcome?, meters: RunMeters, progress: ProgressLine?,
+        started: Double
+    ) {
+        progress?.stop()
+        reportSkipped(compiled)
+        let ending: RunSummary.Ending
+        switch outcome {
+        case .completed?: ending = .completed
+        case .failed(let error as StandardOutputClosed)?:
+            _ = error
+            ending = .stopped
+        case .failed(let error)?:
+            RunLog.error("\(error)")
+            ending = .failed
+        case .cancelled?, nil: ending = SignalWatcher.received != nil ? .interrupted : .stopped
+        }
+        guard !quiet else { return }
+        let skipped = compiled.skipped.entries.reduce(0) { $0 + $1.count }
+        let summary = RunSummary(
+            meters: meters, skipped: skipped, failed: ending == .failed,
+            seconds: ProcessInfo.processInfo.systemUptime - started)
+        if self.summary {
+            if RunLog.format == .json {
+                for meter in meters.components {
+                    var fields: Logger.Metadata = [
+                        "place": .string(meter.place), "component": .string(meter.component),
+                        "errors": .stringConvertible(meter.errors),
+                    ]
+                    if meter.kind != .sink { fields["out"] = .stringConvertible(meter.elements) }
+                    if let incoming = meter.elementsIn { fields["in"] = .stringConvertible(incoming) }
+                    RunLog.info("component summary", fields: fields)
+                }
+            } else {
+                log(RunSummary.table(meters))
+            }
+        }
+        RunLog.info(
+            summary.line(ending),
+            fields: [
+                "ending": .string(ending.rawValue), "read": .stringConvertible(summary.read),
+                "written": .stringConvertible(summary.written), "errors": .stringConvertible(summary.errors),
+                "seconds": .stringConvertible(summary.seconds),
+            ])
+    }
+
+    /// The progress line, when this run shows one.
+    private func startProgress(_ meters: RunMeters) -> ProgressLine? {
+        ProgressLine.isWanted(quiet: quiet, meters: meters) ? ProgressLine(meters: meters) : nil
     }
 
     /// A listening error as a person reads it (NIO's text names the call and the errno).
@@ -211,10 +354,10 @@ struct RunCommand: ParsableCommand {
 
     /// What `onError: skip` dropped, one warning per component.
     private func reportSkipped(_ compiled: CompiledPipeline) {
-        for line in compiled.skipped.summary { log(line) }
+        for line in compiled.skipped.summary { RunLog.warning(line) }
     }
 
-    private func log(_ line: String) { FileHandleOutput.standardError.write(line + "\n") }
+    private func log(_ line: String) { RunLog.info(line) }
 
     /// After a signal stopped the run (its sinks are flushed and closed): exits at once with
     /// 128 + the signal, without waiting to free what the pipeline holds (a million-element
@@ -237,22 +380,25 @@ struct RunCommand: ParsableCommand {
 
     private func runVirtual(
         _ pipeline: ValidatedPipeline, baseDirectory: String, seed: UInt64, limit: RxTimeInterval?, tracer: Tracer?,
-        meters: RunMeters?, session checkpointSession: CheckpointSession?
+        meters: RunMeters, session checkpointSession: CheckpointSession?, control: RunControl<Version>
     ) throws -> PipelineRun.Outcome {
+        let started = ProcessInfo.processInfo.systemUptime
         let scheduler = VirtualTimeScheduler(resolution: .microseconds(1))
         let environment = ExpressionEnvironment(seed: seed, clock: { scheduler.now })
         // On the virtual clock no timer checks for due checkpoints (it would keep an idle run
         // going for ever): sources take them between elements, and one is taken at the end.
         let checkpoints = checkpointSession?.makeCheckpoints(scheduler: scheduler, interval: checkpointInterval)
         let compiled = try PipelineCompiler.compile(
-            pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: log,
+            pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: RunLog.write,
             tracer: tracer.map { tracer in { tracer.record($0) } }, meters: meters,
             services: [session] + (checkpoints.map { [$0] } ?? []))
         // The signal thread only raises the flag (a source emitting synchronously inside start()
         // checks it); the loop below, on this thread, stops the run.
         let interruption = scheduler.interruption
-        SignalWatcher.start { interruption.raise() }
+        control.install { interruption.raise() }
+        defer { control.uninstall() }
         var outcome: PipelineRun.Outcome?
+        let progress = startProgress(meters)
         let run = compiled.start { outcome = $0 }
         checkpoints?.onFailure = { _ in run.dispose() }
         if let limit {
@@ -260,7 +406,7 @@ struct RunCommand: ParsableCommand {
         }
         while !scheduler.isInterrupted && outcome == nil && scheduler.runNext() {}
         if outcome == nil { run.dispose() }
-        reportSkipped(compiled)
+        report(compiled, outcome, meters: meters, progress: progress, started: started)
         try Self.finish(checkpointSession, checkpoints, outcome)
         Self.exitIfSignalled(tracer)
         if case .cancelled? = outcome { return .completed }
@@ -269,13 +415,14 @@ struct RunCommand: ParsableCommand {
 
     private func runReal(
         _ pipeline: ValidatedPipeline, baseDirectory: String, seed: UInt64, limit: RxTimeInterval?, tracer: Tracer?,
-        meters: RunMeters?, session checkpointSession: CheckpointSession?
+        meters: RunMeters, session checkpointSession: CheckpointSession?, control: RunControl<Version>
     ) throws -> PipelineRun.Outcome {
+        let started = ProcessInfo.processInfo.systemUptime
         let scheduler = SerialRunLoopScheduler()
         let environment = ExpressionEnvironment(seed: seed, clock: { scheduler.now })
         let checkpoints = checkpointSession?.makeCheckpoints(scheduler: scheduler, interval: checkpointInterval)
         let compiled = try PipelineCompiler.compile(
-            pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: log,
+            pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: RunLog.write,
             tracer: tracer.map { tracer in { tracer.record($0) } }, meters: meters,
             services: [session] + (checkpoints.map { [$0] } ?? []))
         // Everything below runs on this thread, inside scheduler.run(); the holder only carries it there.
@@ -298,7 +445,8 @@ struct RunCommand: ParsableCommand {
         // in flight is written and acknowledged; the run is stopped outright after the timeout or
         // at once when no source can drain.
         let drainTimeout = self.drainTimeout
-        SignalWatcher.start {
+        defer { control.uninstall() }
+        control.install {
             scheduler.interrupt {
                 let state = holder.value
                 if state.compiled.drains.drain() {
@@ -308,11 +456,12 @@ struct RunCommand: ParsableCommand {
                 }
             }
         }
+        let progress = startProgress(meters)
         scheduler.run()
         // Sources that owe the server acknowledgements send them before the process ends.
         compiled.drains.finish()
         let outcome = holder.value.outcome
-        reportSkipped(compiled)
+        report(compiled, outcome, meters: meters, progress: progress, started: started)
         try Self.finish(checkpointSession, checkpoints, outcome)
         Self.exitIfSignalled(tracer)
         if case .cancelled? = outcome { return .completed }

@@ -40,12 +40,28 @@ enum SignalWatcher {
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
-    /// Starts the thread that waits for a signal and then calls `stop` (once).
-    static func start(_ stop: @escaping @Sendable () -> Void) {
+    /// Blocks SIGHUP as well (for `--watch`, where it means "read the file again"). Call before
+    /// any thread starts.
+    static func blockHangUp() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGHUP)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// Starts the thread that waits for a signal and then calls `stop` (once); with `hangUp`,
+    /// each SIGHUP calls it instead (after `blockHangUp`).
+    static func start(hangUp: (@Sendable () -> Void)? = nil, _ stop: @escaping @Sendable () -> Void) {
         let thread = Thread {
             var set = handled
+            if hangUp != nil { sigaddset(&set, SIGHUP) }
             var signal: Int32 = 0
-            guard sigwait(&set, &signal) == 0 else { return }
+            while true {
+                guard sigwait(&set, &signal) == 0 else { return }
+                guard signal == SIGHUP, let hangUp else { break }
+                hangUp()
+            }
+            sigdelset(&set, SIGHUP)
             lock.lock()
             receivedSignal = signal
             lock.unlock()

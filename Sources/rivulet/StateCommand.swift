@@ -19,7 +19,7 @@ struct StateCommand: ParsableCommand {
 
     func run() throws {
         guard access(path, F_OK) == 0 else {
-            FileHandleOutput.standardError.write("error: no state store at '\(path)'\n")
+            RunLog.error("error: no state store at '\(path)'")
             throw ExitCode(2)
         }
         do {
@@ -28,9 +28,9 @@ struct StateCommand: ParsableCommand {
                 try store.lock(pipeline: reset)
                 guard try store.reset(reset) else {
                     let names = try store.all().map(\.pipeline)
-                    FileHandleOutput.standardError.write(
+                    RunLog.error(
                         "error: '\(path)' holds no checkpoint of '\(reset)'"
-                            + (names.isEmpty ? "" : "; it holds: \(names.joined(separator: ", "))") + "\n")
+                            + (names.isEmpty ? "" : "; it holds: \(names.joined(separator: ", "))"))
                     throw ExitCode(2)
                 }
                 FileHandleOutput.standardOutput.write("forgot '\(reset)': its next run starts over\n")
@@ -44,7 +44,7 @@ struct StateCommand: ParsableCommand {
                 )
             }
         } catch let error as StateStoreError {
-            FileHandleOutput.standardError.write("\(error)\n")
+            RunLog.error("\(error)")
             throw ExitCode(2)
         }
     }

@@ -40,12 +40,13 @@ enum CommandSupport {
     /// Applies the common options (the environment files, the colour choice) and returns the
     /// registry with the plugins loaded; a problem ends the command with exit 2.
     static func prepare(_ options: CommonOptions) throws -> ComponentRegistry {
+        try options.log.apply()
         color = options.color
         for file in options.envFiles {
             do {
                 for (name, value) in try EnvironmentFile.read(file) { setenv(name, value, 0) }
             } catch {
-                FileHandleOutput.standardError.write("\(error)\n")
+                RunLog.error("\(error)")
                 throw ExitCode(2)
             }
         }
@@ -58,7 +59,7 @@ enum CommandSupport {
         let registry = BuiltinComponents.registry()
         for plugin in plugins {
             if let problem = PluginLoading.load(plugin, into: registry) {
-                FileHandleOutput.standardError.write("error: \(problem)\n")
+                RunLog.error("error: \(problem)")
                 throw ExitCode(2)
             }
         }
@@ -73,19 +74,18 @@ enum CommandSupport {
 
     /// Prints diagnostics to standard error, with source lines and carets (coloured on a terminal).
     static func report(_ loaded: PipelineLoader.Loaded) {
-        let renderer = DiagnosticRenderer(
-            useColor: CommandSupport.useColor)
         // A --set value's own errors have no line of the file to show.
         let (fromSet, fromFile) = (
             loaded.diagnostics.filter { $0.location.file == "--set" },
             loaded.diagnostics.filter { $0.location.file != "--set" }
         )
-        FileHandleOutput.standardError.write(renderer.render(fromSet, source: nil))
-        FileHandleOutput.standardError.write(renderer.render(fromFile, source: loaded.source))
+        RunLog.report(fromSet, source: nil)
+        RunLog.report(fromFile, source: loaded.source)
     }
 }
 
-/// The options of every command that reads pipelines: `--plugin`, `--env-file`, `--color`.
+/// The options of every command that reads pipelines: `--plugin`, `--env-file`, `--color`,
+/// `--log-level` and `--log-format`.
 struct CommonOptions: ParsableArguments {
     @Option(name: .customLong("plugin"), help: "Load a Swift operator plugin (a .so built against this rivulet).")
     var plugins: [String] = []
@@ -97,6 +97,8 @@ struct CommonOptions: ParsableArguments {
 
     @Option(help: "Colour diagnostics: auto (on a terminal, unless NO_COLOR is set and not empty), always or never.")
     var color: ColorChoice = .auto
+
+    @OptionGroup var log: LogOptions
 }
 
 /// When diagnostics are coloured.

@@ -59,17 +59,16 @@ struct TapCommand: ParsableCommand {
                 }
             }
         } catch let failure as StatsClient.Failure {
-            FileHandleOutput.standardError.write("error: \(failure.message)\n")
+            RunLog.error("error: \(failure.message)")
             throw ExitCode(1)
         }
         guard answer.status == 200 else {
             let message = String(decoding: answer.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            FileHandleOutput.standardError.write("error: \(address) answered \(answer.status): \(message)\n")
+            RunLog.error("error: \(address) answered \(answer.status): \(message)")
             throw ExitCode(1)
         }
         if dropped > 0 {
-            FileHandleOutput.standardError.write(
-                "tap: \(dropped) elements not shown: the pipeline went faster than the tap could print\n")
+            RunLog.warning("tap: \(dropped) elements not shown: the pipeline went faster than the tap could print")
         }
     }
 }

@@ -25,15 +25,55 @@ struct TestCommand: ParsableCommand {
     @Option(help: "text (the default), json or junit (JUnit XML, for CI).")
     var format: ReportFormat = .text
 
+    @Flag(
+        help:
+            "Run the tests again whenever a test file or a file beside it (its pipeline, fixtures) changes, or on SIGHUP; SIGINT ends."
+    )
+    var watch = false
+
     @OptionGroup var options: CommonOptions
 
     func run() throws {
+        if watch { SignalWatcher.blockHangUp() }
+        let registry = try CommandSupport.prepare(options)
+        guard watch else { return try runTests(registry) }
+        let again = DispatchSemaphore(value: 0)
+        SignalWatcher.start(hangUp: { again.signal() }, { again.signal() })
+        let roots = paths.isEmpty ? ["."] : paths
+        let watcher = FileWatcher(paths: { Self.watchedFiles(roots) }, changed: { again.signal() })
+        while true {
+            do { try runTests(registry) } catch is ExitCode {}  // failures are shown; the watch goes on
+            RunLog.info("watch: waiting for a change")
+            again.wait()
+            // Several changes at once (an editor's save) run the tests once.
+            while again.wait(timeout: .now() + .milliseconds(100)) == .success {}
+            if let signal = SignalWatcher.received { throw ExitCode(128 + signal) }
+            _ = watcher
+        }
+    }
+
+    /// What `test --watch` watches: the test files and the files beside them (pipelines, fixtures).
+    static func watchedFiles(_ roots: [String]) -> [String] {
+        let tests = (try? testFiles(roots)) ?? []
+        var files = Set(tests)
+        for folder in Set(tests.map { PipelineLoader.directory(of: $0) }) {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+                let path = folder + "/" + name
+                var isDirectory: ObjCBool = false
+                if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                    files.insert(path)
+                }
+            }
+        }
+        return files.sorted()
+    }
+
+    private func runTests(_ registry: ComponentRegistry) throws {
         let files = try Self.testFiles(paths.isEmpty ? ["."] : paths)
         guard !files.isEmpty else {
-            FileHandleOutput.standardError.write("error: no *.test.yaml file in \(paths.joined(separator: ", "))\n")
+            RunLog.error("error: no *.test.yaml file in \(paths.joined(separator: ", "))")
             throw ExitCode(2)
         }
-        let registry = try CommandSupport.prepare(options)
         let runner = PipelineTestRunner(
             registry: registry, environment: CommandSupport.environment,
             loadPlugin: { PluginLoading.load($0, into: $1) })
@@ -42,12 +82,10 @@ struct TestCommand: ParsableCommand {
         var updated = 0
         var invalid = false
         var results: [PipelineTestRunner.FileResult] = []
-        let renderer = DiagnosticRenderer(
-            useColor: CommandSupport.useColor)
         for file in files {
             let result = runner.run(testFile: file, filter: filter)
             results.append(result)
-            FileHandleOutput.standardError.write(renderer.render(result.diagnostics, source: result.diagnosticSource))
+            RunLog.report(result.diagnostics, source: result.diagnosticSource)
             if result.diagnostics.contains(where: { $0.severity == .error }) {
                 invalid = true
                 continue
@@ -79,7 +117,7 @@ struct TestCommand: ParsableCommand {
                     try ExpectationUpdate.apply(replacements, to: text).write(
                         toFile: file, atomically: true, encoding: .utf8)
                 } catch {
-                    FileHandleOutput.standardError.write("error: cannot write \(file): \(error)\n")
+                    RunLog.error("error: cannot write \(file): \(error)")
                     throw ExitCode(2)
                 }
             }

@@ -42,9 +42,9 @@ struct TopCommand: ParsableCommand {
                 return
             }
             // Said once the terminal has its own screen back.
-            if let ended = try watch(fetch) { FileHandleOutput.standardError.write(ended + "\n") }
+            if let ended = try watch(fetch) { RunLog.info(ended) }
         } catch let failure as StatsClient.Failure {
-            FileHandleOutput.standardError.write("error: \(failure.message)\n")
+            RunLog.error("error: \(failure.message)")
             throw ExitCode(1)
         }
     }

@@ -19,7 +19,7 @@ final class Tracer {
         case .error(let error): what = "error \(error)"
         case .completed: what = "completed"
         }
-        FileHandleOutput.standardError.write("trace \(time.padded(10)) \(trace.label): \(what)\n")
+        RunLog.info("trace \(time.padded(10)) \(trace.label): \(what)")
     }
 
     static func milliseconds(_ time: RxTime) -> String {
@@ -54,7 +54,7 @@ final class Tracer {
             }
             lines.append("\(label.padded(width, left: false))  \(String(row))")
         }
-        FileHandleOutput.standardError.write(lines.joined(separator: "\n") + "\n")
+        RunLog.info(lines.joined(separator: "\n"))
     }
 }
 

@@ -82,7 +82,7 @@ final class PipelineHarness {
         let environment = ExpressionEnvironment(seed: seed, clock: { [scheduler] in scheduler.now })
         let compiled = try PipelineCompiler.compile(
             pipeline, scheduler: scheduler, environment: environment, baseDirectory: ".",
-            log: { self.logged.append($0) }, meters: meters, services: services)
+            log: { self.logged.append($0.message) }, meters: meters, services: services)
         let run = compiled.start { self.outcome = $0 }
         scheduler.advance(to: until)
         if outcome == nil { run.dispose() }
@@ -97,7 +97,7 @@ final class PipelineHarness {
         let environment = ExpressionEnvironment(seed: 1, clock: { [scheduler] in scheduler.now })
         let compiled = try PipelineCompiler.compile(
             pipeline, scheduler: scheduler, environment: environment, baseDirectory: ".",
-            log: { self.logged.append($0) }, meters: meters, services: services)
+            log: { self.logged.append($0.message) }, meters: meters, services: services)
         return compiled.start { self.outcome = $0 }
     }
 

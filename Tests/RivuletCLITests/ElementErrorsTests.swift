@@ -60,7 +60,10 @@ final class ElementErrorsTests: BinaryTestCase {
         let result = try run(text)
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(result.stdout, "{\"doubled\":2}\n{\"doubled\":4}\n")
-        XCTAssertEqual(result.stderr, "")
+        // Nothing but the summary: 3 read; 2 to stdout and 3 dead letters written.
+        XCTAssertTrue(
+            result.stderr.hasPrefix("run completed: 3 elements read, 5 written, 0 errors in "), result.stderr)
+        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
         let letters = try String(contentsOf: directory.appendingPathComponent("dead-letters.jsonl"), encoding: .utf8)
         let lines = letters.split(separator: "\n").map(String.init)
         XCTAssertEqual(lines.count, 3, letters)

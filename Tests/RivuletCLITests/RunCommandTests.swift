@@ -36,10 +36,13 @@ final class RunCommandTests: XCTestCase {
         let result = try runRivulet(["run", path, "--clock", "virtual"])
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(result.stdout, "3\n", "what was accepted before the failure is written")
+        let lines = result.stderr.split(separator: "\n").map(String.init)
         XCTAssertEqual(
-            result.stderr,
-            "\(path):3:5: error: map: len() expects a string, list or object, got number 42 in 'len(.)' (element: 42)\n"
+            lines.first,
+            "\(path):3:5: error: map: len() expects a string, list or object, got number 42 in 'len(.)' (element: 42)"
         )
+        XCTAssertEqual(lines.count, 2, result.stderr)
+        XCTAssertTrue(lines[1].hasPrefix("run failed: 2 elements read, 1 written, 1 error in "), result.stderr)
     }
 
     func testAnInvalidFileExitsTwoAndRunsNothing() throws {

@@ -70,6 +70,10 @@ final class StateStoreTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("another runner of pipeline 'p'"), "\(error)")
         }
         XCTAssertNoThrow(try second.lock(pipeline: "q"), "other pipelines share the store")
+        // A run that ends while the process goes on (run --watch) lets the next one take the lock.
+        first.unlockAll()
+        XCTAssertNoThrow(try second.lock(pipeline: "p"))
+        XCTAssertThrowsError(try first.lock(pipeline: "p"), "and can take it again only when free")
     }
 
     func testAFolderThatCannotBeWrittenIsSaidClearly() throws {

@@ -136,7 +136,7 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
         self.scope = context.makeScope()
         let answers = Answers()
         self.answers = answers
-        let log = SchedulerBound(context.log)
+        let log = SchedulerBound({ (line: String) in context.log(line, level: .warning) })
         let name = context.componentName
         let scheduler = context.scheduler as? any ConcurrentDeliveryScheduler
         do {

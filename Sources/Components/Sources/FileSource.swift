@@ -89,7 +89,7 @@ extension BuiltinComponents {
                 Observable { observer, lifetime in
                     let lines = FileLines(
                         pattern: pattern, json: json, follow: follow, fromEnd: fromEnd, context: context,
-                        restored: context.restoredState)
+                        restored: context.restoredState, progress: follow ? nil : context.meter?.progress)
                     context.keepState { lines.state }
                     let isLive = { !lifetime.isDisposed && !context.scheduler.isInterrupted }
                     guard follow else {
@@ -133,8 +133,15 @@ final class FileLines {
     private var tracked: [Tracked] = []
     private var firstScan = true
     private let fromEnd: Bool
+    /// Bytes read of every file (for a watched run's progress line), and of the files finished.
+    private let progress: InputProgress?
+    private var finishedBytes = 0
 
-    init(pattern: String, json: Bool, follow: Bool, fromEnd: Bool, context: ComponentContext, restored: Value?) {
+    init(
+        pattern: String, json: Bool, follow: Bool, fromEnd: Bool, context: ComponentContext, restored: Value?,
+        progress: InputProgress? = nil
+    ) {
+        self.progress = progress
         self.pattern = pattern
         self.json = json
         self.follow = follow
@@ -180,6 +187,11 @@ final class FileLines {
         guard let reader = LineReader(path: path, offset: offset, lineNumber: line) else { return nil }
         reader.holdsPartialLine = follow
         return reader
+    }
+
+    static func size(of path: String) -> Int {
+        var status = stat()
+        return stat(path, &status) == 0 ? Int(status.st_size) : 0
     }
 
     static func inode(of path: String) -> UInt64? {
@@ -240,6 +252,9 @@ final class FileLines {
             tracked.append(Tracked(path: path))
         }
         let startAtEnd = firstScan && fromEnd
+        if firstScan, let progress {
+            progress.start(total: tracked.reduce(0) { total, file in total + Self.size(of: file.path) })
+        }
         firstScan = false
         let checkpoints = context.checkpoints
         for file in tracked where !file.done {
@@ -254,6 +269,7 @@ final class FileLines {
             while let reader = file.reader {
                 do {
                     while isLive(), let value = try next(reader, path: file.path) {
+                        progress?.advance(to: finishedBytes + reader.offset)
                         emit(value)
                         checkpoints?.checkpointIfDue()
                     }
@@ -264,6 +280,7 @@ final class FileLines {
                 }
                 guard isLive() else { return nil }
                 guard follow else {
+                    finishedBytes += reader.offset
                     file.done = true
                     break
                 }

@@ -73,7 +73,8 @@ extension BuiltinComponents {
                     let next = StateBox(context.restoredState?.intValue ?? 0)
                     context.keepState { .int(next.value) }
                     guard let every else { return Fixture.unpaced(elements, from: next, context: context) }
-                    return Fixture.paced(elements, from: next, every: every, scheduler: scheduler)
+                    return Fixture.paced(
+                        elements, from: next, every: every, scheduler: scheduler, progress: context.meter?.progress)
                 }
             }
         })
@@ -112,7 +113,9 @@ enum Fixture {
     static func unpaced(_ elements: [Value], from next: StateBox<Int>, context: ComponentContext) -> Observable<Value> {
         let scheduler = context.scheduler
         let checkpoints = context.checkpoints
+        let progress = context.meter?.progress
         return Observable { observer, lifetime in
+            progress?.start(total: elements.count)
             while next.value < elements.count {
                 if lifetime.isDisposed { return }
                 checkpoints?.checkpointIfDue()
@@ -123,6 +126,7 @@ enum Fixture {
                     return
                 }
                 next.value += 1
+                progress?.advance(to: next.value)
                 observer.on(.next(elements[next.value - 1]))
             }
             if !lifetime.isDisposed { observer.on(.completed) }
@@ -134,16 +138,17 @@ enum Fixture {
 
     /// One element per period, the first one period after subscription.
     static func paced(
-        _ elements: [Value], from next: StateBox<Int>, every: RxTimeInterval, scheduler: any SchedulerType
-    )
-        -> Observable<Value>
-    {
+        _ elements: [Value], from next: StateBox<Int>, every: RxTimeInterval, scheduler: any SchedulerType,
+        progress: InputProgress? = nil
+    ) -> Observable<Value> {
         Observable { observer, lifetime in
+            progress?.start(total: elements.count)
             lifetime.add(
                 scheduler.schedulePeriodic(startAfter: every, period: every) {
                     if lifetime.isDisposed { return }
                     if next.value < elements.count {
                         next.value += 1
+                        progress?.advance(to: next.value)
                         observer.on(.next(elements[next.value - 1]))
                     }
                     if next.value >= elements.count {
@@ -190,7 +195,10 @@ enum Fixture {
             context.keepState { ["offset": .int(reader.offset), "line": .int(reader.lineNumber)] }
             guard let every else {
                 let checkpoints = context.checkpoints
+                let progress = context.meter?.progress
+                progress?.start(total: FileLines.size(of: path))
                 while !lifetime.isDisposed, !scheduler.isInterrupted, let event = next() {
+                    progress?.advance(to: reader.offset)
                     observer.on(event)
                     if event.isStopEvent { return }
                     checkpoints?.checkpointIfDue()

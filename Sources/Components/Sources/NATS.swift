@@ -149,7 +149,7 @@ enum NATSSource {
             }
             let target = SchedulerBound((observer, lifetime))
             let boundContext = SchedulerBound(context)
-            let log = SchedulerBound(context.log)
+            let log = SchedulerBound({ (line: String) in context.log(line, level: .warning) })
             let name = context.componentName
             let report: @Sendable (String) -> Void = { line in scheduler.enqueue { log.value("\(name): \(line)") } }
             let ending = context.shared(RunEnding.self) { RunEnding() }

@@ -263,7 +263,7 @@ import Reactive
         do {
             compiled = try PipelineCompiler.compile(
                 pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory,
-                log: { logged.append($0) }, services: [session])
+                log: { logged.append($0.message) }, services: [session])
         } catch {
             return CaseResult(name: testCase.name, passed: false, report: "\(error)")
         }

@@ -212,21 +212,23 @@ final class Multicast {
 
 /// Builds a checked pipeline's components, on one scheduler, into a `CompiledPipeline`.
 @_spi(Host) public struct PipelineCompiler {
-    /// Compiles `pipeline` to run on `scheduler`. `log` receives what `log` operators print;
+    /// Compiles `pipeline` to run on `scheduler`. `log` receives what components log (the `log`
+    /// operator's lines, retries, reconnections);
     /// `tracer`, if given, every event leaving every source and operator; `meters`, if given,
     /// counts them (and what each sink receives) for a watched run; `services` are objects the
     /// components find by type through `ComponentContext.existing` and `shared` (the run's HTTP
     /// session, say).
     public static func compile(
         _ pipeline: ValidatedPipeline, scheduler: any SchedulerType, environment: ExpressionEnvironment,
-        baseDirectory: String, log: @escaping (String) -> Void, tracer: ((TraceEvent) -> Void)? = nil,
+        baseDirectory: String, log: @escaping (LogRecord) -> Void, tracer: ((TraceEvent) -> Void)? = nil,
         meters: RunMeters? = nil, services extraServices: [AnyObject] = []
     ) throws -> CompiledPipeline {
         /// The meter of the last stage of each stream built so far.
         var lastMeters: [String: ComponentMeter] = [:]
         /// A component's meter, made before the component is built so that it can find it.
         func meter(stream: String, part: String, _ spec: ComponentSpec, key: String) -> ComponentMeter? {
-            meters?.add(
+            if spec.kind == .operator && meters?.metersOperators == false { return nil }
+            return meters?.add(
                 place: RunMeters.place(pipeline, stream: stream, part), kind: spec.kind, component: spec.name,
                 upstream: lastMeters[stream], key: key)
         }

@@ -22,6 +22,8 @@ import Synchronization
     /// How many taps are attached: one relaxed load an element when none is.
     private let tapCount = Atomic<Int>(0)
     private let taps = Mutex<[Tap]>([])
+    /// For a source of known size, how far through it it is (for the progress line).
+    public let progress = InputProgress()
 
     init(place: String, kind: ComponentKind, component: String, upstream: ComponentMeter?) {
         self.place = place
@@ -118,6 +120,27 @@ import Synchronization
     }
 }
 
+/// How far a source is through an input of known size (a file's bytes, a fixture's elements):
+/// two relaxed stores as it reads, read by the progress line from another thread.
+@_spi(Host) public final class InputProgress: Sendable {
+    private let doneCount = Atomic<Int>(0)
+    private let totalCount = Atomic<Int>(-1)
+
+    init() {}
+
+    /// The size of the input, when it is known before it is read.
+    public func start(total: Int) { totalCount.store(total, ordering: .relaxed) }
+
+    /// How much of it has been read.
+    public func advance(to done: Int) { doneCount.store(done, ordering: .relaxed) }
+
+    /// What has been read of how much; nil when the size is not known (a stream without end).
+    public var fraction: (done: Int, total: Int)? {
+        let total = totalCount.load(ordering: .relaxed)
+        return total < 0 ? nil : (min(doneCount.load(ordering: .relaxed), total), total)
+    }
+}
+
 /// Elements copied out of a running pipeline for `rivulet tap`: a bounded buffer the pipeline
 /// fills and a reader empties. What does not fit is counted and dropped, never waited for, so a
 /// slow reader never slows the pipeline.
@@ -162,8 +185,12 @@ import Synchronization
     /// The sources still connecting (see `SourceReadiness`); shared with the run's components.
     public let readiness = SourceReadiness()
 
-    /// None yet: the compiler adds one a component.
-    public init() {}
+    /// Whether operators are metered too, or only sources and sinks (what a run's summary and
+    /// progress need, at two relaxed adds an element).
+    public let metersOperators: Bool
+
+    /// None yet: the compiler adds one a component (an operator only with `metersOperators`).
+    public init(metersOperators: Bool = true) { self.metersOperators = metersOperators }
 
     /// Every component's meter, in file order.
     public var components: [ComponentMeter] { lock.withLock { $0.all } }

@@ -13,8 +13,8 @@ public final class ComponentContext {
     public let location: SourceLocation
     /// The directory of the pipeline file, against which relative paths are resolved.
     public let baseDirectory: String
-    /// Where `log` and diagnostics of a run are written (standard error by default).
-    public let log: (String) -> Void
+    /// Where the lines `log` writes go (the run's log on standard error, by default).
+    let logRecord: (LogRecord) -> Void
     let streamResolver: (String) -> Observable<Value>?
     let sourceBuilder: (ParameterValues.InnerSource) throws -> PipelineSource
     let chainBuilder: (ParameterValues.OperatorChain) throws -> PipelineOperator
@@ -32,7 +32,7 @@ public final class ComponentContext {
 
     init(
         scheduler: any SchedulerType, environment: ExpressionEnvironment, componentName: String,
-        location: SourceLocation, baseDirectory: String, log: @escaping (String) -> Void,
+        location: SourceLocation, baseDirectory: String, log: @escaping (LogRecord) -> Void,
         streamResolver: @escaping (String) -> Observable<Value>?,
         sourceBuilder: @escaping (ParameterValues.InnerSource) throws -> PipelineSource,
         chainBuilder: @escaping (ParameterValues.OperatorChain) throws -> PipelineOperator,
@@ -48,11 +48,17 @@ public final class ComponentContext {
         self.componentName = componentName
         self.location = location
         self.baseDirectory = baseDirectory
-        self.log = log
+        self.logRecord = log
         self.streamResolver = streamResolver
         self.sourceBuilder = sourceBuilder
         self.chainBuilder = chainBuilder
         self.sideStreams = sideStreams
+    }
+
+    /// Writes a line to the run's log, marked with this component and its place in the file;
+    /// `info` unless told otherwise (`warning` for a fault the component recovers from).
+    public func log(_ message: String, level: LogLevel = .info) {
+        logRecord(LogRecord(level: level, message: message, component: componentName, location: location))
     }
 
     /// The pipeline's object of type `T`, if there is one (canned test responses, run settings).

@@ -188,7 +188,8 @@ struct HTTPClientSetup {
         context.meter?.count("http_retries_total")
         context.log(
             "\(context.componentName): \(what) from \(request.method) \(redactor.redact(url: request.url)); "
-                + "attempt \(number + 2) of \(policy.maxRetries + 1) in \(DurationSyntax.format(delay))")
+                + "attempt \(number + 2) of \(policy.maxRetries + 1) in \(DurationSyntax.format(delay))",
+            level: .warning)
     }
 
     /// The error for a response that failed for good.

@@ -134,7 +134,7 @@ final class HTTPPageReader: CheckpointedPageReader {
             if let following, visited.contains(following.url) {
                 setup.context.log(
                     "\(setup.context.componentName): the next page, \(setup.redactor.redact(url: following.url)), was fetched "
-                        + "already; stopping here rather than going round in a loop")
+                        + "already; stopping here rather than going round in a loop", level: .warning)
                 next = nil
             } else {
                 next = following.map { .success($0) }

@@ -16,6 +16,8 @@ final class CheckpointSession {
     /// The state the run resumes from (empty when it starts over).
     let restored: [String: Value]
     private var completing = false
+    /// Told how long each checkpoint took to commit, in seconds (for `--metrics`).
+    var onCommit: ((Double) -> Void)?
 
     /// Opens the store, locks the pipeline and reads its checkpoint. A checkpoint of a run that
     /// completed is only resumed with `resume`; one taken with another shape is refused.
@@ -49,7 +51,13 @@ final class CheckpointSession {
     /// The checkpoints of the run, committed to the store.
     func makeCheckpoints(scheduler: any SchedulerType, interval: RxTimeInterval) -> Checkpoints {
         Checkpoints(restored: restored, interval: interval, scheduler: scheduler) { [self] snapshot in
+            // The commit's real duration (an fsync), whatever clock the pipeline runs on.
+            let started = ContinuousClock.now
             try store.save(name, shape: shape, state: snapshot, complete: completing)
+            if let onCommit {
+                let elapsed = (ContinuousClock.now - started).components
+                onCommit(Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
+            }
         }
     }
 

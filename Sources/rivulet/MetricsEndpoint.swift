@@ -42,6 +42,19 @@ final class RunMetricsExporter: Sendable {
         }
     }
 
+    /// Records how long a checkpoint took to commit (`--state`): a histogram per pipeline.
+    func observeCheckpoint(seconds: Double) {
+        reported.withLock { reported in
+            let timer =
+                reported.timers["checkpoint"]
+                ?? CoreMetrics.Timer(
+                    label: "rivulet_checkpoint_duration_seconds", dimensions: [("pipeline", pipeline)],
+                    preferredDisplayUnit: .seconds, factory: factory)
+            reported.timers["checkpoint"] = timer
+            timer.recordNanoseconds(Int64(seconds * 1e9))
+        }
+    }
+
     /// The Prometheus text exposition of every component's counters.
     func prometheusText() -> [UInt8] {
         reported.withLock { reported in

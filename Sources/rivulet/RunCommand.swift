@@ -157,7 +157,9 @@ struct RunCommand: ParsableCommand {
         while true {
             let outcome: PipelineRun.Outcome
             do {
-                outcome = try runOnce(version, resume: resuming, meters: meters, tracer: tracer, control: control)
+                outcome = try runOnce(
+                    version, resume: resuming, meters: meters, tracer: tracer, control: control,
+                    exporter: endpoint == nil ? nil : exporter)
             } catch let code as ExitCode where watch {
                 // Under --watch a version that cannot start (said already) waits for the next edit.
                 _ = code
@@ -216,7 +218,8 @@ struct RunCommand: ParsableCommand {
 
     /// Runs one version until it ends or is stopped; what could not start is an exit code.
     private func runOnce(
-        _ version: Version, resume: Bool, meters: RunMeters, tracer: Tracer?, control: RunControl<Version>
+        _ version: Version, resume: Bool, meters: RunMeters, tracer: Tracer?, control: RunControl<Version>,
+        exporter: RunMetricsExporter?
     ) throws -> PipelineRun.Outcome {
         let pipeline = version.pipeline
         var session: CheckpointSession?
@@ -231,6 +234,7 @@ struct RunCommand: ParsableCommand {
         }
         let seed = self.seed ?? pipeline.spec.seed ?? UInt64.random(in: 0...UInt64.max)
         defer { session?.close() }
+        if let exporter { session?.onCommit = { exporter.observeCheckpoint(seconds: $0) } }
         do {
             switch clock {
             case .virtual:

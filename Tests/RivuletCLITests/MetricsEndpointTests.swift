@@ -158,6 +158,44 @@ final class MetricsEndpointTests: BinaryTestCase {
         XCTAssertTrue(metrics.contains("# TYPE rivulet_http_request_duration_seconds histogram"), metrics)
     }
 
+    func testAnInnerHTTPSourceCountsOnItsOwnerAndCheckpointsAreTimed() throws {
+        // The second request waits 30 s: the run is busy while it is scraped.
+        let server = try serve { request, _ in
+            .json("{\"q\":\"\(request.query["q"] ?? "")\"}", delay: request.query["q"] == "b" ? 30 : 0)
+        }
+        let (run, port) = try startWatched(
+            """
+            source: { events: [{ at: 0ms, next: a }, { at: 100ms, next: b }] }
+            ops:
+              - flatMapLatest:
+                  source: { http: { url: "\(server.baseURL)/search?q={{ . }}" } }
+            sink: { file: \(directory.appendingPathComponent("out.jsonl").path) }
+            """)
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while server.received.count < 2 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        let metrics = try XCTUnwrap(Self.get(port, "/metrics")).body
+        let owner = [#"component="flatMapLatest""#, #"place="ops.0""#]
+        XCTAssertEqual(Self.sample(metrics, "rivulet_http_requests_total", owner + [#"status="2xx""#]), 1, metrics)
+        XCTAssertEqual(Self.sample(metrics, "rivulet_http_request_duration_seconds_count", owner), 1, metrics)
+        run.send(SIGKILL)
+        _ = run.wait()
+
+        let (checkpointed, statePort) = try startWatched(
+            """
+            source: { interval: 10ms }
+            sink: { file: \(directory.appendingPathComponent("ticks.jsonl").path) }
+            """, name: "ticks",
+            arguments: ["--state", directory.appendingPathComponent("state.db").path, "--checkpoint-interval", "50ms"])
+        defer { if checkpointed.exited() == nil { checkpointed.send(SIGKILL) } }
+        Thread.sleep(forTimeInterval: 0.5)
+        let timed = try XCTUnwrap(Self.get(statePort, "/metrics")).body
+        let checkpoints = try XCTUnwrap(
+            Self.sample(timed, "rivulet_checkpoint_duration_seconds_count", [#"pipeline="ticks""#]), timed)
+        XCTAssertGreaterThan(checkpoints, 2, "one every 50 ms:\n\(timed)")
+        XCTAssertTrue(timed.contains("# TYPE rivulet_checkpoint_duration_seconds histogram"), timed)
+    }
+
     func testReadyOnlyOnceTheNATSSourceIsConnected() throws {
         let server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path)
         defer { server.stop() }
@@ -185,11 +223,14 @@ final class MetricsEndpointTests: BinaryTestCase {
 
 extension BinaryTestCase {
     /// Starts `pipeline` with --metrics on a free port; returns once /health answers.
-    func startWatched(_ pipeline: String, name: String = "watched") throws -> (ChildProcess, Int) {
+    func startWatched(_ pipeline: String, name: String = "watched", arguments: [String] = []) throws -> (
+        ChildProcess, Int
+    ) {
         let file = directory.appendingPathComponent("\(name).yaml").path
         try pipeline.write(toFile: file, atomically: true, encoding: .utf8)
         let port = HTTPServerSourceTests.freePort()
-        let process = try startRivulet(["run", file, "--metrics", "127.0.0.1:\(port)"], output: .null, error: .pipe)
+        let process = try startRivulet(
+            ["run", file, "--metrics", "127.0.0.1:\(port)"] + arguments, output: .null, error: .pipe)
         let deadline = Date(timeIntervalSinceNow: 10)
         while MetricsEndpointTests.get(port, "/health") == nil && Date() < deadline {
             Thread.sleep(forTimeInterval: 0.05)

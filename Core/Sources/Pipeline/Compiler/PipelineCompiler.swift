@@ -289,39 +289,44 @@ final class Multicast {
                 onError: { _ in for subject in subjects { subject.onCompleted() } },
                 onCompleted: { for subject in subjects { subject.onCompleted() } })
         }
+        /// A component's context; one inside another's inner chain or source keeps no checkpoints
+        /// (`key` empty) and counts on its owner's meter (`meterKey`).
         func context(
             for component: ValidatedComponent, key: String, sides: [String: PublishSubject<Value>],
-            streamName: String? = nil
+            streamName: String? = nil, meterKey: String? = nil
         ) -> ComponentContext {
-            ComponentContext(
+            let meterKey = meterKey ?? key
+            return ComponentContext(
                 scheduler: scheduler, environment: environment, componentName: component.spec.name,
                 location: component.use.location, baseDirectory: baseDirectory, log: log, streamResolver: resolve,
                 sourceBuilder: { inner in
-                    try buildSource(inner.spec, inner.parameters, inner.location, key: "", sides: [:])
+                    try buildSource(
+                        inner.spec, inner.parameters, inner.location, key: "", sides: [:], meterKey: meterKey)
                 },
-                chainBuilder: { chain in try buildChain(chain) },
-                sideStreams: sides, services: services, streamName: streamName, checkpointKey: key,
+                chainBuilder: { chain in try buildChain(chain, meterKey: meterKey) },
+                sideStreams: sides, services: services, streamName: streamName, checkpointKey: key, meterKey: meterKey,
                 onError: component.spec.routesElementErrors ? component.parameters[ElementErrors.onError] : .fail)
         }
         /// The operators of an inner chain, each with a context of its own that keeps no checkpoints.
-        func buildChain(_ chain: ParameterValues.OperatorChain) throws -> PipelineOperator {
+        func buildChain(_ chain: ParameterValues.OperatorChain, meterKey: String) throws -> PipelineOperator {
             let operators = try chain.operators.map { component -> PipelineOperator in
                 guard case .operator(let factory) = component.spec.factory else {
                     preconditionFailure("validated as an operator")
                 }
-                return try factory(component.parameters, context(for: component, key: "", sides: [:]))
+                return try factory(
+                    component.parameters, context(for: component, key: "", sides: [:], meterKey: meterKey))
             }
             return { source in operators.reduce(source) { stream, apply in apply(stream) } }
         }
         func buildSource(
             _ spec: ComponentSpec, _ parameters: ParameterValues, _ location: SourceLocation, key: String,
-            sides: [String: PublishSubject<Value>]
+            sides: [String: PublishSubject<Value>], meterKey: String? = nil
         ) throws -> PipelineSource {
             guard case .source(let factory) = spec.factory else { preconditionFailure("validated as a source") }
             let component = ValidatedComponent(
                 use: ComponentUse(name: spec.name, location: location, parameters: nil, id: nil), spec: spec,
                 parameters: parameters)
-            return try factory(parameters, context(for: component, key: key, sides: sides))
+            return try factory(parameters, context(for: component, key: key, sides: sides, meterKey: meterKey))
         }
         for stream in pipeline.streams {
             var observable: Observable<Value>

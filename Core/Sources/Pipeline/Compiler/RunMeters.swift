@@ -258,9 +258,10 @@ import Synchronization
 }
 
 extension ComponentContext {
-    /// This component's meter in a watched run (`run --metrics`), for what it counts beside its
-    /// elements; nil otherwise, and then it counts nothing.
+    /// This component's meter, for what it counts beside its elements (a component inside
+    /// another's inner chain or source: its owner's, so `flatMapLatest`'s requests are counted
+    /// on it); nil when nothing meters the run or the component, and then it counts nothing.
     @_spi(Host) public var meter: ComponentMeter? {
-        checkpointKey.isEmpty ? nil : existing(RunMeters.self)?.meter(forKey: checkpointKey)
+        meterKey.isEmpty ? nil : existing(RunMeters.self)?.meter(forKey: meterKey)
     }
 }

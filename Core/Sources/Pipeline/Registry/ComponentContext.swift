@@ -27,6 +27,9 @@ public final class ComponentContext {
     /// source inside another component (`flatMap`'s, `scanPaginate`'s): its owner keeps the state
     /// of the work it starts, and the source itself sees no checkpoints.
     public let checkpointKey: String
+    /// Whose meter it counts on in a watched run: its own (its checkpoint key), or for a
+    /// component inside another's inner chain or source, its owner's.
+    let meterKey: String
     /// What an element it cannot handle does (`onError`); `fail` for components without it.
     public let onError: ElementErrorPolicy
 
@@ -37,8 +40,9 @@ public final class ComponentContext {
         sourceBuilder: @escaping (ParameterValues.InnerSource) throws -> PipelineSource,
         chainBuilder: @escaping (ParameterValues.OperatorChain) throws -> PipelineOperator,
         sideStreams: [String: PublishSubject<Value>], services: SharedServices, streamName: String? = nil,
-        checkpointKey: String, onError: ElementErrorPolicy = .fail
+        checkpointKey: String, meterKey: String? = nil, onError: ElementErrorPolicy = .fail
     ) {
+        self.meterKey = meterKey ?? checkpointKey
         self.onError = onError
         self.checkpointKey = checkpointKey
         self.services = services

@@ -196,6 +196,29 @@ final class MetricsEndpointTests: BinaryTestCase {
         XCTAssertTrue(timed.contains("# TYPE rivulet_checkpoint_duration_seconds histogram"), timed)
     }
 
+    func testSkippedElementsAndStandardOutputBytesAreCounted() throws {
+        let (run, port) = try startWatched(
+            """
+            source: { events: [{ at: 0ms, next: ab }, { at: 0ms, next: 5 }, { at: 0ms, next: abc }, { at: 30s, next: x }] }
+            ops:
+              - map: len(.)
+                onError: skip
+            sink: stdout
+            """)
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        var metrics = ""
+        let deadline = Date(timeIntervalSinceNow: 10)
+        repeat {
+            Thread.sleep(forTimeInterval: 0.05)
+            metrics = Self.get(port, "/metrics")?.body ?? ""
+        } while Self.sample(metrics, "rivulet_sink_bytes_total", [#"place="sink""#]) != 4 && Date() < deadline
+        XCTAssertEqual(Self.sample(metrics, "rivulet_sink_bytes_total", [#"place="sink""#]), 4, "2\\n3\\n: \(metrics)")
+        XCTAssertGreaterThanOrEqual(Self.sample(metrics, "rivulet_sink_writes_total", [#"place="sink""#]) ?? 0, 1)
+        XCTAssertEqual(
+            Self.sample(metrics, "rivulet_elements_dropped_total", [#"component="map""#, #"place="ops.0""#]), 1, metrics
+        )
+    }
+
     func testReadyOnlyOnceTheNATSSourceIsConnected() throws {
         let server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path)
         defer { server.stop() }

@@ -45,6 +45,7 @@ final class StdoutSink: FlushingSink {
         self.template = template
         self.scope = context.makeScope()
         self.output = context.shared(StandardOutput.self) { StandardOutput() }
+        if let meter = context.meter { output.count(on: meter) }
         self.scheduler = context.scheduler
         self.context = context
     }

@@ -36,6 +36,16 @@ final class StandardOutput {
         writer.flush()
     }
 
+    /// Counts the bytes and write calls on `meter` (`sink_bytes_total`, `sink_writes_total`):
+    /// the first stdout sink's, when several share standard output.
+    func count(on meter: ComponentMeter) {
+        guard writer.onWrite == nil else { return }
+        writer.onWrite = { bytes in
+            meter.count("sink_bytes_total", by: bytes)
+            meter.count("sink_writes_total")
+        }
+    }
+
     /// Throws what went wrong writing standard output, for `component`: a closed pipe as
     /// `StandardOutputClosed`, anything else as a pipeline error naming the component.
     func check(_ context: ComponentContext) throws {

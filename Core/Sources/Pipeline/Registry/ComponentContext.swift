@@ -138,6 +138,7 @@ public final class ComponentContext {
         case .skip:
             // A message from a durable source goes back rather than being acknowledged.
             Origin.current?.fail(error)
+            meter?.count("elements_dropped_total")
             services.object(SkippedElements.self) { SkippedElements() }.add(
                 component: componentName, location: location, message: message)
         case .errors:

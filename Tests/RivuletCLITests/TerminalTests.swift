@@ -68,4 +68,34 @@ final class TerminalTests: XCTestCase {
         XCTAssertTrue(after.contains("icanon echo") || after.contains("echo icanon"), "terminal restored:\n\(after)")
         XCTAssertFalse(after.contains("-icanon"), after)
     }
+
+    func testResultsOnStandardOutputStayAboveThePromptAsItIsRedrawn() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rivulet-prompt-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pipeline = directory.appendingPathComponent("shout.yaml")
+        try """
+        source: { prompt: "Say: " }
+        ops:
+          - map: "'heard ' + upper(.)"
+        sink: stdout
+        """.write(to: pipeline, atomically: true, encoding: .utf8)
+        let binary = productsDirectory().appendingPathComponent("rivulet").path
+        try terminal.start()
+        try terminal.type("clear; \(binary) run \(pipeline.path); echo EX\"\"IT=$?", enter: true)
+        try terminal.waitFor("Say: ▌")
+        try terminal.type("ab")
+        let shown = try terminal.waitFor("Say: ab▌")
+        let lines = shown.split(separator: "\n").map(String.init)
+        // Every result is kept, in order, and the prompt is drawn once, below them.
+        let first = try XCTUnwrap(lines.firstIndex(of: "\"heard A\""), shown)
+        let second = try XCTUnwrap(lines.firstIndex(of: "\"heard AB\""), shown)
+        let prompt = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("Say: ") }, shown)
+        XCTAssertLessThan(first, second, shown)
+        XCTAssertLessThan(second, prompt, shown)
+        XCTAssertEqual(lines.filter { $0.hasPrefix("Say: ") }.count, 1, shown)
+        try terminal.press("C-d")
+        let after = try terminal.waitFor("EXIT=0")
+        XCTAssertTrue(after.contains("\"heard AB\""), after)
+    }
 }

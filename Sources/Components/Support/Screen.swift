@@ -16,6 +16,20 @@ final class Screen {
 
     init(output: StandardOutput) {
         self.output = output
+        if isTerminal { output.screen = self }
+    }
+
+    /// Whether something is drawn that a plain line written to standard output would disturb.
+    var isDrawn: Bool { drawnLines > 0 }
+
+    /// Writes `line` (a `stdout` sink's) above the drawing and draws it again below, so the next
+    /// redraw, which goes back up over what it drew, does not erase the line.
+    func printAbove(_ line: some Collection<UInt8>) {
+        var text = drawnLines > 0 ? "\u{1B}[\(drawnLines)F\u{1B}[J" : ""
+        text += String(decoding: line, as: UTF8.self) + "\n"
+        drawnLines = 0
+        output.writeRaw(text)
+        redraw()
     }
 
     /// The terminal's size, or 80x24.

@@ -8,8 +8,14 @@ import Reactive
 final class StandardOutput {
     private let writer = LineWriter(descriptor: 1)
     private var flushScheduled = false
+    /// The drawing on the terminal (a `prompt`, a `table`), if there is one: plain lines go above it.
+    weak var screen: Screen?
 
     func writeLine(_ bytes: some Collection<UInt8>, scheduler: any SchedulerType) {
+        if let screen, screen.isDrawn {
+            screen.printAbove(bytes)
+            return
+        }
         writer.writeLine(bytes)
         scheduleFlush(scheduler)
     }

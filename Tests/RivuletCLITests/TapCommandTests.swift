@@ -39,4 +39,33 @@ final class TapCommandTests: BinaryTestCase {
         XCTAssertTrue(
             nowhere.stderr.contains("no component at 'ops.7'; places: source, ops.0, ops.1, sink"), nowhere.stderr)
     }
+
+    func testTapInATerminalPrintsUntilControlC() throws {
+        guard Tmux.isInstalled else { throw XCTSkip("tmux is not installed") }
+        let (run, port) = try startWatchedCounter(every: "20ms")
+        let terminal = Tmux("tap")
+        defer {
+            terminal.kill()
+            run.send(SIGKILL)
+            _ = run.wait()
+        }
+        try terminal.start()
+        let binary = productsDirectory().appendingPathComponent("rivulet").path
+        try terminal.type("clear; \(binary) tap 127.0.0.1:\(port) --component ops.1", enter: true)
+        try terminal.waitFor("{\"n\":")
+        Thread.sleep(forTimeInterval: 0.5)
+        let screen = try terminal.screen()
+        let values = screen.split(separator: "\n").compactMap { line -> Int? in
+            guard line.hasPrefix("{\"n\":") else { return nil }
+            return Int(line.dropFirst(5).dropLast())
+        }
+        XCTAssertGreaterThan(values.count, 3, "a line an element, as they pass:\n\(screen)")
+        XCTAssertTrue(values.allSatisfy { $0 % 2 == 0 }, screen)
+        XCTAssertEqual(values, values.sorted(), screen)
+        // Killed by SIGINT, the shell skips the rest of a command line: ask for the status after.
+        try terminal.press("C-c")
+        try terminal.type("echo tap-\"\"exit=$?", enter: true)
+        try terminal.waitFor("tap-exit=130")
+        XCTAssertNil(run.exited(), "the run goes on when its tap ends")
+    }
 }

@@ -6,16 +6,16 @@ import ArgumentParser
 struct GraphCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "graph",
-        abstract: "Draw a pipeline's graph as text, Graphviz DOT or Mermaid.")
+        abstract: "Draw a pipeline's graph as text, Graphviz DOT, Mermaid or SVG.")
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
-        case text, dot, mermaid
+        case text, dot, mermaid, svg
     }
 
     @Argument(help: "The pipeline file.")
     var file: String
 
-    @Option(help: "text, dot or mermaid.")
+    @Option(help: "text, dot, mermaid or svg (drawn left to right, nothing outside the file).")
     var format: Format = .text
 
     @OptionGroup var options: CommonOptions
@@ -32,6 +32,10 @@ struct GraphCommand: ParsableCommand {
         case .text: output = graph.text()
         case .dot: output = graph.dot()
         case .mermaid: output = graph.mermaid()
+        case .svg:
+            output = graph.svg(
+                title: pipeline.spec.name
+                    ?? String(file.split(separator: "/").last ?? "").replacingOccurrences(of: ".yaml", with: ""))
         }
         FileHandleOutput.standardOutput.write(output)
     }

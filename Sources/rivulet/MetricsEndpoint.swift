@@ -122,6 +122,13 @@ final class RunMetricsExporter: Sendable {
 
     /// `/stats`: the pipeline, whether it is ready, and one object a component.
     func statsJSON() -> [UInt8] {
+        var bytes: [UInt8] = []
+        JSONSerializer.write(.object(stats()), to: &bytes)
+        return bytes + [0x0A]
+    }
+
+    /// The snapshot `/stats` serves, as an object (the live view adds its tables to it).
+    func stats() -> JSONObject {
         let components: [Value] = meters.components.map { meter in
             var object = JSONObject()
             object["place"] = .string(meter.place)
@@ -138,9 +145,7 @@ final class RunMetricsExporter: Sendable {
         object["ready"] = .bool(meters.readiness.isReady)
         object["uptimeSeconds"] = .double(uptime)
         object["components"] = .array(components)
-        var bytes: [UInt8] = []
-        JSONSerializer.write(.object(object), to: &bytes)
-        return bytes + [0x0A]
+        return object
     }
 
     var isReady: Bool { meters.readiness.isReady }
@@ -165,11 +170,14 @@ final class MetricsEndpoint: Sendable {
     /// The port it listens on (the one given, or the system's choice for port 0).
     let port: Int
 
-    init(host: String, port: Int, exporter: RunMetricsExporter) throws {
+    /// Listens on `host:port`: with `metrics`, `/metrics`, `/health`, `/ready`; with `live`, the
+    /// live view's page and its routes; `/stats` and `/tap` always (both need them).
+    init(host: String, port: Int, exporter: RunMetricsExporter, metrics: Bool = true, live: LiveView? = nil) throws {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.pipeline.configureHTTPServerPipeline().flatMap {
-                    channel.pipeline.addHandler(MetricsHandler(exporter: exporter))
+                    channel.pipeline.addHandler(MetricsHandler(exporter: exporter, metrics: metrics, live: live))
                 }
             }
         channel = try bootstrap.bind(host: host, port: port).wait()
@@ -187,12 +195,18 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let exporter: RunMetricsExporter
+    private let metrics: Bool
+    private let live: LiveView?
+    /// `/events` being streamed: its timer.
+    private var streaming: RepeatedTask?
     private var head: HTTPRequestHead?
     /// A `/tap` being streamed: its tap, the component, what is left to send, the timer.
     private var tapping: (tap: Tap, meter: ComponentMeter, left: Int?, timer: RepeatedTask)?
 
-    init(exporter: RunMetricsExporter) {
+    init(exporter: RunMetricsExporter, metrics: Bool, live: LiveView?) {
         self.exporter = exporter
+        self.metrics = metrics
+        self.live = live
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -204,11 +218,23 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
             self.head = nil
             let parts = head.uri.split(separator: "?", maxSplits: 1).map(String.init)
             let path = parts.first ?? head.uri
+            let query = parts.count > 1 ? parts[1] : ""
             if path == "/tap" && head.method == .GET {
-                return startTap(context: context, head: head, query: parts.count > 1 ? parts[1] : "")
+                return startTap(context: context, head: head, query: query)
             }
-            let (status, type, body) = answer(head.method, path)
-            var headers = HTTPHeaders([("Content-Type", type), ("Content-Length", "\(body.count)")])
+            if path == "/events" && head.method == .GET, live != nil {
+                return startEvents(context: context)
+            }
+            let (status, type, body) = answer(head.method, path, query: query)
+            var headers = HTTPHeaders([
+                ("Content-Type", type), ("Content-Length", "\(body.count)"), ("X-Content-Type-Options", "nosniff"),
+            ])
+            // The page loads nothing but its own routes.
+            if type.hasPrefix("text/html") {
+                headers.add(
+                    name: "Content-Security-Policy",
+                    value: "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:")
+            }
             if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
             context.write(
                 wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))),
@@ -228,13 +254,7 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
     /// Streams the elements passing a component until `limit` were sent or it ends: the
     /// connection closes then (HTTP/1.0, no length). Query: `place=ops.1&limit=10`.
     private func startTap(context: ChannelHandlerContext, head: HTTPRequestHead, query: String) {
-        var fields: [String: String] = [:]
-        for pair in query.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map {
-                String($0).removingPercentEncoding ?? String($0)
-            }
-            if parts.count == 2 { fields[parts[0]] = parts[1] }
-        }
+        let fields = Self.fields(query)
         let limit = fields["limit"].flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil }
         guard let meter = exporter.meter(at: fields["place"]) else {
             let message =
@@ -279,6 +299,39 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
         }
     }
 
+    /// `a=1&b=x%20y` as fields.
+    static func fields(_ query: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map {
+                String($0).removingPercentEncoding ?? String($0)
+            }
+            if parts.count == 2 { fields[parts[0]] = parts[1] }
+        }
+        return fields
+    }
+
+    /// Server-sent events for the live view: the run's counts and its tables, twice a second,
+    /// until the page goes away. A page that does not keep up misses snapshots, never slows the run.
+    private func startEvents(context: ChannelHandlerContext) {
+        let headers = HTTPHeaders([
+            ("Content-Type", "text/event-stream"), ("Cache-Control", "no-store"), ("Connection", "close"),
+        ])
+        context.writeAndFlush(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_0, status: .ok, headers: headers))), promise: nil)
+        streaming = context.eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: .milliseconds(500)) {
+            [weak self] _ in
+            guard let self, let live = self.live, context.channel.isWritable else { return }
+            var object = self.exporter.stats()
+            object["tables"] = live.tablesJSON()
+            var bytes = Array("data: ".utf8)
+            JSONSerializer.write(.object(object), to: &bytes)
+            bytes += Array("\n\n".utf8)
+            context.writeAndFlush(
+                self.wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: bytes)))), promise: nil)
+        }
+    }
+
     private func stopTap() {
         guard let tapping else { return }
         tapping.timer.cancel()
@@ -288,6 +341,8 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
 
     func channelInactive(context: ChannelHandlerContext) {
         stopTap()
+        streaming?.cancel()
+        streaming = nil
         context.fireChannelInactive()
     }
 
@@ -306,10 +361,26 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
         }
     }
 
-    private func answer(_ method: HTTPMethod, _ path: String) -> (HTTPResponseStatus, String, [UInt8]) {
+    private func answer(_ method: HTTPMethod, _ path: String, query: String) -> (HTTPResponseStatus, String, [UInt8]) {
         let json = "application/json"
         guard method == .GET || method == .HEAD else {
             return (.methodNotAllowed, json, Array("{\"error\":\"only GET\"}\n".utf8))
+        }
+        if let live {
+            switch path {
+            case "/": return (.ok, "text/html; charset=utf-8", live.page)
+            case "/ui.js": return (.ok, "text/javascript; charset=utf-8", LiveView.script)
+            case "/graph.svg": return (.ok, "image/svg+xml", live.svg)
+            case "/node":
+                guard let node = Self.fields(query)["place"].flatMap({ live.nodes[$0] }) else {
+                    return (.notFound, json, Array("{\"error\":\"no component at that place\"}\n".utf8))
+                }
+                return (.ok, json, node)
+            default: break
+            }
+        }
+        if !metrics && ["/metrics", "/health", "/ready"].contains(path) {
+            return (.notFound, json, Array("{\"error\":\"no such path\"}\n".utf8))
         }
         switch path {
         case "/metrics": return (.ok, "text/plain; version=0.0.4; charset=utf-8", exporter.prometheusText())

@@ -90,6 +90,12 @@ struct RunCommand: ParsableCommand {
             valueName: "host:port"))
     var metrics: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Serve a live view of the run on this address: its graph with the rate on every edge, each node's elements, the table sinks.",
+            valueName: "host:port"))
+    var ui: String?
+
     @Flag(name: .shortAndLong, help: "No progress line and no summary at the end (errors and warnings still show).")
     var quiet = false
 
@@ -103,6 +109,10 @@ struct RunCommand: ParsableCommand {
     var watch = false
 
     @OptionGroup var options: CommonOptions
+
+    /// The `table` sinks' rows, for the live view (one object for the whole process).
+    private var liveTables: LiveTables { Self.tables }
+    private static let tables = LiveTables()
 
     /// The name of a pipeline read from standard input, in messages and checkpoints.
     static let standardInputName = "<stdin>"
@@ -120,6 +130,9 @@ struct RunCommand: ParsableCommand {
         if watch && file == "-" { throw ValidationError("--watch needs a pipeline file, not standard input") }
         if let metrics, HTTPServerAddress.parse(metrics) == nil {
             throw ValidationError("--metrics expects HOST:PORT, such as 127.0.0.1:9464; got '\(metrics)'")
+        }
+        if let ui, HTTPServerAddress.parse(ui) == nil {
+            throw ValidationError("--ui expects HOST:PORT, such as 127.0.0.1:8080; got '\(ui)'")
         }
         if let replay, !FileManager.default.fileExists(atPath: replay) {
             throw ValidationError("--replay: no such file '\(replay)'")
@@ -148,10 +161,12 @@ struct RunCommand: ParsableCommand {
         RunLog.pipeline = Self.name(of: pipeline)
         // Sources and sinks are always metered (for the summary and the progress line); operators
         // only when something shows them.
-        var meters = RunMeters(metersOperators: metrics != nil || summary)
+        var meters = RunMeters(metersOperators: metrics != nil || summary || ui != nil)
         let exporter = RunMetricsExporter(meters: meters, pipeline: Self.name(of: pipeline))
-        let endpoint = try startMetricsEndpoint(exporter)
+        let endpoint = try startMetricsEndpoint(exporter, live: ui == metrics ? liveView(pipeline) : nil)
         defer { endpoint?.stop() }
+        let viewEndpoint = ui != metrics ? try startLiveView(exporter, liveView(pipeline)) : nil
+        defer { viewEndpoint?.stop() }
         var version = Version(loaded: loaded, pipeline: pipeline)
         var resuming = resume
         while true {
@@ -175,7 +190,7 @@ struct RunCommand: ParsableCommand {
             version = next
             // A new version goes on from where the last one was (with --state).
             resuming = true
-            meters = RunMeters(metersOperators: metrics != nil || summary)
+            meters = RunMeters(metersOperators: metrics != nil || summary || ui != nil)
             exporter.replace(meters)
             RunLog.pipeline = Self.name(of: next.pipeline)
         }
@@ -277,11 +292,12 @@ struct RunCommand: ParsableCommand {
 
     /// With --metrics: the run's meters and the endpoint serving them, listening before the run
     /// starts; an address that cannot be listened on is an error of the command line (exit 2).
-    private func startMetricsEndpoint(_ exporter: RunMetricsExporter) throws -> MetricsEndpoint? {
+    private func startMetricsEndpoint(_ exporter: RunMetricsExporter, live: LiveView?) throws -> MetricsEndpoint? {
         guard let metrics, let (host, port) = HTTPServerAddress.parse(metrics) else { return nil }
         do {
-            let endpoint = try MetricsEndpoint(host: host, port: port, exporter: exporter)
+            let endpoint = try MetricsEndpoint(host: host, port: port, exporter: exporter, live: live)
             log("metrics: serving /metrics, /health, /ready and /stats on http://\(host):\(endpoint.port)")
+            if live != nil { log("ui: the live view is at http://\(host):\(endpoint.port)/") }
             return endpoint
         } catch {
             RunLog.error("error: --metrics: cannot listen on \(metrics): \(Self.describe(error))")
@@ -347,6 +363,25 @@ struct RunCommand: ParsableCommand {
         ProgressLine.isWanted(quiet: quiet, meters: meters) ? ProgressLine(meters: meters) : nil
     }
 
+    /// With --ui at an address of its own: the live view's server (its page, `/stats`, `/tap`).
+    private func startLiveView(_ exporter: RunMetricsExporter, _ live: LiveView?) throws -> MetricsEndpoint? {
+        guard let ui, let live, let (host, port) = HTTPServerAddress.parse(ui) else { return nil }
+        do {
+            let endpoint = try MetricsEndpoint(host: host, port: port, exporter: exporter, metrics: false, live: live)
+            log("ui: the live view is at http://\(host):\(endpoint.port)/")
+            return endpoint
+        } catch {
+            RunLog.error("error: --ui: cannot listen on \(ui): \(Self.describe(error))")
+            throw ExitCode(2)
+        }
+    }
+
+    /// The live view of `pipeline`, when --ui asks for one.
+    private func liveView(_ pipeline: ValidatedPipeline) -> LiveView? {
+        guard ui != nil else { return nil }
+        return LiveView(pipeline, title: Self.name(of: pipeline), tables: liveTables)
+    }
+
     /// A listening error as a person reads it (NIO's text names the call and the errno).
     private static func describe(_ error: any Error) -> String {
         if let error = error as? IOError {
@@ -395,7 +430,7 @@ struct RunCommand: ParsableCommand {
         let compiled = try PipelineCompiler.compile(
             pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: RunLog.write,
             tracer: tracer.map { tracer in { tracer.record($0) } }, meters: meters,
-            services: [session] + (checkpoints.map { [$0] } ?? []))
+            services: [session, liveTables] + (checkpoints.map { [$0] } ?? []))
         // The signal thread only raises the flag (a source emitting synchronously inside start()
         // checks it); the loop below, on this thread, stops the run.
         let interruption = scheduler.interruption
@@ -428,7 +463,7 @@ struct RunCommand: ParsableCommand {
         let compiled = try PipelineCompiler.compile(
             pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: RunLog.write,
             tracer: tracer.map { tracer in { tracer.record($0) } }, meters: meters,
-            services: [session] + (checkpoints.map { [$0] } ?? []))
+            services: [session, liveTables] + (checkpoints.map { [$0] } ?? []))
         // Everything below runs on this thread, inside scheduler.run(); the holder only carries it there.
         let holder = SchedulerBound(RunHolder(compiled: compiled, checkpoints: checkpoints))
         scheduler.enqueue {

@@ -19,10 +19,23 @@ final class MetricsEndpointTests: BinaryTestCase {
 
     /// A GET on 127.0.0.1:`port`: the status and the body (nil when nothing answers).
     static func get(_ port: Int, _ path: String) -> (status: Int, body: String)? {
+        exchange(port, "GET", path)
+    }
+
+    /// One request on 127.0.0.1:`port` (a JSON body, if given), HTTP/1.0 or 1.1 with the
+    /// connection closed after it (chromedriver answers only 1.1): the status and the body.
+    static func exchange(_ port: Int, _ method: String, _ path: String, body: [UInt8]? = nil, version: String = "1.0")
+        -> (status: Int, body: String)?
+    {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         guard withLoopback(port, { connect(descriptor, $0, $1) }) == 0 else { return nil }
-        let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        var head =
+            version == "1.0"
+            ? "\(method) \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n"
+            : "\(method) \(path) HTTP/\(version)\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        if let body { head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n" }
+        let request = Array((head + "\r\n").utf8) + (body ?? [])
         guard write(descriptor, request, request.count) == request.count else { return nil }
         var response: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -30,12 +43,29 @@ final class MetricsEndpointTests: BinaryTestCase {
             let count = read(descriptor, &buffer, buffer.count)
             if count <= 0 { break }
             response += buffer[0..<count]
+            // A body of known length is complete (chromedriver says close but keeps the socket).
+            if let length = Self.completeLength(response), response.count >= length { break }
         }
         let text = String(decoding: response, as: UTF8.self)
         guard let split = text.range(of: "\r\n\r\n"),
             let status = Int(text.split(separator: " ").dropFirst().first ?? "")
         else { return nil }
         return (status, String(text[split.upperBound...]))
+    }
+
+    /// The whole response's length once its head is in and names a Content-Length.
+    static func completeLength(_ response: [UInt8]) -> Int? {
+        let text = String(decoding: response, as: UTF8.self)
+        guard let end = text.range(of: "\r\n\r\n") else { return nil }
+        for line in text[..<end.lowerBound].split(separator: "\r\n") {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == "content-length",
+                let length = Int(parts[1].trimmingCharacters(in: .whitespaces))
+            {
+                return text[..<end.upperBound].utf8.count + length
+            }
+        }
+        return nil
     }
 
     /// The value of the sample of `metric` whose labels include every one of `labels`.
@@ -50,7 +80,7 @@ final class MetricsEndpointTests: BinaryTestCase {
     }
 
     /// The TCP addresses `pid` listens on, as /proc shows them (`0100007F:1F90`).
-    private func listeningAddresses(of pid: Int32) -> [String] {
+    static func listeningAddresses(of pid: Int32) -> [String] {
         let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
         let inodes = Set(
             fds.compactMap { fd -> String? in
@@ -107,7 +137,7 @@ final class MetricsEndpointTests: BinaryTestCase {
         XCTAssertEqual(object["ready"] as? Bool, true)
 
         // Only the address given is listened on.
-        XCTAssertEqual(listeningAddresses(of: run.pid), [String(format: "0100007F:%04X", port)])
+        XCTAssertEqual(Self.listeningAddresses(of: run.pid), [String(format: "0100007F:%04X", port)])
 
         run.send(SIGTERM)
         let ended = run.communicate(input: [], timeout: 30)

@@ -74,9 +74,12 @@ final class TableSink: PipelineSink {
     private let scope: EvaluationScope
     private let context: ComponentContext
     private var appendWidths: [Int]?
+    /// The live view's copy of the table (`run --ui`), and the sink's place there.
+    private let live: (tables: LiveTables, place: String)?
 
     init(parameters: ParameterValues, context: ComponentContext) throws {
         self.context = context
+        live = context.existing(LiveTables.self).map { ($0, context.meter?.place ?? context.componentName) }
         scope = context.makeScope()
         let output = context.shared(StandardOutput.self) { StandardOutput() }
         self.output = output
@@ -139,6 +142,7 @@ final class TableSink: PipelineSink {
         if case .array(let items) = element {
             let rows = try items.prefix(maxRows).compactMap { item in try context.handling(item, { try cells(item) }) }
             let header = columns.map(\.title)
+            live?.tables.replace(live!.place, columns: header, rows: rows)
             let widths = widths(header: header, rows: rows)
             var lines = [line(header, widths), rule(widths)] + rows.map { line($0, widths) }
             if items.isEmpty { lines.append(emptyText) }
@@ -157,6 +161,7 @@ final class TableSink: PipelineSink {
             return
         }
         guard let row = try context.handling(element, { try cells(element) }) else { return }
+        live?.tables.append(live!.place, columns: columns.map(\.title), row: row)
         var lines: [String] = []
         if appendWidths == nil {
             let header = columns.map(\.title)

@@ -7,6 +7,37 @@ import Reactive
     struct Node {
         let id: String
         let label: String
+        /// Where the component is in the file, as meters name it (`ops.2`, `streams.typed.source`, `sinks.1`).
+        let place: String
+        /// The component's name (`debounce`).
+        let component: String
+        /// Its parameters as written, in YAML's flow style, and where it is in the file.
+        var parameters = ""
+        var location: SourceLocation?
+    }
+
+    /// What the live view shows of a node: its place, component, label, parameters as written
+    /// (secrets are the caller's to mask) and location.
+    public struct NodeDetail: Sendable {
+        /// Where it is in the file, as meters name it.
+        public let place: String
+        /// The component's name.
+        public let component: String
+        /// What the drawing shows on it.
+        public let label: String
+        /// Its parameters as written, in YAML's flow style.
+        public let parameters: String
+        /// `file:line:col`.
+        public let location: String
+    }
+
+    /// Every node's detail, in file order.
+    public var details: [NodeDetail] {
+        nodes.map {
+            NodeDetail(
+                place: $0.place, component: $0.component, label: $0.label, parameters: $0.parameters,
+                location: $0.location.map { "\($0)" } ?? "")
+        }
     }
 
     struct Edge {
@@ -37,7 +68,8 @@ import Reactive
             switch stream.origin {
             case .component(let component):
                 let id = Self.identifier("\(stream.name)_source")
-                nodes.append(Node(id: id, label: Self.label(component)))
+                nodes.append(
+                    Self.node(id, component, place: RunMeters.place(pipeline, stream: stream.name, "source")))
                 operatorNode["\(stream.name)#\(Validator.sourceIndex)"] = id
                 chain.append(id)
                 previous = id
@@ -46,7 +78,8 @@ import Reactive
             }
             for (index, component) in stream.operators.enumerated() {
                 let id = Self.identifier("\(stream.name)_\(index)_\(component.spec.name)")
-                nodes.append(Node(id: id, label: Self.label(component)))
+                nodes.append(
+                    Self.node(id, component, place: RunMeters.place(pipeline, stream: stream.name, "ops.\(index)")))
                 operatorNode["\(stream.name)#\(index)"] = id
                 if let previous {
                     edges.append(Edge(from: previous, to: id, label: chain.isEmpty ? stream.name : nil, dashed: false))
@@ -70,7 +103,7 @@ import Reactive
         }
         for (index, sink) in pipeline.sinks.enumerated() {
             let id = sinkNode(index, sink)
-            nodes.append(Node(id: id, label: Self.label(sink.component)))
+            nodes.append(Self.node(id, sink.component, place: RunMeters.sinkPlace(pipeline, index: index)))
             if let source = tail[sink.stream] {
                 edges.append(
                     Edge(from: source, to: id, label: pipeline.spec.form == .graph ? sink.stream : nil, dashed: false))
@@ -80,6 +113,13 @@ import Reactive
                 edges.append(Edge(from: source, to: id, label: side.side, dashed: true))
             }
         }
+    }
+
+    static func node(_ id: String, _ component: ValidatedComponent, place: String) -> Node {
+        var node = Node(id: id, label: label(component), place: place, component: component.spec.name)
+        node.parameters = component.use.parameters.map(compact) ?? ""
+        node.location = component.use.location
+        return node
     }
 
     /// A node written back in YAML's flow style: `{title: .headline.main, url: .web_url}`.

@@ -1,0 +1,227 @@
+@_spi(Host) import Components
+@_spi(Host) import Pipeline
+@_spi(Host) import Tooling
+
+/// What `run --ui ADDRESS` serves besides `/stats` and `/tap`: one page with nothing from outside
+/// (its script is `/ui.js`, its drawing `/graph.svg`), each node's parameters as written (secrets
+/// masked) at `/node?place=`, and `/events`, a stream of server-sent events with the run's
+/// counts and its `table` sinks' rows, twice a second.
+struct LiveView: Sendable {
+    let title: String
+    let svg: [UInt8]
+    let nodes: [String: [UInt8]]
+    let tables: LiveTables
+
+    init(_ pipeline: ValidatedPipeline, title: String, tables: LiveTables) {
+        let graph = PipelineGraph(pipeline)
+        self.title = title
+        self.tables = tables
+        svg = Array(graph.svg(title: title).utf8)
+        var nodes: [String: [UInt8]] = [:]
+        for detail in graph.details {
+            var object = JSONObject()
+            object["place"] = .string(detail.place)
+            object["component"] = .string(detail.component)
+            object["label"] = .string(Secrets.shared.redact(detail.label))
+            object["parameters"] = .string(Secrets.shared.redact(detail.parameters))
+            object["location"] = .string(detail.location)
+            nodes[detail.place] = Array(ReportFormat.text(.object(object)).utf8)
+        }
+        self.nodes = nodes
+    }
+
+    /// The tables as JSON: `[{place, columns, rows}]`.
+    func tablesJSON() -> Value {
+        .array(
+            tables.snapshot.map { table in
+                var object = JSONObject()
+                object["place"] = .string(table.place)
+                object["columns"] = .array(table.columns.map(Value.string))
+                object["rows"] = .array(table.rows.map { .array($0.map(Value.string)) })
+                return .object(object)
+            })
+    }
+
+    /// The page: the graph, the selected node's panel, the tables. No resource from elsewhere.
+    var page: [UInt8] {
+        Array(
+            """
+            <!doctype html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <meta name="color-scheme" content="light dark">
+            <title>\(PipelineGraphText.xml(title)) — rivulet</title>
+            <style>\(Self.style)</style>
+            </head>
+            <body>
+            <header><h1>\(PipelineGraphText.xml(title))</h1><span id="status" role="status">connecting…</span></header>
+            <main>
+            <section id="graph" aria-label="the pipeline's graph: Tab to a node, Enter to open it"></section>
+            <aside id="panel" hidden>
+              <h2 id="node-title"></h2>
+              <p id="node-location"></p>
+              <pre id="node-parameters"></pre>
+              <div class="samples-head"><h3>Elements passing it</h3><button id="pause" type="button">Pause</button></div>
+              <ol id="samples" aria-live="polite"></ol>
+            </aside>
+            </main>
+            <section id="tables" aria-label="table sinks"></section>
+            <script src="/ui.js"></script>
+            </body>
+            </html>
+
+            """.utf8)
+    }
+
+    static let style = """
+        :root { color-scheme: light dark; --fg: #1f2328; --muted: #656d76; --bg: #ffffff; --panel: #f6f8fa; --line: #d0d7de; --accent: #0969da; }
+        @media (prefers-color-scheme: dark) { :root { --fg: #e6edf3; --muted: #8b949e; --bg: #0d1117; --panel: #161b22; --line: #30363d; --accent: #58a6ff; } }
+        body { margin: 0; font: 14px system-ui, sans-serif; color: var(--fg); background: var(--bg); }
+        header { display: flex; gap: 1em; align-items: baseline; padding: 8px 16px; border-bottom: 1px solid var(--line); flex-wrap: wrap; }
+        h1 { font-size: 18px; margin: 0; }
+        #status { color: var(--muted); }
+        main { display: flex; flex-wrap: wrap; gap: 12px; padding: 12px 16px; }
+        #graph { flex: 1 1 100%; overflow: auto; min-width: 0; }
+        #graph svg { max-width: none; }
+        .node { cursor: pointer; }
+        .node:focus { outline: none; }
+        aside { flex: 1 1 420px; min-width: 260px; background: var(--panel); border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; }
+        aside h2 { font-size: 15px; margin: 4px 0; }
+        #node-location { color: var(--muted); margin: 0 0 6px; }
+        pre, ol { font: 12px ui-monospace, monospace; white-space: pre-wrap; word-break: break-all; }
+        ol { max-height: 40vh; overflow: auto; padding-left: 2.5em; }
+        .samples-head { display: flex; justify-content: space-between; align-items: center; }
+        button { font: inherit; }
+        #tables { padding: 0 16px 16px; overflow-x: auto; display: flex; flex-wrap: wrap; gap: 16px; }
+        table { border-collapse: collapse; margin: 8px 0 16px; }
+        th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; }
+        th { background: var(--panel); }
+        caption { text-align: left; color: var(--muted); }
+        """
+
+    /// The page's script: draws the SVG, follows `/events`, opens a node on click or Enter.
+    static let script = Array(
+        """
+        "use strict";
+        const graph = document.getElementById("graph");
+        const panel = document.getElementById("panel");
+        const samples = document.getElementById("samples");
+        const pause = document.getElementById("pause");
+        const status = document.getElementById("status");
+        let previous = null, selected = null, reader = null, paused = false;
+        const quiet = {};
+
+        function rate(value) { return value >= 100 ? Math.round(value) + "/s" : value.toFixed(1) + "/s"; }
+
+        function update(stats) {
+          const now = stats.uptimeSeconds;
+          status.textContent = (stats.ready ? "ready" : "connecting") + " — up " + now.toFixed(0) + "s";
+          for (const c of stats.components) {
+            const before = previous && previous.components.find(p => p.place === c.place);
+            const seconds = previous ? Math.max(now - previous.uptimeSeconds, 0.001) : 0;
+            const count = c.out ?? c.in ?? 0;
+            const out = before && seconds ? (count - (before.out ?? before.in ?? 0)) / seconds : 0;
+            for (const edge of graph.querySelectorAll('g.edge[data-from="' + CSS.escape(c.place) + '"] .rate')) {
+              edge.textContent = rate(out);
+            }
+            const node = graph.querySelector('g.node[data-place="' + CSS.escape(c.place) + '"]');
+            if (!node) continue;
+            node.classList.toggle("error", c.errors > 0);
+            const moved = !before || before.out !== c.out || before.in !== c.in;
+            quiet[c.place] = moved ? now : (quiet[c.place] ?? now);
+            node.classList.toggle("stalled", !c.ended && now - quiet[c.place] > 5);
+            node.dataset.out = c.out;
+          }
+          previous = stats;
+          drawTables(stats.tables || []);
+        }
+
+        function drawTables(tables) {
+          const host = document.getElementById("tables");
+          host.replaceChildren();
+          for (const t of tables) {
+            const table = document.createElement("table");
+            table.dataset.place = t.place;
+            table.createCaption().textContent = "table sink at " + t.place;
+            const head = table.createTHead().insertRow();
+            for (const column of t.columns) { const th = document.createElement("th"); th.textContent = column; head.appendChild(th); }
+            const body = table.createTBody();
+            for (const row of t.rows) { const tr = body.insertRow(); for (const cell of row) tr.insertCell().textContent = cell; }
+            host.appendChild(table);
+          }
+        }
+
+        async function open(node) {
+          for (const other of graph.querySelectorAll("g.node.selected")) other.classList.remove("selected");
+          node.classList.add("selected");
+          selected = node.dataset.place;
+          if (reader) { reader.cancel(); reader = null; }
+          samples.replaceChildren();
+          panel.hidden = false;
+          const detail = await (await fetch("/node?place=" + encodeURIComponent(selected))).json();
+          document.getElementById("node-title").textContent = detail.component + " — " + detail.place;
+          document.getElementById("node-location").textContent = detail.location;
+          document.getElementById("node-parameters").textContent = detail.parameters || "(no parameters)";
+          const response = await fetch("/tap?place=" + encodeURIComponent(selected));
+          reader = response.body.getReader();
+          const decoder = new TextDecoder();
+          let pending = "";
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            pending += decoder.decode(value, { stream: true });
+            const lines = pending.split("\\n");
+            pending = lines.pop();
+            if (paused) continue;
+            for (const line of lines) {
+              if (!line || line.charCodeAt(0) === 0x1e) continue;
+              const item = document.createElement("li");
+              item.textContent = line;
+              samples.appendChild(item);
+              while (samples.children.length > 50) samples.firstElementChild.remove();
+            }
+          }
+        }
+
+        pause.addEventListener("click", () => {
+          paused = !paused;
+          pause.textContent = paused ? "Resume" : "Pause";
+          pause.setAttribute("aria-pressed", String(paused));
+        });
+
+        fetch("/graph.svg").then(r => r.text()).then(text => {
+          graph.innerHTML = text;
+          for (const node of graph.querySelectorAll("g.node")) {
+            node.setAttribute("role", "button");
+            node.addEventListener("click", () => open(node));
+            node.addEventListener("keydown", event => {
+              if (event.key === "Enter" || event.key === " ") { event.preventDefault(); open(node); }
+            });
+          }
+          const events = new EventSource("/events");
+          events.onmessage = message => update(JSON.parse(message.data));
+          events.onerror = () => { status.textContent = "the run has ended or cannot be reached"; };
+        });
+
+        """.utf8)
+}
+
+/// XML escaping shared with the drawing, for the page's own text.
+enum PipelineGraphText {
+    static func xml(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+}

@@ -1,0 +1,182 @@
+import Components
+import Foundation
+import XCTest
+
+/// `run --ui`: the live view in a real headless Chromium (through chromedriver): every node of
+/// the graph, an edge's rate changing, a node opened with its parameters and the elements passing
+/// it, a table sink as an HTML table, keyboard use; what it shows is escaped; its server answers
+/// nothing but its own routes.
+final class LiveViewTests: BinaryTestCase {
+    /// The example pipeline made for the live view: even numbers and their squares, a table sink.
+    private var squares: String {
+        get throws {
+            try String(
+                contentsOf: DescribeCommandTests.repository.appendingPathComponent("Pipelines/live-squares.yaml"),
+                encoding: .utf8)
+        }
+    }
+
+    /// Starts `pipeline` with `--ui` on a free port; returns once the page answers.
+    private func startViewed(_ pipeline: String, name: String) throws -> (ChildProcess, Int) {
+        let file = directory.appendingPathComponent("\(name).yaml").path
+        try pipeline.write(toFile: file, atomically: true, encoding: .utf8)
+        let port = HTTPServerSourceTests.freePort()
+        let process = try startRivulet(["run", file, "--ui", "127.0.0.1:\(port)"], output: .null, error: .pipe)
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while MetricsEndpointTests.get(port, "/stats") == nil && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return (process, port)
+    }
+
+    func testTheLiveViewShowsTheGraphRatesElementsAndTables() throws {
+        guard WebDriver.isInstalled else { throw XCTSkip("chromium and chromedriver are not installed") }
+        let (run, port) = try startViewed(try squares, name: "squares")
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        let browser = try WebDriver()
+        try browser.open("http://127.0.0.1:\(port)/")
+        let places = ["streams.numbers.source", "streams.numbers.ops.0", "streams.numbers.ops.1", "sinks.0", "sinks.1"]
+        try browser.waitUntil("the graph drawn") { "return document.querySelectorAll('#graph g.node').length === 5;" }
+        let drawn = try browser.run(
+            "return Array.from(document.querySelectorAll('#graph g.node')).map(n => n.dataset.place);")
+        XCTAssertEqual((drawn as? [String])?.sorted(), places.sorted())
+
+        // The rate on the edge out of the map: empty or 0 at first, then the run's (about 10/s).
+        let rate = "return document.querySelector('g.edge[data-from=\"streams.numbers.ops.1\"] .rate').textContent;"
+        let first = try browser.run(rate) as? String ?? ""
+        try browser.waitUntil("the rate moved") {
+            "const t = document.querySelector('g.edge[data-from=\"streams.numbers.ops.1\"] .rate').textContent; "
+                + "return t !== \(try Self.quoted(first)) && /^[0-9.]+\\/s$/.test(t) && parseFloat(t) > 0;"
+        }
+
+        // Opening a node: its parameters as written and the elements passing it, as they pass.
+        _ = try browser.run(
+            "document.querySelector('g.node[data-place=\"streams.numbers.ops.1\"]')"
+                + ".dispatchEvent(new MouseEvent('click', {bubbles: true}));")
+        try browser.waitUntil("elements arrive") { "return document.querySelectorAll('#samples li').length >= 3;" }
+        XCTAssertEqual(
+            try browser.run("return document.getElementById('node-parameters').textContent;") as? String,
+            "{n: ., square: . * .}")
+        let sampled = try XCTUnwrap(
+            try browser.run("return Array.from(document.querySelectorAll('#samples li')).map(l => l.textContent);")
+                as? [String])
+        for line in sampled {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Int]
+            XCTAssertEqual(object?["square"], (object?["n"] ?? -1) * (object?["n"] ?? -1), line)
+        }
+        // Paused, nothing more is added.
+        _ = try browser.run("document.getElementById('pause').click();")
+        Thread.sleep(forTimeInterval: 0.3)
+        let paused = try browser.run("return document.querySelectorAll('#samples li').length;") as? Int
+        Thread.sleep(forTimeInterval: 0.6)
+        XCTAssertEqual(try browser.run("return document.querySelectorAll('#samples li').length;") as? Int, paused)
+        _ = try browser.run("document.getElementById('pause').click();")
+
+        // The table sink's rows, as an HTML table that grows.
+        try browser.waitUntil("the table") {
+            "return document.querySelectorAll('#tables table[data-place=\"sinks.0\"] tbody tr').length >= 3;"
+        }
+        XCTAssertEqual(
+            try browser.run(
+                "return Array.from(document.querySelectorAll('#tables th')).map(h => h.textContent);") as? [String],
+            ["n", "square"])
+
+        // The keyboard: a node takes the focus and Enter opens it.
+        _ = try browser.run(
+            "const node = document.querySelector('g.node[data-place=\"streams.numbers.ops.0\"]'); node.focus(); "
+                + "node.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));")
+        try browser.waitUntil("the filter opened") {
+            "return document.getElementById('node-title').textContent === 'filter — streams.numbers.ops.0';"
+        }
+        XCTAssertEqual(
+            try browser.run("return document.querySelector('g.node[data-place=\"streams.numbers.ops.0\"]').tabIndex;")
+                as? Int, 0)
+        try browser.waitUntil("the filter's elements") {
+            "return document.querySelectorAll('#samples li').length >= 5;"
+        }
+
+        let image = try browser.screenshot()
+        XCTAssertEqual(Array(image.prefix(4)), [0x89, 0x50, 0x4E, 0x47], "a PNG")
+        // scripts/screenshot-live-view.sh sets this to regenerate the README's picture.
+        if let path = ProcessInfo.processInfo.environment["RIVULET_SCREENSHOT"] {
+            try image.write(to: URL(fileURLWithPath: path))
+        }
+
+        // A narrow window: the page does not overflow (the graph scrolls in its own box) and the
+        // node's panel goes under the graph.
+        try browser.resize(width: 420, height: 800)
+        try browser.waitUntil("the narrow layout") {
+            "const graph = document.getElementById('graph').getBoundingClientRect(); "
+                + "const panel = document.getElementById('panel').getBoundingClientRect(); "
+                + "return window.innerWidth < 500 && document.documentElement.scrollWidth <= window.innerWidth "
+                + "&& panel.top >= graph.bottom;"
+        }
+    }
+
+    func testWhatThePageShowsIsEscaped() throws {
+        guard WebDriver.isInstalled else { throw XCTSkip("chromium and chromedriver are not installed") }
+        let hostile = "<script>window.pwned = 1</script><img src=x onerror=window.pwned=2>"
+        let (run, port) = try startViewed(
+            """
+            source: { interval: 50ms }
+            ops:
+              - map: { text: '"\(hostile)"', n: . }
+            sink: { table: { columns: [text, n] } }
+            """, name: "hostile")
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        let browser = try WebDriver()
+        try browser.open("http://127.0.0.1:\(port)/")
+        try browser.waitUntil("the graph drawn") { "return document.querySelectorAll('#graph g.node').length === 3;" }
+        _ = try browser.run(
+            "document.querySelector('g.node[data-place=\"ops.0\"]').dispatchEvent(new MouseEvent('click', {bubbles: true}));"
+        )
+        try browser.waitUntil("elements arrive") { "return document.querySelectorAll('#samples li').length >= 2;" }
+        try browser.waitUntil("the table") { "return document.querySelectorAll('#tables tbody tr').length >= 2;" }
+        XCTAssertEqual(try browser.run("return String(window.pwned);") as? String, "undefined")
+        XCTAssertEqual(try browser.run("return document.scripts.length;") as? Int, 1, "only the page's own")
+        XCTAssertEqual(
+            try browser.run("return document.querySelectorAll('#tables img, #samples img').length;") as? Int, 0)
+        let cell = try browser.run("return document.querySelector('#tables tbody td').textContent;") as? String
+        XCTAssertEqual(cell, hostile)
+        XCTAssertTrue(
+            (try browser.run("return document.querySelector('#node-parameters').textContent;") as? String)?.contains(
+                "<script>") == true)
+    }
+
+    func testTheServerAnswersOnlyItsOwnRoutesOnItsOwnAddress() throws {
+        let (run, port) = try startViewed(try squares, name: "squares")
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        let page = try XCTUnwrap(MetricsEndpointTests.get(port, "/"))
+        XCTAssertEqual(page.status, 200)
+        XCTAssertTrue(page.body.contains("<script src=\"/ui.js\"></script>"), page.body)
+        XCTAssertFalse(page.body.contains("http://") || page.body.contains("https://"), "nothing from elsewhere")
+        let script = try XCTUnwrap(MetricsEndpointTests.get(port, "/ui.js"))
+        XCTAssertFalse(script.body.contains("http://") || script.body.contains("https://"), "nothing from elsewhere")
+        XCTAssertTrue(try XCTUnwrap(MetricsEndpointTests.get(port, "/graph.svg")).body.hasPrefix("<svg "))
+        for path in ["/metrics", "/etc/passwd", "/../../etc/passwd", "/graph.svg/..", "/node?place=nowhere"] {
+            XCTAssertEqual(MetricsEndpointTests.get(port, path)?.status, 404, path)
+        }
+        let node = try XCTUnwrap(MetricsEndpointTests.get(port, "/node?place=streams.numbers.ops.0"))
+        XCTAssertEqual(node.status, 200)
+        XCTAssertTrue(node.body.contains("\"parameters\":\". % 2 == 0\""), node.body)
+
+        let taken = try runRivulet([
+            "run", directory.appendingPathComponent("squares.yaml").path, "--ui", "127.0.0.1:\(port)",
+        ])
+        XCTAssertEqual(taken.status, 2)
+        XCTAssertTrue(
+            taken.stderr.contains("error: --ui: cannot listen on 127.0.0.1:\(port): the address is already in use"),
+            taken.stderr)
+        XCTAssertEqual(
+            MetricsEndpointTests.listeningAddresses(of: run.pid), [String(format: "0100007F:%04X", port)],
+            "it listens on the address given and nowhere else")
+        let bad = try runRivulet(["run", directory.appendingPathComponent("squares.yaml").path, "--ui", "8080"])
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertTrue(bad.stderr.contains("--ui expects HOST:PORT"), bad.stderr)
+    }
+
+    private static func quoted(_ text: String) throws -> String {
+        String(decoding: try JSONSerialization.data(withJSONObject: [text]), as: UTF8.self).dropFirst().dropLast()
+            .description
+    }
+}

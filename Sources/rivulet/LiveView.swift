@@ -52,11 +52,11 @@ struct LiveView: Sendable {
             <meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <meta name="color-scheme" content="light dark">
-            <title>\(PipelineGraphText.xml(title)) — rivulet</title>
+            <title>\(XMLText.escape(title)) — rivulet</title>
             <style>\(Self.style)</style>
             </head>
             <body>
-            <header><h1>\(PipelineGraphText.xml(title))</h1><span id="status" role="status">connecting…</span></header>
+            <header><h1>\(XMLText.escape(title))</h1><span id="status" role="status">connecting…</span></header>
             <main>
             <section id="graph" aria-label="the pipeline's graph: Tab to a node, Enter to open it"></section>
             <aside id="panel" hidden>
@@ -206,22 +206,4 @@ struct LiveView: Sendable {
         });
 
         """.utf8)
-}
-
-/// XML escaping shared with the drawing, for the page's own text.
-enum PipelineGraphText {
-    static func xml(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
-    }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 @_spi(Host) import Pipeline
+@_spi(Host) import Tooling
 
 /// `--format` of `test` and `lint`: text for people, JSON and JUnit XML for CI.
 enum ReportFormat: String, ExpressibleByArgument, CaseIterable {
@@ -25,24 +26,7 @@ enum ReportFormat: String, ExpressibleByArgument, CaseIterable {
     }
 
     /// `text` escaped for an XML attribute or element.
-    static func xml(_ text: String) -> String {
-        var escaped = ""
-        for character in text.unicodeScalars {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&apos;"
-            // XML 1.0 allows no other control characters than tab, newline and return.
-            case "\t", "\n", "\r": escaped.unicodeScalars.append(character)
-            default:
-                if character.value < 0x20 { continue }
-                escaped.unicodeScalars.append(character)
-            }
-        }
-        return escaped
-    }
+    static func xml(_ text: String) -> String { XMLText.escape(text) }
 
     /// A JUnit XML document of suites (one per file), each with its cases: a failure carries its
     /// message and its report, an error (an invalid file) its diagnostics.

@@ -72,23 +72,7 @@ extension PipelineGraph {
     }
 
     /// `text` escaped for XML text and attributes.
-    static func xml(_ text: String) -> String {
-        var escaped = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default:
-                // XML 1.0 allows no other control characters than tab, newline and return.
-                if scalar.value < 0x20 && scalar != "\t" && scalar != "\n" && scalar != "\r" { continue }
-                escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return escaped
-    }
+    static func xml(_ text: String) -> String { XMLText.escape(text) }
 
     static let style = """
         .pipeline-graph { font: 12px ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; }

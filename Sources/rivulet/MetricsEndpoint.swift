@@ -277,7 +277,7 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
         // counts) what does not fit, rather than growing the connection's buffer.
         guard var tapping, context.channel.isWritable else { return }
         let ended = tapping.meter.isEnded
-        var (lines, dropped) = tapping.tap.take()
+        var (lines, dropped) = tapping.meter.take(tapping.tap)
         if let left = tapping.left, lines.count > left { lines.removeLast(lines.count - left) }
         if !lines.isEmpty {
             context.writeAndFlush(

@@ -84,7 +84,7 @@ final class RunMetersTests: XCTestCase {
         harness.meters = meters
         let run = try harness.start(
             """
-            source: { events: { marbles: "-1-2-3-4-5|" } }
+            source: { events: { marbles: "-1-2-3-4-5-6-7-8|" } }
             ops:
               - map: { n: . }
             sink: record
@@ -94,14 +94,16 @@ final class RunMetersTests: XCTestCase {
         let tap = Tap(capacity: 3)
         harness.scheduler.advance(to: 10)
         map.attach(tap)
-        harness.scheduler.advance(to: 100)
-        let taken = tap.take()
+        harness.scheduler.advance(to: 1000)
+        let taken = map.take(tap)
         XCTAssertEqual(
             taken.lines.map { String(decoding: $0, as: UTF8.self) }, ["{\"n\":2}\n", "{\"n\":3}\n", "{\"n\":4}\n"],
             "from when it was attached, as many as fit")
-        XCTAssertEqual(taken.dropped, 1, "the fifth did not fit and was counted")
+        XCTAssertEqual(taken.dropped, 4, "the fifth to the eighth did not fit and were counted")
+        let again = map.take(tap)
+        XCTAssertEqual(again.lines.count, 0)
+        XCTAssertEqual(again.dropped, 0, "counted once")
         map.detach(tap)
-        XCTAssertEqual(tap.take().lines.count, 0)
     }
 
     func testAWatchedHTTPSourceCountsRequestsByStatusRetriesAndDurations() throws {

@@ -23,6 +23,9 @@ import Synchronization
     /// How many taps are attached: one relaxed load an element when none is.
     private let tapCount = Atomic<Int>(0)
     private let taps = Mutex<[Tap]>([])
+    /// Taps with room; and elements no tap had room for, which every tap counts as dropped.
+    private let hungryTaps = Atomic<Int>(0)
+    private let droppedByEveryTap = Atomic<Int>(0)
     /// For a source of known size, how far through it it is (for the progress line).
     public let progress = InputProgress()
 
@@ -94,7 +97,9 @@ import Synchronization
 
     /// Starts copying the elements it emits (a sink: receives) into `tap`.
     public func attach(_ tap: Tap) {
+        tap.start(seen: droppedByEveryTap.load(ordering: .relaxed))
         taps.withLock { $0.append(tap) }
+        hungryTaps.wrappingAdd(1, ordering: .relaxed)
         tapCount.wrappingAdd(1, ordering: .relaxed)
     }
 
@@ -105,7 +110,27 @@ import Synchronization
             taps.removeAll { $0 === tap }
             return before - taps.count
         }
+        guard removed > 0 else { return }
+        if !tap.isFull { hungryTaps.wrappingSubtract(1, ordering: .relaxed) }
         tapCount.wrappingSubtract(removed, ordering: .relaxed)
+    }
+
+    /// What `tap` holds, and how many elements it dropped since the last call (it has room again).
+    public func take(_ tap: Tap) -> (lines: [[UInt8]], dropped: Int) {
+        let (taken, wasFull) = tap.take(seen: droppedByEveryTap.load(ordering: .relaxed))
+        if wasFull { hungryTaps.wrappingAdd(1, ordering: .relaxed) }
+        return taken
+    }
+
+    /// Copies `value` into the taps; while every one is full (a reader slower than the run), the
+    /// element is only counted, without a lock, for each tap to say it dropped it.
+    private func offer(_ value: Value) {
+        guard hungryTaps.load(ordering: .relaxed) > 0 else {
+            droppedByEveryTap.wrappingAdd(1, ordering: .relaxed)
+            return
+        }
+        let filled = taps.withLock { taps in taps.reduce(0) { $0 + ($1.offer(value) ? 1 : 0) } }
+        if filled > 0 { hungryTaps.wrappingSubtract(filled, ordering: .relaxed) }
     }
 
     func record(_ event: Event<Value>) {
@@ -114,7 +139,7 @@ import Synchronization
             // One writer (the pipeline's thread): a load and a store, no locked read-modify-write,
             // which would cost every element of every run several nanoseconds.
             elementCount.store(elementCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
-            if tapCount.load(ordering: .relaxed) > 0 { taps.withLock { for tap in $0 { tap.offer(value) } } }
+            if tapCount.load(ordering: .relaxed) > 0 { offer(value) }
         case .error:
             errorCount.wrappingAdd(1, ordering: .relaxed)
             ended.store(true, ordering: .relaxed)
@@ -148,34 +173,53 @@ import Synchronization
 /// fills and a reader empties. What does not fit is counted and dropped, never waited for, so a
 /// slow reader never slows the pipeline.
 @_spi(Host) public final class Tap: Sendable {
-    private let buffer = Mutex<(lines: [[UInt8]], dropped: Int)>(([], 0))
+    private struct Buffer {
+        var lines: [[UInt8]] = []
+        var dropped = 0
+        var isFull = false
+        /// The meter's count of elements no tap had room for, when this tap last looked.
+        var seen = 0
+    }
+
+    private let buffer = Mutex<Buffer>(Buffer())
     /// How many elements wait for the reader at most.
     public let capacity: Int
 
-    /// An empty tap holding at most `capacity` elements.
+    /// An empty tap holding at most `capacity` elements; attach it to a meter to fill it, and
+    /// empty it with the meter's `take`.
     public init(capacity: Int = 1000) {
         self.capacity = capacity
     }
 
-    /// Copies `value` as a JSON line, or counts it dropped when the buffer is full.
-    func offer(_ value: Value) {
+    var isFull: Bool { buffer.withLock { $0.isFull } }
+
+    func start(seen: Int) { buffer.withLock { $0.seen = seen } }
+
+    /// Copies `value` as a JSON line, or counts it dropped when the buffer is full; returns
+    /// whether this element filled it.
+    func offer(_ value: Value) -> Bool {
         buffer.withLock { buffer in
-            guard buffer.lines.count < capacity else {
+            guard !buffer.isFull else {
                 buffer.dropped += 1
-                return
+                return false
             }
             var line: [UInt8] = []
             JSONSerializer.write(value, to: &line)
             line.append(0x0A)
             buffer.lines.append(line)
+            buffer.isFull = buffer.lines.count >= capacity
+            return buffer.isFull
         }
     }
 
-    /// Takes the lines waiting, and how many elements were dropped since the last call.
-    public func take() -> (lines: [[UInt8]], dropped: Int) {
+    /// The lines waiting and the elements dropped since the last call (its own, and those no tap
+    /// had room for: `seen` is the meter's count of them now); whether it was full.
+    func take(seen: Int) -> (taken: (lines: [[UInt8]], dropped: Int), wasFull: Bool) {
         buffer.withLock { buffer in
-            defer { buffer = ([], 0) }
-            return buffer
+            let taken = (buffer.lines, buffer.dropped + max(0, seen - buffer.seen))
+            let wasFull = buffer.isFull
+            buffer = Buffer(seen: seen)
+            return (taken, wasFull)
         }
     }
 }

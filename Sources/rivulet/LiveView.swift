@@ -16,7 +16,7 @@ struct LiveView: Sendable {
         let graph = PipelineGraph(pipeline)
         self.title = title
         self.tables = tables
-        svg = Array(graph.svg(title: title).utf8)
+        svg = Array(Secrets.shared.redact(graph.svg(title: title)).utf8)
         var nodes: [String: [UInt8]] = [:]
         for detail in graph.details {
             var object = JSONObject()

@@ -280,9 +280,11 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
         var (lines, dropped) = tapping.meter.take(tapping.tap)
         if let left = tapping.left, lines.count > left { lines.removeLast(lines.count - left) }
         if !lines.isEmpty {
+            // Elements can hold a secret the pipeline read (a signed URL): masked as everywhere.
+            let joined = Array(lines.joined())
+            let bytes = Secrets.shared.redact(bytes: joined) ?? joined
             context.writeAndFlush(
-                wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: lines.joined())))),
-                promise: nil)
+                wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: bytes)))), promise: nil)
         }
         tapping.left = tapping.left.map { $0 - lines.count }
         self.tapping = tapping
@@ -327,6 +329,7 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
             var bytes = Array("data: ".utf8)
             JSONSerializer.write(.object(object), to: &bytes)
             bytes += Array("\n\n".utf8)
+            bytes = Secrets.shared.redact(bytes: bytes) ?? bytes
             context.writeAndFlush(
                 self.wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: bytes)))), promise: nil)
         }

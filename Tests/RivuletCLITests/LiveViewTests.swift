@@ -17,11 +17,14 @@ final class LiveViewTests: BinaryTestCase {
     }
 
     /// Starts `pipeline` with `--ui` on a free port; returns once the page answers.
-    private func startViewed(_ pipeline: String, name: String) throws -> (ChildProcess, Int) {
+    private func startViewed(_ pipeline: String, name: String, environment: [String: String] = [:]) throws -> (
+        ChildProcess, Int
+    ) {
         let file = directory.appendingPathComponent("\(name).yaml").path
         try pipeline.write(toFile: file, atomically: true, encoding: .utf8)
         let port = HTTPServerSourceTests.freePort()
-        let process = try startRivulet(["run", file, "--ui", "127.0.0.1:\(port)"], output: .null, error: .pipe)
+        let process = try startRivulet(
+            ["run", file, "--ui", "127.0.0.1:\(port)"], environment: environment, output: .null, error: .pipe)
         let deadline = Date(timeIntervalSinceNow: 10)
         while MetricsEndpointTests.get(port, "/stats") == nil && Date() < deadline {
             Thread.sleep(forTimeInterval: 0.05)
@@ -173,6 +176,27 @@ final class LiveViewTests: BinaryTestCase {
         let bad = try runRivulet(["run", directory.appendingPathComponent("squares.yaml").path, "--ui", "8080"])
         XCTAssertEqual(bad.status, 2)
         XCTAssertTrue(bad.stderr.contains("--ui expects HOST:PORT"), bad.stderr)
+    }
+
+    func testANodesParametersAreShownWithSecretsMasked() throws {
+        let (run, port) = try startViewed(
+            """
+            source: { interval: 50ms }
+            ops:
+              - map: { n: ., signed: "'${DEMO_TOKEN}' + string(.)" }
+            sink: { file: { path: out.jsonl } }
+            """, name: "secret", environment: ["DEMO_TOKEN": "tok-5up3r-s3cret-42"])
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        let node = try XCTUnwrap(MetricsEndpointTests.get(port, "/node?place=ops.0"))
+        XCTAssertEqual(node.status, 200)
+        XCTAssertFalse(node.body.contains("tok-5up3r-s3cret-42"), node.body)
+        XCTAssertTrue(node.body.contains("signed"), node.body)
+        let drawing = try XCTUnwrap(MetricsEndpointTests.get(port, "/graph.svg")).body
+        XCTAssertFalse(drawing.contains("tok-5up3r-s3cret-42"), drawing)
+        // The elements passing it hold the secret too: masked in what the page is sent.
+        let tapped = try XCTUnwrap(MetricsEndpointTests.get(port, "/tap?place=ops.0&limit=3")).body
+        XCTAssertFalse(tapped.contains("tok-5up3r-s3cret-42"), tapped)
+        XCTAssertTrue(tapped.contains("\"signed\":\"REDACTED"), tapped)
     }
 
     private static func quoted(_ text: String) throws -> String {

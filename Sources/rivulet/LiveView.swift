@@ -1,22 +1,41 @@
 @_spi(Host) import Components
 @_spi(Host) import Pipeline
+import Synchronization
 @_spi(Host) import Tooling
 
 /// What `run --ui ADDRESS` serves besides `/stats` and `/tap`: one page with nothing from outside
 /// (its script is `/ui.js`, its drawing `/graph.svg`), each node's parameters as written (secrets
 /// masked) at `/node?place=`, and `/events`, a stream of server-sent events with the run's
-/// counts and its `table` sinks' rows, twice a second.
-struct LiveView: Sendable {
-    let title: String
-    let svg: [UInt8]
-    let nodes: [String: [UInt8]]
+/// counts and its `table` sinks' rows, twice a second. Under `--watch` a new version replaces
+/// the drawing (`replace`); a page opened before shows it when reloaded.
+final class LiveView: Sendable {
+    private struct Drawing {
+        let title: String
+        let svg: [UInt8]
+        let nodes: [String: [UInt8]]
+    }
+
+    private let drawing: Mutex<Drawing>
     let tables: LiveTables
 
     init(_ pipeline: ValidatedPipeline, title: String, tables: LiveTables) {
-        let graph = PipelineGraph(pipeline)
-        self.title = title
+        drawing = Mutex(Self.draw(pipeline, title: title))
         self.tables = tables
-        svg = Array(Secrets.shared.redact(graph.svg(title: title)).utf8)
+    }
+
+    var title: String { drawing.withLock { $0.title } }
+    var svg: [UInt8] { drawing.withLock { $0.svg } }
+    var nodes: [String: [UInt8]] { drawing.withLock { $0.nodes } }
+
+    /// Shows a new version of the pipeline.
+    func replace(_ pipeline: ValidatedPipeline, title: String) {
+        let next = Self.draw(pipeline, title: title)
+        drawing.withLock { $0 = next }
+    }
+
+    private static func draw(_ pipeline: ValidatedPipeline, title: String) -> Drawing {
+        let graph = PipelineGraph(pipeline)
+        let svg = Array(Secrets.shared.redact(graph.svg(title: title)).utf8)
         var nodes: [String: [UInt8]] = [:]
         for detail in graph.details {
             var object = JSONObject()
@@ -27,7 +46,7 @@ struct LiveView: Sendable {
             object["location"] = .string(detail.location)
             nodes[detail.place] = Array(ReportFormat.text(.object(object)).utf8)
         }
-        self.nodes = nodes
+        return Drawing(title: title, svg: svg, nodes: nodes)
     }
 
     /// The tables as JSON: `[{place, columns, rows}]`.

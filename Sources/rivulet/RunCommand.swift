@@ -163,9 +163,10 @@ struct RunCommand: ParsableCommand {
         // only when something shows them.
         var meters = RunMeters(metersOperators: metrics != nil || summary || ui != nil)
         let exporter = RunMetricsExporter(meters: meters, pipeline: Self.name(of: pipeline))
-        let endpoint = try startMetricsEndpoint(exporter, live: ui == metrics ? liveView(pipeline) : nil)
+        let live = liveView(pipeline)
+        let endpoint = try startMetricsEndpoint(exporter, live: ui == metrics ? live : nil)
         defer { endpoint?.stop() }
-        let viewEndpoint = ui != metrics ? try startLiveView(exporter, liveView(pipeline)) : nil
+        let viewEndpoint = ui != metrics ? try startLiveView(exporter, live) : nil
         defer { viewEndpoint?.stop() }
         var version = Version(loaded: loaded, pipeline: pipeline)
         var resuming = resume
@@ -192,6 +193,7 @@ struct RunCommand: ParsableCommand {
             resuming = true
             meters = RunMeters(metersOperators: metrics != nil || summary || ui != nil)
             exporter.replace(meters)
+            live?.replace(next.pipeline, title: Self.name(of: next.pipeline))
             RunLog.pipeline = Self.name(of: next.pipeline)
         }
     }

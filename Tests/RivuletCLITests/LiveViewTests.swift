@@ -105,6 +105,20 @@ final class LiveViewTests: BinaryTestCase {
             try image.write(to: URL(fileURLWithPath: path))
         }
 
+        // Dark: the page and the drawing both change colours (the text stays readable on them).
+        let colours =
+            "return [getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color, "
+            + "getComputedStyle(document.querySelector('g.node rect')).fill, "
+            + "getComputedStyle(document.querySelector('g.node .label')).fill];"
+        XCTAssertEqual(
+            try browser.run(colours) as? [String],
+            ["rgb(255, 255, 255)", "rgb(31, 35, 40)", "rgb(246, 248, 250)", "rgb(31, 35, 40)"])
+        try browser.emulateColorScheme("dark")
+        XCTAssertEqual(
+            try browser.run(colours) as? [String],
+            ["rgb(13, 17, 23)", "rgb(230, 237, 243)", "rgb(22, 27, 34)", "rgb(230, 237, 243)"])
+        try browser.emulateColorScheme("light")
+
         // A narrow window: the page does not overflow (the graph scrolls in its own box) and the
         // node's panel goes under the graph.
         try browser.resize(width: 420, height: 800)
@@ -197,6 +211,35 @@ final class LiveViewTests: BinaryTestCase {
         let tapped = try XCTUnwrap(MetricsEndpointTests.get(port, "/tap?place=ops.0&limit=3")).body
         XCTAssertFalse(tapped.contains("tok-5up3r-s3cret-42"), tapped)
         XCTAssertTrue(tapped.contains("\"signed\":\"REDACTED"), tapped)
+    }
+
+    func testUnderWatchANewVersionReplacesTheDrawing() throws {
+        let file = directory.appendingPathComponent("growing.yaml")
+        try "source: { interval: 50ms }\nops:\n  - map: . * 2\nsink: { file: { path: out.jsonl } }\n".write(
+            to: file, atomically: true, encoding: .utf8)
+        let port = HTTPServerSourceTests.freePort()
+        let run = try startRivulet(
+            ["run", file.path, "--watch", "--ui", "127.0.0.1:\(port)"], output: .null, error: .pipe)
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        var drawing = ""
+        var deadline = Date(timeIntervalSinceNow: 10)
+        repeat {
+            Thread.sleep(forTimeInterval: 0.05)
+            drawing = MetricsEndpointTests.get(port, "/graph.svg")?.body ?? ""
+        } while drawing.isEmpty && Date() < deadline
+        XCTAssertTrue(drawing.contains("data-place=\"ops.0\""), drawing)
+        XCTAssertFalse(drawing.contains("data-place=\"ops.1\""), drawing)
+        try
+            "source: { interval: 50ms }\nops:\n  - map: . * 2\n  - filter: . > 10\nsink: { file: { path: out.jsonl } }\n"
+            .write(to: file, atomically: true, encoding: .utf8)
+        deadline = Date(timeIntervalSinceNow: 10)
+        repeat {
+            Thread.sleep(forTimeInterval: 0.05)
+            drawing = MetricsEndpointTests.get(port, "/graph.svg")?.body ?? ""
+        } while !drawing.contains("data-place=\"ops.1\"") && Date() < deadline
+        XCTAssertTrue(drawing.contains("filter . &gt; 10"), drawing)
+        XCTAssertTrue(
+            MetricsEndpointTests.get(port, "/node?place=ops.1")?.body.contains("\"component\":\"filter\"") == true)
     }
 
     private static func quoted(_ text: String) throws -> String {

@@ -73,6 +73,16 @@ final class WebDriver {
         _ = try call("POST", "/session/\(session)/window/rect", ["width": width, "height": height])
     }
 
+    /// Makes the page see `prefers-color-scheme: dark` (or light), through Chromium's DevTools.
+    func emulateColorScheme(_ scheme: String) throws {
+        _ = try call(
+            "POST", "/session/\(session)/goog/cdp/execute",
+            [
+                "cmd": "Emulation.setEmulatedMedia",
+                "params": ["features": [["name": "prefers-color-scheme", "value": scheme]]],
+            ])
+    }
+
     /// The page as a PNG.
     func screenshot() throws -> Data {
         let encoded = try XCTUnwrap(try call("GET", "/session/\(session)/screenshot") as? String)

@@ -160,6 +160,27 @@ final class LiveViewTests: BinaryTestCase {
                 "<script>") == true)
     }
 
+    func testANodeThatStopsMovingIsMarkedStalled() throws {
+        guard WebDriver.isInstalled else { throw XCTSkip("chromium and chromedriver are not installed") }
+        // One element at once, the next in an hour: the run goes on, nothing moves after the first.
+        let (run, port) = try startViewed(
+            """
+            source: { events: [{ at: 0ms, next: 1 }, { at: 1h, next: 2 }] }
+            ops:
+              - map: . * 2
+            sink: { file: { path: out.jsonl } }
+            """, name: "quiet")
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        let browser = try WebDriver()
+        try browser.open("http://127.0.0.1:\(port)/")
+        try browser.waitUntil("the graph drawn") { "return document.querySelectorAll('#graph g.node').length === 3;" }
+        XCTAssertEqual(try browser.run("return document.querySelectorAll('g.node.stalled').length;") as? Int, 0)
+        try browser.waitUntil("marked stalled after five quiet seconds", timeout: 10) {
+            "return document.querySelectorAll('g.node.stalled').length === 3;"
+        }
+        XCTAssertEqual(try browser.run("return document.querySelectorAll('g.node.error').length;") as? Int, 0)
+    }
+
     func testTheServerAnswersOnlyItsOwnRoutesOnItsOwnAddress() throws {
         let (run, port) = try startViewed(try squares, name: "squares")
         defer { if run.exited() == nil { run.send(SIGKILL) } }

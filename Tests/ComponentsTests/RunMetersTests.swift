@@ -35,6 +35,40 @@ final class RunMetersTests: XCTestCase {
             ])
     }
 
+    func testSourcesOfKnownSizeReportHowFarTheyAreAndAnUnwatchedOperatorIsNotMetered() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("progress-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let files = [
+            ("lines.txt", "one\ntwo\nthree\n"), ("rows.jsonl", "{\"n\":1}\n{\"n\":2}\n"), ("list.json", "[1, 2, 3, 4]"),
+        ]
+        for (name, text) in files {
+            try text.write(to: folder.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        let sources = [
+            ("file: { path: \(folder.path)/lines.txt }", 14, 14),
+            ("fixture: \(folder.path)/rows.jsonl", 16, 16),
+            ("fixture: \(folder.path)/list.json", 4, 4),
+        ]
+        for (source, done, total) in sources {
+            let harness = PipelineHarness()
+            // What a run that nothing watches has: its sources and sinks, no operator.
+            let meters = RunMeters(metersOperators: false)
+            harness.meters = meters
+            try harness.run("source: { \(source) }\nops:\n  - map: .\nsink: record\n")
+            XCTAssertEqual(meters.components.map(\.place), ["source", "sink"], source)
+            let progress = try XCTUnwrap(meters.components.first?.progress.fraction, source)
+            XCTAssertEqual(progress.done, done, source)
+            XCTAssertEqual(progress.total, total, source)
+        }
+        // A source without an end knows no size.
+        let harness = PipelineHarness()
+        let meters = RunMeters(metersOperators: false)
+        harness.meters = meters
+        try harness.run("source: { interval: 10ms }\nops:\n  - take: 3\nsink: record\n")
+        XCTAssertNil(meters.components.first?.progress.fraction)
+    }
+
     func testTheGraphFormNamesStreamsAndSinksAndCountsAnError() throws {
         let harness = PipelineHarness()
         let meters = RunMeters()

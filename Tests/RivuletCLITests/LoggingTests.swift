@@ -72,6 +72,14 @@ final class LoggingTests: BinaryTestCase {
         XCTAssertTrue((warning["message"] as? String)?.hasPrefix("map skipped 1 element") == true, "\(warning)")
         XCTAssertEqual(warning["line"] as? Int, 4)
 
+        // --summary in JSON: an object a component, with its counts as numbers.
+        let table = try objects(try run(skipping, ["--clock", "virtual", "--log-format", "json", "--summary"]).stderr)
+        let rows = table.filter { $0["message"] as? String == "component summary" }
+        XCTAssertEqual(rows.map { $0["place"] as? String }, ["source", "ops.0", "ops.1", "sink"])
+        XCTAssertEqual(rows[2]["in"] as? Int, 3)
+        XCTAssertEqual(rows[2]["out"] as? Int, 2)
+        XCTAssertNil(rows[3]["out"], "a sink has no output")
+
         let invalid = try run("source: { fixture: [1] }\nops:\n  - mapp: .\nsink: stdout\n", ["--log-format", "json"])
         XCTAssertEqual(invalid.status, 2)
         let diagnostics = try objects(invalid.stderr)

@@ -26,6 +26,19 @@ final class RunReportTests: BinaryTestCase {
         sink: stdout
         """
 
+    /// A tmux terminal, the pipeline written to a file, the binary, and a file for standard output.
+    private func startTerminal(_ name: String, pipeline: String) throws -> (
+        terminal: Tmux, file: URL, binary: String, output: String
+    ) {
+        let file = directory.appendingPathComponent("\(name).yaml")
+        try pipeline.write(to: file, atomically: true, encoding: .utf8)
+        let terminal = Tmux(name)
+        tmux = terminal
+        try terminal.start()
+        let binary = productsDirectory().appendingPathComponent("rivulet").path
+        return (terminal, file, binary, directory.appendingPathComponent("\(name).out").path)
+    }
+
     func testEveryRunEndsWithASummaryLine() throws {
         let result = try run(filtering)
         XCTAssertEqual(result.status, 0)
@@ -76,14 +89,8 @@ final class RunReportTests: BinaryTestCase {
         guard Tmux.isInstalled else { throw XCTSkip("tmux is not installed") }
         try "[\(Array(0..<40).map(String.init).joined(separator: ","))]".write(
             to: directory.appendingPathComponent("numbers.json"), atomically: true, encoding: .utf8)
-        let file = directory.appendingPathComponent("slow.yaml")
-        try "source: { fixture: { path: numbers.json, every: 100ms } }\nsink: stdout\n".write(
-            to: file, atomically: true, encoding: .utf8)
-        let terminal = Tmux("progress")
-        tmux = terminal
-        try terminal.start()
-        let binary = productsDirectory().appendingPathComponent("rivulet").path
-        let output = directory.appendingPathComponent("out.txt").path
+        let (terminal, file, binary, output) = try startTerminal(
+            "progress", pipeline: "source: { fixture: { path: numbers.json, every: 100ms } }\nsink: stdout\n")
         try terminal.type("\(binary) run \(file.path) > \(output); echo run-exit=$?", enter: true)
         // A bar with the share done, the counts, the rate and the time left, redrawn in place.
         let early = try terminal.waitFor("% ")
@@ -121,14 +128,8 @@ final class RunReportTests: BinaryTestCase {
 
     func testQuietHasNoProgressLineOnATerminal() throws {
         guard Tmux.isInstalled else { throw XCTSkip("tmux is not installed") }
-        let file = directory.appendingPathComponent("ticks.yaml")
-        try "source: { interval: 50ms }\nops:\n  - take: 20\nsink: stdout\n".write(
-            to: file, atomically: true, encoding: .utf8)
-        let terminal = Tmux("quiet")
-        tmux = terminal
-        try terminal.start()
-        let binary = productsDirectory().appendingPathComponent("rivulet").path
-        let output = directory.appendingPathComponent("ticks.txt").path
+        let (terminal, file, binary, output) = try startTerminal(
+            "quiet", pipeline: "source: { interval: 50ms }\nops:\n  - take: 20\nsink: stdout\n")
         try terminal.type("\(binary) run \(file.path) --quiet > \(output); echo quiet-exit=$?", enter: true)
         Thread.sleep(forTimeInterval: 0.6)
         let during = try terminal.screen()

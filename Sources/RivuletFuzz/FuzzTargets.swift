@@ -32,6 +32,7 @@ enum FuzzTargets {
                 _ = try? expression.evaluate(in: scope)
             }
         case "json":
+            checkOnDemand(bytes)
             guard let value = try? JSONParser.parse(bytes) else { return }
             var written: [UInt8] = []
             JSONSerializer.write(value, to: &written)
@@ -49,6 +50,33 @@ enum FuzzTargets {
         default:
             fatalError("unknown fuzz target '\(target)'; one of \(names.joined(separator: ", "))")
         }
+    }
+}
+
+/// Reading on demand must agree with parsing whole: the same error, or a value that reads, compares
+/// and writes out as the parsed one (its numbers and strings in their own text).
+private func checkOnDemand(_ bytes: [UInt8]) {
+    let whole: Result<Value, JSONError> = Result { () throws(JSONError) in try JSONParser.parse(bytes) }
+    let lazy: Result<Value, JSONError> = bytes.withUnsafeBufferPointer { buffer in
+        Result { () throws(JSONError) in try JSONParser.parseOnDemand(buffer) }
+    }
+    switch (whole, lazy) {
+    case (.failure(let expected), .failure(let found)):
+        guard expected == found else { fatalError("on-demand error \(found), parser \(expected)") }
+    case (.success(let value), .success(let onDemand)):
+        guard value.isEqualInExpressions(to: onDemand) || value.hasNaN else { fatalError("on-demand value differs") }
+        if case .object(let object) = value {
+            for key in object.keys where !(object[key]!.isEqualInExpressions(to: onDemand[key] ?? .null)) {
+                fatalError("on-demand member \(key) differs")
+            }
+        }
+        var written: [UInt8] = []
+        JSONSerializer.write(onDemand, to: &written)
+        guard let again = try? JSONParser.parse(written), again.isEqualInExpressions(to: value) || value.hasNaN else {
+            fatalError("on-demand value written out reads differently")
+        }
+    default:
+        fatalError("on-demand reading and parsing disagree on whether the text is JSON")
     }
 }
 

@@ -140,7 +140,7 @@ extension LineReader {
             let line: Value?? = try nextLine { bytes -> Value? in
                 if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
                 do throws(JSONError) {
-                    return try JSONParser.parse(bytes)
+                    return try JSONParser.parseOnDemand(bytes)
                 } catch {
                     throw MalformedLine(error: error, text: String(decoding: bytes, as: UTF8.self), line: lineNumber)
                 }

@@ -65,6 +65,9 @@ public struct Expression {
     let evaluator: (EvaluationScope) throws -> Value
     /// Whether it needs `acc` (only `scan` provides one).
     public let usesAccumulator: Bool
+    /// The member of the element it reads, when it is just that (`.name`): an object of such
+    /// expressions copies the members' text from an object read on demand.
+    let field: String?
 
     /// Compiles `source`; a syntax error gives the offset inside it.
     public init(_ source: String) throws(ExpressionSyntaxError) {
@@ -72,6 +75,7 @@ public struct Expression {
         self.source = source
         self.evaluator = try ExpressionCompiler.compile(node)
         self.usesAccumulator = ExpressionCompiler.mentionsAccumulator(node)
+        if case .member(.element, let name, _) = node { field = name } else { field = nil }
     }
 
     /// An expression that always gives `value`.
@@ -79,12 +83,14 @@ public struct Expression {
         source = value.description
         evaluator = { _ in value }
         usesAccumulator = false
+        field = nil
     }
 
     init(source: String, evaluator: @escaping (EvaluationScope) throws -> Value, usesAccumulator: Bool) {
         self.source = source
         self.evaluator = evaluator
         self.usesAccumulator = usesAccumulator
+        field = nil
     }
 
     /// Evaluates on the scope's current element.
@@ -105,6 +111,14 @@ public struct Expression {
         let evaluators = members.map(\.1.evaluator)
         let source = "{" + members.map { "\($0.0): \($0.1.source)" }.joined(separator: ", ") + "}"
         let unique = Set(keys).count == keys.count
+        let fields = members.compactMap(\.1.field)
+        if unique && fields.count == members.count {
+            let general = ExpressionCompiler.objectEvaluator(keys: keys, evaluators: evaluators)
+            return Expression(
+                source: source,
+                evaluator: ExpressionCompiler.projection(keys: keys, fields: fields, otherwise: general),
+                usesAccumulator: false)
+        }
         return Expression(
             source: source,
             evaluator: { scope in

@@ -58,7 +58,17 @@ enum ExpressionCompiler {
             return { scope in try Operations.member(scope.element, name) }
         case .member(let base, let name, _):
             let baseEvaluator = try compileNode(base)
-            return { scope in try Operations.member(try baseEvaluator(scope), name) }
+            let general: Evaluator = { scope in try Operations.member(try baseEvaluator(scope), name) }
+            guard let path = elementPath(node) else { return general }
+            // `.a.b` on an object read on demand finds `b` in the bytes without parsing `a`.
+            return { scope in
+                if case .object(let object) = scope.element, let raw = object.raw,
+                    let value = raw.value(atPath: path)
+                {
+                    return value
+                }
+                return try general(scope)
+            }
         case .index(let base, let index, _):
             let baseEvaluator = try compileNode(base)
             let indexEvaluator = try compileNode(index)
@@ -123,11 +133,51 @@ enum ExpressionCompiler {
         case .object(let members):
             let keys = members.map(\.0)
             let evaluators = try members.map { (member) throws(ExpressionSyntaxError) in try compileNode(member.1) }
-            return { scope in
+            let general: Evaluator = { scope in
                 var object = JSONObject()
                 for index in keys.indices { object[keys[index]] = try evaluators[index](scope) }
                 return .object(object)
             }
+            let fields = members.compactMap { member -> String? in
+                if case .member(.element, let name, _) = member.1 { return name }
+                return nil
+            }
+            guard fields.count == members.count, Set(keys).count == keys.count else { return general }
+            return projection(keys: keys, fields: fields, otherwise: general)
+        }
+    }
+
+    /// The member names of `.a.b.c` (two or more, read from the element), or nil.
+    static func elementPath(_ node: ExpressionNode) -> [String]? {
+        var names: [String] = []
+        var current = node
+        while case .member(let base, let name, _) = current {
+            names.append(name)
+            current = base
+        }
+        guard case .element = current, names.count > 1 else { return nil }
+        return names.reversed()
+    }
+
+    /// An object of distinct keys from `evaluators`, sharing one key list.
+    static func objectEvaluator(keys: [String], evaluators: [Evaluator]) -> Evaluator {
+        { scope in
+            var values: [Value] = []
+            values.reserveCapacity(evaluators.count)
+            for evaluator in evaluators { values.append(try evaluator(scope)) }
+            return .object(JSONObject(distinctKeys: keys, values: values))
+        }
+    }
+
+    /// `{key: .field, ...}`: from an object read on demand, a new one whose members' text is
+    /// copied from the element's (pass-through); from any other element, `general`.
+    static func projection(keys: [String], fields: [String], otherwise general: @escaping Evaluator) -> Evaluator {
+        guard let shape = ProjectionShape(keys: keys, sources: fields) else { return general }
+        return { scope in
+            if case .object(let object) = scope.element, let raw = object.raw {
+                return .object(JSONObject(raw: raw.projecting(shape)))
+            }
+            return try general(scope)
         }
     }
 

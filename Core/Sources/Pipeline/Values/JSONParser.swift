@@ -62,6 +62,8 @@ public enum JSONParser {
     struct Reader {
         let bytes: UnsafeBufferPointer<UInt8>
         var position = 0
+        /// Whether the on-demand scan met white space outside strings.
+        var spaced = false
 
         init(bytes: UnsafeBufferPointer<UInt8>) {
             self.bytes = bytes

@@ -35,6 +35,10 @@ public enum JSONSerializer {
             }
             bytes.append(UInt8(ascii: "]"))
         case .object(let object):
+            if let raw = object.raw {
+                raw.write(to: &bytes)
+                return
+            }
             bytes.append(UInt8(ascii: "{"))
             var first = true
             for (key, member) in object {

@@ -141,25 +141,37 @@ extension Value: CustomStringConvertible {
 }
 
 /// An object with keys kept in insertion order. Lookups scan small objects and use an index for
-/// large ones, which is fastest for the small records pipelines mostly carry.
+/// large ones, which is fastest for the small records pipelines mostly carry. An object read from
+/// JSON Lines may be kept as its bytes until it is changed (see `JSONParser.parseOnDemand`): it
+/// reads, compares and writes out exactly as the parsed object would.
 public struct JSONObject: Hashable, Sendable, Sequence {
-    /// The keys, in order.
-    public private(set) var keys: [String] = []
-    /// The values, in the order of `keys`.
-    public private(set) var values: [Value] = []
-    // Boxed, so copying a Value is a few retains and never a generic metadata lookup.
-    private var indexBox: IndexBox?
+    private var storedKeys: [String] = []
+    private var storedValues: [Value] = []
+    // A class reference, so copying a Value is a few retains and never a generic metadata lookup:
+    // the key index of a large object, or the bytes of one read on demand.
+    private var box: ObjectBox?
 
-    private final class IndexBox: @unchecked Sendable {
+    private final class IndexBox: ObjectBox, @unchecked Sendable {
         var positions: [String: Int]
         init(_ positions: [String: Int]) {
             self.positions = positions
+            super.init(isRaw: false)
         }
     }
 
+    /// The object's bytes, when it is kept as read.
+    @inline(__always)
+    var raw: RawObject? {
+        guard let box, box.isRaw else { return nil }
+        return unsafeDowncast(box, to: RawObject.self)
+    }
+
     private var index: [String: Int]? {
-        get { indexBox?.positions }
-        set { indexBox = newValue.map(IndexBox.init) }
+        get {
+            guard let box, !box.isRaw else { return nil }
+            return unsafeDowncast(box, to: IndexBox.self).positions
+        }
+        set { box = newValue.map(IndexBox.init) }
     }
 
     private static let indexThreshold = 12
@@ -171,29 +183,49 @@ public struct JSONObject: Hashable, Sendable, Sequence {
     /// (the objects a `map` expression makes) share its storage.
     public init(distinctKeys keys: [String], values: [Value]) {
         precondition(keys.count == values.count, "one value per key")
-        self.keys = keys
-        self.values = values
+        self.storedKeys = keys
+        self.storedValues = values
         if keys.count > Self.indexThreshold { rebuildIndex() }
     }
 
     /// An empty object with room for `capacity` members.
     public init(capacity: Int) {
-        keys.reserveCapacity(capacity)
-        values.reserveCapacity(capacity)
+        storedKeys.reserveCapacity(capacity)
+        storedValues.reserveCapacity(capacity)
     }
 
+    /// An object kept as its bytes.
+    init(raw: RawObject) {
+        box = raw
+    }
+
+    /// The keys, in order.
+    public var keys: [String] { raw?.keys ?? storedKeys }
+
+    /// The values, in the order of `keys`.
+    public var values: [Value] { raw?.values ?? storedValues }
+
     /// The number of members.
-    public var count: Int { keys.count }
+    public var count: Int { raw?.members.count ?? storedKeys.count }
 
     /// Whether the object has no members.
-    public var isEmpty: Bool { keys.isEmpty }
+    public var isEmpty: Bool { count == 0 }
+
+    /// Parses the members of an object kept as bytes, before it is changed.
+    private mutating func materialize() {
+        guard let raw else { return }
+        storedKeys = raw.keys
+        storedValues = raw.values
+        box = nil
+        if storedKeys.count > Self.indexThreshold { rebuildIndex() }
+    }
 
     private func position(of key: String) -> Int? {
         if let index { return index[key] }
         // Comparing lengths first is cheap for the short keys records have, and skips most
         // full comparisons.
         let length = key.utf8.count
-        return keys.withUnsafeBufferPointer { buffer in
+        return storedKeys.withUnsafeBufferPointer { buffer in
             for position in buffer.indices where buffer[position].utf8.count == length && buffer[position] == key {
                 return position
             }
@@ -203,30 +235,33 @@ public struct JSONObject: Hashable, Sendable, Sequence {
 
     /// Whether the object has `key` (cheaper than reading it).
     public func contains(key: String) -> Bool {
-        position(of: key) != nil
+        if let raw { return raw.position(of: key) != nil }
+        return position(of: key) != nil
     }
 
     /// The value of `key`; setting nil removes the member, setting a new key appends it.
     public subscript(key: String) -> Value? {
         get {
+            if let raw { return raw.position(of: key).map(raw.value(at:)) }
             guard let position = position(of: key) else { return nil }
-            return values[position]
+            return storedValues[position]
         }
         set {
+            materialize()
             if let position = position(of: key) {
                 if let newValue {
-                    values[position] = newValue
+                    storedValues[position] = newValue
                 } else {
-                    keys.remove(at: position)
-                    values.remove(at: position)
+                    storedKeys.remove(at: position)
+                    storedValues.remove(at: position)
                     rebuildIndex()
                 }
             } else if let newValue {
-                keys.append(key)
-                values.append(newValue)
-                if indexBox != nil {
+                storedKeys.append(key)
+                storedValues.append(newValue)
+                if box != nil {
                     rebuildIndex()
-                } else if keys.count > Self.indexThreshold {
+                } else if storedKeys.count > Self.indexThreshold {
                     rebuildIndex()
                 }
             }
@@ -236,23 +271,24 @@ public struct JSONObject: Hashable, Sendable, Sequence {
     /// Appends a member known not to be present yet (the JSON parser and object expressions check
     /// duplicates themselves).
     public mutating func appendUnchecked(_ key: String, _ value: Value) {
-        keys.append(key)
-        values.append(value)
-        if let indexBox, isKnownUniquelyReferenced(&self.indexBox) {
-            indexBox.positions[key] = keys.count - 1
-        } else if keys.count > Self.indexThreshold {
+        materialize()
+        storedKeys.append(key)
+        storedValues.append(value)
+        if box != nil, isKnownUniquelyReferenced(&box) {
+            unsafeDowncast(box!, to: IndexBox.self).positions[key] = storedKeys.count - 1
+        } else if storedKeys.count > Self.indexThreshold {
             rebuildIndex()
         }
     }
 
     private mutating func rebuildIndex() {
-        guard keys.count > Self.indexThreshold else {
+        guard storedKeys.count > Self.indexThreshold else {
             index = nil
             return
         }
         var built: [String: Int] = [:]
-        built.reserveCapacity(keys.count)
-        for (position, key) in keys.enumerated() { built[key] = position }
+        built.reserveCapacity(storedKeys.count)
+        for (position, key) in storedKeys.enumerated() { built[key] = position }
         index = built
     }
 

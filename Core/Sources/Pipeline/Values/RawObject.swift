@@ -1,0 +1,342 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What a `JSONObject` keeps beside its own keys and values: a key index for a large object, or
+/// the bytes of a lazily read one.
+class ObjectBox: @unchecked Sendable {
+    /// Whether this is a `RawObject` (checked with a load rather than a dynamic cast).
+    final let isRaw: Bool
+
+    init(isRaw: Bool) {
+        self.isRaw = isRaw
+    }
+}
+
+/// A JSON object kept as the text it was read from, with the place of each top-level member: a
+/// value is parsed only when it is asked for, and an object written out unchanged copies its
+/// bytes. Made only from text already validated whole, with distinct keys free of escapes, and
+/// never changed after, so it is shared across threads freely.
+final class RawObject: ObjectBox {
+    /// Where one member's key (without quotes) and value lie in `bytes`.
+    struct Member {
+        var keyStart: UInt32
+        var keyEnd: UInt32
+        var valueStart: UInt32
+        var valueEnd: UInt32
+    }
+
+    /// One allocation: the members, then the bytes.
+    private let storage: UnsafeMutableRawPointer
+    let members: UnsafeBufferPointer<Member>
+    let bytes: UnsafeBufferPointer<UInt8>
+    /// Whether `bytes` hold no white space outside strings (so they are written out as they are).
+    let isCompact: Bool
+
+    /// A raw object of `memberCount` members and `byteCount` bytes, which `fill` writes.
+    init(
+        memberCount: Int, byteCount: Int, isCompact: Bool,
+        fill: (UnsafeMutableBufferPointer<Member>, UnsafeMutableBufferPointer<UInt8>) -> Void
+    ) {
+        let membersSize = memberCount * MemoryLayout<Member>.stride
+        storage = malloc(max(1, membersSize + byteCount))!
+        let memberPointer = storage.bindMemory(to: Member.self, capacity: memberCount)
+        let bytePointer = (storage + membersSize).bindMemory(to: UInt8.self, capacity: byteCount)
+        fill(
+            UnsafeMutableBufferPointer(start: memberPointer, count: memberCount),
+            UnsafeMutableBufferPointer(start: bytePointer, count: byteCount))
+        members = UnsafeBufferPointer(start: memberPointer, count: memberCount)
+        bytes = UnsafeBufferPointer(start: bytePointer, count: byteCount)
+        self.isCompact = isCompact
+        super.init(isRaw: true)
+    }
+
+    deinit {
+        free(storage)
+    }
+
+    /// The position of the member named `key`, or nil.
+    @inline(__always)
+    func position(of key: String) -> Int? {
+        var key = key
+        return key.withUTF8 { wanted in
+            for position in members.indices {
+                let member = members[position]
+                guard Int(member.keyEnd - member.keyStart) == wanted.count else { continue }
+                if wanted.isEmpty
+                    || memcmp(bytes.baseAddress! + Int(member.keyStart), wanted.baseAddress!, wanted.count) == 0
+                {
+                    return position
+                }
+            }
+            return nil
+        }
+    }
+
+    /// The key of the member at `position`.
+    func key(at position: Int) -> String {
+        let member = members[position]
+        return String(
+            decoding: UnsafeBufferPointer(rebasing: bytes[Int(member.keyStart)..<Int(member.keyEnd)]), as: UTF8.self)
+    }
+
+    /// The value of the member at `position`, parsed now.
+    func value(at position: Int) -> Value {
+        Self.parseValidated(valueText(at: position))
+    }
+
+    /// The keys, in order.
+    var keys: [String] { members.indices.map(key(at:)) }
+
+    /// The values, in order.
+    var values: [Value] { members.indices.map(value(at:)) }
+
+    /// Parses text the scan has validated already (so it cannot fail).
+    static func parseValidated(_ text: UnsafeBufferPointer<UInt8>) -> Value {
+        var reader = JSONParser.Reader(bytes: text)
+        return (try? reader.parseValue(depth: 1)) ?? .null
+    }
+
+    /// The value at `path` (member names, outermost first), read from the bytes without parsing
+    /// what lies around it; nil when the path meets something the caller must handle itself (a
+    /// value that is neither an object nor null, a key written with escapes).
+    func value(atPath path: [String]) -> Value? {
+        guard let first = position(of: path[0]) else { return .null }
+        var range = Int(members[first].valueStart)..<Int(members[first].valueEnd)
+        for name in path.dropFirst() {
+            switch bytes[range.lowerBound] {
+            case UInt8(ascii: "{"):
+                guard let found = Self.member(name, inObjectAt: range.lowerBound, of: bytes) else { return nil }
+                guard let found = found else { return .null }
+                range = found
+            case UInt8(ascii: "n"): return .null
+            default: return nil
+            }
+        }
+        return Self.parseValidated(UnsafeBufferPointer(rebasing: bytes[range]))
+    }
+
+    /// The range of the value of `name` in the (validated) object starting at `start`: the last
+    /// such member, as parsing keeps the last of duplicates; `.some(nil)` when it has none, nil when
+    /// a key holds an escape (compared only once decoded).
+    static func member(_ name: String, inObjectAt start: Int, of bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>?? {
+        var name = name
+        return name.withUTF8 { wanted -> Range<Int>?? in
+            var scanner = ValidatedScanner(bytes: bytes, position: start + 1)
+            var found: Range<Int>? = nil
+            scanner.skipWhitespace()
+            if bytes[scanner.position] == UInt8(ascii: "}") { return .some(nil) }
+            while true {
+                scanner.skipWhitespace()
+                let keyStart = scanner.position + 1
+                guard let keyEnd = scanner.skipString() else { return nil }
+                scanner.skipWhitespace()
+                scanner.position += 1  // the colon
+                scanner.skipWhitespace()
+                let valueStart = scanner.position
+                scanner.skipValue()
+                if keyEnd - keyStart == wanted.count
+                    && (wanted.isEmpty || memcmp(bytes.baseAddress! + keyStart, wanted.baseAddress!, wanted.count) == 0)
+                {
+                    found = valueStart..<scanner.position
+                }
+                scanner.skipWhitespace()
+                if bytes[scanner.position] == UInt8(ascii: "}") { return .some(found) }
+                scanner.position += 1  // the comma
+            }
+        }
+    }
+
+    /// Appends the object as compact JSON: its bytes as they are, or without their white space.
+    func write(to output: inout [UInt8]) {
+        if isCompact {
+            output.append(contentsOf: bytes)
+        } else {
+            let start = output.count
+            output.append(contentsOf: repeatElement(0, count: bytes.count))
+            let written = output.withUnsafeMutableBufferPointer { buffer in
+                Self.copyCompact(bytes, to: buffer.baseAddress! + start)
+            }
+            output.removeLast(bytes.count - written)
+        }
+    }
+
+    /// Copies validated JSON text to `output` without the white space outside its strings (at
+    /// most `text.count` bytes); returns the number of bytes written. A nil output only counts.
+    @discardableResult
+    static func copyCompact(_ text: UnsafeBufferPointer<UInt8>, to output: UnsafeMutablePointer<UInt8>?) -> Int {
+        var written = 0
+        var runStart = 0
+        var position = 0
+        let count = text.count
+        func flush(upTo end: Int) {
+            if runStart < end {
+                output?.advanced(by: written).update(from: text.baseAddress! + runStart, count: end - runStart)
+                written += end - runStart
+            }
+        }
+        while position < count {
+            let byte = text[position]
+            if byte == UInt8(ascii: "\"") {
+                position += 1
+                while text[position] != UInt8(ascii: "\"") {
+                    position += text[position] == UInt8(ascii: "\\") ? 2 : 1
+                }
+                position += 1
+            } else if byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 {
+                flush(upTo: position)
+                position += 1
+                runStart = position
+            } else {
+                position += 1
+            }
+        }
+        flush(upTo: count)
+        return written
+    }
+
+    /// A new object of `shape`'s keys, each the value of this object's member of the same source
+    /// name (null when it has none): the members' text copied as it is, so numbers and strings keep
+    /// their exact form.
+    func projecting(_ shape: ProjectionShape) -> RawObject {
+        let count = shape.sources.count
+        return withUnsafeTemporaryAllocation(of: (position: Int, length: Int).self, capacity: count) { picked in
+            var byteCount = 2 + max(0, count - 1)
+            for index in 0..<count {
+                let length: Int
+                if let position = self.position(of: shape.sources[index]) {
+                    let text = valueText(at: position)
+                    let container = text[0] == UInt8(ascii: "{") || text[0] == UInt8(ascii: "[")
+                    length = isCompact || !container ? text.count : Self.copyCompact(text, to: nil)
+                    picked[index] = (position, length)
+                } else {
+                    length = 4
+                    picked[index] = (-1, length)
+                }
+                byteCount += shape.quotedKeys[index].count + 1 + length
+            }
+            return RawObject(memberCount: count, byteCount: byteCount, isCompact: true) { made, text in
+                var offset = 0
+                func append(_ source: UnsafeBufferPointer<UInt8>) {
+                    (text.baseAddress! + offset).update(from: source.baseAddress!, count: source.count)
+                    offset += source.count
+                }
+                func append(_ byte: UInt8) {
+                    text[offset] = byte
+                    offset += 1
+                }
+                append(UInt8(ascii: "{"))
+                for index in 0..<count {
+                    if index > 0 { append(UInt8(ascii: ",")) }
+                    let keyStart = offset + 1
+                    shape.quotedKeys[index].withUnsafeBufferPointer { append($0) }
+                    let keyEnd = offset - 1
+                    append(UInt8(ascii: ":"))
+                    let valueStart = offset
+                    let (position, length) = picked[index]
+                    if position < 0 {
+                        for byte in [0x6E, 0x75, 0x6C, 0x6C] as [UInt8] { append(byte) }
+                    } else if length == Int(members[position].valueEnd - members[position].valueStart) {
+                        append(valueText(at: position))
+                    } else {
+                        offset += Self.copyCompact(valueText(at: position), to: text.baseAddress! + offset)
+                    }
+                    made[index] = Member(
+                        keyStart: UInt32(keyStart), keyEnd: UInt32(keyEnd), valueStart: UInt32(valueStart),
+                        valueEnd: UInt32(offset))
+                }
+                append(UInt8(ascii: "}"))
+            }
+        }
+    }
+
+    /// The text of the value of the member at `position`.
+    @inline(__always)
+    func valueText(at position: Int) -> UnsafeBufferPointer<UInt8> {
+        let member = members[position]
+        return UnsafeBufferPointer(rebasing: bytes[Int(member.valueStart)..<Int(member.valueEnd)])
+    }
+}
+
+/// The keys of an object expression whose every value is a member of the element
+/// (`{id: .id, title: .name}`), prepared once for `RawObject.projecting`.
+final class ProjectionShape: Sendable {
+    /// The member of the element each key takes its value from.
+    let sources: [String]
+    /// Each key as JSON text, quotes included.
+    let quotedKeys: [[UInt8]]
+
+    /// Nil when a key needs an escape in JSON (a raw object's keys have none).
+    init?(keys: [String], sources: [String]) {
+        self.sources = sources
+        quotedKeys = keys.map { key in
+            var text: [UInt8] = []
+            JSONSerializer.writeString(key, to: &text)
+            return text
+        }
+        for (key, quoted) in zip(keys, quotedKeys) where quoted.count != key.utf8.count + 2 { return nil }
+    }
+}
+
+/// Walks JSON text known to be valid, without checking it again.
+struct ValidatedScanner {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var position: Int
+
+    @inline(__always)
+    mutating func skipWhitespace() {
+        while position < bytes.count {
+            switch bytes[position] {
+            case 0x20, 0x0A, 0x0D, 0x09: position += 1
+            default: return
+            }
+        }
+    }
+
+    /// Skips a string; returns where its content ends, or nil if it holds an escape.
+    mutating func skipString() -> Int? {
+        position += 1
+        var escaped = false
+        while bytes[position] != UInt8(ascii: "\"") {
+            if bytes[position] == UInt8(ascii: "\\") {
+                escaped = true
+                position += 2
+            } else {
+                position += 1
+            }
+        }
+        let end = position
+        position += 1
+        return escaped ? nil : end
+    }
+
+    mutating func skipValue() {
+        switch bytes[position] {
+        case UInt8(ascii: "\""):
+            _ = skipString()
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            var depth = 0
+            repeat {
+                switch bytes[position] {
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    depth += 1
+                    position += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    depth -= 1
+                    position += 1
+                case UInt8(ascii: "\""): _ = skipString()
+                default: position += 1
+                }
+            } while depth > 0
+        default:
+            while position < bytes.count {
+                switch bytes[position] {
+                case UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x0A, 0x0D, 0x09: return
+                default: position += 1
+                }
+            }
+        }
+    }
+}

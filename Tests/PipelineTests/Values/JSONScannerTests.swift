@@ -1,0 +1,83 @@
+import RivuletTestSupport
+import XCTest
+
+@testable @_spi(Host) import Pipeline
+
+final class JSONScannerTests: LeakCheckingTestCase {
+    private func onDemand(_ text: String) throws -> Value {
+        try Array(text.utf8).withUnsafeBufferPointer { bytes in try JSONParser.parseOnDemand(bytes) }
+    }
+
+    func testAnObjectIsKeptAsItsBytesAndReadsAsTheParsedOne() throws {
+        let text = #"{"id": 7, "name": "item-7", "tags": ["a", "b"], "nested": {"x": 1.50}, "ok": true, "none": null}"#
+        let lazy = try onDemand(text)
+        XCTAssertNotNil(lazy.objectValue?.raw, "a plain object stays raw")
+        let parsed = try JSONParser.parse(text)
+        XCTAssertEqual(lazy, parsed)
+        XCTAssertEqual(lazy.hashValue, parsed.hashValue)
+        XCTAssertEqual(lazy["id"], 7)
+        XCTAssertEqual(lazy["name"], "item-7")
+        XCTAssertEqual(lazy["nested"], ["x": 1.5])
+        XCTAssertNil(lazy["missing"])
+        XCTAssertEqual(lazy.objectValue?.keys, ["id", "name", "tags", "nested", "ok", "none"])
+        XCTAssertEqual(lazy.objectValue?.count, 6)
+        XCTAssertEqual(Array(lazy.objectValue!.map(\.0)), parsed.objectValue!.keys)
+    }
+
+    func testAnUnchangedObjectIsWrittenCompactWithItsNumbersAndStringsAsWritten() throws {
+        let lazy = try onDemand(#"  { "price" : 1.50, "big": 1E3, "text": "caf\u00e9 \"x\"", "list": [ 1 , 2 ] }  "#)
+        XCTAssertEqual(
+            JSONSerializer.string(lazy), #"{"price":1.50,"big":1E3,"text":"caf\u00e9 \"x\"","list":[1,2]}"#)
+        let compact = #"{"a":[1,{"b":"c d"}]}"#
+        XCTAssertEqual(JSONSerializer.string(try onDemand(compact)), compact)
+    }
+
+    func testChangingAnObjectParsesItFirst() throws {
+        var object = try onDemand(#"{"a": 1, "b": "two"}"#).objectValue!
+        object["c"] = 3
+        object["a"] = nil
+        XCTAssertNil(object.raw)
+        XCTAssertEqual(Value.object(object), ["b": "two", "c": 3])
+        XCTAssertEqual(JSONSerializer.string(.object(object)), #"{"b":"two","c":3}"#)
+        var appended = try onDemand(#"{"a": 1}"#).objectValue!
+        appended.appendUnchecked("z", true)
+        XCTAssertEqual(appended.keys, ["a", "z"])
+    }
+
+    func testEscapedOrDuplicateKeysAndOtherDocumentsAreParsedWhole() throws {
+        XCTAssertNil(try onDemand(#"{"a\u0062": 1}"#).objectValue?.raw)
+        XCTAssertEqual(try onDemand(#"{"a\u0062": 1}"#)["ab"], 1)
+        let duplicate = try onDemand(#"{"b": 1, "a": 2, "b": 3}"#)
+        XCTAssertNil(duplicate.objectValue?.raw)
+        XCTAssertEqual(JSONSerializer.string(duplicate), #"{"b":3,"a":2}"#)
+        let wide = "{" + (0..<70).map { "\"k\($0)\": \($0)" }.joined(separator: ", ") + "}"
+        XCTAssertNil(try onDemand(wide).objectValue?.raw)
+        XCTAssertEqual(try onDemand(wide)["k69"], 69)
+        XCTAssertEqual(try onDemand("[1, 2]"), [1, 2])
+        XCTAssertEqual(try onDemand(" 3 "), 3)
+        XCTAssertEqual(try onDemand("{}"), [:])
+        XCTAssertEqual(JSONSerializer.string(try onDemand("{ }")), "{}")
+    }
+
+    func testMalformedTextGivesTheSameErrorAsTheParser() {
+        let cases = [
+            "{", #"{"a" 1}"#, #"{a: 1}"#, #"{"a": [1,]}"#, #"{"a": 01}"#, #"{"a": 1.}"#, #"{"a": 1e}"#,
+            #"{"a": -}"#, #"{"a": tru}"#, #"{"a": "abc}"#, #"{"a": "\x"}"#, #"{"a": "\ud83d"}"#,
+            "{\"a\": \"\u{1}\"}", #"{"a": 1} x"#, #"{"a": 1 "b": 2}"#, #"{"a": {"b": [1 2]}}"#, #"{"a": 1,}"#,
+            #"{"a": 'x'}"#, "{\"a\": " + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}",
+        ]
+        for text in cases {
+            let expected: JSONError
+            do {
+                _ = try JSONParser.parse(text)
+                XCTFail("\(text) parsed")
+                continue
+            } catch { expected = error }
+            XCTAssertThrowsError(try onDemand(text), text) { XCTAssertEqual($0 as? JSONError, expected, text) }
+        }
+        let invalidUTF8: [UInt8] = Array(#"{"a": ""#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8)
+        XCTAssertThrowsError(try invalidUTF8.withUnsafeBufferPointer { try JSONParser.parseOnDemand($0) }) {
+            XCTAssertTrue("\($0)".contains("invalid UTF-8"))
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import RivuletTestSupport
+import XCTest
+
+@testable @_spi(Host) import Pipeline
+
+final class RawObjectTests: LeakCheckingTestCase {
+    private func raw(_ text: String) throws -> RawObject {
+        let value = try Array(text.utf8).withUnsafeBufferPointer { bytes in try JSONParser.parseOnDemand(bytes) }
+        return try XCTUnwrap(value.objectValue?.raw, text)
+    }
+
+    func testReadsAPathWithoutParsingWhatLiesAround() throws {
+        let object = try raw(#"{"a": {"b": {"c": [1, {"d": 2}]}, "x": "y"}, "n": null, "s": "text"}"#)
+        XCTAssertEqual(object.value(atPath: ["a", "b", "c"]), [1, ["d": 2]])
+        XCTAssertEqual(object.value(atPath: ["a", "x"]), "y")
+        XCTAssertEqual(object.value(atPath: ["a", "missing"]), .null)
+        XCTAssertEqual(object.value(atPath: ["missing", "b"]), .null)
+        XCTAssertEqual(object.value(atPath: ["n", "b"]), .null)
+        XCTAssertNil(object.value(atPath: ["s", "b"]), "a string has no fields: the caller reports it")
+        XCTAssertNil(object.value(atPath: ["a", "b", "c", "d"]), "a list has no fields either")
+    }
+
+    func testAPathKeepsTheLastOfDuplicateKeysAndLeavesEscapedKeysToTheParser() throws {
+        let object = try raw(#"{"a": {"k": 1, "k": 2}, "e": {"\u006b": 3}}"#)
+        XCTAssertEqual(object.value(atPath: ["a", "k"]), 2)
+        XCTAssertNil(object.value(atPath: ["e", "k"]))
+    }
+
+    func testAProjectionCopiesTheMembersText() throws {
+        let object = try raw(
+            #"{ "id": 12345678901234567890, "name": "caf\u00e9", "stars": 1.50, "tags": [ "a" , "b" ] }"#)
+        let shape = try XCTUnwrap(
+            ProjectionShape(
+                keys: ["id", "title", "tags", "gone", "日本"], sources: ["id", "name", "tags", "gone", "stars"]))
+        let projected = object.projecting(shape)
+        XCTAssertTrue(projected.isCompact)
+        let text = JSONSerializer.string(.object(JSONObject(raw: projected)))
+        XCTAssertEqual(
+            text, #"{"id":12345678901234567890,"title":"caf\u00e9","tags":["a","b"],"gone":null,"日本":1.50}"#)
+        XCTAssertEqual(try JSONParser.parse(text), Value.object(JSONObject(raw: projected)))
+        XCTAssertEqual(Value.object(JSONObject(raw: projected))["tags"], ["a", "b"])
+        XCTAssertNil(
+            ProjectionShape(keys: ["quote\"d"], sources: ["id"]), "a key written with an escape is not projected")
+    }
+
+    func testCompactCopyLeavesStringsAlone() {
+        let text = Array(#" [ "a b" , { "c" : "\" d" } ] "#.utf8)
+        var output: [UInt8] = []
+        text.withUnsafeBufferPointer { bytes in
+            XCTAssertEqual(RawObject.copyCompact(bytes, to: nil), #"["a b",{"c":"\" d"}]"#.utf8.count)
+            output = [UInt8](repeating: 0, count: bytes.count)
+            let written = output.withUnsafeMutableBufferPointer { RawObject.copyCompact(bytes, to: $0.baseAddress!) }
+            output.removeLast(output.count - written)
+        }
+        XCTAssertEqual(String(decoding: output, as: UTF8.self), #"["a b",{"c":"\" d"}]"#)
+    }
+}

@@ -102,6 +102,52 @@ final class OperatorComponentTests: LeakCheckingTestCase {
             ])
     }
 
+    func testAdjacentMapsAndFiltersRunAsOneStepWithTheResultsOfOneByOne() throws {
+        let text = """
+            source: { events: [{ at: 0ms, next: 1 }, { at: 5ms, next: 2 }, { at: 10ms, next: 3 }, { at: 20ms, next: 0 }, { at: 30ms, next: 5 }] }
+            ops:
+              - map: { n: ., half: 6 / . }
+              - filter: .n != 2
+              - map: .half + .n
+              - filter: . > 4
+            sink: record
+            """
+        let fused = try PipelineHarness().run(text)
+        // Meters on every operator need the element between each two: nothing is fused.
+        let oneByOne = PipelineHarness()
+        oneByOne.meters = RunMeters()
+        try oneByOne.run(text)
+        XCTAssertEqual(fused.events(), oneByOne.events())
+        XCTAssertEqual(Array(fused.events().prefix(2)), ["0: 7", "10: 5"])
+        XCTAssertTrue(fused.events().last?.contains("p.yaml:3:5: error: map: ") == true, "\(fused.events())")
+        XCTAssertEqual(fused.events().count, 3, "the error at 20ms ends the stream: 5 is never read")
+    }
+
+    func testAnErrorInsideAFusedStretchNamesItsOwnOperatorAndOnErrorStillHolds() throws {
+        let harness = try PipelineHarness().run(
+            """
+            source: { events: [{ at: 0ms, next: "abc" }, { at: 10ms, next: 42 }, { at: 20ms, next: "de" }] }
+            ops:
+              - filter: . != null
+              - map: { onError: skip, expression: "len(.)" }
+              - map: . * 10
+            sink: record
+            """)
+        XCTAssertEqual(harness.events(), ["0: 30", "20: 20"], "42 is skipped by the map that failed on it")
+        let failing = try PipelineHarness().run(
+            """
+            source: { events: [{ at: 0ms, next: "abc" }, { at: 10ms, next: 42 }] }
+            ops:
+              - filter: . != null
+              - map: len(.)
+            sink: record
+            """)
+        XCTAssertEqual(
+            failing.events().last,
+            "10: error p.yaml:4:5: error: map: len() expects a string, list or object, got number 42 in 'len(.)' (element: 42)"
+        )
+    }
+
     func testScanWithAccumulatorClampsACarouselIndex() throws {
         let harness = try PipelineHarness().run(
             """

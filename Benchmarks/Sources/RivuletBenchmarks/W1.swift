@@ -45,24 +45,55 @@ enum W1 {
         return outcome
     }
 
+    /// The same work as a chain of plain Swift closures, each calling the next (hidden from the
+    /// optimizer, as an operator chain is): what one indirect call per stage costs.
+    static func closures() -> Outcome {
+        var outcome = Outcome()
+        var lastKey: Int?
+        var sum = 0
+        let emit: (Int) -> Void = opaque { total in
+            outcome.emitted += 1
+            outcome.lastSum = total
+        }
+        let scan: (Int) -> Void = opaque { value in
+            sum += value
+            emit(sum)
+        }
+        let distinct: (Int) -> Void = opaque { value in
+            let key = value / 4
+            if key == lastKey { return }
+            lastKey = key
+            scan(value)
+        }
+        let map: (Int) -> Void = opaque { value in distinct(value * 2) }
+        let filter: (Int) -> Void = opaque { value in if value % 3 != 0 { map(value) } }
+        for i in 0..<opaque(count) { filter(i) }
+        return outcome
+    }
+
     static func run() {
         // Warm up both, then take the best of several rounds of each.
         let expected = loop()
         let actual = runtime()
-        guard expected == actual else {
+        guard expected == actual, closures() == expected else {
             print("w1 MISMATCH runtime=\(actual) loop=\(expected)")
             exit(1)
         }
         var runtimeBest = Double.infinity
         var loopBest = Double.infinity
+        var closuresBest = Double.infinity
         for _ in 0..<7 {
             runtimeBest = min(runtimeBest, Clock.seconds { _ = runtime() })
             loopBest = min(loopBest, Clock.seconds { _ = loop() })
+            closuresBest = min(closuresBest, Clock.seconds { _ = closures() })
         }
         let eventsPerSecond = Double(count) / runtimeBest
         print("w1 rounds=7 elements=\(count) emitted=\(actual.emitted) sum=\(actual.lastSum)")
         print("w1 runtime_best_s=\(format(runtimeBest)) loop_best_s=\(format(loopBest))")
-        print("w1 events_per_s=\(Int(eventsPerSecond)) vs_loop=\(format(runtimeBest / loopBest))")
+        print("w1 closures_best_s=\(format(closuresBest)) closures_events_per_s=\(Int(Double(count) / closuresBest))")
+        print(
+            "w1 events_per_s=\(Int(eventsPerSecond)) vs_loop=\(format(runtimeBest / loopBest)) "
+                + "vs_closures=\(format(closuresBest / runtimeBest))")
     }
 }
 

@@ -21,18 +21,20 @@ extension BuiltinComponents {
         example: "- filter: len(.) >= 3",
         checkpointing: .stateless,
         elementErrors: true,
-        factory: .operator { parameters, context in
+        factory: .elementwise { parameters, context in
             let expression = parameters[Key.condition]
-            return { source in
-                Observable.deferred {
-                    let scope = context.makeScope()
-                    guard context.onError == .fail else {
-                        return source.filter { element in
-                            try context.handling(element) { try context.evaluate(expression, element, in: scope) }?
-                                .isTruthy ?? false
+            return {
+                let scope = context.makeScope()
+                guard context.onError == .fail else {
+                    return { element in
+                        let keep = try context.handling(element) {
+                            try context.evaluate(expression, element, in: scope).isTruthy
                         }
+                        return keep == true ? .some(element) : .none
                     }
-                    return source.filter { try context.evaluate(expression, $0, in: scope).isTruthy }
+                }
+                return { element in
+                    try context.evaluate(expression, element, in: scope).isTruthy ? .some(element) : .none
                 }
             }
         })

@@ -23,18 +23,16 @@ extension BuiltinComponents {
         example: "- map: { title: .headline.main, url: .web_url, date: .pub_date }",
         checkpointing: .stateless,
         elementErrors: true,
-        factory: .operator { parameters, context in
+        factory: .elementwise { parameters, context in
             let expression = parameters[Key.transform]
-            return { source in
-                Observable.deferred {
-                    let scope = context.makeScope()
-                    guard context.onError == .fail else {
-                        return source.compactMap { element in
-                            try context.handling(element) { try context.evaluate(expression, element, in: scope) }
-                        }
+            return {
+                let scope = context.makeScope()
+                guard context.onError == .fail else {
+                    return { element in
+                        try context.handling(element) { try context.evaluate(expression, element, in: scope) }
                     }
-                    return source.map { try context.evaluate(expression, $0, in: scope) }
                 }
+                return { element in try context.evaluate(expression, element, in: scope) }
             }
         })
 }

@@ -310,7 +310,7 @@ final class Multicast {
         /// The operators of an inner chain, each with a context of its own that keeps no checkpoints.
         func buildChain(_ chain: ParameterValues.OperatorChain, meterKey: String) throws -> PipelineOperator {
             let operators = try chain.operators.map { component -> PipelineOperator in
-                guard case .operator(let factory) = component.spec.factory else {
+                guard let factory = component.spec.factory.operatorFactory else {
                     preconditionFailure("validated as an operator")
                 }
                 return try factory(
@@ -345,13 +345,31 @@ final class Multicast {
                 observable = traced(observable, "\(stream.name)#source \(component.spec.name)", component.use.location)
                 observable = metered(observable, stream: stream.name, sourceMeter)
             }
+            var fusing: [() -> ElementStep] = []
+            let sidesOf = sides(of:stream:index:)
             for (index, component) in stream.operators.enumerated() {
                 let sides = sides(of: component.spec, stream: stream.name, index: index)
-                guard case .operator(let factory) = component.spec.factory else {
-                    preconditionFailure("validated as an operator")
-                }
                 let key = CheckpointPlan.operatorKey(stream.name, index, component.spec.name)
                 let operatorMeter = meter(stream: stream.name, part: "ops.\(index)", component.spec, key: key)
+                // Adjacent element-wise operators nobody watches one by one (no trace, no meter,
+                // no side stream) run as one step.
+                if case .elementwise(let makeStep) = component.spec.factory, tracer == nil, operatorMeter == nil,
+                    sides.isEmpty
+                {
+                    fusing.append(try makeStep(component.parameters, context(for: component, key: key, sides: sides)))
+                    let next = index + 1 < stream.operators.count ? stream.operators[index + 1] : nil
+                    if case .elementwise = next?.spec.factory,
+                        sidesOf(next!.spec, stream.name, index + 1).isEmpty
+                    {
+                        continue
+                    }
+                    observable = ElementSteps.fused(fusing)(observable)
+                    fusing = []
+                    continue
+                }
+                guard let factory = component.spec.factory.operatorFactory else {
+                    preconditionFailure("validated as an operator")
+                }
                 let apply = try factory(component.parameters, context(for: component, key: key, sides: sides))
                 let applied = endingSides(apply(observable), sides)
                 observable = traced(applied, "\(stream.name)#\(index) \(component.spec.name)", component.use.location)

@@ -14,6 +14,12 @@ public final class EvaluationScope {
     public var accumulator: Value
     /// The pipeline's clock and random numbers.
     public let environment: ExpressionEnvironment
+    // The argument lists of one- and two-argument calls, reused from element to element: a
+    // function call then allocates nothing (a function keeping its list gets its own copy).
+    @exclusivity(unchecked)
+    var oneArgument: [Value] = [.null]
+    @exclusivity(unchecked)
+    var twoArguments: [Value] = [.null, .null]
 
     /// A scope over `environment`.
     public init(element: Value = .null, accumulator: Value = .null, environment: ExpressionEnvironment) {

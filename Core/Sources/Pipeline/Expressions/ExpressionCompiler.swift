@@ -119,11 +119,21 @@ enum ExpressionCompiler {
             case 0: return { scope in try implementation([], scope) }
             case 1:
                 let a = evaluators[0]
-                return { scope in try implementation([try a(scope)], scope) }
+                return { scope in
+                    let argument = try a(scope)
+                    scope.oneArgument[0] = argument
+                    return try implementation(scope.oneArgument, scope)
+                }
             case 2:
                 let a = evaluators[0]
                 let b = evaluators[1]
-                return { scope in try implementation([try a(scope), try b(scope)], scope) }
+                return { scope in
+                    let first = try a(scope)
+                    let second = try b(scope)
+                    scope.twoArguments[0] = first
+                    scope.twoArguments[1] = second
+                    return try implementation(scope.twoArguments, scope)
+                }
             default:
                 return { scope in try implementation(try evaluators.map { try $0(scope) }, scope) }
             }

@@ -16,6 +16,10 @@ public enum ComponentFactory {
     case source((ParameterValues, ComponentContext) throws -> PipelineSource)
     /// Builds an operator.
     case `operator`((ParameterValues, ComponentContext) throws -> PipelineOperator)
+    /// Builds an operator that looks at one element at a time, with no timer and nothing kept
+    /// between elements (`map`, `filter`): what it returns makes the step of one subscription.
+    /// Adjacent ones are fused into one step, so an element crosses the stretch in one call.
+    case elementwise((ParameterValues, ComponentContext) throws -> () -> ElementStep)
     /// Builds a sink.
     case sink((ParameterValues, ComponentContext) throws -> any PipelineSink)
 
@@ -23,8 +27,55 @@ public enum ComponentFactory {
     public var kind: ComponentKind {
         switch self {
         case .source: return .source
-        case .operator: return .operator
+        case .operator, .elementwise: return .operator
         case .sink: return .sink
+        }
+    }
+
+    /// How to build it as an operator (an element-wise one as a stretch of one).
+    @_spi(Host) public var operatorFactory: ((ParameterValues, ComponentContext) throws -> PipelineOperator)? {
+        switch self {
+        case .operator(let factory): return factory
+        case .elementwise(let factory): return { values, context in ElementSteps.fused([try factory(values, context)]) }
+        case .source, .sink: return nil
+        }
+    }
+}
+
+/// One element-wise step: the element it becomes, or nil to drop it.
+public typealias ElementStep = (Value) throws -> Value?
+
+/// Runs adjacent element-wise operators as one.
+@_spi(Host) public enum ElementSteps {
+    /// One operator for the stretch: each subscription makes its steps and composes them, so an
+    /// element crosses every step in one sink. A step's error ends the stream at that element, as
+    /// it would have ended there alone.
+    public static func fused(_ makers: [() -> ElementStep]) -> PipelineOperator {
+        { source in
+            Observable { observer, lifetime in
+                source.compactMap(compose(makers.map { $0() })).subscribe(observer, in: lifetime)
+            }
+        }
+    }
+
+    static func compose(_ steps: [ElementStep]) -> ElementStep {
+        switch steps.count {
+        case 1: return steps[0]
+        case 2:
+            let (first, second) = (steps[0], steps[1])
+            return { element in try first(element).flatMap(second) }
+        case 3:
+            let (first, second, third) = (steps[0], steps[1], steps[2])
+            return { element in try first(element).flatMap(second).flatMap(third) }
+        default:
+            return { element in
+                var current = element
+                for step in steps {
+                    guard let next = try step(current) else { return nil }
+                    current = next
+                }
+                return current
+            }
         }
     }
 }

@@ -5,6 +5,11 @@ A JSON Lines file of {"id": i, "name": "item-i", "stars": i % 5000} goes through
 filter .stars >= 2500 -> map {id, name} -> a JSON Lines file, three ways: `rivulet run` (release),
 a hand-written Swift loop with the same JSON code, and jq. Each is run three times and the best
 wall time kept (and five times with --state, checkpoints every second, each beside a run without); peak RSS of `rivulet run` is measured at 1M and 4M lines. Outputs are compared.
+
+Two variants, so the gain is not only for pass-through: one where the map computes a new value
+(`{id: .id, stars2: .stars * 2}`), and one reading nested fields of records with an owner
+(`filter: .owner.stars >= 2500`, `map: {id: .id, login: .owner.login}`); each against the loop
+doing the same with whole-parsed records and jq, outputs compared.
 """
 import os, subprocess, sys, time, resource
 
@@ -84,7 +89,41 @@ rivulet_records = records(os.path.join(data, "w2-1000000-rivulet.jsonl"))
 if rivulet_records != records(loop_out) or rivulet_records != records(jq_out):
     sys.exit("w2: the three outputs differ")
 count = len(rivulet_records)
+
+# The variants: a computed value, and nested fields of records with an owner.
+nested_source = os.path.join(data, "w2n-1000000.jsonl")
+if not os.path.exists(nested_source):
+    subprocess.run([bench, "w2-generate-nested", "1000000", nested_source], check=True)
+variants = {
+    "compute": ("w2-1000000.jsonl", ".stars >= 2500", "{ id: .id, stars2: .stars * 2 }",
+                "select(.stars >= 2500) | {id, stars2: (.stars * 2)}"),
+    "nested": ("w2n-1000000.jsonl", ".owner.stars >= 2500", "{ id: .id, login: .owner.login }",
+               "select(.owner.stars >= 2500) | {id, login: .owner.login}"),
+}
+variant_lines = []
+for name, (fixture, condition, mapping, jq_program) in variants.items():
+    spec = os.path.join(data, f"w2-{name}.yaml")
+    out = os.path.join(data, f"w2-{name}-rivulet.jsonl")
+    with open(spec, "w") as f:
+        f.write(f"source: {{ fixture: {fixture} }}\nops:\n  - filter: {condition}\n  - map: {mapping}\n"
+                f"sink: {{ file: {os.path.basename(out)} }}\n")
+    source_path = os.path.join(data, fixture)
+    loop_path = os.path.join(data, f"w2-{name}-loop.jsonl")
+    jq_path = os.path.join(data, f"w2-{name}-jq.jsonl")
+    riv = min(timed([rivulet, "run", spec])[0] for _ in range(3))
+    loop = min(timed([bench, "w2-loop", source_path, loop_path, name])[0] for _ in range(3))
+    with open(jq_path, "w") as f:
+        jq = timed(["jq", "-c", jq_program, source_path], stdout=f)[0]
+    outputs = [records(p) for p in (out, loop_path, jq_path)]
+    if outputs[0] != outputs[1] or outputs[0] != outputs[2] or not outputs[0]:
+        sys.exit(f"w2 {name}: the three outputs differ")
+    variant_lines.append(
+        f"w2 {name} kept={len(outputs[0])} rivulet_s={riv:.3f} loop_s={loop:.3f} jq_s={jq:.3f} "
+        f"rivulet_vs_loop={riv / loop:.2f} jq_vs_rivulet={jq / riv:.2f}")
+
 print(f"w2 lines=1000000 kept={count} outputs_identical=yes")
+for line in variant_lines:
+    print(line)
 print(f"w2 rivulet_vs_loop={best['rivulet'] / best['loop']:.2f} jq_vs_rivulet={best['jq'] / best['rivulet']:.2f}")
 print(f"w2 peak_rss_mb_1m={rss[1_000_000]:.1f} peak_rss_mb_4m={rss[4_000_000]:.1f} growth={(rss[4_000_000] / rss[1_000_000] - 1) * 100:.1f}%")
 print(f"w2 rivulet_s={best['rivulet']:.3f} loop_s={best['loop']:.3f} jq_s={best['jq']:.3f}")

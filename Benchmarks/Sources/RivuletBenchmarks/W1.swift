@@ -15,17 +15,38 @@ enum W1 {
     }
 
     static func runtime() -> Outcome {
-        var outcome = Outcome()
+        let state = ChainState()
         Observable<Int>.range(start: 0, count: opaque(count))
             .filter { $0 % 3 != 0 }
             .map { $0 * 2 }
             .distinctUntilChanged { $0 / 4 }
             .scan(0, accumulator: +)
             .subscribe(onNext: { sum in
-                outcome.emitted += 1
-                outcome.lastSum = sum
+                state.outcome.emitted += 1
+                state.outcome.lastSum = sum
             })
-        return outcome
+        return state.outcome
+    }
+
+    /// The runtime with the same stages hidden from the optimizer as the closure chain's are, so
+    /// the two differ only in what the runtime adds per element (sinks, events, disposal checks).
+    static func runtimeOpaqueStages() -> Outcome {
+        let state = ChainState()
+        let keep: (Int) -> Bool = opaque { $0 % 3 != 0 }
+        let double: (Int) -> Int = opaque { $0 * 2 }
+        let key: (Int) -> Int = opaque { $0 / 4 }
+        let add: (Int, Int) -> Int = opaque { $0 + $1 }
+        let emit: (Int) -> Void = opaque { total in
+            state.outcome.emitted += 1
+            state.outcome.lastSum = total
+        }
+        Observable<Int>.range(start: 0, count: opaque(count))
+            .filter(keep)
+            .map(double)
+            .distinctUntilChanged(key)
+            .scan(0, accumulator: add)
+            .subscribe(onNext: emit)
+        return state.outcome
     }
 
     static func loop() -> Outcome {
@@ -45,44 +66,51 @@ enum W1 {
         return outcome
     }
 
+    /// The state the closure chain keeps, unchecked for exclusivity as the runtime's sinks are.
+    final class ChainState {
+        @exclusivity(unchecked) var outcome = Outcome()
+        @exclusivity(unchecked) var lastKey: Int?
+        @exclusivity(unchecked) var sum = 0
+    }
+
     /// The same work as a chain of plain Swift closures, each calling the next (hidden from the
     /// optimizer, as an operator chain is): what one indirect call per stage costs.
     static func closures() -> Outcome {
-        var outcome = Outcome()
-        var lastKey: Int?
-        var sum = 0
+        let state = ChainState()
         let emit: (Int) -> Void = opaque { total in
-            outcome.emitted += 1
-            outcome.lastSum = total
+            state.outcome.emitted += 1
+            state.outcome.lastSum = total
         }
         let scan: (Int) -> Void = opaque { value in
-            sum += value
-            emit(sum)
+            state.sum += value
+            emit(state.sum)
         }
         let distinct: (Int) -> Void = opaque { value in
             let key = value / 4
-            if key == lastKey { return }
-            lastKey = key
+            if key == state.lastKey { return }
+            state.lastKey = key
             scan(value)
         }
         let map: (Int) -> Void = opaque { value in distinct(value * 2) }
         let filter: (Int) -> Void = opaque { value in if value % 3 != 0 { map(value) } }
         for i in 0..<opaque(count) { filter(i) }
-        return outcome
+        return state.outcome
     }
 
     static func run() {
         // Warm up both, then take the best of several rounds of each.
         let expected = loop()
         let actual = runtime()
-        guard expected == actual, closures() == expected else {
+        guard expected == actual, closures() == expected, runtimeOpaqueStages() == expected else {
             print("w1 MISMATCH runtime=\(actual) loop=\(expected)")
             exit(1)
         }
         var runtimeBest = Double.infinity
         var loopBest = Double.infinity
         var closuresBest = Double.infinity
+        var opaqueBest = Double.infinity
         for _ in 0..<7 {
+            opaqueBest = min(opaqueBest, Clock.seconds { _ = runtimeOpaqueStages() })
             runtimeBest = min(runtimeBest, Clock.seconds { _ = runtime() })
             loopBest = min(loopBest, Clock.seconds { _ = loop() })
             closuresBest = min(closuresBest, Clock.seconds { _ = closures() })
@@ -91,6 +119,9 @@ enum W1 {
         print("w1 rounds=7 elements=\(count) emitted=\(actual.emitted) sum=\(actual.lastSum)")
         print("w1 runtime_best_s=\(format(runtimeBest)) loop_best_s=\(format(loopBest))")
         print("w1 closures_best_s=\(format(closuresBest)) closures_events_per_s=\(Int(Double(count) / closuresBest))")
+        print(
+            "w1 opaque_stages_best_s=\(format(opaqueBest)) opaque_stages_events_per_s=\(Int(Double(count) / opaqueBest)) "
+                + "opaque_vs_closures=\(format(closuresBest / opaqueBest))")
         print(
             "w1 events_per_s=\(Int(eventsPerSecond)) vs_loop=\(format(runtimeBest / loopBest)) "
                 + "vs_closures=\(format(closuresBest / runtimeBest))")

@@ -5,8 +5,38 @@
 #endif
 
 /// W2's hand-written side: the same work as the W2 pipeline (filter `.stars >= 2500`, keep id and
-/// name, write JSON Lines) with the same JSON code, as a plain loop.
+/// name, write JSON Lines) with the same JSON code (each record parsed whole), as a plain loop;
+/// and the same for the two variants, one computing a value and one reading nested fields.
 enum W2 {
+    /// What the records go through.
+    enum Variant: String {
+        /// `filter: .stars >= 2500`, `map: {id: .id, name: .name}`.
+        case project
+        /// `filter: .stars >= 2500`, `map: {id: .id, stars2: .stars * 2}`.
+        case compute
+        /// Records with an owner: `filter: .owner.stars >= 2500`, `map: {id: .id, login: .owner.login}`.
+        case nested
+    }
+
+    /// Writes `count` lines of `{"id": i, "name": "item-i", "owner": {"login": "user-i", "stars": i % 5000}}`.
+    static func generateNested(count: Int, path: String) {
+        guard let file = fopen(path, "w") else {
+            print("cannot write \(path)")
+            exit(1)
+        }
+        defer { fclose(file) }
+        var line: [UInt8] = []
+        for i in 0..<count {
+            line.removeAll(keepingCapacity: true)
+            line.append(
+                contentsOf:
+                    #"{"id": \#(i), "name": "item-\#(i)", "owner": {"login": "user-\#(i)", "stars": \#(i % 5000)}}"#
+                    .utf8)
+            line.append(0x0A)
+            fwrite(line, 1, line.count, file)
+        }
+    }
+
     /// Writes `count` lines of `{"id": i, "name": "item-i", "stars": i % 5000}` to `path`.
     static func generate(count: Int, path: String) {
         guard let file = fopen(path, "w") else {
@@ -25,7 +55,7 @@ enum W2 {
 
     /// Reads `input` a line at a time, keeps the records with stars >= 2500 as {id, name}, writes
     /// them to `output`.
-    static func loop(input: String, output: String) {
+    static func loop(input: String, output: String, variant: Variant = .project) {
         let inputDescriptor = open(input, O_RDONLY)
         let outputDescriptor = open(output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         guard inputDescriptor >= 0, outputDescriptor >= 0 else {
@@ -38,12 +68,25 @@ enum W2 {
         var out: [UInt8] = []
         out.reserveCapacity(1 << 17)
         func process(_ line: UnsafeBufferPointer<UInt8>) {
-            guard !line.isEmpty, let value = try? JSONParser.parse(line), case .object(let object) = value,
-                let stars = object["stars"]?.intValue, stars >= 2500
-            else { return }
+            guard !line.isEmpty, let value = try? JSONParser.parse(line), case .object(let object) = value else {
+                return
+            }
             var kept = JSONObject()
-            kept["id"] = object["id"] ?? .null
-            kept["name"] = object["name"] ?? .null
+            switch variant {
+            case .project:
+                guard let stars = object["stars"]?.intValue, stars >= 2500 else { return }
+                kept["id"] = object["id"] ?? .null
+                kept["name"] = object["name"] ?? .null
+            case .compute:
+                guard let stars = object["stars"]?.intValue, stars >= 2500 else { return }
+                kept["id"] = object["id"] ?? .null
+                kept["stars2"] = .int(stars * 2)
+            case .nested:
+                guard case .object(let owner)? = object["owner"], let stars = owner["stars"]?.intValue, stars >= 2500
+                else { return }
+                kept["id"] = object["id"] ?? .null
+                kept["login"] = owner["login"] ?? .null
+            }
             JSONSerializer.write(.object(kept), to: &out)
             out.append(0x0A)
             if out.count >= 1 << 16 {

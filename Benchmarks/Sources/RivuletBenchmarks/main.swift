@@ -15,8 +15,16 @@ if arguments.first == "w3-loop", arguments.count == 3 {
     W3.loop(input: arguments[1], output: arguments[2])
     exit(0)
 }
-if arguments.first == "w2-loop", arguments.count == 3 {
-    W2.loop(input: arguments[1], output: arguments[2])
+if arguments.first == "w2-generate-nested", arguments.count == 3, let count = Int(arguments[1]) {
+    W2.generateNested(count: count, path: arguments[2])
+    exit(0)
+}
+if arguments.first == "w2-loop", arguments.count == 3 || arguments.count == 4 {
+    guard let variant = W2.Variant(rawValue: arguments.count == 4 ? arguments[3] : "project") else {
+        print("unknown W2 variant '\(arguments[3])'; known: project, compute, nested")
+        exit(2)
+    }
+    W2.loop(input: arguments[1], output: arguments[2], variant: variant)
     exit(0)
 }
 let names = arguments.isEmpty ? ["w1"] : arguments

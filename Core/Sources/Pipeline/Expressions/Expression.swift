@@ -21,6 +21,16 @@ public final class EvaluationScope {
     @exclusivity(unchecked)
     var twoArguments: [Value] = [.null, .null]
 
+    /// `.name` of the current element, read in place (no copy of the element first).
+    @inline(__always)
+    func member(_ name: String) throws -> Value {
+        switch element {
+        case .object(let object): return object[name] ?? .null
+        case .null: return .null
+        default: return try Operations.member(element, name)
+        }
+    }
+
     /// A scope over `environment`.
     public init(element: Value = .null, accumulator: Value = .null, environment: ExpressionEnvironment) {
         self.element = element

@@ -55,7 +55,7 @@ enum ExpressionCompiler {
         case .accumulator:
             return { $0.accumulator }
         case .member(.element, let name, _):
-            return { scope in try Operations.member(scope.element, name) }
+            return { scope in try scope.member(name) }
         case .member(let base, let name, _):
             let baseEvaluator = try compileNode(base)
             let general: Evaluator = { scope in try Operations.member(try baseEvaluator(scope), name) }
@@ -114,6 +114,10 @@ enum ExpressionCompiler {
                 }
             }
             let evaluators = try arguments.map { (argument) throws(ExpressionSyntaxError) in try compileNode(argument) }
+            if name == "len" {
+                let argument = evaluators[0]
+                return { scope in try Functions.length(try argument(scope)) }
+            }
             let implementation = function.implementation
             switch evaluators.count {
             case 0: return { scope in try implementation([], scope) }
@@ -215,12 +219,37 @@ enum ExpressionCompiler {
             case ">": test = { $0 > 0 }
             default: test = { $0 >= 0 }
             }
-            // The common `.field >= 2500` compares with a constant integer: a fast path.
+            // The common `.field >= 2500` compares with a constant integer: a fast path, one
+            // closure per operator so the comparison itself is no further call.
             if case .literal(.int(let constant)) = rhs {
-                return { scope in
-                    let left = try l(scope)
-                    if case .int(let int) = left { return .bool(test(int < constant ? -1 : (int == constant ? 0 : 1))) }
-                    return .bool(test(try Operations.compare(left, .int(constant), op)))
+                let other: (Value) throws -> Value = { left in
+                    .bool(test(try Operations.compare(left, .int(constant), op)))
+                }
+                switch op {
+                case "<":
+                    return { scope in
+                        let left = try l(scope)
+                        if case .int(let int) = left { return .bool(int < constant) }
+                        return try other(left)
+                    }
+                case "<=":
+                    return { scope in
+                        let left = try l(scope)
+                        if case .int(let int) = left { return .bool(int <= constant) }
+                        return try other(left)
+                    }
+                case ">":
+                    return { scope in
+                        let left = try l(scope)
+                        if case .int(let int) = left { return .bool(int > constant) }
+                        return try other(left)
+                    }
+                default:
+                    return { scope in
+                        let left = try l(scope)
+                        if case .int(let int) = left { return .bool(int >= constant) }
+                        return try other(left)
+                    }
                 }
             }
             return { scope in .bool(test(try Operations.compare(try l(scope), try r(scope), op))) }

@@ -56,15 +56,7 @@ enum Functions {
     static let table: [String: Function] = Dictionary(
         uniqueKeysWithValues: [
             make("len", 1...1, "len(x)", "Characters in a string, elements in a list, keys in an object.") { args, _ in
-                switch args[0] {
-                case .string(let string): return .int(string.count)
-                case .array(let array): return .int(array.count)
-                case .object(let object): return .int(object.count)
-                case .null: return .int(0)
-                default:
-                    throw ExpressionRuntimeError(
-                        "len() expects a string, list or object, got \(Operations.describe(args[0]))")
-                }
+                try length(args[0])
             },
             make("lower", 1...1, "lower(s)", "The string in lower case.") { args, _ in
                 .string(try string(args[0], "lower").lowercased())
@@ -269,4 +261,18 @@ enum Functions {
 @_spi(Host) public enum ExpressionLanguage {
     /// Every function: name, signature and one-line summary, sorted by name.
     public static var functions: [(name: String, signature: String, summary: String)] { Functions.catalogue }
+}
+
+extension Functions {
+    /// `len(x)`; called directly by compiled expressions (the commonest call in filters).
+    static func length(_ value: Value) throws -> Value {
+        switch value {
+        case .string(let string): return .int(string.count)
+        case .array(let array): return .int(array.count)
+        case .object(let object): return .int(object.count)
+        case .null: return .int(0)
+        default:
+            throw ExpressionRuntimeError("len() expects a string, list or object, got \(Operations.describe(value))")
+        }
+    }
 }

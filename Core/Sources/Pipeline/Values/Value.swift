@@ -242,9 +242,22 @@ public struct JSONObject: Hashable, Sendable, Sequence {
     /// The value of `key`; setting nil removes the member, setting a new key appends it.
     public subscript(key: String) -> Value? {
         get {
-            if let raw { return raw.position(of: key).map(raw.value(at:)) }
-            guard let position = position(of: key) else { return nil }
-            return storedValues[position]
+            if let box {
+                if box.isRaw {
+                    let raw = unsafeDowncast(box, to: RawObject.self)
+                    return raw.position(of: key).map(raw.value(at:))
+                }
+                return unsafeDowncast(box, to: IndexBox.self).positions[key].map { storedValues[$0] }
+            }
+            // Comparing lengths first is cheap for the short keys records have, and skips most
+            // full comparisons.
+            let length = key.utf8.count
+            return storedKeys.withUnsafeBufferPointer { keys in
+                for position in keys.indices where keys[position].utf8.count == length && keys[position] == key {
+                    return storedValues[position]
+                }
+                return nil
+            }
         }
         set {
             materialize()

@@ -49,7 +49,10 @@ extension ObservableType {
     }
 
     /// Subscribes with closures. After a terminal event the subscription is disposed (and
-    /// `onDisposed` runs); the returned disposable ends it earlier.
+    /// `onDisposed` runs); the returned disposable ends it earlier. Inlinable, so the handler is
+    /// specialised for the element type where it is used rather than looking up generic metadata
+    /// for every event.
+    @inlinable
     @discardableResult
     public func subscribe(
         onNext: ((Element) -> Void)? = nil,

@@ -9,7 +9,8 @@ wall time kept (and five times with --state, checkpoints every second, each besi
 Two variants, so the gain is not only for pass-through: one where the map computes a new value
 (`{id: .id, stars2: .stars * 2}`), and one reading nested fields of records with an owner
 (`filter: .owner.stars >= 2500`, `map: {id: .id, login: .owner.login}`); each against the loop
-doing the same with whole-parsed records and jq, outputs compared.
+doing the same with whole-parsed records and jq, outputs compared. And the main pipeline with
+`parallel: 2` against the same on one thread, interleaved five times.
 """
 import os, subprocess, sys, time, resource
 
@@ -72,6 +73,20 @@ for _ in range(5):
 best["rivulet_state"] = min(state_times)
 best["rivulet_plain_interleaved"] = min(plain_times)
 
+# `parallel: 2` against the same pipeline on one thread, interleaved: the stateless stretch (and the
+# parsing) on two cores. Its output is compared below with the others'.
+parallel_spec = os.path.join(data, "w2-parallel.yaml")
+with open(parallel_spec, "w") as f:
+    f.write("parallel: 2\nsource: { fixture: w2-1000000.jsonl }\n"
+            "ops:\n  - filter: .stars >= 2500\n  - map: { id: .id, name: .name }\n"
+            "sink: { file: w2-1000000-parallel.jsonl }\n")
+parallel_times, serial_times = [], []
+for _ in range(5):
+    parallel_times.append(timed([rivulet, "run", parallel_spec])[0])
+    serial_times.append(timed([rivulet, "run", spec])[0])
+best["rivulet_parallel"] = min(parallel_times)
+best["rivulet_serial_interleaved"] = min(serial_times)
+
 source = os.path.join(data, "w2-1000000.jsonl")
 loop_out = os.path.join(data, "w2-1000000-loop.jsonl")
 jq_out = os.path.join(data, "w2-1000000-jq.jsonl")
@@ -86,7 +101,8 @@ best["jq"] = min(run_jq() for _ in range(3))
 def records(path):
     return [line.rstrip() for line in open(path, "rb").read().split(b"\n") if line.strip()]
 rivulet_records = records(os.path.join(data, "w2-1000000-rivulet.jsonl"))
-if rivulet_records != records(loop_out) or rivulet_records != records(jq_out):
+if (rivulet_records != records(loop_out) or rivulet_records != records(jq_out)
+        or rivulet_records != records(os.path.join(data, "w2-1000000-parallel.jsonl"))):
     sys.exit("w2: the three outputs differ")
 count = len(rivulet_records)
 
@@ -127,5 +143,8 @@ for line in variant_lines:
 print(f"w2 rivulet_vs_loop={best['rivulet'] / best['loop']:.2f} jq_vs_rivulet={best['jq'] / best['rivulet']:.2f}")
 print(f"w2 peak_rss_mb_1m={rss[1_000_000]:.1f} peak_rss_mb_4m={rss[4_000_000]:.1f} growth={(rss[4_000_000] / rss[1_000_000] - 1) * 100:.1f}%")
 print(f"w2 rivulet_s={best['rivulet']:.3f} loop_s={best['loop']:.3f} jq_s={best['jq']:.3f}")
+print(f"w2 parallel_2_s={best['rivulet_parallel']:.3f} serial_s={best['rivulet_serial_interleaved']:.3f} "
+      f"parallel_speedup={best['rivulet_serial_interleaved'] / best['rivulet_parallel']:.2f} "
+      f"parallel_vs_loop={best['rivulet_parallel'] / best['loop']:.2f}")
 print(f"w2 with_state_s={best['rivulet_state']:.3f} without_s={best['rivulet_plain_interleaved']:.3f} "
       f"state_overhead={(best['rivulet_state'] / best['rivulet_plain_interleaved'] - 1) * 100:.1f}%")

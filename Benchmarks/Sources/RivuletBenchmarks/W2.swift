@@ -18,38 +18,30 @@ enum W2 {
         case nested
     }
 
+    /// Writes `count` lines of `{"id": i, "name": "item-i", "stars": i % 5000}` to `path`.
+    static func generate(count: Int, path: String) {
+        write(count: count, path: path) { #"{"id": \#($0), "name": "item-\#($0)", "stars": \#($0 % 5000)}"# }
+    }
+
     /// Writes `count` lines of `{"id": i, "name": "item-i", "owner": {"login": "user-i", "stars": i % 5000}}`.
     static func generateNested(count: Int, path: String) {
-        guard let file = fopen(path, "w") else {
-            print("cannot write \(path)")
-            exit(1)
-        }
-        defer { fclose(file) }
-        var line: [UInt8] = []
-        for i in 0..<count {
-            line.removeAll(keepingCapacity: true)
-            line.append(
-                contentsOf:
-                    #"{"id": \#(i), "name": "item-\#(i)", "owner": {"login": "user-\#(i)", "stars": \#(i % 5000)}}"#
-                    .utf8)
-            line.append(0x0A)
-            fwrite(line, 1, line.count, file)
+        write(count: count, path: path) {
+            #"{"id": \#($0), "name": "item-\#($0)", "owner": {"login": "user-\#($0)", "stars": \#($0 % 5000)}}"#
         }
     }
 
-    /// Writes `count` lines of `{"id": i, "name": "item-i", "stars": i % 5000}` to `path`.
-    static func generate(count: Int, path: String) {
+    private static func write(count: Int, path: String, line: (Int) -> String) {
         guard let file = fopen(path, "w") else {
             print("cannot write \(path)")
             exit(1)
         }
         defer { fclose(file) }
-        var line: [UInt8] = []
+        var bytes: [UInt8] = []
         for i in 0..<count {
-            line.removeAll(keepingCapacity: true)
-            line.append(contentsOf: #"{"id": \#(i), "name": "item-\#(i)", "stars": \#(i % 5000)}"#.utf8)
-            line.append(0x0A)
-            fwrite(line, 1, line.count, file)
+            bytes.removeAll(keepingCapacity: true)
+            bytes.append(contentsOf: line(i).utf8)
+            bytes.append(0x0A)
+            fwrite(bytes, 1, bytes.count, file)
         }
     }
 

@@ -85,11 +85,12 @@ extension BuiltinComponents {
             let follow = parameters[Key.follow]
             let fromEnd = parameters[Key.from] == .end
             let poll = parameters[Key.poll]
-            return PipelineSource { _ in
+            func observable(_ workers: ParallelStretch?) -> Observable<Value> {
                 Observable { observer, lifetime in
                     let lines = FileLines(
                         pattern: pattern, json: json, follow: follow, fromEnd: fromEnd, context: context,
                         restored: context.restoredState, progress: follow ? nil : context.meter?.progress)
+                    lines.workers = workers.map(ParallelLines.Workers.init)
                     context.keepState { lines.state }
                     let isLive = { !lifetime.isDisposed && !context.scheduler.isInterrupted }
                     guard follow else {
@@ -107,6 +108,19 @@ extension BuiltinComponents {
                         })
                 }
             }
+            // `parallel:`: JSON Lines read to their end run the stretch after the source on
+            // several threads; followed, or keeping checkpoints (whose offsets follow each
+            // element), they are read an element at a time and run it here.
+            return PipelineSource(
+                { _ in observable(nil) },
+                parallel: { _, stretch in
+                    Observable.deferred {
+                        guard json, !follow, context.checkpoints == nil else {
+                            return stretch.serially(observable(nil))
+                        }
+                        return observable(stretch)
+                    }
+                })
         })
 }
 
@@ -136,6 +150,8 @@ final class FileLines {
     /// Bytes read of every file (for a watched run's progress line), and of the files finished.
     private let progress: InputProgress?
     private var finishedBytes = 0
+    /// Set (`parallel:`) when the operators after the source run on the lines as they are read.
+    var workers: ParallelLines.Workers?
 
     init(
         pattern: String, json: Bool, follow: Bool, fromEnd: Bool, context: ComponentContext, restored: Value?,
@@ -265,6 +281,22 @@ final class FileLines {
                 file.inode = UInt64(status.st_ino)
                 file.reader = reader
                 if startAtEnd { file.reader = open(file.path, offset: Int(status.st_size), line: 0) }
+            }
+            if let workers, !follow, let reader = file.reader {
+                let ending = ParallelLines.read(
+                    reader, workers: workers, emit: emit, isLive: isLive,
+                    advanced: { [finishedBytes, progress] offset in progress?.advance(to: finishedBytes + offset) },
+                    context: context, what: "\(file.path)",
+                    failure: { error in context.error("\(file.path) line \(reader.lineNumber): \(error)") })
+                switch ending {
+                case .failed(let error):
+                    return error as? PipelineRuntimeError ?? context.error("\(error)")
+                case .stopped: return nil
+                case .exhausted:
+                    finishedBytes += reader.offset
+                    file.done = true
+                    continue
+                }
             }
             while let reader = file.reader {
                 do {

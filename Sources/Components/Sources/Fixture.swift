@@ -60,9 +60,20 @@ extension BuiltinComponents {
             let every = parameters[Key.every]
             let scheduler = context.scheduler
             if format == "jsonl" && !whole {
-                return PipelineSource { _ in
-                    Fixture.jsonLines(path: path, every: every, scheduler: scheduler, context: context)
-                }
+                return PipelineSource(
+                    { _ in Fixture.jsonLines(path: path, every: every, scheduler: scheduler, context: context) },
+                    parallel: { _, stretch in
+                        Observable.deferred {
+                            // Paced, or keeping checkpoints (whose offsets follow each element):
+                            // read as usual and run the stretch here, an element at a time.
+                            guard every == nil, context.checkpoints == nil else {
+                                return stretch.serially(
+                                    Fixture.jsonLines(path: path, every: every, scheduler: scheduler, context: context))
+                            }
+                            return Fixture.parallelJSONLines(
+                                path: path, stretch: stretch, scheduler: scheduler, context: context)
+                        }
+                    })
             }
             return PipelineSource { _ in
                 Observable.deferred {
@@ -156,6 +167,33 @@ enum Fixture {
                         lifetime.dispose()
                     }
                 })
+        }
+    }
+
+    /// JSON Lines read a buffer at a time, the stretch after the source run on several threads
+    /// (`parallel:`).
+    static func parallelJSONLines(
+        path: String, stretch: ParallelStretch, scheduler: any SchedulerType, context: ComponentContext
+    ) -> Observable<Value> {
+        Observable { observer, lifetime in
+            guard let reader = LineReader(path: path, bufferSize: ParallelLines.bufferSize) else {
+                observer.on(
+                    .error(context.error("cannot open fixture file \(path): \(String(cString: strerror(errno)))")))
+                return
+            }
+            let progress = context.meter?.progress
+            progress?.start(total: FileLines.size(of: path))
+            let ending = ParallelLines.read(
+                reader, workers: ParallelLines.Workers(stretch), emit: { observer.on(.next($0)) },
+                isLive: { !lifetime.isDisposed && !scheduler.isInterrupted },
+                advanced: { progress?.advance(to: $0) },
+                context: context, what: "fixture \(path)",
+                failure: { error in context.error("reading fixture \(path): \(error)") })
+            switch ending {
+            case .exhausted: observer.on(.completed)
+            case .failed(let error): observer.on(.error(error))
+            case .stopped: break
+            }
         }
     }
 

@@ -29,7 +29,7 @@ final class LineReader {
     static let maximumLineBytes = 64 << 20
 
     /// A reader of the file at `path`, or nil (with `errno` set) if it cannot be opened.
-    init?(path: String, offset: Int = 0, lineNumber: Int = 0) {
+    init?(path: String, offset: Int = 0, lineNumber: Int = 0, bufferSize: Int = 256 * 1024) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         if offset > 0 && lseek(descriptor, off_t(offset), SEEK_SET) < 0 {
@@ -40,7 +40,7 @@ final class LineReader {
         self.lineNumber = lineNumber
         self.descriptor = descriptor
         self.ownsDescriptor = true
-        buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        buffer = [UInt8](repeating: 0, count: bufferSize)
     }
 
     /// A reader of an open descriptor (standard input), which it does not close.
@@ -87,6 +87,44 @@ final class LineReader {
                 defer { start = end }
                 return try buffer.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[start..<end])) }
             }
+            try fill()
+        }
+    }
+
+    /// Calls `body` with the buffer and the ranges of the whole lines now in it (reading more when
+    /// there are none), at most `limit`, each without its newline or a trailing carriage return;
+    /// the reader then moves past them. Returns nil at the end of the input.
+    func nextLines<Result>(
+        limit: Int, _ body: (UnsafeBufferPointer<UInt8>, [Range<Int>]) throws -> Result
+    ) throws -> Result? {
+        while true {
+            var ranges: [Range<Int>] = []
+            var consumed = start
+            buffer.withUnsafeBufferPointer { pointer in
+                let base = pointer.baseAddress!
+                var lineStart = start
+                while ranges.count < limit, lineStart < end,
+                    let hit = memchr(base + lineStart, 0x0A, end - lineStart)
+                {
+                    let newline = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                    let lineEnd = newline > lineStart && pointer[newline - 1] == 0x0D ? newline - 1 : newline
+                    ranges.append(lineStart..<lineEnd)
+                    lineStart = newline + 1
+                }
+                consumed = lineStart
+            }
+            if ranges.isEmpty && atEOF && !holdsPartialLine && start < end {
+                ranges.append(start..<end)
+                consumed = end
+            }
+            if !ranges.isEmpty {
+                defer {
+                    start = consumed
+                    lineNumber += ranges.count
+                }
+                return try buffer.withUnsafeBufferPointer { try body($0, ranges) }
+            }
+            if atEOF { return nil }
             try fill()
         }
     }

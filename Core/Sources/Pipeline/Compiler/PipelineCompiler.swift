@@ -330,6 +330,7 @@ final class Multicast {
         }
         for stream in pipeline.streams {
             var observable: Observable<Value>
+            var handedToSource = 0
             switch stream.origin {
             case .stream(let name):
                 observable = resolve(name) ?? .empty()
@@ -338,16 +339,41 @@ final class Multicast {
                 let sourceSides = sides(of: component.spec, stream: stream.name, index: Validator.sourceIndex)
                 let key = CheckpointPlan.sourceKey(stream.name, component.spec.name)
                 let sourceMeter = meter(stream: stream.name, part: "source", component.spec, key: key)
-                observable = try buildSource(
-                    component.spec, component.parameters, component.use.location, key: key, sides: sourceSides
-                ).make(.null)
+                let source = try buildSource(
+                    component.spec, component.parameters, component.use.location, key: key, sides: sourceSides)
+                observable = source.make(.null)
+                // `parallel: N`: the element-wise operators right after a source that can run them
+                // on several threads are handed to it, unless they are watched one by one.
+                if pipeline.spec.parallel > 1, let runParallel = source.parallel, tracer == nil,
+                    meters?.metersOperators != true
+                {
+                    var makers: [() -> ElementStep] = []
+                    for (index, operation) in stream.operators.enumerated() {
+                        guard case .elementwise(let makeStep) = operation.spec.factory,
+                            Self.runsInParallel(operation),
+                            sides(of: operation.spec, stream: stream.name, index: index).isEmpty
+                        else { break }
+                        let operatorKey = CheckpointPlan.operatorKey(stream.name, index, operation.spec.name)
+                        makers.append(
+                            try makeStep(operation.parameters, context(for: operation, key: operatorKey, sides: [:])))
+                    }
+                    if !makers.isEmpty {
+                        handedToSource = makers.count
+                        observable = runParallel(
+                            .null,
+                            ParallelStretch(
+                                workers: pipeline.spec.parallel,
+                                makeStep: { ElementSteps.compose(makers.map { $0() }) },
+                                dropped: { sourceMeter?.countUnemitted($0) }))
+                    }
+                }
                 observable = endingSides(observable, sourceSides)
                 observable = traced(observable, "\(stream.name)#source \(component.spec.name)", component.use.location)
                 observable = metered(observable, stream: stream.name, sourceMeter)
             }
             var fusing: [() -> ElementStep] = []
             let sidesOf = sides(of:stream:index:)
-            for (index, component) in stream.operators.enumerated() {
+            for (index, component) in stream.operators.enumerated() where index >= handedToSource {
                 let sides = sides(of: component.spec, stream: stream.name, index: index)
                 let key = CheckpointPlan.operatorKey(stream.name, index, component.spec.name)
                 let operatorMeter = meter(stream: stream.name, part: "ops.\(index)", component.spec, key: key)
@@ -443,6 +469,19 @@ final class SideStreamState {
         Observable.deferred { [self] in
             guard let latest else { return subject.asObservable() }
             return subject.asObservable().startWith(latest)
+        }
+    }
+}
+
+extension PipelineCompiler {
+    /// Whether an element-wise operator may run on several threads: it fails the run on a bad
+    /// element (no `onError` routing, which counts and reports on the pipeline's thread) and its
+    /// expressions call nothing that depends on time or order; a template may, so none is run.
+    public static func runsInParallel(_ component: ValidatedComponent) -> Bool {
+        if component.spec.routesElementErrors && component.parameters[ElementErrors.onError] != .fail { return false }
+        return component.parameters.values.values.allSatisfy { value in
+            if let expression = value as? Expression { return expression.isPure }
+            return !(value is Template)
         }
     }
 }

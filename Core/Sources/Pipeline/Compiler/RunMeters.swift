@@ -133,6 +133,12 @@ import Synchronization
         if filled > 0 { hungryTaps.wrappingSubtract(filled, ordering: .relaxed) }
     }
 
+    /// Counts elements a source read but did not emit: the stretch it ran for the operators after
+    /// it (`parallel:`) dropped them. Called on the pipeline's thread.
+    func countUnemitted(_ count: Int) {
+        elementCount.store(elementCount.load(ordering: .relaxed) &+ count, ordering: .relaxed)
+    }
+
     func record(_ event: Event<Value>) {
         switch event {
         case .next(let value):

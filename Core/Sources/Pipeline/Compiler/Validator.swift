@@ -701,6 +701,8 @@ extension Expression {
     /// An expression that renders a template.
     static func template(_ template: Template) -> Expression {
         Expression(
-            source: template.source, evaluator: { scope in try template.render(in: scope) }, usesAccumulator: false)
+            source: template.source, evaluator: { scope in try template.render(in: scope) }, usesAccumulator: false,
+            // A template may call now() or random(); it is not run in parallel.
+            isPure: false)
     }
 }

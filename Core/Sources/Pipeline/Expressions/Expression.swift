@@ -84,6 +84,9 @@ public struct Expression {
     /// The member of the element it reads, when it is just that (`.name`): an object of such
     /// expressions copies the members' text from an object read on demand.
     let field: String?
+    /// Whether it calls nothing that depends on time or order (`now()`, `random()`), so it may be
+    /// evaluated on several threads at once (`parallel:`).
+    public let isPure: Bool
 
     /// Compiles `source`; a syntax error gives the offset inside it.
     public init(_ source: String) throws(ExpressionSyntaxError) {
@@ -91,6 +94,7 @@ public struct Expression {
         self.source = source
         self.evaluator = try ExpressionCompiler.compile(node)
         self.usesAccumulator = ExpressionCompiler.mentionsAccumulator(node)
+        self.isPure = ExpressionCompiler.isPure(node)
         if case .member(.element, let name, _) = node { field = name } else { field = nil }
     }
 
@@ -100,12 +104,16 @@ public struct Expression {
         evaluator = { _ in value }
         usesAccumulator = false
         field = nil
+        isPure = true
     }
 
-    init(source: String, evaluator: @escaping (EvaluationScope) throws -> Value, usesAccumulator: Bool) {
+    init(
+        source: String, evaluator: @escaping (EvaluationScope) throws -> Value, usesAccumulator: Bool, isPure: Bool
+    ) {
         self.source = source
         self.evaluator = evaluator
         self.usesAccumulator = usesAccumulator
+        self.isPure = isPure
         field = nil
     }
 
@@ -133,7 +141,7 @@ public struct Expression {
             return Expression(
                 source: source,
                 evaluator: ExpressionCompiler.projection(keys: keys, fields: fields, otherwise: general),
-                usesAccumulator: false)
+                usesAccumulator: false, isPure: true)
         }
         return Expression(
             source: source,
@@ -148,7 +156,7 @@ public struct Expression {
                 var object = JSONObject(capacity: keys.count)
                 for index in keys.indices { object[keys[index]] = try evaluators[index](scope) }
                 return .object(object)
-            }, usesAccumulator: members.contains { $0.1.usesAccumulator })
+            }, usesAccumulator: members.contains { $0.1.usesAccumulator }, isPure: members.allSatisfy(\.1.isPure))
     }
 
     /// An expression building a list from others.
@@ -157,6 +165,6 @@ public struct Expression {
         return Expression(
             source: "[" + elements.map(\.source).joined(separator: ", ") + "]",
             evaluator: { scope in .array(try evaluators.map { try $0(scope) }) },
-            usesAccumulator: elements.contains { $0.usesAccumulator })
+            usesAccumulator: elements.contains { $0.usesAccumulator }, isPure: elements.allSatisfy(\.isPure))
     }
 }

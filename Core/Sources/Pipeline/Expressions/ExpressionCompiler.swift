@@ -18,6 +18,23 @@ enum ExpressionCompiler {
         }
     }
 
+    /// Whether the node calls nothing that depends on when or in what order it runs (`now()`,
+    /// `random()`): such an expression may run on several threads at once.
+    static func isPure(_ node: ExpressionNode) -> Bool {
+        switch node {
+        case .literal, .element, .accumulator: return true
+        case .member(let base, _, _): return isPure(base)
+        case .index(let base, let index, _): return isPure(base) && isPure(index)
+        case .unary(_, let operand, _): return isPure(operand)
+        case .binary(_, let lhs, let rhs, _): return isPure(lhs) && isPure(rhs)
+        case .conditional(let a, let b, let c): return isPure(a) && isPure(b) && isPure(c)
+        case .call(let name, let arguments, _):
+            return Functions.table[name]?.isPure == true && arguments.allSatisfy(isPure)
+        case .array(let elements): return elements.allSatisfy(isPure)
+        case .object(let members): return members.allSatisfy { isPure($0.1) }
+        }
+    }
+
     /// Whether the node gives the same value whatever the element (no `.`, `acc`, `now`, `random`).
     static func isConstant(_ node: ExpressionNode) -> Bool {
         switch node {

@@ -8,17 +8,45 @@ public struct PipelineSource {
     /// For sources that fetch pages (the HTTP sources): a reader that fetches one page at a time,
     /// when asked, for `scanPaginate`.
     public let pages: ((Value) -> any PageReader)?
+    /// For sources that can run the element-wise operators after them on several threads
+    /// (`parallel:`): the observable for one triggering element with that stretch applied.
+    public let parallel: ((Value, ParallelStretch) -> Observable<Value>)?
 
-    /// A source from a function of the triggering element.
-    public init(_ make: @escaping (Value) -> Observable<Value>) {
+    /// A source from a function of the triggering element; `parallel`, if given, also runs the
+    /// stretch after it.
+    public init(
+        _ make: @escaping (Value) -> Observable<Value>,
+        parallel: ((Value, ParallelStretch) -> Observable<Value>)? = nil
+    ) {
         self.make = make
         self.pages = nil
+        self.parallel = parallel
     }
 
     /// A paged source: `make` for every page in a row, `pages` to read one page at a time.
     public init(_ make: @escaping (Value) -> Observable<Value>, pages: @escaping (Value) -> any PageReader) {
         self.make = make
         self.pages = pages
+        self.parallel = nil
+    }
+}
+
+/// The element-wise operators right after a source, handed to it to run on several threads
+/// (`parallel: N`): it applies them to each element it reads, on up to `workers` threads, and
+/// emits what they give in the order it read the elements.
+public struct ParallelStretch {
+    /// How many threads may run the stretch at once.
+    public let workers: Int
+    /// Makes one worker's step: each worker calls it once (a step keeps its own scope).
+    public let makeStep: () -> ElementStep
+    /// Tells the source's meter about elements the stretch dropped, so it still counts all it read.
+    public let dropped: (Int) -> Void
+
+    /// A stretch of `workers` threads.
+    public init(workers: Int, makeStep: @escaping () -> ElementStep, dropped: @escaping (Int) -> Void) {
+        self.workers = workers
+        self.makeStep = makeStep
+        self.dropped = dropped
     }
 }
 

@@ -58,7 +58,8 @@ public typealias ElementStep = (Value) throws -> Value?
         }
     }
 
-    static func compose(_ steps: [ElementStep]) -> ElementStep {
+    /// The steps as one.
+    public static func compose(_ steps: [ElementStep]) -> ElementStep {
         switch steps.count {
         case 1: return steps[0]
         case 2:

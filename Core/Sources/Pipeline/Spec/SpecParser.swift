@@ -1,7 +1,7 @@
 /// Reads a pipeline file's YAML into a `PipelineSpec`, collecting every structural error.
 @_spi(Host) public struct SpecParser {
     static let topLevelKeys = [
-        "name", "description", "plugins", "seed", "secrets", "source", "ops", "sink", "sinks", "streams",
+        "name", "description", "plugins", "seed", "secrets", "parallel", "source", "ops", "sink", "sinks", "streams",
     ]
     static let streamKeys = ["source", "ops"]
 
@@ -49,6 +49,14 @@
                     spec.seed = seed
                 } else {
                     diagnostics.error("'seed' must be a non-negative integer", at: pair.value.location)
+                }
+            case "parallel":
+                if let text = pair.value.scalar, let workers = Int(text), (1...64).contains(workers) {
+                    spec.parallel = workers
+                } else {
+                    diagnostics.error(
+                        "'parallel' must be a number of workers from 1 to 64", at: pair.value.location,
+                        note: "parallel: 2 runs the stateless operators after a JSON Lines file on two cores")
                 }
             case "secrets":
                 for item in pair.value.items ?? [pair.value] {

@@ -1,3 +1,4 @@
+import Foundation
 import RivuletTestSupport
 import XCTest
 
@@ -35,6 +36,30 @@ final class HTMLImagesTests: LeakCheckingTestCase {
         XCTAssertEqual(try CSSSelector.xpath("a[rel=next], img"), "//a[@rel='next'] | //img")
         XCTAssertThrowsError(try CSSSelector.xpath("div > img"))
         XCTAssertThrowsError(try CSSSelector.xpath("img["))
+    }
+
+    func testPlainRelativePathsResolveAsTheURLParserResolvesThem() throws {
+        let references = [
+            "a.png", "img/b-1.png", "x_y~z.jpg", "deep/er/c.gif", "./d.png", "../e.png", "f/../g.png", "/h.png",
+            "i.png?x=1", "j%20k.png", "dot.file.png", ".hidden.png", "a//b.png", "https://other.test/l.png",
+            "m.png#frag",
+        ]
+        let markup = "<html><body>" + references.map { "<img src=\"\($0)\">" }.joined() + "</body></html>"
+        for page in [
+            "https://example.test/a/b/page.html", "https://example.test", "http://example.test/dir/",
+            "https://example.test/a/./b/p.html",
+            "https://example.test/q/page.html?query=1",
+        ] {
+            let found = try HTMLImages.extract(Array(markup.utf8), pageURL: page, charset: nil, options: .init())
+            let base = URL(string: page)
+            var expected: [String] = []
+            for reference in references {
+                guard var url = URL(string: reference, relativeTo: base)?.absoluteURL.absoluteString else { continue }
+                if url.hasSuffix("#") { url.removeLast() }
+                if !expected.contains(url) { expected.append(url) }
+            }
+            XCTAssertEqual(found.map(\.url), expected, page)
+        }
     }
 
     func testExtractionFromMarkup() throws {

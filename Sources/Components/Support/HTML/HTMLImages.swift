@@ -67,20 +67,15 @@ enum HTMLImages {
     /// The `<base href>`, resolved against the page, or the page's own URL.
     private static func baseURL(_ root: xmlNodePtr, pageURL: String) -> URL? {
         let page = URL(string: pageURL)
-        var stack: [xmlNodePtr] = [head(root) ?? root]
-        while let node = stack.popLast() {
-            if node.pointee.type == XML_ELEMENT_NODE, name(node) == "base", let href = attribute(node, "href"),
+        let start = head(root) ?? root
+        var node: xmlNodePtr? = start
+        while let current = node {
+            if isElement(current, "base"), let href = attribute(current, "href"),
                 let resolved = URL(string: href.trimmedHTML, relativeTo: page)?.absoluteURL
             {
                 return resolved
             }
-            var child = node.pointee.children
-            var children: [xmlNodePtr] = []
-            while let current = child {
-                children.append(current)
-                child = current.pointee.next
-            }
-            stack.append(contentsOf: children.reversed())
+            node = following(current, within: start)
         }
         return page
     }
@@ -90,7 +85,7 @@ enum HTMLImages {
     static func head(_ root: xmlNodePtr) -> xmlNodePtr? {
         var child = root.pointee.children
         while let current = child {
-            if current.pointee.type == XML_ELEMENT_NODE && name(current) == "head" { return current }
+            if isElement(current, "head") { return current }
             child = current.pointee.next
         }
         return nil
@@ -111,6 +106,29 @@ enum HTMLImages {
 
     static func name(_ node: xmlNodePtr) -> String {
         node.pointee.name.map { String(cString: $0) }?.lowercased() ?? ""
+    }
+
+    /// Whether `node` is an element named `name` (lower case), compared in place: the walk asks
+    /// this of every node of the page, so it allocates nothing.
+    static func isElement(_ node: xmlNodePtr, _ name: StaticString) -> Bool {
+        guard node.pointee.type == XML_ELEMENT_NODE, let own = node.pointee.name else { return false }
+        // The first letter rules out nearly every element without a call.
+        guard own.pointee | 0x20 == name.utf8Start.pointee else { return false }
+        return name.withUTF8Buffer { wanted in
+            wanted.withMemoryRebound(to: xmlChar.self) { xmlStrcasecmp(own, $0.baseAddress) == 0 }
+        }
+    }
+
+    /// The next node of a depth-first walk of `root`'s subtree after `node` (children first), or nil.
+    static func following(_ node: xmlNodePtr, within root: xmlNodePtr, descending: Bool = true) -> xmlNodePtr? {
+        if descending, let child = node.pointee.children { return child }
+        var current = node
+        while current != root {
+            if let next = current.pointee.next { return next }
+            guard let parent = current.pointee.parent else { return nil }
+            current = parent
+        }
+        return nil
     }
 
     static func attribute(_ node: xmlNodePtr, _ name: String) -> String? {
@@ -206,14 +224,15 @@ enum HTMLImages {
 
         private mutating func walkOne(_ node: xmlNodePtr, pictureSources: [Candidate]) {
             guard !isFull else { return }
-            if node.pointee.type == XML_ELEMENT_NODE {
+            // Most nodes are text or ordinary elements: checked in place before naming them.
+            if node.pointee.type == XML_ELEMENT_NODE, Self.mayMatter(node) {
                 switch HTMLImages.name(node) {
                 case "img":
                     image(node, pictureSources: pictureSources)
                     return
                 case "picture":
                     var sources: [Candidate] = []
-                    for child in children(node) where HTMLImages.name(child) == "source" {
+                    for child in children(node) where HTMLImages.isElement(child, "source") {
                         for name in ["srcset"] + lazySrcsetAttributes {
                             if let srcset = HTMLImages.attribute(child, name) { sources += parseSrcset(srcset) }
                         }
@@ -240,6 +259,13 @@ enum HTMLImages {
                 walkOne(current, pictureSources: pictureSources)
                 child = current.pointee.next
             }
+        }
+
+        /// Whether an element is one the walk treats apart (the rest are only descended into).
+        private static func mayMatter(_ node: xmlNodePtr) -> Bool {
+            HTMLImages.isElement(node, "img") || HTMLImages.isElement(node, "picture")
+                || HTMLImages.isElement(node, "noscript") || HTMLImages.isElement(node, "script")
+                || HTMLImages.isElement(node, "style") || HTMLImages.isElement(node, "template")
         }
 
         private func children(_ node: xmlNodePtr) -> [xmlNodePtr] {
@@ -293,9 +319,11 @@ enum HTMLImages {
 
         /// `og:image` and `twitter:image` of the page's meta tags.
         mutating func metaImages(_ root: xmlNodePtr) {
-            var stack = [HTMLImages.head(root) ?? root]
-            while let node = stack.popLast(), !isFull {
-                if node.pointee.type == XML_ELEMENT_NODE && HTMLImages.name(node) == "meta" {
+            let start = HTMLImages.head(root) ?? root
+            var next: xmlNodePtr? = start
+            while let node = next, !isFull {
+                next = HTMLImages.following(node, within: start)
+                if HTMLImages.isElement(node, "meta") {
                     let key = (HTMLImages.attribute(node, "property") ?? HTMLImages.attribute(node, "name") ?? "")
                         .lowercased()
                     if ["og:image", "og:image:url", "og:image:secure_url", "twitter:image", "twitter:image:src"]
@@ -304,7 +332,6 @@ enum HTMLImages {
                         add(content.trimmedHTML, alt: nil, width: nil, height: nil)
                     }
                 }
-                stack.append(contentsOf: children(node).reversed())
             }
         }
 
@@ -313,8 +340,45 @@ enum HTMLImages {
             return Int(trimmed.hasSuffix("px") ? String(trimmed.dropLast(2)) : trimmed)
         }
 
+        /// The base's text up to its last `/`, when joining a plain relative path to it is all that
+        /// resolving that path does (an http(s) base with no dot segment, query or fragment).
+        private lazy var baseDirectory: String? = {
+            guard let text = base?.absoluteString, let scheme = base?.scheme?.lowercased(),
+                scheme == "http" || scheme == "https", !text.contains("/./"), !text.contains("/../"),
+                !text.contains("?"), !text.contains("#"),
+                let slash = text.lastIndex(of: "/"), text[..<slash].hasSuffix("/") == false,
+                text.distance(from: text.startIndex, to: slash) > scheme.count + 3
+            else { return nil }
+            return String(text[...slash])
+        }()
+
+        /// Whether `reference` is a plain relative path (`img/a-1.png`): letters, digits and
+        /// `-._~/`, no leading `/` or `.`, no dot segment, which resolves by joining.
+        private static func isPlainRelativePath(_ reference: String) -> Bool {
+            var previous: UInt8 = UInt8(ascii: "/")
+            for byte in reference.utf8 {
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                    break
+                case UInt8(ascii: "."): if previous == UInt8(ascii: "/") { return false }
+                case UInt8(ascii: "/"): if previous == UInt8(ascii: "/") { return false }
+                default: return false
+                }
+                previous = byte
+            }
+            return !reference.isEmpty
+        }
+
         private mutating func add(_ reference: String, alt: String?, width: Int?, height: Int?) {
             guard !isFull else { return }
+            // The common case, `src="img/x.png"`, joined to the base without a URL parser.
+            if Self.isPlainRelativePath(reference), let baseDirectory {
+                let resolved = baseDirectory + reference
+                guard seen.insert(resolved).inserted else { return }
+                found.append(FoundImage(url: resolved, alt: alt, width: width, height: height))
+                return
+            }
             let lower = reference.lowercased()
             if lower.hasPrefix("javascript:") { return }
             var resolved: String

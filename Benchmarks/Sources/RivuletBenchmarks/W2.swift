@@ -20,17 +20,17 @@ enum W2 {
 
     /// Writes `count` lines of `{"id": i, "name": "item-i", "stars": i % 5000}` to `path`.
     static func generate(count: Int, path: String) {
-        write(count: count, path: path) { #"{"id": \#($0), "name": "item-\#($0)", "stars": \#($0 % 5000)}"# }
+        writeLines(count: count, path: path) { #"{"id": \#($0), "name": "item-\#($0)", "stars": \#($0 % 5000)}"# }
     }
 
     /// Writes `count` lines of `{"id": i, "name": "item-i", "owner": {"login": "user-i", "stars": i % 5000}}`.
     static func generateNested(count: Int, path: String) {
-        write(count: count, path: path) {
+        writeLines(count: count, path: path) {
             #"{"id": \#($0), "name": "item-\#($0)", "owner": {"login": "user-\#($0)", "stars": \#($0 % 5000)}}"#
         }
     }
 
-    private static func write(count: Int, path: String, line: (Int) -> String) {
+    private static func writeLines(count: Int, path: String, line: (Int) -> String) {
         guard let file = fopen(path, "w") else {
             print("cannot write \(path)")
             exit(1)

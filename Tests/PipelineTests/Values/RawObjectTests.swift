@@ -43,6 +43,30 @@ final class RawObjectTests: LeakCheckingTestCase {
             ProjectionShape(keys: ["quote\"d"], sources: ["id"]), "a key written with an escape is not projected")
     }
 
+    func testAnObjectOfFieldsAndComputedValuesReadsAsTheOneBuiltFromValues() throws {
+        let text = #"{"id": 7, "name": "n", "stars": 3, "big": 1e308, "tags": [1, 2]}"#
+        let lazy = try Array(text.utf8).withUnsafeBufferPointer { try JSONParser.parseOnDemand($0) }
+        let parsed = try JSONParser.parse(text)
+        XCTAssertNotNil(lazy.objectValue?.raw)
+        let members: [(String, Pipeline.Expression)] = [
+            ("id", try Expression(".id")), ("twice", try Expression(".stars * 2")),
+            ("label", try Expression("upper(.name)")),
+            ("tags", try Expression(".tags")), ("size", try Expression("len(.tags)")),
+        ]
+        let expression = Expression.object(members)
+        let scope = EvaluationScope(environment: ExpressionEnvironment(seed: 1))
+        let fromRaw = try expression.evaluate(lazy, in: scope)
+        XCTAssertNotNil(fromRaw.objectValue?.raw, "built as text")
+        XCTAssertEqual(fromRaw, try expression.evaluate(parsed, in: scope))
+        XCTAssertEqual(JSONSerializer.string(fromRaw), #"{"id":7,"twice":6,"label":"N","tags":[1,2],"size":2}"#)
+        // A value with no JSON form (infinity) is kept as a value, as from a parsed element.
+        let overflowing = Expression.object([("id", try Expression(".id")), ("x", try Expression(".big * 10"))])
+        let infinite = try overflowing.evaluate(lazy, in: scope)
+        XCTAssertNil(infinite.objectValue?.raw)
+        XCTAssertEqual(infinite["x"]?.doubleValue, .infinity)
+        XCTAssertEqual(infinite["id"], 7)
+    }
+
     func testCompactCopyLeavesStringsAlone() {
         let text = Array(#" [ "a b" , { "c" : "\" d" } ] "#.utf8)
         var output: [UInt8] = []

@@ -20,6 +20,9 @@ public final class EvaluationScope {
     var oneArgument: [Value] = [.null]
     @exclusivity(unchecked)
     var twoArguments: [Value] = [.null, .null]
+    // The computed members of an object being built from a raw one, written as JSON; reused.
+    @exclusivity(unchecked)
+    var memberText: [UInt8] = []
 
     /// `.name` of the current element, read in place (no copy of the element first).
     @inline(__always)
@@ -135,13 +138,13 @@ public struct Expression {
         let evaluators = members.map(\.1.evaluator)
         let source = "{" + members.map { "\($0.0): \($0.1.source)" }.joined(separator: ", ") + "}"
         let unique = Set(keys).count == keys.count
-        let fields = members.compactMap(\.1.field)
-        if unique && fields.count == members.count {
+        if unique && members.contains(where: { $0.1.field != nil }) {
             let general = ExpressionCompiler.objectEvaluator(keys: keys, evaluators: evaluators)
             return Expression(
                 source: source,
-                evaluator: ExpressionCompiler.projection(keys: keys, fields: fields, otherwise: general),
-                usesAccumulator: false, isPure: true)
+                evaluator: ExpressionCompiler.projection(
+                    keys: keys, fields: members.map(\.1.field), evaluators: evaluators, otherwise: general),
+                usesAccumulator: members.contains { $0.1.usesAccumulator }, isPure: members.allSatisfy(\.1.isPure))
         }
         return Expression(
             source: source,

@@ -169,12 +169,12 @@ enum ExpressionCompiler {
                 for index in keys.indices { object[keys[index]] = try evaluators[index](scope) }
                 return .object(object)
             }
-            let fields = members.compactMap { member -> String? in
+            let fields = members.map { member -> String? in
                 if case .member(.element, let name, _) = member.1 { return name }
                 return nil
             }
-            guard fields.count == members.count, Set(keys).count == keys.count else { return general }
-            return projection(keys: keys, fields: fields, otherwise: general)
+            guard fields.contains(where: { $0 != nil }), Set(keys).count == keys.count else { return general }
+            return projection(keys: keys, fields: fields, evaluators: evaluators, otherwise: general)
         }
     }
 
@@ -200,15 +200,66 @@ enum ExpressionCompiler {
         }
     }
 
-    /// `{key: .field, ...}`: from an object read on demand, a new one whose members' text is
-    /// copied from the element's (pass-through); from any other element, `general`.
-    static func projection(keys: [String], fields: [String], otherwise general: @escaping Evaluator) -> Evaluator {
+    /// `{key: .field, other: EXPR, ...}`: from an object read on demand, a new one whose fields'
+    /// text is copied from the element's (pass-through) and whose other members are written as
+    /// JSON once, as they are computed; from any other element, `general`. (`fields` has the
+    /// element's member for each key that is one, nil for the others, whose `evaluators` run.)
+    static func projection(
+        keys: [String], fields: [String?], evaluators: [Evaluator], otherwise general: @escaping Evaluator
+    ) -> Evaluator {
         guard let shape = ProjectionShape(keys: keys, sources: fields) else { return general }
-        return { scope in
-            if case .object(let object) = scope.element, let raw = object.raw {
-                return .object(JSONObject(raw: raw.projecting(shape)))
+        let computed = zip(fields, evaluators).compactMap { $0 == nil ? $1 : nil }
+        if computed.isEmpty {
+            return { scope in
+                if case .object(let object) = scope.element, let raw = object.raw {
+                    return .object(JSONObject(raw: raw.projecting(shape)))
+                }
+                return try general(scope)
             }
-            return try general(scope)
+        }
+        return { scope in
+            guard case .object(let object) = scope.element, let raw = object.raw else { return try general(scope) }
+            var text = scope.memberText
+            scope.memberText = []
+            text.removeAll(keepingCapacity: true)
+            defer { scope.memberText = text }
+            return try withUnsafeTemporaryAllocation(of: Int.self, capacity: computed.count) { ends in
+                for (index, evaluator) in computed.enumerated() {
+                    let value = try evaluator(scope)
+                    // NaN and infinity have no JSON form: such an object is built as values (the
+                    // members computed so far are read back from their text, exact for the rest).
+                    guard !value.holdsNonFiniteNumber else {
+                        var values: [Value] = []
+                        var position = 0
+                        for (field, evaluator) in zip(fields, evaluators) {
+                            if let field {
+                                values.append(object[field] ?? .null)
+                            } else if position < index {
+                                let start = position == 0 ? 0 : ends[position - 1]
+                                values.append(
+                                    text.withUnsafeBufferPointer {
+                                        RawObject.parseValidated(
+                                            UnsafeBufferPointer(rebasing: $0[start..<ends[position]]))
+                                    })
+                                position += 1
+                            } else if position == index {
+                                values.append(value)
+                                position += 1
+                            } else {
+                                values.append(try evaluator(scope))
+                                position += 1
+                            }
+                        }
+                        return .object(JSONObject(distinctKeys: keys, values: values))
+                    }
+                    JSONSerializer.write(value, to: &text)
+                    ends[index] = text.count
+                }
+                let made = text.withUnsafeBufferPointer { written in
+                    raw.projecting(shape, computed: written, ends: UnsafeBufferPointer(ends))
+                }
+                return .object(JSONObject(raw: made))
+            }
         }
     }
 
@@ -271,8 +322,37 @@ enum ExpressionCompiler {
             }
             return { scope in .bool(test(try Operations.compare(try l(scope), try r(scope), op))) }
         case "in": return { scope in .bool(try Operations.contains(try r(scope), try l(scope))) }
+        case "+", "-", "*":
+            // Two integers that do not overflow: decided here, with no look at the operator's text.
+            let integer: (Int, Int) -> (partialValue: Int, overflow: Bool) =
+                op == "+"
+                ? { $0.addingReportingOverflow($1) }
+                : op == "-"
+                    ? { $0.subtractingReportingOverflow($1) }
+                    : { $0.multipliedReportingOverflow(by: $1) }
+            return { scope in
+                let left = try l(scope)
+                let right = try r(scope)
+                if case .int(let x) = left, case .int(let y) = right {
+                    let (result, overflow) = integer(x, y)
+                    if !overflow { return .int(result) }
+                }
+                return try Operations.arithmetic(op, left, right)
+            }
         default:
             return { scope in try Operations.arithmetic(op, try l(scope), try r(scope)) }
+        }
+    }
+}
+
+extension Value {
+    /// Whether a NaN or an infinity is in it (they have no JSON form).
+    var holdsNonFiniteNumber: Bool {
+        switch self {
+        case .double(let double): return !double.isFinite
+        case .array(let items): return items.contains { $0.holdsNonFiniteNumber }
+        case .object(let object): return object.raw == nil && object.values.contains { $0.holdsNonFiniteNumber }
+        default: return false
         }
     }
 }

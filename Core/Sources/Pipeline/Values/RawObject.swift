@@ -200,13 +200,29 @@ final class RawObject: ObjectBox {
     /// A new object of `shape`'s keys, each the value of this object's member of the same source
     /// name (null when it has none): the members' text copied as it is, so numbers and strings keep
     /// their exact form.
-    func projecting(_ shape: ProjectionShape) -> RawObject {
+    ///
+    /// A key whose source is nil takes the next of `computed`: JSON text already written, each
+    /// ending where `ends` says.
+    func projecting(
+        _ shape: ProjectionShape, computed: UnsafeBufferPointer<UInt8> = UnsafeBufferPointer(start: nil, count: 0),
+        ends: UnsafeBufferPointer<Int> = UnsafeBufferPointer(start: nil, count: 0)
+    ) -> RawObject {
         let count = shape.sources.count
         return withUnsafeTemporaryAllocation(of: (position: Int, length: Int).self, capacity: count) { picked in
             var byteCount = 2 + max(0, count - 1)
+            var computedIndex = 0
             for index in 0..<count {
                 let length: Int
-                if let position = self.position(of: shape.sources[index]) {
+                guard let source = shape.sources[index] else {
+                    let start = computedIndex == 0 ? 0 : ends[computedIndex - 1]
+                    length = ends[computedIndex] - start
+                    // A computed value is told apart by a position below -1: -2 - its index.
+                    picked[index] = (-2 - computedIndex, length)
+                    computedIndex += 1
+                    byteCount += shape.quotedKeys[index].count + 1 + length
+                    continue
+                }
+                if let position = self.position(of: source) {
                     let text = valueText(at: position)
                     let container = text[0] == UInt8(ascii: "{") || text[0] == UInt8(ascii: "[")
                     length = isCompact || !container ? text.count : Self.copyCompact(text, to: nil)
@@ -236,7 +252,11 @@ final class RawObject: ObjectBox {
                     append(UInt8(ascii: ":"))
                     let valueStart = offset
                     let (position, length) = picked[index]
-                    if position < 0 {
+                    if position < -1 {
+                        let computedIndex = -2 - position
+                        let start = computedIndex == 0 ? 0 : ends[computedIndex - 1]
+                        append(UnsafeBufferPointer(rebasing: computed[start..<(start + length)]))
+                    } else if position < 0 {
                         for byte in [0x6E, 0x75, 0x6C, 0x6C] as [UInt8] { append(byte) }
                     } else if length == Int(members[position].valueEnd - members[position].valueStart) {
                         append(valueText(at: position))
@@ -260,16 +280,16 @@ final class RawObject: ObjectBox {
     }
 }
 
-/// The keys of an object expression whose every value is a member of the element
-/// (`{id: .id, title: .name}`), prepared once for `RawObject.projecting`.
+/// The keys of an object expression whose values are members of the element
+/// (`{id: .id, title: .name}`) or computed, prepared once for `RawObject.projecting`.
 final class ProjectionShape: Sendable {
-    /// The member of the element each key takes its value from.
-    let sources: [String]
+    /// The member of the element each key takes its value from; nil for a computed value.
+    let sources: [String?]
     /// Each key as JSON text, quotes included.
     let quotedKeys: [[UInt8]]
 
     /// Nil when a key needs an escape in JSON (a raw object's keys have none).
-    init?(keys: [String], sources: [String]) {
+    init?(keys: [String], sources: [String?]) {
         self.sources = sources
         quotedKeys = keys.map { key in
             var text: [UInt8] = []

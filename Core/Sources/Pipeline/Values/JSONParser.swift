@@ -59,6 +59,19 @@ public enum JSONParser {
         return try result.get()
     }
 
+    /// Where the white space starting at `position` ends.
+    @inline(__always)
+    static func endOfWhitespace(in bytes: UnsafeBufferPointer<UInt8>, from position: Int) -> Int {
+        var position = position
+        while position < bytes.count {
+            switch bytes[position] {
+            case 0x20, 0x0A, 0x0D, 0x09: position += 1
+            default: return position
+            }
+        }
+        return position
+    }
+
     struct Reader {
         let bytes: UnsafeBufferPointer<UInt8>
         var position = 0
@@ -76,12 +89,7 @@ public enum JSONParser {
 
         @inline(__always)
         mutating func skipWhitespace() {
-            while position < bytes.count {
-                switch bytes[position] {
-                case 0x20, 0x0A, 0x0D, 0x09: position += 1
-                default: return
-                }
-            }
+            position = JSONParser.endOfWhitespace(in: bytes, from: position)
         }
 
         mutating func parseValue(depth: Int) throws(JSONError) -> Value {

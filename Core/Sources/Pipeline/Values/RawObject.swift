@@ -307,12 +307,7 @@ struct ValidatedScanner {
 
     @inline(__always)
     mutating func skipWhitespace() {
-        while position < bytes.count {
-            switch bytes[position] {
-            case 0x20, 0x0A, 0x0D, 0x09: position += 1
-            default: return
-            }
-        }
+        position = JSONParser.endOfWhitespace(in: bytes, from: position)
     }
 
     /// Skips a string; returns where its content ends, or nil if it holds an escape.

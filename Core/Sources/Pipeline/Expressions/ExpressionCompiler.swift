@@ -263,14 +263,86 @@ enum ExpressionCompiler {
         }
     }
 
+    typealias Condition = (EvaluationScope) throws -> Bool
+
+    /// `node` as a condition: `&&`, `||`, `!` and comparisons give their Bool directly (a
+    /// comparison with a constant integer decides two integers in one closure); anything else is
+    /// evaluated and tested for truth. `l` and `r`, when given, are the binary node's operands
+    /// compiled already.
+    static func compileCondition(_ node: ExpressionNode, _ l: Evaluator? = nil, _ r: Evaluator? = nil)
+        throws(ExpressionSyntaxError) -> Condition
+    {
+        switch node {
+        case .binary("&&", let lhs, let rhs, _):
+            let a = try compileCondition(lhs)
+            let b = try compileCondition(rhs)
+            return { scope in try a(scope) && b(scope) }
+        case .binary("||", let lhs, let rhs, _):
+            let a = try compileCondition(lhs)
+            let b = try compileCondition(rhs)
+            return { scope in try a(scope) || b(scope) }
+        case .unary("!", let operand, _):
+            let a = try compileCondition(operand)
+            return { scope in try !a(scope) }
+        case .binary(let op, let lhs, let rhs, _) where ["<", "<=", ">", ">="].contains(op):
+            let left: Evaluator
+            if let l { left = l } else { left = try compileNode(lhs) }
+            let right: Evaluator
+            if let r { right = r } else { right = try compileNode(rhs) }
+            let test: @Sendable (Int) -> Bool
+            switch op {
+            case "<": test = { $0 < 0 }
+            case "<=": test = { $0 <= 0 }
+            case ">": test = { $0 > 0 }
+            default: test = { $0 >= 0 }
+            }
+            guard case .literal(.int(let constant)) = rhs else {
+                return { scope in test(try Operations.compare(try left(scope), try right(scope), op)) }
+            }
+            let other: (Value) throws -> Bool = { value in test(try Operations.compare(value, .int(constant), op)) }
+            switch op {
+            case "<":
+                return { scope in
+                    let value = try left(scope)
+                    if case .int(let int) = value { return int < constant }
+                    return try other(value)
+                }
+            case "<=":
+                return { scope in
+                    let value = try left(scope)
+                    if case .int(let int) = value { return int <= constant }
+                    return try other(value)
+                }
+            case ">":
+                return { scope in
+                    let value = try left(scope)
+                    if case .int(let int) = value { return int > constant }
+                    return try other(value)
+                }
+            default:
+                return { scope in
+                    let value = try left(scope)
+                    if case .int(let int) = value { return int >= constant }
+                    return try other(value)
+                }
+            }
+        default:
+            let value = try compileNode(node)
+            return { scope in try value(scope).isTruthy }
+        }
+    }
+
     static func compileBinary(_ op: String, _ lhs: ExpressionNode, _ rhs: ExpressionNode) throws(ExpressionSyntaxError)
         -> Evaluator
     {
         let l = try compileNode(lhs)
         let r = try compileNode(rhs)
         switch op {
-        case "&&": return { scope in .bool(try l(scope).isTruthy && (try r(scope)).isTruthy) }
-        case "||": return { scope in .bool(try l(scope).isTruthy || (try r(scope)).isTruthy) }
+        case "&&", "||", "<", "<=", ">", ">=":
+            // Conditions are compiled to closures giving a Bool: no Value made and tested between
+            // the parts of `.stars >= 2500 && len(.name) > 6`.
+            let condition = try compileCondition(.binary(op, lhs, rhs, offset: 0), l, r)
+            return { scope in .bool(try condition(scope)) }
         case "??":
             return { scope in
                 let left = try l(scope)
@@ -279,48 +351,6 @@ enum ExpressionCompiler {
             }
         case "==": return { scope in .bool(Operations.equal(try l(scope), try r(scope))) }
         case "!=": return { scope in .bool(!Operations.equal(try l(scope), try r(scope))) }
-        case "<", "<=", ">", ">=":
-            let test: @Sendable (Int) -> Bool
-            switch op {
-            case "<": test = { $0 < 0 }
-            case "<=": test = { $0 <= 0 }
-            case ">": test = { $0 > 0 }
-            default: test = { $0 >= 0 }
-            }
-            // The common `.field >= 2500` compares with a constant integer: a fast path, one
-            // closure per operator so the comparison itself is no further call.
-            if case .literal(.int(let constant)) = rhs {
-                let other: (Value) throws -> Value = { left in
-                    .bool(test(try Operations.compare(left, .int(constant), op)))
-                }
-                switch op {
-                case "<":
-                    return { scope in
-                        let left = try l(scope)
-                        if case .int(let int) = left { return .bool(int < constant) }
-                        return try other(left)
-                    }
-                case "<=":
-                    return { scope in
-                        let left = try l(scope)
-                        if case .int(let int) = left { return .bool(int <= constant) }
-                        return try other(left)
-                    }
-                case ">":
-                    return { scope in
-                        let left = try l(scope)
-                        if case .int(let int) = left { return .bool(int > constant) }
-                        return try other(left)
-                    }
-                default:
-                    return { scope in
-                        let left = try l(scope)
-                        if case .int(let int) = left { return .bool(int >= constant) }
-                        return try other(left)
-                    }
-                }
-            }
-            return { scope in .bool(test(try Operations.compare(try l(scope), try r(scope), op))) }
         case "in": return { scope in .bool(try Operations.contains(try r(scope), try l(scope))) }
         case "+", "-", "*":
             // Two integers that do not overflow: decided here, with no look at the operator's text.

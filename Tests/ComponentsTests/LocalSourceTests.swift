@@ -47,6 +47,22 @@ final class LocalSourceTests: LeakCheckingTestCase {
         XCTAssertEqual(paced.events(), ["1000: 1", "2000: 2", "3000: 3", "4000: completed"])
     }
 
+    func testFieldsPassedThroughKeepTheirTextAndComputedValuesAreWrittenOnce() throws {
+        let lines = try write(
+            "exact.jsonl", #"{"price": 1.50, "name": "caf\u00e9", "n": 1E3, "tags": [ 1 , 2 ]}"# + "\n")
+        let copied = try PipelineHarness().run(
+            "source: { fixture: \(lines) }\nops:\n  - map: { price: .price, name: .name, tags: .tags }\nsink: record\n")
+        XCTAssertEqual(
+            copied.events(), [#"0: {"price":1.50,"name":"caf\u00e9","tags":[1,2]}"#, "0: completed"],
+            "a field's text is copied as written (white space outside strings dropped)")
+        let mixed = try PipelineHarness().run(
+            "source: { fixture: \(lines) }\nops:\n  - map: { price: .price, twice: .n * 2 }\n  - filter: .twice > 1000\n"
+                + "sink: record\n")
+        XCTAssertEqual(mixed.events(), [#"0: {"price":1.50,"twice":2000.0}"#, "0: completed"])
+        let unchanged = try PipelineHarness().run("source: { fixture: \(lines) }\nsink: record\n")
+        XCTAssertEqual(unchanged.events().first, #"0: {"price":1.50,"name":"caf\u00e9","n":1E3,"tags":[1,2]}"#)
+    }
+
     func testAMalformedLineFailsNamingTheFileAndLine() throws {
         let lines = try write("bad.jsonl", "{\"n\": 1}\n{\"n\": }\n{\"n\": 3}\n")
         let harness = try PipelineHarness().run("source: { fixture: \(lines) }\nsink: record\n")

@@ -123,6 +123,34 @@ final class OperatorComponentTests: LeakCheckingTestCase {
         XCTAssertEqual(fused.events().count, 3, "the error at 20ms ends the stream: 5 is never read")
     }
 
+    func testAFusedStretchIsOneSinkWhereOperatorsWatchedOneByOneAreOneEach() throws {
+        try XCTSkipUnless(Resources.isCounting, "sinks are counted in debug builds")
+        let text = """
+            source: { interval: 10ms }
+            ops:
+              - map: . + 1
+              - filter: . > 0
+              - map: . * 2
+              - map: . - 1
+            sink: record
+            """
+        func liveWhileRunning(_ meters: RunMeters?) throws -> (live: Int, events: [String]) {
+            let before = Resources.total
+            let harness = PipelineHarness()
+            harness.meters = meters
+            let run = try harness.start(text)
+            harness.scheduler.advance(to: 35)
+            let live = Resources.total - before
+            run.dispose()
+            return (live, harness.events())
+        }
+        let fused = try liveWhileRunning(nil)
+        let oneByOne = try liveWhileRunning(RunMeters())
+        XCTAssertEqual(fused.events, ["10: 1", "20: 3", "30: 5"])
+        XCTAssertEqual(oneByOne.events, fused.events)
+        XCTAssertEqual(oneByOne.live - fused.live, 3, "four operators run in one sink instead of four")
+    }
+
     func testAnErrorInsideAFusedStretchNamesItsOwnOperatorAndOnErrorStillHolds() throws {
         let harness = try PipelineHarness().run(
             """

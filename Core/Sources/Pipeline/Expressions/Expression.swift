@@ -137,29 +137,11 @@ public struct Expression {
         let keys = members.map(\.0)
         let evaluators = members.map(\.1.evaluator)
         let source = "{" + members.map { "\($0.0): \($0.1.source)" }.joined(separator: ", ") + "}"
-        let unique = Set(keys).count == keys.count
-        if unique && members.contains(where: { $0.1.field != nil }) {
-            let general = ExpressionCompiler.objectEvaluator(keys: keys, evaluators: evaluators)
-            return Expression(
-                source: source,
-                evaluator: ExpressionCompiler.projection(
-                    keys: keys, fields: members.map(\.1.field), evaluators: evaluators, otherwise: general),
-                usesAccumulator: members.contains { $0.1.usesAccumulator }, isPure: members.allSatisfy(\.1.isPure))
-        }
         return Expression(
             source: source,
-            evaluator: { scope in
-                if unique {
-                    // The key list is shared by every object made here; only the values are new.
-                    var values: [Value] = []
-                    values.reserveCapacity(evaluators.count)
-                    for evaluator in evaluators { values.append(try evaluator(scope)) }
-                    return .object(JSONObject(distinctKeys: keys, values: values))
-                }
-                var object = JSONObject(capacity: keys.count)
-                for index in keys.indices { object[keys[index]] = try evaluators[index](scope) }
-                return .object(object)
-            }, usesAccumulator: members.contains { $0.1.usesAccumulator }, isPure: members.allSatisfy(\.1.isPure))
+            evaluator: ExpressionCompiler.objectEvaluator(
+                keys: keys, evaluators: evaluators, fields: members.map(\.1.field)),
+            usesAccumulator: members.contains { $0.1.usesAccumulator }, isPure: members.allSatisfy(\.1.isPure))
     }
 
     /// An expression building a list from others.

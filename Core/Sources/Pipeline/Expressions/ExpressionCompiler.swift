@@ -2,54 +2,48 @@
 enum ExpressionCompiler {
     typealias Evaluator = (EvaluationScope) throws -> Value
 
-    static func mentionsAccumulator(_ node: ExpressionNode) -> Bool {
+    /// Whether `verdict` holds for the node: it decides a node by returning true or false, or
+    /// returns nil to let the node's parts decide (all of them must hold).
+    static func holds(_ node: ExpressionNode, _ verdict: (ExpressionNode) -> Bool?) -> Bool {
+        if let decided = verdict(node) { return decided }
         switch node {
-        case .accumulator: return true
-        case .literal, .element: return false
-        case .member(let base, _, _): return mentionsAccumulator(base)
-        case .index(let base, let index, _): return mentionsAccumulator(base) || mentionsAccumulator(index)
-        case .unary(_, let operand, _): return mentionsAccumulator(operand)
-        case .binary(_, let lhs, let rhs, _): return mentionsAccumulator(lhs) || mentionsAccumulator(rhs)
-        case .conditional(let a, let b, let c):
-            return mentionsAccumulator(a) || mentionsAccumulator(b) || mentionsAccumulator(c)
-        case .call(_, let arguments, _): return arguments.contains(where: mentionsAccumulator)
-        case .array(let elements): return elements.contains(where: mentionsAccumulator)
-        case .object(let members): return members.contains { mentionsAccumulator($0.1) }
+        case .literal, .element, .accumulator: return true
+        case .member(let base, _, _): return holds(base, verdict)
+        case .index(let base, let index, _): return holds(base, verdict) && holds(index, verdict)
+        case .unary(_, let operand, _): return holds(operand, verdict)
+        case .binary(_, let lhs, let rhs, _): return holds(lhs, verdict) && holds(rhs, verdict)
+        case .conditional(let a, let b, let c): return holds(a, verdict) && holds(b, verdict) && holds(c, verdict)
+        case .call(_, let arguments, _): return arguments.allSatisfy { holds($0, verdict) }
+        case .array(let elements): return elements.allSatisfy { holds($0, verdict) }
+        case .object(let members): return members.allSatisfy { holds($0.1, verdict) }
+        }
+    }
+
+    static func mentionsAccumulator(_ node: ExpressionNode) -> Bool {
+        !holds(node) { part in
+            if case .accumulator = part { return false }
+            return nil
         }
     }
 
     /// Whether the node calls nothing that depends on when or in what order it runs (`now()`,
     /// `random()`): such an expression may run on several threads at once.
     static func isPure(_ node: ExpressionNode) -> Bool {
-        switch node {
-        case .literal, .element, .accumulator: return true
-        case .member(let base, _, _): return isPure(base)
-        case .index(let base, let index, _): return isPure(base) && isPure(index)
-        case .unary(_, let operand, _): return isPure(operand)
-        case .binary(_, let lhs, let rhs, _): return isPure(lhs) && isPure(rhs)
-        case .conditional(let a, let b, let c): return isPure(a) && isPure(b) && isPure(c)
-        case .call(let name, let arguments, _):
-            return Functions.table[name]?.isPure == true && arguments.allSatisfy(isPure)
-        case .array(let elements): return elements.allSatisfy(isPure)
-        case .object(let members): return members.allSatisfy { isPure($0.1) }
+        holds(node) { part in
+            if case .call(let name, _, _) = part, Functions.table[name]?.isPure != true { return false }
+            return nil
         }
     }
 
     /// Whether the node gives the same value whatever the element (no `.`, `acc`, `now`, `random`).
     static func isConstant(_ node: ExpressionNode) -> Bool {
-        switch node {
-        case .literal: return true
-        case .element, .accumulator: return false
-        case .member(let base, _, _): return isConstant(base)
-        case .index(let base, let index, _): return isConstant(base) && isConstant(index)
-        case .unary(_, let operand, _): return isConstant(operand)
-        case .binary(_, let lhs, let rhs, _): return isConstant(lhs) && isConstant(rhs)
-        case .conditional(let a, let b, let c): return isConstant(a) && isConstant(b) && isConstant(c)
-        case .call(let name, let arguments, _):
-            return Functions.table[name]?.isPure == true && arguments.allSatisfy(isConstant)
-        case .array(let elements): return elements.allSatisfy(isConstant)
-        case .object(let members): return members.allSatisfy { isConstant($0.1) }
-        }
+        isPure(node)
+            && holds(node) { part in
+                switch part {
+                case .element, .accumulator: return false
+                default: return nil
+                }
+            }
     }
 
     static func compile(_ node: ExpressionNode) throws(ExpressionSyntaxError) -> Evaluator {
@@ -162,19 +156,12 @@ enum ExpressionCompiler {
             let evaluators = try elements.map { (element) throws(ExpressionSyntaxError) in try compileNode(element) }
             return { scope in .array(try evaluators.map { try $0(scope) }) }
         case .object(let members):
-            let keys = members.map(\.0)
             let evaluators = try members.map { (member) throws(ExpressionSyntaxError) in try compileNode(member.1) }
-            let general: Evaluator = { scope in
-                var object = JSONObject()
-                for index in keys.indices { object[keys[index]] = try evaluators[index](scope) }
-                return .object(object)
-            }
             let fields = members.map { member -> String? in
                 if case .member(.element, let name, _) = member.1 { return name }
                 return nil
             }
-            guard fields.contains(where: { $0 != nil }), Set(keys).count == keys.count else { return general }
-            return projection(keys: keys, fields: fields, evaluators: evaluators, otherwise: general)
+            return objectEvaluator(keys: members.map(\.0), evaluators: evaluators, fields: fields)
         }
     }
 
@@ -190,14 +177,25 @@ enum ExpressionCompiler {
         return names.reversed()
     }
 
-    /// An object of distinct keys from `evaluators`, sharing one key list.
-    static func objectEvaluator(keys: [String], evaluators: [Evaluator]) -> Evaluator {
-        { scope in
+    /// An object of `keys`, each the value of its evaluator (`fields` says which are just a member
+    /// of the element, for `projection`). Distinct keys share one key list; a repeated key keeps
+    /// its last value.
+    static func objectEvaluator(keys: [String], evaluators: [Evaluator], fields: [String?]) -> Evaluator {
+        guard Set(keys).count == keys.count else {
+            return { scope in
+                var object = JSONObject(capacity: keys.count)
+                for index in keys.indices { object[keys[index]] = try evaluators[index](scope) }
+                return .object(object)
+            }
+        }
+        let general: Evaluator = { scope in
             var values: [Value] = []
             values.reserveCapacity(evaluators.count)
             for evaluator in evaluators { values.append(try evaluator(scope)) }
             return .object(JSONObject(distinctKeys: keys, values: values))
         }
+        guard fields.contains(where: { $0 != nil }) else { return general }
+        return projection(keys: keys, fields: fields, evaluators: evaluators, otherwise: general)
     }
 
     /// `{key: .field, other: EXPR, ...}`: from an object read on demand, a new one whose fields'
@@ -267,11 +265,8 @@ enum ExpressionCompiler {
 
     /// `node` as a condition: `&&`, `||`, `!` and comparisons give their Bool directly (a
     /// comparison with a constant integer decides two integers in one closure); anything else is
-    /// evaluated and tested for truth. `l` and `r`, when given, are the binary node's operands
-    /// compiled already.
-    static func compileCondition(_ node: ExpressionNode, _ l: Evaluator? = nil, _ r: Evaluator? = nil)
-        throws(ExpressionSyntaxError) -> Condition
-    {
+    /// evaluated and tested for truth.
+    static func compileCondition(_ node: ExpressionNode) throws(ExpressionSyntaxError) -> Condition {
         switch node {
         case .binary("&&", let lhs, let rhs, _):
             let a = try compileCondition(lhs)
@@ -285,10 +280,8 @@ enum ExpressionCompiler {
             let a = try compileCondition(operand)
             return { scope in try !a(scope) }
         case .binary(let op, let lhs, let rhs, _) where ["<", "<=", ">", ">="].contains(op):
-            let left: Evaluator
-            if let l { left = l } else { left = try compileNode(lhs) }
-            let right: Evaluator
-            if let r { right = r } else { right = try compileNode(rhs) }
+            let left = try compileNode(lhs)
+            let right = try compileNode(rhs)
             let test: @Sendable (Int) -> Bool
             switch op {
             case "<": test = { $0 < 0 }
@@ -335,14 +328,15 @@ enum ExpressionCompiler {
     static func compileBinary(_ op: String, _ lhs: ExpressionNode, _ rhs: ExpressionNode) throws(ExpressionSyntaxError)
         -> Evaluator
     {
+        if ["&&", "||", "<", "<=", ">", ">="].contains(op) {
+            // Conditions are compiled to closures giving a Bool: no Value made and tested between
+            // the parts of `.stars >= 2500 && len(.name) > 6`.
+            let condition = try compileCondition(.binary(op, lhs, rhs, offset: 0))
+            return { scope in .bool(try condition(scope)) }
+        }
         let l = try compileNode(lhs)
         let r = try compileNode(rhs)
         switch op {
-        case "&&", "||", "<", "<=", ">", ">=":
-            // Conditions are compiled to closures giving a Bool: no Value made and tested between
-            // the parts of `.stars >= 2500 && len(.name) > 6`.
-            let condition = try compileCondition(.binary(op, lhs, rhs, offset: 0), l, r)
-            return { scope in .bool(try condition(scope)) }
         case "??":
             return { scope in
                 let left = try l(scope)

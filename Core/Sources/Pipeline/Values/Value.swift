@@ -222,8 +222,13 @@ public struct JSONObject: Hashable, Sendable, Sequence {
 
     private func position(of key: String) -> Int? {
         if let index { return index[key] }
-        // Comparing lengths first is cheap for the short keys records have, and skips most
-        // full comparisons.
+        return linearPosition(of: key)
+    }
+
+    /// The key's place found by comparing each: lengths first, cheap for the short keys records
+    /// have, which skips most full comparisons.
+    @inline(__always)
+    private func linearPosition(of key: String) -> Int? {
         let length = key.utf8.count
         return storedKeys.withUnsafeBufferPointer { buffer in
             for position in buffer.indices where buffer[position].utf8.count == length && buffer[position] == key {
@@ -249,15 +254,7 @@ public struct JSONObject: Hashable, Sendable, Sequence {
                 }
                 return unsafeDowncast(box, to: IndexBox.self).positions[key].map { storedValues[$0] }
             }
-            // Comparing lengths first is cheap for the short keys records have, and skips most
-            // full comparisons.
-            let length = key.utf8.count
-            return storedKeys.withUnsafeBufferPointer { keys in
-                for position in keys.indices where keys[position].utf8.count == length && keys[position] == key {
-                    return storedValues[position]
-                }
-                return nil
-            }
+            return linearPosition(of: key).map { storedValues[$0] }
         }
         set {
             materialize()

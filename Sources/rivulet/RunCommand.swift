@@ -465,7 +465,8 @@ struct RunCommand: ParsableCommand {
         let compiled = try PipelineCompiler.compile(
             pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: RunLog.write,
             tracer: tracer.map { tracer in { tracer.record($0) } }, meters: meters,
-            services: [session, liveTables] + (checkpoints.map { [$0] } ?? []))
+            services: [session, liveTables] + (checkpoints.map { [$0] } ?? []),
+            cores: ProcessInfo.processInfo.activeProcessorCount)
         // Everything below runs on this thread, inside scheduler.run(); the holder only carries it there.
         let holder = SchedulerBound(RunHolder(compiled: compiled, checkpoints: checkpoints))
         scheduler.enqueue {

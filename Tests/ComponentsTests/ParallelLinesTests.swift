@@ -2,6 +2,7 @@
 import Foundation
 @_spi(Host) import Pipeline
 import RivuletTestSupport
+import Synchronization
 import XCTest
 
 /// `parallel: N`: the element-wise operators after a JSON Lines fixture run on several threads,
@@ -138,6 +139,19 @@ final class ParallelLinesTests: LeakCheckingTestCase {
         XCTAssertEqual(serial.count, 301)
     }
 
+    /// The next buffer is read and decoded while the current one is still emitted: an end, a
+    /// malformed line and an operator's error several buffers in hold as in a serial run, and
+    /// the batch already started after them is let go.
+    func testAnEndSeveralBuffersInLetsTheBatchAfterItGo() throws {
+        let path = try records(90_000, replacing: [70_001: #"{"id": ]"#])
+        for ops in ["  - filter: .stars == 7\n  - take: 1300", "  - map: .id", "  - map: 1000 / (.id - 61234)"] {
+            let serial = try run(path, ops: ops, parallel: 1).events()
+            XCTAssertGreaterThan(serial.count, 1_000, ops)
+            XCTAssertEqual(try run(path, ops: ops, parallel: 2).events(), serial, ops)
+            XCTAssertEqual(try run(path, ops: ops, parallel: 5).events(), serial, ops)
+        }
+    }
+
     func testOnlyOperatorsThatFailOnABadElementAndCallNothingTimedOrRandomRunInParallel() throws {
         let loaded = PipelineLoader(registry: PipelineHarness().registry(), environment: [:]).load(
             text: """
@@ -152,6 +166,38 @@ final class ParallelLinesTests: LeakCheckingTestCase {
                 """, path: "p.yaml")
         let operators = try XCTUnwrap(loaded.pipeline?.streams.first?.operators, "\(loaded.diagnostics)")
         XCTAssertEqual(operators.map(PipelineCompiler.runsInParallel), [true, false, false, false, true])
+    }
+
+    /// Without `parallel:`, a pipeline that is only a JSON Lines source, operators that may run in
+    /// parallel and a sink uses every core it is given; any other runs on one thread.
+    func testWithoutParallelASourceStatelessSinkPipelineUsesEveryCore() throws {
+        let path = try records(3_000)
+        let madeSteps = Mutex(0)
+        let counted = ComponentSpec(
+            name: "counted", summary: "Passes elements on, counting the steps made.", parameters: [],
+            example: "- counted", checkpointing: .stateless,
+            factory: .elementwise { _, _ in
+                {
+                    madeSteps.withLock { $0 += 1 }
+                    return { $0 }
+                }
+            })
+        func steps(_ header: String, _ ops: String, cores: Int) throws -> Int {
+            madeSteps.withLock { $0 = 0 }
+            let harness = PipelineHarness()
+            harness.extraComponents = [counted]
+            harness.cores = cores
+            let events = try harness.run("\(header)source: { fixture: \(path) }\nops:\n\(ops)\nsink: record\n").events()
+            XCTAssertEqual(events.count, ops.contains("take") ? 11 : 3_001, ops)
+            return madeSteps.withLock { $0 }
+        }
+        let stateless = "  - filter: .stars >= 0\n  - counted"
+        // One step for the pipeline's thread, three for the helpers of overlapping batches.
+        XCTAssertEqual(try steps("", stateless, cores: 2), 1 + 3)
+        XCTAssertEqual(try steps("", stateless, cores: 1), 1)
+        XCTAssertEqual(try steps("parallel: 1\n", stateless, cores: 2), 1)
+        XCTAssertEqual(try steps("parallel: 3\n", stateless, cores: 1), 1 + 3 * 2)
+        XCTAssertEqual(try steps("", stateless + "\n  - take: 10", cores: 2), 1, "a stateful operator after it")
     }
 
     func testParallelMustBeAWorkerCount() {

@@ -27,6 +27,8 @@ final class PipelineHarness {
     var extraComponents: [ComponentSpec] = []
     /// Given to the compiler when set: the run is watched (`run --metrics`).
     var meters: RunMeters?
+    /// The cores a pipeline without `parallel:` may use.
+    var cores = 1
 
     /// The built-ins, with `stdout` writing to a recorder (labelled `stdout`) instead of the terminal,
     /// plus a `record` sink.
@@ -82,7 +84,7 @@ final class PipelineHarness {
         let environment = ExpressionEnvironment(seed: seed, clock: { [scheduler] in scheduler.now })
         let compiled = try PipelineCompiler.compile(
             pipeline, scheduler: scheduler, environment: environment, baseDirectory: ".",
-            log: { self.logged.append($0.message) }, meters: meters, services: services)
+            log: { self.logged.append($0.message) }, meters: meters, services: services, cores: cores)
         let run = compiled.start { self.outcome = $0 }
         scheduler.advance(to: until)
         if outcome == nil { run.dispose() }

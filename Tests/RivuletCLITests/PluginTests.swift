@@ -1,5 +1,6 @@
 @_spi(Host) import Components
 import Foundation
+import PluginAPI
 import XCTest
 
 /// Swift operator plugins loaded with dlopen, through the binary: the example plugin, and every
@@ -88,7 +89,8 @@ final class PluginTests: XCTestCase {
         let oldVersion = try cLibrary(
             "old",
             "int rivulet_plugin_api_version(void) { return 99; }\nint rivulet_plugin_register(void *r) { return 0; }\n")
-        let noRegister = try cLibrary("half", "int rivulet_plugin_api_version(void) { return 12; }\n")
+        let noRegister = try cLibrary(
+            "half", "int rivulet_plugin_api_version(void) { return \(PluginAPI.version); }\n")
         let copy = directory.appendingPathComponent("libTextPluginCopy.so").path
         try FileManager.default.copyItem(atPath: Self.library, toPath: copy)
         let cases: [([String], String)] = [
@@ -96,7 +98,7 @@ final class PluginTests: XCTestCase {
             (["--plugin", notAPlugin], "is not a Rivulet plugin: it has no rivulet_plugin_api_version entry point"),
             (
                 ["--plugin", oldVersion],
-                "was built against plugin API 99, but this rivulet has version 12; rebuild the plugin"
+                "was built against plugin API 99, but this rivulet has version \(PluginAPI.version); rebuild the plugin"
             ),
             (["--plugin", noRegister], "is not a Rivulet plugin: it has no rivulet_plugin_register entry point"),
             (["--plugin", Self.library, "--plugin", copy], "component 'slugify' is registered by both"),

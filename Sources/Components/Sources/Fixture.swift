@@ -170,6 +170,11 @@ enum Fixture {
         }
     }
 
+    /// The error for a fixture file that would not open (read `errno` at once).
+    static func cannotOpen(_ path: String, _ context: ComponentContext) -> PipelineRuntimeError {
+        context.error("cannot open fixture file \(path): \(String(cString: strerror(errno)))")
+    }
+
     /// JSON Lines read a buffer at a time, the stretch after the source run on several threads
     /// (`parallel:`).
     static func parallelJSONLines(
@@ -178,7 +183,7 @@ enum Fixture {
         Observable { observer, lifetime in
             guard let reader = LineReader(path: path, bufferSize: ParallelLines.bufferSize) else {
                 observer.on(
-                    .error(context.error("cannot open fixture file \(path): \(String(cString: strerror(errno)))")))
+                    .error(cannotOpen(path, context)))
                 return
             }
             let progress = context.meter?.progress
@@ -211,7 +216,7 @@ enum Fixture {
                     lineNumber: restored?["line"]?.intValue ?? 0)
             else {
                 observer.on(
-                    .error(context.error("cannot open fixture file \(path): \(String(cString: strerror(errno)))")))
+                    .error(cannotOpen(path, context)))
                 return
             }
             func next() -> Event<Value>? {

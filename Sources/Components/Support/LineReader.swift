@@ -12,14 +12,18 @@ final class LineReader {
     /// The descriptor read (for `fstat` of a followed file).
     let descriptor: Int32
     private let ownsDescriptor: Bool
-    private var buffer: [UInt8]
-    private var start = 0
-    private var end = 0
+    // A reader is used by one thread, and the closures it calls never reach back into it: the
+    // dynamic exclusivity checks on every line's accesses would buy nothing.
+    @exclusivity(unchecked) private var buffer: [UInt8]
+    @exclusivity(unchecked) private var start = 0
+    @exclusivity(unchecked) private var end = 0
     private var atEOF = false
     /// The file offset of the buffer's first byte.
     private var bufferOffset = 0
     /// The number of the line last read, from 1.
-    private(set) var lineNumber = 0
+    @exclusivity(unchecked) private(set) var lineNumber = 0
+    /// The object of the last line read, reused when the pipeline dropped it.
+    @exclusivity(unchecked) private var scratch = JSONParser.Scratch()
     /// When set (a followed file), the end of the file is not the end of the input: a last line
     /// without its newline is held back, and the next call reads on from there.
     var holdsPartialLine = false
@@ -178,7 +182,7 @@ extension LineReader {
             let line: Value?? = try nextLine { bytes -> Value? in
                 if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
                 do throws(JSONError) {
-                    return try JSONParser.parseOnDemand(bytes)
+                    return try JSONParser.parseOnDemand(bytes, reusing: &scratch)
                 } catch {
                     throw MalformedLine(error: error, text: String(decoding: bytes, as: UTF8.self), line: lineNumber)
                 }

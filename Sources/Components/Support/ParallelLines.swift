@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 @_spi(Host) import Pipeline
 import Reactive
 import Synchronization
@@ -18,7 +19,7 @@ enum ParallelLines {
         case blank
         case value(Value)
         case dropped
-        case malformed(JSONError)
+        case malformed(JSONError, text: String)
         case failed(any Error)
     }
 
@@ -39,94 +40,212 @@ enum ParallelLines {
         case failed(any Error)
     }
 
-    /// The workers' steps of `stretch`, made once a subscription.
-    struct Workers {
-        let steps: [ElementStep]
+    /// The workers' steps of `stretch`, made once a subscription: the pipeline's thread's own,
+    /// and a pool the helpers take one from while they work (batches' helpers may overlap, and a
+    /// step keeps its scope, so no two threads share one).
+    final class Workers: @unchecked Sendable {  // `step` and `dropped` are used on the pipeline's thread only
+        let count: Int
+        let step: ElementStep
         let dropped: (Int) -> Void
+        private let helperSteps: [ElementStep]
+        // An NSLock (pthread) rather than a Mutex: the thread sanitizer does not follow the
+        // latter's futex on Linux. Held for a few instructions a batch.
+        private let lock = NSLock()
+        /// The places in `helperSteps` of the steps no helper is using.
+        private var free: [Int]
 
         init(_ stretch: ParallelStretch) {
-            steps = (0..<max(1, stretch.workers)).map { _ in stretch.makeStep() }
+            count = max(1, stretch.workers)
+            step = stretch.makeStep()
             dropped = stretch.dropped
+            // A batch's helpers may still be letting go while the next two batches' start.
+            helperSteps = (0..<3 * (count - 1)).map { _ in stretch.makeStep() }
+            free = Array(helperSteps.indices)
+        }
+
+        /// The memory of a batch: kept for the next batch rather than freed, since a fresh buffer
+        /// of a few MB is mapped anew by malloc and each of its pages then faults when first
+        /// written.
+        struct Memory: @unchecked Sendable {
+            var bytes: UnsafeMutableBufferPointer<UInt8>
+            var outcomes: UnsafeMutableBufferPointer<Outcome>
+        }
+        private var spare: [Memory] = []
+
+        deinit {
+            for memory in spare {
+                memory.bytes.deallocate()
+                memory.outcomes.deallocate()
+            }
+        }
+
+        /// Memory for a batch of `byteCount` bytes and `lineCount` lines (outcomes not initialized).
+        func memory(byteCount: Int, lineCount: Int) -> Memory {
+            guard var memory = lock.withLock({ spare.popLast() }) else {
+                return Memory(
+                    bytes: .allocate(capacity: max(byteCount, ParallelLines.bufferSize)),
+                    outcomes: .allocate(capacity: max(lineCount, ParallelLines.batchLimit)))
+            }
+            if memory.bytes.count < byteCount {
+                memory.bytes.deallocate()
+                memory.bytes = .allocate(capacity: byteCount)
+            }
+            if memory.outcomes.count < lineCount {
+                memory.outcomes.deallocate()
+                memory.outcomes = .allocate(capacity: lineCount)
+            }
+            return memory
+        }
+
+        /// Takes back a batch's memory (its outcomes deinitialized) for the next.
+        func recycle(_ memory: Memory) {
+            let kept = lock.withLock {
+                guard spare.count < 3 else { return false }
+                spare.append(memory)
+                return true
+            }
+            if !kept {
+                memory.bytes.deallocate()
+                memory.outcomes.deallocate()
+            }
+        }
+
+        /// Runs `body` with a step no other thread is using.
+        func withHelperStep(_ body: (ElementStep) -> Void) {
+            guard let place = lock.withLock({ free.popLast() }) else { return }
+            body(helperSteps[place])
+            lock.withLock { free.append(place) }
         }
     }
 
     /// Reads `reader` to its end, emitting what the stretch gives for each line in order; stops
     /// at the first error (an operator's, a read error worded by `failure`, a malformed line —
     /// `WHAT line N: …` — unless the source's `onError` skips or reports it) and returns it.
-    /// `advanced` gets the reader's offset after each buffer.
+    /// `advanced` gets the reader's offset after each buffer's lines are emitted. The next
+    /// buffer is read and handed to the helpers as soon as the current one is all handed out,
+    /// so they decode it while the pipeline's thread still emits the current one.
     static func read(
         _ reader: LineReader, workers: Workers, emit: (Value) -> Void, isLive: () -> Bool,
         advanced: (Int) -> Void, context: ComponentContext, what: String, failure: (any Error) -> any Error
     ) -> Ending {
-        var failed: (any Error)?
-        while isLive() {
+        var readFailure: (any Error)?
+        var exhausted = false
+        func nextBatch() -> Batch? {
+            guard readFailure == nil, !exhausted else { return nil }
             let firstLine = reader.lineNumber + 1
-            let ended: Bool?
             do {
-                ended = try reader.nextLines(limit: batchLimit) { bytes, ranges -> Bool in
-                    var dropped = 0
-                    defer { workers.dropped(dropped) }
-                    return Batch(bytes: bytes, ranges: ranges, steps: workers.steps).run { index, outcome in
-                        if !isLive() { return false }
-                        switch outcome {
-                        case .blank: return true
-                        case .dropped: dropped += 1
-                        case .value(let value): emit(value)
-                        case .failed(let error):
-                            failed = error
-                            return false
-                        case .malformed(let error):
-                            let problem = context.error("\(what) line \(firstLine + index): \(error)")
-                            let text = String(decoding: bytes[ranges[index]], as: UTF8.self)
-                            do { try context.elementFailed(problem, element: .string(text)) } catch {
-                                failed = problem
-                                return false
-                            }
-                        }
-                        return true
-                    }
+                let batch = try reader.nextLines(limit: batchLimit) { bytes, ranges in
+                    Batch(copying: bytes, ranges: ranges, firstLine: firstLine, workers: workers)
                 }
+                guard let batch else {
+                    exhausted = true
+                    return nil
+                }
+                batch.endOffset = reader.offset
+                batch.start()
+                return batch
             } catch {
-                return .failed(failure(error))
+                readFailure = failure(error)
+                return nil
             }
-            guard let ended else { return .exhausted }
-            if let failed { return .failed(failed) }
-            if ended { return .stopped }
-            advanced(reader.offset)
         }
-        return .stopped
+        var failed: (any Error)?
+        var current = nextBatch()
+        while let batch = current {
+            var upcoming: Batch?
+            var dropped = 0
+            let stopped = batch.run(
+                emit: { index, outcome in
+                    if !isLive() { return false }
+                    switch outcome {
+                    case .blank: return true
+                    case .dropped: dropped += 1
+                    case .value(let value): emit(value)
+                    case .failed(let error):
+                        failed = error
+                        return false
+                    case .malformed(let error, let text):
+                        let problem = context.error("\(what) line \(batch.firstLine + index): \(error)")
+                        do { try context.elementFailed(problem, element: .string(text)) } catch {
+                            failed = problem
+                            return false
+                        }
+                    }
+                    return true
+                },
+                allClaimed: {
+                    if upcoming == nil { upcoming = nextBatch() }
+                    return upcoming
+                })
+            workers.dropped(dropped)
+            if stopped {
+                upcoming?.abandon()
+                return failed.map { .failed($0) } ?? .stopped
+            }
+            advanced(batch.endOffset)
+            current = upcoming ?? nextBatch()
+        }
+        if let readFailure { return .failed(readFailure) }
+        return isLive() ? .exhausted : .stopped
     }
 
-    /// One buffer of lines, cut in chunks that helper threads and the pipeline's thread decode,
-    /// while the pipeline's thread hands out each chunk's outcomes in order as soon as it is done,
-    /// decoding a chunk itself whenever the next one in order is not ready yet.
+    /// One buffer of lines, copied out of the reader so the next can be read while this one is
+    /// still decoded and emitted, cut in chunks that helper threads and the pipeline's thread
+    /// decode, while the pipeline's thread hands out each chunk's outcomes in order as soon as it
+    /// is done, decoding a chunk itself whenever the next one in order is not ready yet.
     final class Batch: @unchecked Sendable {
-        let bytes: UnsafeBufferPointer<UInt8>
+        private let memory: Workers.Memory
+        let bytes: UnsafeMutableBufferPointer<UInt8>
         let ranges: [Range<Int>]
-        let steps: [ElementStep]
+        /// The number of the first line, from 1.
+        let firstLine: Int
+        /// The reader's offset after the batch's lines.
+        var endOffset = 0
+        let workers: Workers
         let chunkCount: Int
         /// Lines a chunk: at least 256, and no more than 64 chunks (a bit each in `finished`).
         let chunkLines: Int
         let outcomes: UnsafeMutableBufferPointer<Outcome>
         private let nextChunk = Atomic<Int>(0)
         private let finished = Atomic<UInt64>(0)
+        private let helpersRunning = Atomic<Int>(0)
 
-        init(bytes: UnsafeBufferPointer<UInt8>, ranges: [Range<Int>], steps: [ElementStep]) {
-            self.bytes = bytes
-            self.ranges = ranges
-            self.steps = steps
+        init(copying source: UnsafeBufferPointer<UInt8>, ranges: [Range<Int>], firstLine: Int, workers: Workers) {
+            let base = ranges.first?.lowerBound ?? 0
+            let top = ranges.last?.upperBound ?? 0
+            memory = workers.memory(byteCount: top - base, lineCount: ranges.count)
+            bytes = UnsafeMutableBufferPointer(rebasing: memory.bytes[0..<(top - base)])
+            _ = bytes.initialize(from: source[base..<top])
+            self.ranges = base == 0 ? ranges : ranges.map { ($0.lowerBound - base)..<($0.upperBound - base) }
+            self.firstLine = firstLine
+            self.workers = workers
             chunkLines = max(256, (ranges.count + 63) / 64)
             chunkCount = (ranges.count + chunkLines - 1) / chunkLines
-            outcomes = .allocate(capacity: ranges.count)
+            outcomes = UnsafeMutableBufferPointer(rebasing: memory.outcomes[0..<ranges.count])
             outcomes.initialize(repeating: .blank)
         }
 
         deinit {
             outcomes.deinitialize()
-            outcomes.deallocate()
+            workers.recycle(memory)
         }
 
-        private func claim() -> Int? {
+        /// Wakes the helpers (up to one fewer than the workers; the pipeline's thread is one).
+        func start() {
+            for _ in 1..<max(1, min(workers.count, chunkCount)) {
+                helpersRunning.wrappingAdd(1, ordering: .relaxed)
+                DispatchQueue.global().async {
+                    self.workers.withHelperStep { step in
+                        while let chunk = self.claim() { self.decode(chunk, with: step) }
+                    }
+                    self.helpersRunning.wrappingSubtract(1, ordering: .releasing)
+                }
+            }
+        }
+
+        /// Claims a chunk to decode, or nil when all are claimed.
+        func claim() -> Int? {
+            guard nextChunk.load(ordering: .relaxed) < chunkCount else { return nil }
             let chunk = nextChunk.wrappingAdd(1, ordering: .relaxed).oldValue
             return chunk < chunkCount ? chunk : nil
         }
@@ -135,28 +254,42 @@ enum ParallelLines {
             finished.load(ordering: .acquiring) & (1 << UInt64(chunk)) != 0
         }
 
-        private func decode(_ chunk: Int, with step: ElementStep) {
+        func decode(_ chunk: Int, with step: ElementStep) {
             let upper = min(ranges.count, (chunk + 1) * chunkLines)
+            let source = UnsafeBufferPointer(bytes)
+            var scratch = JSONParser.Scratch()
             for index in (chunk * chunkLines)..<upper {
-                outcomes[index] = ParallelLines.outcome(bytes, ranges[index], step)
+                outcomes[index] = ParallelLines.outcome(source, ranges[index], step, scratch: &scratch)
             }
             finished.bitwiseOr(1 << UInt64(chunk), ordering: .releasing)
         }
 
+        /// Claims what no helper has started and waits for the helpers to let go of the batch.
+        func abandon() {
+            while let chunk = claim() { finished.bitwiseOr(1 << UInt64(chunk), ordering: .relaxed) }
+            while helpersRunning.load(ordering: .acquiring) != 0 { sched_yield() }
+        }
+
         /// Calls `emit` with each line's outcome in order until it returns false (then true is
-        /// returned: the stream ended); returns only once no helper touches the buffer any more.
-        func run(_ emit: (Int, Outcome) -> Bool) -> Bool {
-            for worker in 1..<max(1, min(steps.count, chunkCount)) {
-                nonisolated(unsafe) let step = steps[worker]
-                DispatchQueue.global().async {
-                    while let chunk = self.claim() { self.decode(chunk, with: step) }
-                }
-            }
-            var stopped = false
-            chunks: for chunk in 0..<chunkCount {
+        /// returned: the stream ended, and no helper touches this batch any more). Once every
+        /// chunk is claimed it calls `allClaimed`, which may start the next batch, and decodes
+        /// that one's chunks while it waits for this one's.
+        func run(emit: (Int, Outcome) -> Bool, allClaimed: () -> Batch?) -> Bool {
+            var next: Batch?
+            for chunk in 0..<chunkCount {
                 while !isFinished(chunk) {
-                    if let other = claim() { decode(other, with: steps[0]) } else { sched_yield() }
+                    if let other = claim() {
+                        decode(other, with: workers.step)
+                    } else if next == nil {
+                        next = allClaimed()
+                        if next == nil { sched_yield() }
+                    } else if let other = next?.claim() {
+                        next?.decode(other, with: workers.step)
+                    } else {
+                        sched_yield()
+                    }
                 }
+                if next == nil, nextChunk.load(ordering: .relaxed) >= chunkCount { next = allClaimed() }
                 let upper = min(ranges.count, (chunk + 1) * chunkLines)
                 for index in (chunk * chunkLines)..<upper {
                     // Moved out rather than copied: one retain and release less an element.
@@ -164,29 +297,25 @@ enum ParallelLines {
                     let outcome = slot.move()
                     slot.initialize(to: .blank)
                     if !emit(index, outcome) {
-                        stopped = true
-                        break chunks
+                        abandon()
+                        return true
                     }
                 }
             }
-            if stopped {
-                // What no helper has started is claimed and left; what one has, waited for.
-                while let chunk = claim() { finished.bitwiseOr(1 << UInt64(chunk), ordering: .relaxed) }
-                let all: UInt64 = chunkCount == 64 ? ~0 : (1 << UInt64(chunkCount)) - 1
-                while finished.load(ordering: .acquiring) != all { sched_yield() }
-            }
-            return stopped
+            return false
         }
     }
 
-    static func outcome(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ step: ElementStep) -> Outcome {
+    static func outcome(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ step: ElementStep, scratch: inout JSONParser.Scratch
+    ) -> Outcome {
         let line = UnsafeBufferPointer(rebasing: bytes[range])
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return .blank }
         let value: Value
         do throws(JSONError) {
-            value = try JSONParser.parseOnDemand(line)
+            value = try JSONParser.parseOnDemand(line, reusing: &scratch)
         } catch {
-            return .malformed(error)
+            return .malformed(error, text: String(decoding: line, as: UTF8.self))
         }
         do {
             guard let result = try step(value) else { return .dropped }

@@ -129,6 +129,27 @@ final class ExpressionTests: LeakCheckingTestCase {
         XCTAssertEqual(try Expression("now()").evaluate(.null, in: clocked), 1500)
     }
 
+    /// `.x OP 2` and `len(.x) OP 2` are decided in one closure; written `1 + 1` the constant
+    /// takes the general path. Both give the same answer, or the same error, on every kind of value.
+    func testComparingAMemberOrItsLengthWithAnIntegerAgreesWithTheGeneralPath() {
+        let elements: [Value] = [
+            ["x": 1], ["x": 2], ["x": 3], ["x": 2.5], ["x": "ab"], ["x": "abc"], ["x": [1, 2, 3]], ["x": ["k": 1]],
+            ["x": nil], [:], ["x": true], 7, nil,
+        ]
+        func outcome(_ text: String, _ element: Value) -> String {
+            do { return "\(try eval(text, element))" } catch { return "error: \(error)" }
+        }
+        for op in ["<", "<=", ">", ">="] {
+            for (fast, general) in [(".x \(op) 2", ".x \(op) 1 + 1"), ("len(.x) \(op) 2", "len(.x) \(op) 1 + 1")] {
+                for element in elements {
+                    XCTAssertEqual(outcome(fast, element), outcome(general, element), "\(fast) on \(element)")
+                }
+            }
+        }
+        XCTAssertEqual(outcome(".x >= 2", ["x": 3]), "true")
+        XCTAssertEqual(outcome("len(.x) > 2", ["x": "abc"]), "true")
+    }
+
     func testRunTimeTypeErrorsSayWhatWasWrong() {
         let cases: [(String, Value, String)] = [
             ("len(.)", 3, "len() expects a string, list or object, got number 3"),

@@ -24,6 +24,26 @@ final class JSONScannerTests: LeakCheckingTestCase {
         XCTAssertEqual(Array(lazy.objectValue!.map(\.0)), parsed.objectValue!.keys)
     }
 
+    /// A reader's scratch object is reused for the next line only when nobody holds the last one.
+    func testAScratchObjectIsReusedOnlyOnceNobodyHoldsIt() throws {
+        var scratch = JSONParser.Scratch()
+        func parse(_ text: String) throws -> Value {
+            try Array(text.utf8).withUnsafeBufferPointer { try JSONParser.parseOnDemand($0, reusing: &scratch) }
+        }
+        let first = try parse(#"{"id": 1, "name": "one"}"#)
+        let firstObject = ObjectIdentifier(try XCTUnwrap(first.objectValue?.raw))
+        var second: Value? = try parse(#"{"id": 2, "name": "a longer second name", "more": [1, 2, 3]}"#)
+        XCTAssertNotEqual(ObjectIdentifier(try XCTUnwrap(second?.objectValue?.raw)), firstObject, "the first is held")
+        let secondObject = ObjectIdentifier(try XCTUnwrap(second?.objectValue?.raw))
+        second = nil
+        let third = try parse(#"{"id": 3, "name": "three, grown past what the second one took up"}"#)
+        XCTAssertEqual(ObjectIdentifier(try XCTUnwrap(third.objectValue?.raw)), secondObject, "nobody held the second")
+        XCTAssertEqual(first, ["id": 1, "name": "one"])
+        XCTAssertEqual(third, ["id": 3, "name": "three, grown past what the second one took up"])
+        XCTAssertEqual(
+            JSONSerializer.string(third), #"{"id":3,"name":"three, grown past what the second one took up"}"#)
+    }
+
     func testAnUnchangedObjectIsWrittenCompactWithItsNumbersAndStringsAsWritten() throws {
         let lazy = try onDemand(#"  { "price" : 1.50, "big": 1E3, "text": "caf\u00e9 \"x\"", "list": [ 1 , 2 ] }  "#)
         XCTAssertEqual(

@@ -96,6 +96,13 @@ final class JSONTests: LeakCheckingTestCase {
         XCTAssertNil(big["k3"])
         XCTAssertEqual(big["k39"], 39)
         XCTAssertEqual(JSONSerializer.string(value), #"{"b":3,"a":2}"#)
+        // Past the size where the parser keeps an index of the keys: a repeat still found.
+        let members = (0..<30).map { #""k\#($0)": \#($0)"# } + [#""k5": "again""#, #""k29": null"#]
+        let large = try JSONParser.parse("{" + members.joined(separator: ", ") + "}")
+        XCTAssertEqual(large.objectValue?.count, 30)
+        XCTAssertEqual(large["k5"], "again")
+        XCTAssertEqual(large["k29"], .some(.null))
+        XCTAssertEqual(large.objectValue?.keys.last, "k29")
     }
 
     func testPrettyPrinting() {

@@ -80,7 +80,7 @@ import Reactive
                     compiled.meter?.record(event)
                     do {
                         try compiled.sink.receive(event)
-                        if let origin = Origin.current { origins?.hold(origin) }
+                        if let origins, let origin = Origin.current { origins.hold(origin) }
                     } catch {
                         lifetime.dispose()
                         run.fail(error)
@@ -217,11 +217,13 @@ final class Multicast {
     /// `tracer`, if given, every event leaving every source and operator; `meters`, if given,
     /// counts them (and what each sink receives) for a watched run; `services` are objects the
     /// components find by type through `ComponentContext.existing` and `shared` (the run's HTTP
-    /// session, say).
+    /// session, say). `cores` is how many threads a file without `parallel:` may use: all of
+    /// them for a pipeline that is only a JSON Lines source, operators that can run in parallel
+    /// and its sinks, one otherwise.
     public static func compile(
         _ pipeline: ValidatedPipeline, scheduler: any SchedulerType, environment: ExpressionEnvironment,
         baseDirectory: String, log: @escaping (LogRecord) -> Void, tracer: ((TraceEvent) -> Void)? = nil,
-        meters: RunMeters? = nil, services extraServices: [AnyObject] = []
+        meters: RunMeters? = nil, services extraServices: [AnyObject] = [], cores: Int = 1
     ) throws -> CompiledPipeline {
         /// The meter of the last stage of each stream built so far.
         var lastMeters: [String: ComponentMeter] = [:]
@@ -343,16 +345,24 @@ final class Multicast {
                     component.spec, component.parameters, component.use.location, key: key, sides: sourceSides)
                 observable = source.make(.null)
                 // `parallel: N`: the element-wise operators right after a source that can run them
-                // on several threads are handed to it, unless they are watched one by one.
-                if pipeline.spec.parallel > 1, let runParallel = source.parallel, tracer == nil,
+                // on several threads are handed to it (while they may run on several threads and
+                // have no side streams), unless they are watched one by one.
+                let handable = stream.operators.enumerated().prefix { index, operation in
+                    guard case .elementwise = operation.spec.factory else { return false }
+                    return Self.runsInParallel(operation)
+                        && sides(of: operation.spec, stream: stream.name, index: index).isEmpty
+                }.count
+                // Without `parallel:`, a pipeline that is nothing but such a stretch between a
+                // source and its sinks uses every core.
+                let workers =
+                    pipeline.spec.parallel
+                    ?? (pipeline.streams.count == 1 && handable == stream.operators.count ? min(cores, 64) : 1)
+                if workers > 1, handable > 0, let runParallel = source.parallel, tracer == nil,
                     meters?.metersOperators != true
                 {
                     var makers: [() -> ElementStep] = []
-                    for (index, operation) in stream.operators.enumerated() {
-                        guard case .elementwise(let makeStep) = operation.spec.factory,
-                            Self.runsInParallel(operation),
-                            sides(of: operation.spec, stream: stream.name, index: index).isEmpty
-                        else { break }
+                    for (index, operation) in stream.operators.prefix(handable).enumerated() {
+                        guard case .elementwise(let makeStep) = operation.spec.factory else { break }
                         let operatorKey = CheckpointPlan.operatorKey(stream.name, index, operation.spec.name)
                         makers.append(
                             try makeStep(operation.parameters, context(for: operation, key: operatorKey, sides: [:])))
@@ -362,7 +372,7 @@ final class Multicast {
                         observable = runParallel(
                             .null,
                             ParallelStretch(
-                                workers: pipeline.spec.parallel,
+                                workers: workers,
                                 makeStep: { ElementSteps.compose(makers.map { $0() }) },
                                 dropped: { sourceMeter?.countUnemitted($0) }))
                     }

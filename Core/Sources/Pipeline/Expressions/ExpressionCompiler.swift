@@ -263,6 +263,31 @@ enum ExpressionCompiler {
 
     typealias Condition = (EvaluationScope) throws -> Bool
 
+    /// An ordering comparison of two integers, decided by a switch rather than a closure call.
+    enum IntOrder {
+        case less, lessOrEqual, greater, greaterOrEqual
+
+        init?(_ op: String) {
+            switch op {
+            case "<": self = .less
+            case "<=": self = .lessOrEqual
+            case ">": self = .greater
+            case ">=": self = .greaterOrEqual
+            default: return nil
+            }
+        }
+
+        @inline(__always)
+        func holds(_ lhs: Int, _ rhs: Int) -> Bool {
+            switch self {
+            case .less: lhs < rhs
+            case .lessOrEqual: lhs <= rhs
+            case .greater: lhs > rhs
+            case .greaterOrEqual: lhs >= rhs
+            }
+        }
+    }
+
     /// `node` as a condition: `&&`, `||`, `!` and comparisons give their Bool directly (a
     /// comparison with a constant integer decides two integers in one closure); anything else is
     /// evaluated and tested for truth.
@@ -289,35 +314,32 @@ enum ExpressionCompiler {
             case ">": test = { $0 > 0 }
             default: test = { $0 >= 0 }
             }
-            guard case .literal(.int(let constant)) = rhs else {
+            guard case .literal(.int(let constant)) = rhs, let order = IntOrder(op) else {
                 return { scope in test(try Operations.compare(try left(scope), try right(scope), op)) }
             }
             let other: (Value) throws -> Bool = { value in test(try Operations.compare(value, .int(constant), op)) }
-            switch op {
-            case "<":
+            // `.stars >= 2500` and `len(.name) > 6` read the member in the closure itself: two
+            // closure calls and a Value fewer an element than through `left`.
+            if case .member(.element, let name, _) = lhs {
                 return { scope in
-                    let value = try left(scope)
-                    if case .int(let int) = value { return int < constant }
+                    let value = try scope.member(name)
+                    if case .int(let int) = value { return order.holds(int, constant) }
                     return try other(value)
                 }
-            case "<=":
+            }
+            if case .call("len", let arguments, _) = lhs, arguments.count == 1,
+                case .member(.element, let name, _) = arguments[0]
+            {
                 return { scope in
-                    let value = try left(scope)
-                    if case .int(let int) = value { return int <= constant }
-                    return try other(value)
+                    let value = try scope.member(name)
+                    if case .string(let string) = value { return order.holds(string.count, constant) }
+                    return try other(try Functions.length(value))
                 }
-            case ">":
-                return { scope in
-                    let value = try left(scope)
-                    if case .int(let int) = value { return int > constant }
-                    return try other(value)
-                }
-            default:
-                return { scope in
-                    let value = try left(scope)
-                    if case .int(let int) = value { return int >= constant }
-                    return try other(value)
-                }
+            }
+            return { scope in
+                let value = try left(scope)
+                if case .int(let int) = value { return order.holds(int, constant) }
+                return try other(value)
             }
         default:
             let value = try compileNode(node)

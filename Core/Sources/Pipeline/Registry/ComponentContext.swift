@@ -165,6 +165,8 @@ public final class ComponentContext {
     @inlinable
     public func evaluate(_ expression: Expression, _ element: Value, in scope: EvaluationScope) throws -> Value {
         scope.element = element
+        // Let go of the element after: a reader reuses the object of a line nobody holds.
+        defer { scope.element = .null }
         do {
             return try expression.evaluate(in: scope)
         } catch let error as ExpressionRuntimeError {

@@ -21,9 +21,9 @@
     public var plugins: [(path: String, location: SourceLocation)] = []
     /// The seed of `random()`, if the file fixes one.
     public var seed: UInt64?
-    /// How many workers run the stateless stretch after a JSON Lines source (`parallel:`); 1 when
-    /// not given.
-    public var parallel = 1
+    /// How many workers run the stateless stretch after a JSON Lines source (`parallel:`); nil
+    /// when not given, and then chosen at compile time (see `PipelineCompiler.compile`).
+    public var parallel: Int?
     /// Environment variables whose values are secret whatever their names (`secrets:`).
     public var secrets: [String] = []
     /// Which form the file used.

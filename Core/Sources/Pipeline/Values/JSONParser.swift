@@ -157,12 +157,18 @@ public enum JSONParser {
                 throw JSONError("nesting deeper than \(JSONParser.maximumDepth)", offset: position)
             }
             position += 1
-            var object = JSONObject(capacity: 4)
             skipWhitespace()
             if position < bytes.count && bytes[position] == UInt8(ascii: "}") {
                 position += 1
-                return .object(object)
+                return .object(JSONObject())
             }
+            // Members gathered here and handed to the object once: a repeated key keeps its first
+            // place and its last value.
+            var keys: [String] = []
+            var values: [Value] = []
+            var positions: [String: Int]?  // for a large object, where a scan for repeats would be slow
+            keys.reserveCapacity(4)
+            values.reserveCapacity(4)
             while true {
                 skipWhitespace()
                 guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
@@ -180,10 +186,16 @@ public enum JSONParser {
                 position += 1
                 skipWhitespace()
                 let value = try parseValue(depth: depth)
-                if object.contains(key: key) {
-                    object[key] = value
+                if let repeated = positions != nil ? positions![key] : keys.firstIndex(of: key) {
+                    values[repeated] = value
                 } else {
-                    object.appendUnchecked(key, value)
+                    keys.append(key)
+                    values.append(value)
+                    if positions != nil {
+                        positions![key] = keys.count - 1
+                    } else if keys.count > JSONObject.indexThreshold {
+                        positions = Dictionary(uniqueKeysWithValues: zip(keys, keys.indices))
+                    }
                 }
                 skipWhitespace()
                 guard position < bytes.count else {
@@ -193,7 +205,7 @@ public enum JSONParser {
                 case UInt8(ascii: ","): position += 1
                 case UInt8(ascii: "}"):
                     position += 1
-                    return .object(object)
+                    return .object(JSONObject(distinctKeys: keys, values: values, positions: positions))
                 default:
                     throw JSONError(
                         "expected ',' or '}' in an object, found '\(describe(bytes[position]))'", offset: position)

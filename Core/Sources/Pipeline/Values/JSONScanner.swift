@@ -10,6 +10,25 @@ extension JSONParser {
     /// the place of each member, and a member's value is parsed only when it is read. Objects
     /// with keys written with escapes, duplicate keys or very many members are parsed whole.
     @_spi(Host) public static func parseOnDemand(_ bytes: UnsafeBufferPointer<UInt8>) throws(JSONError) -> Value {
+        var fresh = Scratch()
+        return try parseOnDemand(bytes, reusing: &fresh)
+    }
+
+    /// The object of the last line a reader parsed on demand, reused for the next line when nobody
+    /// holds it any more (its pipeline dropped the line).
+    @_spi(Host) public struct Scratch {
+        var object: RawObject?
+
+        /// Holding nothing yet.
+        public init() {}
+    }
+
+    /// `parseOnDemand(bytes)`, keeping an object's bytes in `scratch`'s object when nobody else
+    /// holds it, else in a new raw object left there: a reader that passes its own scratch
+    /// allocates nothing for the lines its pipeline drops.
+    @_spi(Host) public static func parseOnDemand(
+        _ bytes: UnsafeBufferPointer<UInt8>, reusing scratch: inout Scratch
+    ) throws(JSONError) -> Value {
         var reader = Reader(bytes: bytes)
         reader.skipSpace()
         guard reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: "{") else {
@@ -89,10 +108,18 @@ extension JSONParser {
                     offset: reader.position)
             }
             guard plain else { return nil }
-            let object = RawObject(memberCount: count, byteCount: end - start, isCompact: !spacedInside) {
-                target, text in
+            let fill = {
+                (target: UnsafeMutableBufferPointer<RawObject.Member>, text: UnsafeMutableBufferPointer<UInt8>) in
                 _ = target.initialize(from: UnsafeBufferPointer(start: members.baseAddress, count: count))
                 text.baseAddress!.update(from: bytes.baseAddress! + start, count: end - start)
+            }
+            let object: RawObject
+            if scratch.object != nil, isKnownUniquelyReferenced(&scratch.object) {
+                object = scratch.object!
+                object.refill(memberCount: count, byteCount: end - start, isCompact: !spacedInside, fill: fill)
+            } else {
+                object = RawObject(memberCount: count, byteCount: end - start, isCompact: !spacedInside, fill: fill)
+                scratch.object = object
             }
             return .object(JSONObject(raw: object))
         }

@@ -28,29 +28,58 @@ final class RawObject: ObjectBox {
         var valueEnd: UInt32
     }
 
-    /// One allocation: the members, then the bytes.
-    private let storage: UnsafeMutableRawPointer
-    let members: UnsafeBufferPointer<Member>
-    let bytes: UnsafeBufferPointer<UInt8>
+    /// One allocation: the members, then the bytes. Changed only by `refill`, on an object no
+    /// one else holds, so reading needs no dynamic exclusivity checks.
+    @exclusivity(unchecked) private var storage: UnsafeMutableRawPointer
+    @exclusivity(unchecked) private var capacity: Int
+    @exclusivity(unchecked) private(set) var members: UnsafeBufferPointer<Member>
+    @exclusivity(unchecked) private(set) var bytes: UnsafeBufferPointer<UInt8>
     /// Whether `bytes` hold no white space outside strings (so they are written out as they are).
-    let isCompact: Bool
+    @exclusivity(unchecked) private(set) var isCompact: Bool
 
     /// A raw object of `memberCount` members and `byteCount` bytes, which `fill` writes.
     init(
         memberCount: Int, byteCount: Int, isCompact: Bool,
         fill: (UnsafeMutableBufferPointer<Member>, UnsafeMutableBufferPointer<UInt8>) -> Void
     ) {
-        let membersSize = memberCount * MemoryLayout<Member>.stride
-        storage = malloc(max(1, membersSize + byteCount))!
+        capacity = max(1, memberCount * MemoryLayout<Member>.stride + byteCount)
+        storage = malloc(capacity)!
+        members = UnsafeBufferPointer(start: nil, count: 0)
+        bytes = UnsafeBufferPointer(start: nil, count: 0)
+        self.isCompact = isCompact
+        super.init(isRaw: true)
+        place(memberCount: memberCount, byteCount: byteCount, fill: fill)
+    }
+
+    /// Makes this object another one of `memberCount` members and `byteCount` bytes, keeping its
+    /// allocation when it is large enough. Only for an object nobody else holds
+    /// (`isKnownUniquelyReferenced`): a reader reuses the object of a line its pipeline dropped.
+    func refill(
+        memberCount: Int, byteCount: Int, isCompact: Bool,
+        fill: (UnsafeMutableBufferPointer<Member>, UnsafeMutableBufferPointer<UInt8>) -> Void
+    ) {
+        let needed = max(1, memberCount * MemoryLayout<Member>.stride + byteCount)
+        if needed > capacity {
+            free(storage)
+            capacity = max(needed, 2 * capacity)
+            storage = malloc(capacity)!
+        }
+        self.isCompact = isCompact
+        place(memberCount: memberCount, byteCount: byteCount, fill: fill)
+    }
+
+    private func place(
+        memberCount: Int, byteCount: Int,
+        fill: (UnsafeMutableBufferPointer<Member>, UnsafeMutableBufferPointer<UInt8>) -> Void
+    ) {
         let memberPointer = storage.bindMemory(to: Member.self, capacity: memberCount)
-        let bytePointer = (storage + membersSize).bindMemory(to: UInt8.self, capacity: byteCount)
+        let bytePointer = (storage + memberCount * MemoryLayout<Member>.stride).bindMemory(
+            to: UInt8.self, capacity: byteCount)
         fill(
             UnsafeMutableBufferPointer(start: memberPointer, count: memberCount),
             UnsafeMutableBufferPointer(start: bytePointer, count: byteCount))
         members = UnsafeBufferPointer(start: memberPointer, count: memberCount)
         bytes = UnsafeBufferPointer(start: bytePointer, count: byteCount)
-        self.isCompact = isCompact
-        super.init(isRaw: true)
     }
 
     deinit {

@@ -145,53 +145,101 @@ extension Value: CustomStringConvertible {
 /// JSON Lines may be kept as its bytes until it is changed (see `JSONParser.parseOnDemand`): it
 /// reads, compares and writes out exactly as the parsed object would.
 public struct JSONObject: Hashable, Sendable, Sequence {
-    private var storedKeys: [String] = []
-    private var storedValues: [Value] = []
-    // A class reference, so copying a Value is a few retains and never a generic metadata lookup:
-    // the key index of a large object, or the bytes of one read on demand.
-    private var box: ObjectBox?
+    // One class reference, so copying a Value retains one object and never looks up generic
+    // metadata: the members (`Members`), or the bytes of an object read on demand (`RawObject`).
+    // Shared until changed: a change to a shared or raw object first copies the members.
+    private var box: ObjectBox
 
-    private final class IndexBox: ObjectBox, @unchecked Sendable {
-        var positions: [String: Int]
-        init(_ positions: [String: Int]) {
+    private final class Members: ObjectBox, @unchecked Sendable {
+        // Only changed through a box known to be unique (copy on write), so no other access can
+        // overlap: the dynamic exclusivity checks would buy nothing.
+        @exclusivity(unchecked) var keys: [String]
+        @exclusivity(unchecked) var values: [Value]
+        /// The place of each key, for objects of more than `indexThreshold` members.
+        @exclusivity(unchecked) var positions: [String: Int]?
+
+        init(keys: [String], values: [Value], positions: [String: Int]? = nil) {
+            self.keys = keys
+            self.values = values
             self.positions = positions
             super.init(isRaw: false)
         }
+
+        /// The key's place: the index of a large object, or a scan comparing lengths first
+        /// (cheap for the short keys records have, it skips most full comparisons).
+        @inline(__always)
+        func position(of key: String) -> Int? {
+            if let positions { return positions[key] }
+            let length = key.utf8.count
+            return keys.withUnsafeBufferPointer { buffer in
+                for position in buffer.indices where buffer[position].utf8.count == length && buffer[position] == key {
+                    return position
+                }
+                return nil
+            }
+        }
+
+        /// Appends a member whose key is not there yet, keeping the index up to date.
+        func append(_ key: String, _ value: Value) {
+            keys.append(key)
+            values.append(value)
+            if positions != nil {
+                positions![key] = keys.count - 1
+            } else if keys.count > JSONObject.indexThreshold {
+                rebuildIndex()
+            }
+        }
+
+        func rebuildIndex() {
+            guard keys.count > JSONObject.indexThreshold else {
+                positions = nil
+                return
+            }
+            var built: [String: Int] = [:]
+            built.reserveCapacity(keys.count)
+            for (position, key) in keys.enumerated() { built[key] = position }
+            positions = built
+        }
     }
+
+    /// The members of every empty object until one is changed.
+    private static let noMembers = Members(keys: [], values: [])
 
     /// The object's bytes, when it is kept as read.
     @inline(__always)
     var raw: RawObject? {
-        guard let box, box.isRaw else { return nil }
-        return unsafeDowncast(box, to: RawObject.self)
+        box.isRaw ? unsafeDowncast(box, to: RawObject.self) : nil
     }
 
-    private var index: [String: Int]? {
-        get {
-            guard let box, !box.isRaw else { return nil }
-            return unsafeDowncast(box, to: IndexBox.self).positions
-        }
-        set { box = newValue.map(IndexBox.init) }
-    }
-
-    private static let indexThreshold = 12
+    /// Objects of more members than this keep an index of their keys.
+    static let indexThreshold = 12
 
     /// An empty object.
-    public init() {}
+    public init() {
+        box = Self.noMembers
+    }
 
     /// An object of these members; the keys must be distinct. Objects built from one key list
     /// (the objects a `map` expression makes) share its storage.
     public init(distinctKeys keys: [String], values: [Value]) {
         precondition(keys.count == values.count, "one value per key")
-        self.storedKeys = keys
-        self.storedValues = values
-        if keys.count > Self.indexThreshold { rebuildIndex() }
+        let members = Members(keys: keys, values: values)
+        if keys.count > Self.indexThreshold { members.rebuildIndex() }
+        box = members
+    }
+
+    /// An object of these members, with the index of its keys when it has over `indexThreshold`.
+    init(distinctKeys keys: [String], values: [Value], positions: [String: Int]?) {
+        box = Members(keys: keys, values: values, positions: positions)
     }
 
     /// An empty object with room for `capacity` members.
     public init(capacity: Int) {
-        storedKeys.reserveCapacity(capacity)
-        storedValues.reserveCapacity(capacity)
+        var keys: [String] = []
+        var values: [Value] = []
+        keys.reserveCapacity(capacity)
+        values.reserveCapacity(capacity)
+        box = Members(keys: keys, values: values)
     }
 
     /// An object kept as its bytes.
@@ -200,80 +248,61 @@ public struct JSONObject: Hashable, Sendable, Sequence {
     }
 
     /// The keys, in order.
-    public var keys: [String] { raw?.keys ?? storedKeys }
+    public var keys: [String] { raw?.keys ?? unsafeDowncast(box, to: Members.self).keys }
 
     /// The values, in the order of `keys`.
-    public var values: [Value] { raw?.values ?? storedValues }
+    public var values: [Value] { raw?.values ?? unsafeDowncast(box, to: Members.self).values }
 
     /// The number of members.
-    public var count: Int { raw?.members.count ?? storedKeys.count }
+    public var count: Int { raw?.members.count ?? unsafeDowncast(box, to: Members.self).keys.count }
 
     /// Whether the object has no members.
     public var isEmpty: Bool { count == 0 }
 
-    /// Parses the members of an object kept as bytes, before it is changed.
-    private mutating func materialize() {
-        guard let raw else { return }
-        storedKeys = raw.keys
-        storedValues = raw.values
-        box = nil
-        if storedKeys.count > Self.indexThreshold { rebuildIndex() }
-    }
-
-    private func position(of key: String) -> Int? {
-        if let index { return index[key] }
-        return linearPosition(of: key)
-    }
-
-    /// The key's place found by comparing each: lengths first, cheap for the short keys records
-    /// have, which skips most full comparisons.
-    @inline(__always)
-    private func linearPosition(of key: String) -> Int? {
-        let length = key.utf8.count
-        return storedKeys.withUnsafeBufferPointer { buffer in
-            for position in buffer.indices where buffer[position].utf8.count == length && buffer[position] == key {
-                return position
-            }
-            return nil
+    /// The members, made this object's own before a change: copied when shared, parsed when
+    /// kept as bytes.
+    private mutating func uniqueMembers() -> Members {
+        if !box.isRaw, isKnownUniquelyReferenced(&box) { return unsafeDowncast(box, to: Members.self) }
+        let copy: Members
+        if let raw {
+            copy = Members(keys: raw.keys, values: raw.values)
+            copy.rebuildIndex()
+        } else {
+            let shared = unsafeDowncast(box, to: Members.self)
+            copy = Members(keys: shared.keys, values: shared.values, positions: shared.positions)
         }
+        box = copy
+        return copy
     }
 
     /// Whether the object has `key` (cheaper than reading it).
     public func contains(key: String) -> Bool {
         if let raw { return raw.position(of: key) != nil }
-        return position(of: key) != nil
+        return unsafeDowncast(box, to: Members.self).position(of: key) != nil
     }
 
     /// The value of `key`; setting nil removes the member, setting a new key appends it.
     public subscript(key: String) -> Value? {
         get {
-            if let box {
-                if box.isRaw {
-                    let raw = unsafeDowncast(box, to: RawObject.self)
-                    return raw.position(of: key).map(raw.value(at:))
-                }
-                return unsafeDowncast(box, to: IndexBox.self).positions[key].map { storedValues[$0] }
+            if box.isRaw {
+                let raw = unsafeDowncast(box, to: RawObject.self)
+                return raw.position(of: key).map(raw.value(at:))
             }
-            return linearPosition(of: key).map { storedValues[$0] }
+            let members = unsafeDowncast(box, to: Members.self)
+            return members.position(of: key).map { members.values[$0] }
         }
         set {
-            materialize()
-            if let position = position(of: key) {
+            let members = uniqueMembers()
+            if let position = members.position(of: key) {
                 if let newValue {
-                    storedValues[position] = newValue
+                    members.values[position] = newValue
                 } else {
-                    storedKeys.remove(at: position)
-                    storedValues.remove(at: position)
-                    rebuildIndex()
+                    members.keys.remove(at: position)
+                    members.values.remove(at: position)
+                    members.rebuildIndex()
                 }
             } else if let newValue {
-                storedKeys.append(key)
-                storedValues.append(newValue)
-                if box != nil {
-                    rebuildIndex()
-                } else if storedKeys.count > Self.indexThreshold {
-                    rebuildIndex()
-                }
+                members.append(key, newValue)
             }
         }
     }
@@ -281,25 +310,7 @@ public struct JSONObject: Hashable, Sendable, Sequence {
     /// Appends a member known not to be present yet (the JSON parser and object expressions check
     /// duplicates themselves).
     public mutating func appendUnchecked(_ key: String, _ value: Value) {
-        materialize()
-        storedKeys.append(key)
-        storedValues.append(value)
-        if box != nil, isKnownUniquelyReferenced(&box) {
-            unsafeDowncast(box!, to: IndexBox.self).positions[key] = storedKeys.count - 1
-        } else if storedKeys.count > Self.indexThreshold {
-            rebuildIndex()
-        }
-    }
-
-    private mutating func rebuildIndex() {
-        guard storedKeys.count > Self.indexThreshold else {
-            index = nil
-            return
-        }
-        var built: [String: Int] = [:]
-        built.reserveCapacity(storedKeys.count)
-        for (position, key) in storedKeys.enumerated() { built[key] = position }
-        index = built
+        uniqueMembers().append(key, value)
     }
 
     /// The members in order.

@@ -12,8 +12,10 @@
 /// runtime is single-threaded (every event happens on the pipeline's scheduler), so the current
 /// origin is one variable read and written on that thread only.
 open class Origin {
+    // Read by every sink for every element, on the pipeline's thread only: unchecked, since a
+    // dynamic exclusivity check of a global costs a thread-local lookup each time.
     /// The origin of the events being delivered; nil outside a durable source's emission.
-    nonisolated(unsafe) public static var current: Origin?
+    @exclusivity(unchecked) nonisolated(unsafe) public static var current: Origin?
 
     /// An origin.
     public init() {}

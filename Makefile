@@ -17,7 +17,7 @@ test: deps
 	swift build --package-path Examples/TextPlugin
 	swift test --package-path Examples/TextPlugin --disable-swift-testing
 	swift build --build-tests
-	timeout 1200 swift test --skip-build --disable-swift-testing
+	scripts/test.sh
 
 # A release build of rivulet, installed under PREFIX (default ~/.local): PREFIX/bin/rivulet.
 PREFIX ?= $(HOME)/.local

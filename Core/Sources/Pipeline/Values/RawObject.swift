@@ -89,19 +89,26 @@ final class RawObject: ObjectBox {
     /// The position of the member named `key`, or nil.
     @inline(__always)
     func position(of key: String) -> Int? {
+        // The key's own bytes, borrowed: copying the string would retain its storage, which the
+        // compiled expressions of every worker thread share.
+        if let found = key.utf8.withContiguousStorageIfAvailable({ position(ofKeyBytes: $0) }) { return found }
         var key = key
-        return key.withUTF8 { wanted in
-            for position in members.indices {
-                let member = members[position]
-                guard Int(member.keyEnd - member.keyStart) == wanted.count else { continue }
-                if wanted.isEmpty
-                    || memcmp(bytes.baseAddress! + Int(member.keyStart), wanted.baseAddress!, wanted.count) == 0
-                {
-                    return position
-                }
+        return key.withUTF8 { position(ofKeyBytes: $0) }
+    }
+
+    /// The position of the member whose key is `wanted` (UTF-8, without quotes), or nil.
+    @inline(__always)
+    func position(ofKeyBytes wanted: UnsafeBufferPointer<UInt8>) -> Int? {
+        for position in members.indices {
+            let member = members[position]
+            guard Int(member.keyEnd - member.keyStart) == wanted.count else { continue }
+            if wanted.isEmpty
+                || memcmp(bytes.baseAddress! + Int(member.keyStart), wanted.baseAddress!, wanted.count) == 0
+            {
+                return position
             }
-            return nil
         }
+        return nil
     }
 
     /// The key of the member at `position`.
@@ -151,30 +158,38 @@ final class RawObject: ObjectBox {
     /// such member, as parsing keeps the last of duplicates; `.some(nil)` when it has none, nil when
     /// a key holds an escape (compared only once decoded).
     static func member(_ name: String, inObjectAt start: Int, of bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>?? {
+        if let found = name.utf8.withContiguousStorageIfAvailable({ member(keyBytes: $0, inObjectAt: start, of: bytes) }
+        ) {
+            return found
+        }
         var name = name
-        return name.withUTF8 { wanted -> Range<Int>?? in
-            var scanner = ValidatedScanner(bytes: bytes, position: start + 1)
-            var found: Range<Int>? = nil
+        return name.withUTF8 { member(keyBytes: $0, inObjectAt: start, of: bytes) }
+    }
+
+    private static func member(
+        keyBytes wanted: UnsafeBufferPointer<UInt8>, inObjectAt start: Int, of bytes: UnsafeBufferPointer<UInt8>
+    ) -> Range<Int>?? {
+        var scanner = ValidatedScanner(bytes: bytes, position: start + 1)
+        var found: Range<Int>? = nil
+        scanner.skipWhitespace()
+        if bytes[scanner.position] == UInt8(ascii: "}") { return .some(nil) }
+        while true {
             scanner.skipWhitespace()
-            if bytes[scanner.position] == UInt8(ascii: "}") { return .some(nil) }
-            while true {
-                scanner.skipWhitespace()
-                let keyStart = scanner.position + 1
-                guard let keyEnd = scanner.skipString() else { return nil }
-                scanner.skipWhitespace()
-                scanner.position += 1  // the colon
-                scanner.skipWhitespace()
-                let valueStart = scanner.position
-                scanner.skipValue()
-                if keyEnd - keyStart == wanted.count
-                    && (wanted.isEmpty || memcmp(bytes.baseAddress! + keyStart, wanted.baseAddress!, wanted.count) == 0)
-                {
-                    found = valueStart..<scanner.position
-                }
-                scanner.skipWhitespace()
-                if bytes[scanner.position] == UInt8(ascii: "}") { return .some(found) }
-                scanner.position += 1  // the comma
+            let keyStart = scanner.position + 1
+            guard let keyEnd = scanner.skipString() else { return nil }
+            scanner.skipWhitespace()
+            scanner.position += 1  // the colon
+            scanner.skipWhitespace()
+            let valueStart = scanner.position
+            scanner.skipValue()
+            if keyEnd - keyStart == wanted.count
+                && (wanted.isEmpty || memcmp(bytes.baseAddress! + keyStart, wanted.baseAddress!, wanted.count) == 0)
+            {
+                found = valueStart..<scanner.position
             }
+            scanner.skipWhitespace()
+            if bytes[scanner.position] == UInt8(ascii: "}") { return .some(found) }
+            scanner.position += 1  // the comma
         }
     }
 
@@ -236,22 +251,22 @@ final class RawObject: ObjectBox {
         _ shape: ProjectionShape, computed: UnsafeBufferPointer<UInt8> = UnsafeBufferPointer(start: nil, count: 0),
         ends: UnsafeBufferPointer<Int> = UnsafeBufferPointer(start: nil, count: 0)
     ) -> RawObject {
-        let count = shape.sources.count
+        let count = shape.count
         return withUnsafeTemporaryAllocation(of: (position: Int, length: Int).self, capacity: count) { picked in
             var byteCount = 2 + max(0, count - 1)
             var computedIndex = 0
             for index in 0..<count {
                 let length: Int
-                guard let source = shape.sources[index] else {
+                guard let source = shape.source(index) else {
                     let start = computedIndex == 0 ? 0 : ends[computedIndex - 1]
                     length = ends[computedIndex] - start
                     // A computed value is told apart by a position below -1: -2 - its index.
                     picked[index] = (-2 - computedIndex, length)
                     computedIndex += 1
-                    byteCount += shape.quotedKeys[index].count + 1 + length
+                    byteCount += shape.quotedKey(index).count + 1 + length
                     continue
                 }
-                if let position = self.position(of: source) {
+                if let position = self.position(ofKeyBytes: source) {
                     let text = valueText(at: position)
                     let container = text[0] == UInt8(ascii: "{") || text[0] == UInt8(ascii: "[")
                     length = isCompact || !container ? text.count : Self.copyCompact(text, to: nil)
@@ -260,7 +275,7 @@ final class RawObject: ObjectBox {
                     length = 4
                     picked[index] = (-1, length)
                 }
-                byteCount += shape.quotedKeys[index].count + 1 + length
+                byteCount += shape.quotedKey(index).count + 1 + length
             }
             return RawObject(memberCount: count, byteCount: byteCount, isCompact: true) { made, text in
                 var offset = 0
@@ -276,7 +291,7 @@ final class RawObject: ObjectBox {
                 for index in 0..<count {
                     if index > 0 { append(UInt8(ascii: ",")) }
                     let keyStart = offset + 1
-                    shape.quotedKeys[index].withUnsafeBufferPointer { append($0) }
+                    append(shape.quotedKey(index))
                     let keyEnd = offset - 1
                     append(UInt8(ascii: ":"))
                     let valueStart = offset
@@ -311,21 +326,62 @@ final class RawObject: ObjectBox {
 
 /// The keys of an object expression whose values are members of the element
 /// (`{id: .id, title: .name}`) or computed, prepared once for `RawObject.projecting`.
-final class ProjectionShape: Sendable {
-    /// The member of the element each key takes its value from; nil for a computed value.
-    let sources: [String?]
-    /// Each key as JSON text, quotes included.
-    let quotedKeys: [[UInt8]]
+final class ProjectionShape: @unchecked Sendable {  // immutable after init
+    /// The number of keys.
+    let count: Int
+    /// The member of the element each key takes its value from, as UTF-8 bytes (nil for a
+    /// computed value), then each key as JSON text, quotes included; all in `text`. Kept as
+    /// pointers rather than arrays: reading an array in the object would retain its buffer, and
+    /// the workers of `parallel:` share one shape.
+    private let sourceRanges: UnsafeMutableBufferPointer<Range<Int>?>
+    private let keyRanges: UnsafeMutableBufferPointer<Range<Int>>
+    private let text: UnsafeMutableBufferPointer<UInt8>
 
     /// Nil when a key needs an escape in JSON (a raw object's keys have none).
     init?(keys: [String], sources: [String?]) {
-        self.sources = sources
-        quotedKeys = keys.map { key in
-            var text: [UInt8] = []
-            JSONSerializer.writeString(key, to: &text)
-            return text
+        var bytes: [UInt8] = []
+        var sourceRanges: [Range<Int>?] = []
+        var keyRanges: [Range<Int>] = []
+        for source in sources {
+            guard let source else {
+                sourceRanges.append(nil)
+                continue
+            }
+            let start = bytes.count
+            bytes.append(contentsOf: source.utf8)
+            sourceRanges.append(start..<bytes.count)
         }
-        for (key, quoted) in zip(keys, quotedKeys) where quoted.count != key.utf8.count + 2 { return nil }
+        for key in keys {
+            let start = bytes.count
+            JSONSerializer.writeString(key, to: &bytes)
+            guard bytes.count - start == key.utf8.count + 2 else { return nil }
+            keyRanges.append(start..<bytes.count)
+        }
+        count = keys.count
+        self.sourceRanges = .allocate(capacity: sourceRanges.count)
+        _ = self.sourceRanges.initialize(from: sourceRanges)
+        self.keyRanges = .allocate(capacity: keyRanges.count)
+        _ = self.keyRanges.initialize(from: keyRanges)
+        text = .allocate(capacity: max(1, bytes.count))
+        _ = text.initialize(from: bytes)
+    }
+
+    deinit {
+        sourceRanges.deallocate()
+        keyRanges.deallocate()
+        text.deallocate()
+    }
+
+    /// The UTF-8 bytes of the member key `index` takes its value from; nil for a computed value.
+    @inline(__always)
+    func source(_ index: Int) -> UnsafeBufferPointer<UInt8>? {
+        sourceRanges[index].map { UnsafeBufferPointer(rebasing: text[$0]) }
+    }
+
+    /// Key `index` as JSON text, quotes included.
+    @inline(__always)
+    func quotedKey(_ index: Int) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: text[keyRanges[index]])
     }
 }
 

@@ -34,7 +34,8 @@ extension BuiltinComponents {
                     }
                 }
                 return { element in
-                    try context.evaluate(expression, element, in: scope).isTruthy ? .some(element) : .none
+                    let (holds, element) = try context.test(expression, element, in: scope)
+                    return holds ? .some(element) : .none
                 }
             }
         })

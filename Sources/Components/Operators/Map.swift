@@ -32,7 +32,7 @@ extension BuiltinComponents {
                         try context.handling(element) { try context.evaluate(expression, element, in: scope) }
                     }
                 }
-                return { element in try context.evaluate(expression, element, in: scope) }
+                return { element in try context.evaluate(expression, taking: element, in: scope) }
             }
         })
 }

@@ -318,7 +318,7 @@ enum ParallelLines {
             return .malformed(error, text: String(decoding: line, as: UTF8.self))
         }
         do {
-            guard let result = try step(value) else { return .dropped }
+            guard let result = try step(consume value) else { return .dropped }
             return .value(result)
         } catch {
             return .failed(error)

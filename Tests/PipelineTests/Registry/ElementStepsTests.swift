@@ -21,7 +21,7 @@ final class ElementStepsTests: LeakCheckingTestCase {
             let composed = ElementSteps.compose(steps)
             for input in 0..<6 {
                 var expected: Value? = .int(input)
-                for step in steps { expected = try expected.flatMap(step) }
+                for step in steps { expected = try expected.flatMap { try step($0) } }
                 XCTAssertEqual(try composed(.int(input)), expected, "\(count) steps on \(input)")
             }
         }

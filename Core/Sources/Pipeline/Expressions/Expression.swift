@@ -24,6 +24,14 @@ public final class EvaluationScope {
     @exclusivity(unchecked)
     var memberText: [UInt8] = []
 
+    /// The current element, moved out (the scope's becomes null).
+    @inlinable
+    public func takeElement() -> Value {
+        var taken = Value.null
+        swap(&taken, &element)
+        return taken
+    }
+
     /// `.name` of the current element, read in place (no copy of the element first).
     @inline(__always)
     func member(_ name: String) throws -> Value {

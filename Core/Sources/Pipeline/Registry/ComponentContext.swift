@@ -174,6 +174,38 @@ public final class ComponentContext {
         }
     }
 
+    /// `evaluate` for an element-wise step that owns its element: the element is moved into the
+    /// scope and let go of after, with no copy.
+    @inlinable
+    public func evaluate(_ expression: Expression, taking element: consuming Value, in scope: EvaluationScope) throws
+        -> Value
+    {
+        scope.element = consume element
+        defer { scope.element = .null }
+        do {
+            return try expression.evaluate(in: scope)
+        } catch let error as ExpressionRuntimeError {
+            throw self.error("\(error.message) in '\(expression.source)'", element: scope.element)
+        }
+    }
+
+    /// Whether `expression` holds for `element`, which is handed back (moved into the scope and
+    /// out again, with no copy): a filter's test.
+    @inlinable
+    public func test(_ expression: Expression, _ element: consuming Value, in scope: EvaluationScope) throws -> (
+        holds: Bool, element: Value
+    ) {
+        scope.element = consume element
+        let holds: Bool
+        do {
+            holds = try expression.evaluate(in: scope).isTruthy
+        } catch let error as ExpressionRuntimeError {
+            let failed = scope.takeElement()
+            throw self.error("\(error.message) in '\(expression.source)'", element: failed)
+        }
+        return (holds, scope.takeElement())
+    }
+
     /// Renders `template` on `element`; a failure is a pipeline error naming this component, its
     /// place in the file and the element.
     public func render(_ template: Template, _ element: Value, in scope: EvaluationScope) throws -> Value {

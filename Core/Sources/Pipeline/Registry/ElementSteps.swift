@@ -1,7 +1,9 @@
 import Reactive
 
-/// One element-wise step: the element it becomes, or nil to drop it.
-public typealias ElementStep = (Value) throws -> Value?
+/// One element-wise step: the element it becomes, or nil to drop it. The step owns the element
+/// (`consuming`), so a filter hands on the one it keeps and a map lets go of its input without
+/// a reference count changing hands in between.
+public typealias ElementStep = (consuming Value) throws -> Value?
 
 /// Runs adjacent element-wise operators as one.
 @_spi(Host) public enum ElementSteps {
@@ -11,7 +13,8 @@ public typealias ElementStep = (Value) throws -> Value?
     public static func fused(_ makers: [() -> ElementStep]) -> PipelineOperator {
         { source in
             Observable { observer, lifetime in
-                source.compactMap(compose(makers.map { $0() })).subscribe(observer, in: lifetime)
+                let step = compose(makers.map { $0() })
+                source.compactMap { try step($0) }.subscribe(observer, in: lifetime)
             }
         }
     }
@@ -22,13 +25,19 @@ public typealias ElementStep = (Value) throws -> Value?
         case 1: return steps[0]
         case 2:
             let (first, second) = (steps[0], steps[1])
-            return { element in try first(element).flatMap(second) }
+            return { element in
+                guard let next = try first(element) else { return nil }
+                return try second(next)
+            }
         case 3:
             let (first, second, third) = (steps[0], steps[1], steps[2])
-            return { element in try first(element).flatMap(second).flatMap(third) }
+            return { element in
+                guard let next = try first(element), let last = try second(next) else { return nil }
+                return try third(last)
+            }
         default:
             return { element in
-                var current = element
+                var current = consume element
                 for step in steps {
                     guard let next = try step(current) else { return nil }
                     current = next

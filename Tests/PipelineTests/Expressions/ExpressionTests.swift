@@ -148,6 +148,19 @@ final class ExpressionTests: LeakCheckingTestCase {
         }
         XCTAssertEqual(outcome(".x >= 2", ["x": 3]), "true")
         XCTAssertEqual(outcome("len(.x) > 2", ["x": "abc"]), "true")
+        // Objects read on demand, whose integers are read from their text.
+        let lines = [
+            #"{"x": 2}"#, #"{"x": -3}"#, #"{"x": 2.0}"#, #"{"x": 2e0}"#, #"{"x": 12345678901234567890}"#,
+            #"{"x": "2"}"#,
+            #"{"x": null}"#, #"{"y": 2}"#, #"{"x": 1, "x": 3}"#,
+        ]
+        for line in lines {
+            let onDemand = try! Array(line.utf8).withUnsafeBufferPointer { try JSONParser.parseOnDemand($0) }
+            let parsed = try! JSONParser.parse(line)
+            for op in ["<", "<=", ">", ">="] {
+                XCTAssertEqual(outcome(".x \(op) 2", onDemand), outcome(".x \(op) 2", parsed), "\(line) \(op) 2")
+            }
+        }
     }
 
     func testRunTimeTypeErrorsSayWhatWasWrong() {

@@ -26,6 +26,37 @@ final class RawObjectTests: LeakCheckingTestCase {
         XCTAssertNil(object.value(atPath: ["e", "k"]))
     }
 
+    func testAnIntegerMemberIsReadFromItsTextOnlyWhenWrittenPlainly() throws {
+        let object = try raw(
+            #"{"a": 2500, "b": -17, "c": 0, "d": 2.5, "e": 1e3, "f": 1234567890123456789, "g": "7", "h": null}"#)
+        XCTAssertEqual(object.integer(ofMember: "a"), 2500)
+        XCTAssertEqual(object.integer(ofMember: "b"), -17)
+        XCTAssertEqual(object.integer(ofMember: "c"), 0)
+        for key in ["d", "e", "f", "g", "h", "missing"] {
+            XCTAssertNil(object.integer(ofMember: key), "\(key): left to the parser")
+        }
+    }
+
+    func testAScopeReadsTheMembersOfWhicheverElementItHoldsNow() throws {
+        let scope = EvaluationScope(environment: ExpressionEnvironment(seed: 1))
+        let stars = try Expression(".stars >= 2500")
+        let name = try Expression(".name")
+        let line = #"{"stars": 2600, "name": "raw"}"#
+        let onDemand = try Array(line.utf8).withUnsafeBufferPointer { try JSONParser.parseOnDemand($0) }
+        XCTAssertNotNil(onDemand.objectValue?.raw)
+        for (element, expected) in [
+            (onDemand, ["true", "\"raw\""]), (["stars": 10, "name": "parsed"], ["false", "\"parsed\""]),
+            (onDemand, ["true", "\"raw\""]), (.null, ["error", "null"]),
+        ] as [(Value, [String])] {
+            scope.element = element
+            let tested = (try? stars.evaluate(in: scope)).map { "\($0)" } ?? "error"
+            XCTAssertEqual([tested, "\(try name.evaluate(in: scope))"], expected, "\(element)")
+        }
+        scope.element = onDemand
+        XCTAssertEqual(scope.takeElement(), onDemand)
+        XCTAssertEqual(try name.evaluate(in: scope), .null, "the element was taken")
+    }
+
     func testAProjectionCopiesTheMembersText() throws {
         let object = try raw(
             #"{ "id": 12345678901234567890, "name": "caf\u00e9", "stars": 1.50, "tags": [ "a" , "b" ] }"#)

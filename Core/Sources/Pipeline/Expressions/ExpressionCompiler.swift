@@ -209,8 +209,8 @@ enum ExpressionCompiler {
         let computed = zip(fields, evaluators).compactMap { $0 == nil ? $1 : nil }
         if computed.isEmpty {
             return { scope in
-                if case .object(let object) = scope.element, let raw = object.raw {
-                    return .object(JSONObject(raw: raw.projecting(shape)))
+                if let raw = scope.rawElement {
+                    return .object(JSONObject(raw: raw._withUnsafeGuaranteedRef { $0.projecting(shape) }))
                 }
                 return try general(scope)
             }
@@ -322,6 +322,11 @@ enum ExpressionCompiler {
             // closure calls and a Value fewer an element than through `left`.
             if case .member(.element, let name, _) = lhs {
                 return { scope in
+                    if let raw = scope.rawElement,
+                        let int = raw._withUnsafeGuaranteedRef({ $0.integer(ofMember: name) })
+                    {
+                        return order.holds(int, constant)
+                    }
                     let value = try scope.member(name)
                     if case .int(let int) = value { return order.holds(int, constant) }
                     return try other(value)

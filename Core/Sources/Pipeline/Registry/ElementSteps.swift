@@ -26,13 +26,13 @@ public typealias ElementStep = (consuming Value) throws -> Value?
         case 2:
             let (first, second) = (steps[0], steps[1])
             return { element in
-                guard let next = try first(element) else { return nil }
+                guard let next = try first(consume element) else { return nil }
                 return try second(next)
             }
         case 3:
             let (first, second, third) = (steps[0], steps[1], steps[2])
             return { element in
-                guard let next = try first(element), let last = try second(next) else { return nil }
+                guard let next = try first(consume element), let last = try second(next) else { return nil }
                 return try third(last)
             }
         default:

@@ -111,6 +111,28 @@ final class RawObject: ObjectBox {
         return nil
     }
 
+    /// The value of member `key` when it is an integer written plainly (digits, perhaps a minus,
+    /// no fraction or exponent, at most 18 digits); nil otherwise, including when there is no such
+    /// member.
+    @inline(__always)
+    func integer(ofMember key: String) -> Int? {
+        guard let position = position(of: key) else { return nil }
+        let text = valueText(at: position)
+        var index = 0
+        let negative = text[0] == UInt8(ascii: "-")
+        if negative { index = 1 }
+        let digits = text.count - index
+        guard digits > 0, digits <= 18 else { return nil }
+        var result = 0
+        while index < text.count {
+            let digit = Int(text[index]) &- 48
+            guard digit >= 0, digit <= 9 else { return nil }
+            result = result &* 10 &+ digit
+            index += 1
+        }
+        return negative ? -result : result
+    }
+
     /// The key of the member at `position`.
     func key(at position: Int) -> String {
         let member = members[position]

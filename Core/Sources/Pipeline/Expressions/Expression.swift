@@ -10,15 +10,18 @@ public final class EvaluationScope {
     public var element: Value {
         get { storedElement }
         set {
-            rawElement = Self.unretainedRaw(newValue)
+            (objectElement, rawElement) = Self.unretainedStorage(newValue)
             storedElement = newValue
         }
     }
     @exclusivity(unchecked)
     private var storedElement: Value
-    /// The element's bytes when it is an object read on demand, not retained: the element holds
-    /// them for as long as it is set, and reading a member through them changes no reference
-    /// count (two atomic operations an element fewer than going through `element`).
+    /// The element's storage when it is an object, and its bytes when it is one read on demand,
+    /// not retained: the element holds them for as long as it is set, and reading a member
+    /// through them changes no reference count (two atomic operations a read fewer than going
+    /// through `element`).
+    @exclusivity(unchecked)
+    private var objectElement: Unmanaged<ObjectBox>?
     @exclusivity(unchecked)
     private(set) var rawElement: Unmanaged<RawObject>?
     /// The accumulator, `acc` (null outside `scan`).
@@ -37,14 +40,15 @@ public final class EvaluationScope {
     var memberText: [UInt8] = []
 
     @inline(__always)
-    private static func unretainedRaw(_ value: Value) -> Unmanaged<RawObject>? {
-        guard case .object(let object) = value, let raw = object.raw else { return nil }
-        return .passUnretained(raw)
+    private static func unretainedStorage(_ value: Value) -> (Unmanaged<ObjectBox>?, Unmanaged<RawObject>?) {
+        guard case .object(let object) = value else { return (nil, nil) }
+        let box = object.storage
+        return (.passUnretained(box), box.isRaw ? .passUnretained(unsafeDowncast(box, to: RawObject.self)) : nil)
     }
 
     /// The current element, moved out (the scope's becomes null).
     public func takeElement() -> Value {
-        rawElement = nil
+        (objectElement, rawElement) = (nil, nil)
         var taken = Value.null
         swap(&taken, &storedElement)
         return taken
@@ -53,8 +57,8 @@ public final class EvaluationScope {
     /// `.name` of the current element, read in place (no copy of the element first).
     @inline(__always)
     func member(_ name: String) throws -> Value {
-        if let rawElement {
-            return rawElement._withUnsafeGuaranteedRef { raw in raw.position(of: name).map(raw.value(at:)) ?? .null }
+        if let objectElement {
+            return objectElement._withUnsafeGuaranteedRef { JSONObject.member(name, of: $0) } ?? .null
         }
         switch storedElement {
         case .object(let object): return object[name] ?? .null
@@ -65,7 +69,7 @@ public final class EvaluationScope {
 
     /// A scope over `environment`.
     public init(element: Value = .null, accumulator: Value = .null, environment: ExpressionEnvironment) {
-        self.rawElement = Self.unretainedRaw(element)
+        (self.objectElement, self.rawElement) = Self.unretainedStorage(element)
         self.storedElement = element
         self.accumulator = accumulator
         self.environment = environment

@@ -205,6 +205,22 @@ public struct JSONObject: Hashable, Sendable, Sequence {
     /// The members of every empty object until one is changed.
     private static let noMembers = Members(keys: [], values: [])
 
+    /// The object's storage, which an evaluation scope keeps unretained beside an element
+    /// holding it (`EvaluationScope.element`).
+    @inline(__always)
+    var storage: ObjectBox { box }
+
+    /// Member `key` of the object whose storage is `box`.
+    @inline(__always)
+    static func member(_ key: String, of box: ObjectBox) -> Value? {
+        if box.isRaw {
+            let raw = unsafeDowncast(box, to: RawObject.self)
+            return raw.position(of: key).map(raw.value(at:))
+        }
+        let members = unsafeDowncast(box, to: Members.self)
+        return members.position(of: key).map { members.values[$0] }
+    }
+
     /// The object's bytes, when it is kept as read.
     @inline(__always)
     var raw: RawObject? {
@@ -283,14 +299,7 @@ public struct JSONObject: Hashable, Sendable, Sequence {
 
     /// The value of `key`; setting nil removes the member, setting a new key appends it.
     public subscript(key: String) -> Value? {
-        get {
-            if box.isRaw {
-                let raw = unsafeDowncast(box, to: RawObject.self)
-                return raw.position(of: key).map(raw.value(at:))
-            }
-            let members = unsafeDowncast(box, to: Members.self)
-            return members.position(of: key).map { members.values[$0] }
-        }
+        get { Self.member(key, of: box) }
         set {
             let members = uniqueMembers()
             if let position = members.position(of: key) {

@@ -7,10 +7,14 @@
 /// on unchanged; operators that outlive it or subscribe to several sources create child lifetimes.
 public final class Lifetime: Disposable {
     // Read by every sink for every event; a lifetime is used on its pipeline's thread only, so the
-    // dynamic exclusivity check would be pure cost.
-    /// Whether the subscription has ended.
+    // dynamic exclusivity check would be pure cost. Read through a getter: another module reading
+    // a stored property directly checks it anyway (`@exclusivity(unchecked)` holds only in this
+    // one), a call into this module does not.
     @exclusivity(unchecked)
-    public private(set) var isDisposed = false
+    private var disposed = false
+
+    /// Whether the subscription has ended.
+    public var isDisposed: Bool { disposed }
     @usableFromInline
     var first: (any Disposable)?
     @usableFromInline
@@ -76,7 +80,7 @@ public final class Lifetime: Disposable {
     /// Ends the lifetime and disposes every resource added, in the order they were added.
     public func dispose() {
         if isDisposed { return }
-        isDisposed = true
+        disposed = true
         let head = first
         let rest = others
         first = nil

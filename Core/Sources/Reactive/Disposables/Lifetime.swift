@@ -7,13 +7,15 @@
 /// on unchanged; operators that outlive it or subscribe to several sources create child lifetimes.
 public final class Lifetime: Disposable {
     // Read by every sink for every event; a lifetime is used on its pipeline's thread only, so the
-    // dynamic exclusivity check would be pure cost. Read through a getter: another module reading
-    // a stored property directly checks it anyway (`@exclusivity(unchecked)` holds only in this
-    // one), a call into this module does not.
+    // dynamic exclusivity check would be pure cost. Read through an inlinable getter: its body
+    // carries the unchecked access into other modules, where code reading the stored property
+    // itself would check it anyway.
     @exclusivity(unchecked)
-    private var disposed = false
+    @usableFromInline
+    var disposed = false
 
     /// Whether the subscription has ended.
+    @inlinable
     public var isDisposed: Bool { disposed }
     @usableFromInline
     var first: (any Disposable)?

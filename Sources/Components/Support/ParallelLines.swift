@@ -178,6 +178,7 @@ enum ParallelLines {
                     return upcoming
                 })
             workers.dropped(dropped)
+            if !stopped { batch.freeDecodedHere() }
             batch.retire()
             if stopped {
                 upcoming?.abandon()
@@ -207,6 +208,8 @@ enum ParallelLines {
         /// Lines a chunk: at least 256, and no more than 64 chunks (a bit each in `finished`).
         let chunkLines: Int
         let outcomes: UnsafeMutableBufferPointer<Outcome>
+        /// The chunks the pipeline's thread decoded itself (a bit each; that thread only).
+        private var decodedHere: UInt64 = 0
         private let nextChunk = Atomic<Int>(0)
         private let finished = Atomic<UInt64>(0)
         private let helpersRunning = Atomic<Int>(0)
@@ -272,6 +275,26 @@ enum ParallelLines {
             DispatchQueue.global().async { withExtendedLifetime(self) {} }
         }
 
+        /// Decodes `chunk` on the pipeline's thread, noting it for `freeDecodedHere`.
+        func decodeHere(_ chunk: Int) {
+            decodedHere |= 1 << UInt64(chunk)
+            decode(chunk, with: workers.step)
+        }
+
+        /// Frees, on the pipeline's thread, what it decoded itself: that memory came from its own
+        /// arena, which a helper freeing it would have to lock while this thread allocates.
+        func freeDecodedHere() {
+            var chunks = decodedHere
+            while chunks != 0 {
+                let chunk = chunks.trailingZeroBitCount
+                chunks &= chunks - 1
+                for index in (chunk * chunkLines)..<min(ranges.count, (chunk + 1) * chunkLines) {
+                    outcomes[index] = .blank
+                }
+            }
+            decodedHere = 0
+        }
+
         /// Claims what no helper has started and waits for the helpers to let go of the batch.
         func abandon() {
             while let chunk = claim() { finished.bitwiseOr(1 << UInt64(chunk), ordering: .relaxed) }
@@ -287,12 +310,12 @@ enum ParallelLines {
             for chunk in 0..<chunkCount {
                 while !isFinished(chunk) {
                     if let other = claim() {
-                        decode(other, with: workers.step)
+                        decodeHere(other)
                     } else if next == nil {
                         next = allClaimed()
                         if next == nil { sched_yield() }
                     } else if let other = next?.claim() {
-                        next?.decode(other, with: workers.step)
+                        next?.decodeHere(other)
                     } else {
                         sched_yield()
                     }

@@ -14,6 +14,8 @@ final class LineWriter {
     @exclusivity(unchecked)
     private var buffer: [UInt8] = []
     private let flushThreshold: Int
+    /// The process's secrets, held here: reading `Secrets.shared` for every line retains it.
+    private let secrets = Secrets.shared
     /// The first write that failed; later output is dropped.
     private(set) var failure: WriteError?
 
@@ -51,7 +53,7 @@ final class LineWriter {
 
     /// Appends one line (a newline is added); secret values in it are masked.
     func writeLine(_ bytes: some Collection<UInt8>) {
-        if let masked = Secrets.shared.redact(bytes: bytes) { return writeLine(masked) }
+        if let masked = secrets.redact(bytes: bytes) { return writeLine(masked) }
         alignForLine(of: bytes.underestimatedCount + 1)
         buffer.append(contentsOf: bytes)
         buffer.append(0x0A)
@@ -60,7 +62,7 @@ final class LineWriter {
 
     /// Appends one line built in place by `body` (a newline is added), saving a copy.
     func writeLine(building body: (inout [UInt8]) -> Void) {
-        if !Secrets.shared.isEmpty {
+        if !secrets.isEmpty {
             var line: [UInt8] = []
             body(&line)
             return writeLine(line)
@@ -91,7 +93,7 @@ final class LineWriter {
 
     /// Appends text with no newline, for terminal output that manages its own lines.
     func writeRaw(_ text: String) {
-        buffer.append(contentsOf: Secrets.shared.redact(text).utf8)
+        buffer.append(contentsOf: secrets.redact(text).utf8)
         if buffer.count >= flushThreshold { flush() }
     }
 

@@ -322,10 +322,20 @@ enum ParallelLines {
                 }
                 if next == nil, nextChunk.load(ordering: .relaxed) >= chunkCount { next = allClaimed() }
                 let upper = min(ranges.count, (chunk + 1) * chunkLines)
+                // A helper's outcomes are copied, not moved out: the batch keeps the last reference
+                // to what the pipeline lets go of, for `retire` to free on a helper thread. This
+                // thread's own are moved out (one reference count less), to be freed here.
+                let own = decodedHere & (1 << UInt64(chunk)) != 0
                 for index in (chunk * chunkLines)..<upper {
-                    // Copied, not moved out: the batch keeps the last reference to what the
-                    // pipeline lets go of, for `retire` to free on a helper thread.
-                    if !emit(index, outcomes[index]) {
+                    let outcome: Outcome
+                    if own {
+                        let slot = outcomes.baseAddress! + index
+                        outcome = slot.move()
+                        slot.initialize(to: .blank)
+                    } else {
+                        outcome = outcomes[index]
+                    }
+                    if !emit(index, outcome) {
                         abandon()
                         return true
                     }

@@ -178,7 +178,6 @@ enum ParallelLines {
                     return upcoming
                 })
             workers.dropped(dropped)
-            if !stopped { batch.freeDecodedHere() }
             batch.retire()
             if stopped {
                 upcoming?.abandon()
@@ -254,45 +253,36 @@ enum ParallelLines {
             return chunk < chunkCount ? chunk : nil
         }
 
+        /// The lines of `chunk`.
+        private func lines(of chunk: Int) -> Range<Int> {
+            (chunk * chunkLines)..<min(ranges.count, (chunk + 1) * chunkLines)
+        }
+
         private func isFinished(_ chunk: Int) -> Bool {
             finished.load(ordering: .acquiring) & (1 << UInt64(chunk)) != 0
         }
 
         func decode(_ chunk: Int, with step: ElementStep) {
-            let upper = min(ranges.count, (chunk + 1) * chunkLines)
             let source = UnsafeBufferPointer(bytes)
             var scratch = JSONParser.Scratch()
-            for index in (chunk * chunkLines)..<upper {
+            for index in lines(of: chunk) {
                 outcomes[index] = ParallelLines.outcome(source, ranges[index], step, scratch: &scratch)
             }
             finished.bitwiseOr(1 << UInt64(chunk), ordering: .releasing)
         }
 
-        /// Lets go of the batch on a helper thread, where its outcomes are freed: most of them were
-        /// allocated on one, and glibc's malloc frees a block from another thread's arena under
-        /// that arena's lock, which the helpers then wait on (about a tenth of a W2 run).
+        /// Lets go of the batch on a helper thread, where the outcomes the helpers made are freed:
+        /// glibc's malloc frees a block from another thread's arena under that arena's lock, which
+        /// the helpers then wait on (about a tenth of a W2 run).
         func retire() {
             DispatchQueue.global().async { withExtendedLifetime(self) {} }
         }
 
-        /// Decodes `chunk` on the pipeline's thread, noting it for `freeDecodedHere`.
+        /// Decodes `chunk` on the pipeline's thread, noting it: `run` moves such a chunk's outcomes
+        /// out, so what the pipeline lets go of is freed on the thread whose arena it came from.
         func decodeHere(_ chunk: Int) {
             decodedHere |= 1 << UInt64(chunk)
             decode(chunk, with: workers.step)
-        }
-
-        /// Frees, on the pipeline's thread, what it decoded itself: that memory came from its own
-        /// arena, which a helper freeing it would have to lock while this thread allocates.
-        func freeDecodedHere() {
-            var chunks = decodedHere
-            while chunks != 0 {
-                let chunk = chunks.trailingZeroBitCount
-                chunks &= chunks - 1
-                for index in (chunk * chunkLines)..<min(ranges.count, (chunk + 1) * chunkLines) {
-                    outcomes[index] = .blank
-                }
-            }
-            decodedHere = 0
         }
 
         /// Claims what no helper has started and waits for the helpers to let go of the batch.
@@ -321,12 +311,11 @@ enum ParallelLines {
                     }
                 }
                 if next == nil, nextChunk.load(ordering: .relaxed) >= chunkCount { next = allClaimed() }
-                let upper = min(ranges.count, (chunk + 1) * chunkLines)
                 // A helper's outcomes are copied, not moved out: the batch keeps the last reference
                 // to what the pipeline lets go of, for `retire` to free on a helper thread. This
                 // thread's own are moved out (one reference count less), to be freed here.
                 let own = decodedHere & (1 << UInt64(chunk)) != 0
-                for index in (chunk * chunkLines)..<upper {
+                for index in lines(of: chunk) {
                     let outcome: Outcome
                     if own {
                         let slot = outcomes.baseAddress! + index

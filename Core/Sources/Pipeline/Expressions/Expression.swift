@@ -10,20 +10,24 @@ public final class EvaluationScope {
     public var element: Value {
         get { storedElement }
         set {
-            (objectElement, rawElement) = Self.unretainedStorage(newValue)
+            objectElement = Self.unretainedStorage(newValue)
             storedElement = newValue
         }
     }
     @exclusivity(unchecked)
     private var storedElement: Value
-    /// The element's storage when it is an object, and its bytes when it is one read on demand,
-    /// not retained: the element holds them for as long as it is set, and reading a member
-    /// through them changes no reference count (two atomic operations a read fewer than going
-    /// through `element`).
+    /// The element's storage when it is an object, not retained: the element holds it for as long
+    /// as it is set, and reading a member through it changes no reference count (two atomic
+    /// operations a read fewer than going through `element`).
     @exclusivity(unchecked)
     private var objectElement: Unmanaged<ObjectBox>?
-    @exclusivity(unchecked)
-    private(set) var rawElement: Unmanaged<RawObject>?
+
+    /// The element's bytes when it is an object read on demand, not retained (as above).
+    @inline(__always)
+    var rawElement: Unmanaged<RawObject>? {
+        guard let objectElement, objectElement._withUnsafeGuaranteedRef({ $0.isRaw }) else { return nil }
+        return Unmanaged<RawObject>.fromOpaque(objectElement.toOpaque())
+    }
     /// The accumulator, `acc` (null outside `scan`).
     @exclusivity(unchecked)
     public var accumulator: Value
@@ -40,15 +44,14 @@ public final class EvaluationScope {
     var memberText: [UInt8] = []
 
     @inline(__always)
-    private static func unretainedStorage(_ value: Value) -> (Unmanaged<ObjectBox>?, Unmanaged<RawObject>?) {
-        guard case .object(let object) = value else { return (nil, nil) }
-        let box = object.storage
-        return (.passUnretained(box), box.isRaw ? .passUnretained(unsafeDowncast(box, to: RawObject.self)) : nil)
+    private static func unretainedStorage(_ value: Value) -> Unmanaged<ObjectBox>? {
+        guard case .object(let object) = value else { return nil }
+        return .passUnretained(object.storage)
     }
 
     /// The current element, moved out (the scope's becomes null).
     public func takeElement() -> Value {
-        (objectElement, rawElement) = (nil, nil)
+        objectElement = nil
         var taken = Value.null
         swap(&taken, &storedElement)
         return taken
@@ -69,7 +72,7 @@ public final class EvaluationScope {
 
     /// A scope over `environment`.
     public init(element: Value = .null, accumulator: Value = .null, environment: ExpressionEnvironment) {
-        (self.objectElement, self.rawElement) = Self.unretainedStorage(element)
+        self.objectElement = Self.unretainedStorage(element)
         self.storedElement = element
         self.accumulator = accumulator
         self.environment = environment

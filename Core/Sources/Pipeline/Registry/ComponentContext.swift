@@ -164,14 +164,7 @@ public final class ComponentContext {
     /// that names this component, its place in the file and the element.
     @inlinable
     public func evaluate(_ expression: Expression, _ element: Value, in scope: EvaluationScope) throws -> Value {
-        scope.element = element
-        // Let go of the element after: a reader reuses the object of a line nobody holds.
-        defer { scope.element = .null }
-        do {
-            return try expression.evaluate(in: scope)
-        } catch let error as ExpressionRuntimeError {
-            throw self.error("\(error.message) in '\(expression.source)'", element: element)
-        }
+        try evaluate(expression, taking: copy element, in: scope)
     }
 
     /// `evaluate` for an element-wise step that owns its element: the element is moved into the
@@ -181,6 +174,7 @@ public final class ComponentContext {
         -> Value
     {
         scope.element = consume element
+        // Let go of the element after: a reader reuses the object of a line nobody holds.
         defer { scope.element = .null }
         do {
             return try expression.evaluate(in: scope)

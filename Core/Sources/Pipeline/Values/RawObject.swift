@@ -89,11 +89,16 @@ final class RawObject: ObjectBox {
     /// The position of the member named `key`, or nil.
     @inline(__always)
     func position(of key: String) -> Int? {
-        // The key's own bytes, borrowed: copying the string would retain its storage, which the
-        // compiled expressions of every worker thread share.
-        if let found = key.utf8.withContiguousStorageIfAvailable({ position(ofKeyBytes: $0) }) { return found }
+        Self.withBytes(of: key) { position(ofKeyBytes: $0) }
+    }
+
+    /// Calls `body` with `key`'s UTF-8 bytes, borrowed: copying the string would retain its
+    /// storage, which the compiled expressions of every worker thread share.
+    @inline(__always)
+    static func withBytes<R>(of key: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let result = key.utf8.withContiguousStorageIfAvailable(body) { return result }
         var key = key
-        return key.withUTF8 { position(ofKeyBytes: $0) }
+        return key.withUTF8(body)
     }
 
     /// The position of the member whose key is `wanted` (UTF-8, without quotes), or nil.
@@ -180,12 +185,7 @@ final class RawObject: ObjectBox {
     /// such member, as parsing keeps the last of duplicates; `.some(nil)` when it has none, nil when
     /// a key holds an escape (compared only once decoded).
     static func member(_ name: String, inObjectAt start: Int, of bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>?? {
-        if let found = name.utf8.withContiguousStorageIfAvailable({ member(keyBytes: $0, inObjectAt: start, of: bytes) }
-        ) {
-            return found
-        }
-        var name = name
-        return name.withUTF8 { member(keyBytes: $0, inObjectAt: start, of: bytes) }
+        withBytes(of: name) { member(keyBytes: $0, inObjectAt: start, of: bytes) }
     }
 
     private static func member(

@@ -10,6 +10,12 @@
 #include <libxml/xpathInternals.h>
 #include <libxml/tree.h>
 #include <libxml/parser.h>
+#include <libxml/parserInternals.h>
 
 // xmlFree is a global function-pointer variable, which Swift 6 rejects as not concurrency-safe.
 static inline void rivulet_xml_free(void *pointer) { xmlFree(pointer); }
+
+// libxml2 prints encoding and XPath errors to standard error through its generic handler (one
+// per thread), whatever the parser's options; the images source reports errors itself.
+static void rivulet_xml_ignore(void *context, const char *message, ...) { (void)context; (void)message; }
+static inline void rivulet_xml_silence(void) { xmlSetGenericErrorFunc(NULL, rivulet_xml_ignore); }

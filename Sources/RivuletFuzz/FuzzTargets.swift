@@ -42,8 +42,19 @@ enum FuzzTargets {
             _ = try? TimelineEntry.parseMarbles(text, tick: .milliseconds(10), values: ["a": 1], context: nil)
             if let value = try? JSONParser.parse(bytes) { _ = try? TimelineEntry.parse(value, context: nil) }
         case "html":
-            _ = try? HTMLImages.extract(
-                bytes, pageURL: "https://example.test/a/b.html", charset: nil, options: HTMLImages.Options())
+            // A page read from the parser's events must give what a walk of its tree gives.
+            for (charset, options) in [
+                (nil, HTMLImages.Options()), ("shift_jis", HTMLImages.Options(includeData: true, limit: 5)),
+            ] {
+                let streamed = try? HTMLImages.extract(
+                    bytes, pageURL: "https://example.test/a/b.html", charset: charset, options: options)
+                let walked = try? HTMLImages.extract(
+                    bytes, pageURL: "https://example.test/a/b.html", charset: charset, options: options,
+                    walkingTree: true)
+                guard streamed == walked else {
+                    fatalError("events found \(streamed as Any), the tree \(walked as Any)")
+                }
+            }
             _ = try? HTMLImages.extract(
                 bytes, pageURL: "https://example.test/", charset: "shift_jis",
                 options: HTMLImages.Options(includeData: true, selector: "div img", limit: 5))

@@ -4,14 +4,14 @@
 A JSON Lines file of {"id": i, "name": "item-i", "stars": i % 5000} goes through
 filter .stars >= 2500 -> map {id, name} -> a JSON Lines file, three ways: `rivulet run` (release;
 without `parallel:` such a pipeline runs its stateless stretch on every core),
-a hand-written Swift loop with the same JSON code, and jq. Each is run three times and the best
-wall time kept (and five times with --state, checkpoints every second, each beside a run without); peak RSS of `rivulet run` is measured at 1M and 4M lines. Outputs are compared.
+a hand-written Swift loop with the same JSON code, and jq. Rivulet and the loop are run five times,
+each rivulet run beside a loop run, jq three times, and the best wall time kept (and five times with --state, checkpoints every second, each beside a run without); peak RSS of `rivulet run` is measured at 1M and 4M lines. Outputs are compared.
 
 Two variants, so the gain is not only for pass-through: one where the map computes a new value
 (`{id: .id, stars2: .stars * 2}`), and one reading nested fields of records with an owner
 (`filter: .owner.stars >= 2500`, `map: {id: .id, login: .owner.login}`); each against the loop
 doing the same with whole-parsed records and jq, outputs compared. And the main pipeline with
-`parallel: 2` against the same on one thread, interleaved five times.
+`parallel: 2` against the same on one thread, interleaved seven times.
 """
 import os, subprocess, sys, time, resource
 
@@ -46,18 +46,25 @@ def generate(lines):
 
 best = {}
 rss = {}
+source = os.path.join(data, "w2-1000000.jsonl")
+loop_out = os.path.join(data, "w2-1000000-loop.jsonl")
 for lines in (1_000_000, 4_000_000):
     generate(lines)
     out = os.path.join(data, f"w2-{lines}-rivulet.jsonl")
     spec = pipeline(lines, out)
-    rounds = 3 if lines == 1_000_000 else 1
-    times = []
+    # At 1M lines, each run of rivulet beside one of the loop: on a shared machine, runs far
+    # apart in time differ by more than what is compared.
+    rounds = 5 if lines == 1_000_000 else 1
+    times, loop_times = [], []
     for _ in range(rounds):
         elapsed, peak = timed([rivulet, "run", spec])
         times.append(elapsed)
         rss[lines] = max(rss.get(lines, 0), peak)
+        if lines == 1_000_000:
+            loop_times.append(timed([bench, "w2-loop", source, loop_out])[0])
     if lines == 1_000_000:
         best["rivulet"] = min(times)
+        best["loop"] = min(loop_times)
 
 # The same run keeping checkpoints (`--state`, the default 1 s interval), on a fresh store each time,
 # interleaved with runs without: on a shared machine, runs far apart in time differ by more than
@@ -84,16 +91,13 @@ with open(parallel_spec, "w") as f:
             "ops:\n  - filter: .stars >= 2500\n  - map: { id: .id, name: .name }\n"
             "sink: { file: w2-1000000-parallel.jsonl }\n")
 parallel_times, serial_times = [], []
-for _ in range(5):
+for _ in range(7):
     parallel_times.append(timed([rivulet, "run", parallel_spec])[0])
     serial_times.append(timed([rivulet, "run", spec])[0])
 best["rivulet_parallel"] = min(parallel_times)
 best["rivulet_serial_interleaved"] = min(serial_times)
 
-source = os.path.join(data, "w2-1000000.jsonl")
-loop_out = os.path.join(data, "w2-1000000-loop.jsonl")
 jq_out = os.path.join(data, "w2-1000000-jq.jsonl")
-best["loop"] = min(timed([bench, "w2-loop", source, loop_out])[0] for _ in range(3))
 def run_jq():
     with open(jq_out, "w") as f:
         return timed(["jq", "-c", "select(.stars >= 2500) | {id, name}", source], stdout=f)[0]
@@ -130,8 +134,11 @@ for name, (fixture, condition, mapping, jq_program) in variants.items():
     source_path = os.path.join(data, fixture)
     loop_path = os.path.join(data, f"w2-{name}-loop.jsonl")
     jq_path = os.path.join(data, f"w2-{name}-jq.jsonl")
-    riv = min(timed([rivulet, "run", spec])[0] for _ in range(3))
-    loop = min(timed([bench, "w2-loop", source_path, loop_path, name])[0] for _ in range(3))
+    riv_times, loop_times = [], []
+    for _ in range(3):
+        riv_times.append(timed([rivulet, "run", spec])[0])
+        loop_times.append(timed([bench, "w2-loop", source_path, loop_path, name])[0])
+    riv, loop = min(riv_times), min(loop_times)
     with open(jq_path, "w") as f:
         jq = timed(["jq", "-c", jq_program, source_path], stdout=f)[0]
     outputs = [records(p) for p in (out, loop_path, jq_path)]

@@ -19,16 +19,20 @@ final class HTMLImagesTests: LeakCheckingTestCase {
         XCTAssertEqual(try HTMLImages.extract([], pageURL: "https://x/", charset: nil, options: .init()), [])
     }
 
-    func testAPictureImageTakesTheSourcesBeforeIt() throws {
-        // As browsers choose: a `source` after the `img` is not a candidate for it.
+    func testAPictureImageTakesEverySourceOfItsPicture() throws {
+        // Sources written after the img count too (pages put them first; browsers read only those).
+        // libxml2 does not know `source` as empty: unclosed, the next element would be inside it.
         let page = """
-            <picture><source srcset="wide.jpg 900w"><img src="small.jpg"><source srcset="late.jpg 2000w"></picture>
-            <picture><img src="alone.jpg"><source srcset="after.jpg 800w"></picture>
+            <picture><source srcset="wide.jpg 900w"></source><img src="small.jpg"><source srcset="late.jpg 2000w"></picture>
+            <picture><img src="alone.jpg" alt="a"><source srcset="after.jpg 800w"></picture><img src="plain.jpg">
             """
         let found = try HTMLImages.extract(
             Array(page.utf8), pageURL: "https://s.example/", charset: nil, options: .init())
-        XCTAssertEqual(found.map(\.url), ["https://s.example/wide.jpg", "https://s.example/alone.jpg"])
-        XCTAssertEqual(found.first?.width, 900)
+        XCTAssertEqual(
+            found.map(\.url),
+            ["https://s.example/late.jpg", "https://s.example/after.jpg", "https://s.example/plain.jpg"])
+        XCTAssertEqual(found.map(\.width), [2000, 800, nil])
+        XCTAssertEqual(found[1].alt, "a")
     }
 
     func testASelectorNarrowsTheSearchButTheBaseComesFromTheWholePage() throws {

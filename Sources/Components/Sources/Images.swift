@@ -35,8 +35,8 @@ extension BuiltinComponents {
             recovery mode, so a broken page still gives the images before the break. Found: img src; \
             lazy-loading attributes (data-src, data-original, data-lazy-src, …), preferred over a \
             placeholder src such as a data: GIF; srcset and data-srcset (the largest candidate, by w \
-            or else x; URLs may contain commas); picture > source (the sources before the img); \
-            images inside noscript; og:image and twitter:image. URLs are resolved against <base href> or the final URL after \
+            or else x; URLs may contain commas); picture > source; images inside noscript; og:image \
+            and twitter:image. URLs are resolved against <base href> or the final URL after \
             redirects; data: URLs are dropped unless includeData; duplicates are dropped. The \
             charset comes from the Content-Type or the page's <meta charset> (UTF-8, Shift_JIS, \
             EUC-JP, …). A page over maxBytes is an error and no more of it is read; a response that \

@@ -55,7 +55,8 @@ struct ImageScanner {
         var width: Int?
         var height: Int?
     }
-    private var references: [Reference] = []
+    /// In document order; nil where an image in a picture waits for the picture's end.
+    private var references: [Reference?] = []
 
     /// Where the events are: the depth of the next element in libxml2's tree (the root is 0), and
     /// the elements the parser has open.
@@ -70,8 +71,13 @@ struct ImageScanner {
     private var ignoredDepth = 0
     /// The depth of the element whose subtree is not searched (script, style, template, img).
     private var skippedDepth: Int?
-    /// Open `picture` elements with the candidates of their `source` children so far.
-    private var pictures: [(depth: Int, sources: [HTMLImages.Candidate])] = []
+    /// Open `picture` elements with the candidates of their `source` children so far, and the
+    /// images in them, decided at the picture's end: every source of it is a candidate.
+    private var pictures: [(depth: Int, sources: [HTMLImages.Candidate], waiting: [WaitingImage])] = []
+    private struct WaitingImage {
+        var place: Int
+        var attributes: [String?]
+    }
     /// Open `noscript` elements: libxml2 keeps one's content as text in `<head>`, parsed apart.
     private var noscripts: [(depth: Int, hasElements: Bool, text: [UInt8])] = []
     /// `<base href>` and meta images: those of the first `head` child of the root when there is
@@ -161,7 +167,7 @@ struct ImageScanner {
         case .script, .style, .template:
             skippedDepth = depth
         case .picture:
-            pictures.append((depth, []))
+            pictures.append((depth, [], []))
         case .source:
             if let picture = pictures.last, picture.depth == depth - 1 {
                 for slot in ImageAttributes.srcsetSlots {
@@ -189,7 +195,12 @@ struct ImageScanner {
             headEnded = true
         }
         if depth == skippedDepth { skippedDepth = nil }
-        if let picture = pictures.last, picture.depth == depth { pictures.removeLast() }
+        if let picture = pictures.last, picture.depth == depth {
+            pictures.removeLast()
+            for image in picture.waiting {
+                references[image.place] = choose(sources: picture.sources) { image.attributes[$0] }
+            }
+        }
         if let noscript = noscripts.last, noscript.depth == depth {
             noscripts.removeLast()
             if !noscript.hasElements { fragment(noscript.text) }
@@ -213,7 +224,7 @@ struct ImageScanner {
             URL(string: HTMLImages.trimmed($0), relativeTo: page)?.absoluteURL
         }.first
         var resolver = ImageResolver(base: base ?? page, options: options, expected: references.count)
-        for reference in references where !resolver.isFull {
+        for case let reference? in references where !resolver.isFull {
             resolver.add(reference.url, alt: reference.alt, width: reference.width, height: reference.height)
         }
         if metaImages {
@@ -273,35 +284,50 @@ struct ImageScanner {
 
     private mutating func image(_ attributes: MarkupAttributes) {
         let image = ImageAttributes(attributes)
-        // The candidates of the picture it is in (its sources before it), then its own.
-        var candidates = pictures.last?.sources ?? []
-        for slot in ImageAttributes.srcsetSlots {
-            if let srcset = image[slot] { candidates += HTMLImages.parseSrcset(String(cString: srcset)) }
+        guard !pictures.isEmpty else {
+            if let chosen = choose(sources: []) { image[$0].map { String(cString: $0) } } {
+                references.append(chosen)
+            }
+            return
         }
-        var width = image[ImageAttributes.width].flatMap(Self.pixels)
-        let height = image[ImageAttributes.height].flatMap(Self.pixels)
+        // Its attributes are copied: the parser's memory holding them lasts only this event.
+        let copied = (0..<ImageAttributes.names.count).map { image[$0].map { String(cString: $0) } }
+        pictures[pictures.count - 1].waiting.append(WaitingImage(place: references.count, attributes: copied))
+        references.append(nil)
+    }
+
+    /// The image an `img` with these attributes (by `ImageAttributes` slot) shows, if any: the
+    /// largest srcset candidate (its picture's sources', then its own), else a lazy-loading
+    /// attribute, else `src` unless it is a placeholder.
+    private func choose(sources: [HTMLImages.Candidate], _ value: (Int) -> String?) -> Reference? {
+        var candidates = sources
+        for slot in ImageAttributes.srcsetSlots {
+            if let srcset = value(slot) { candidates += HTMLImages.parseSrcset(srcset) }
+        }
+        var width = value(ImageAttributes.width).flatMap(Self.pixels)
+        let height = value(ImageAttributes.height).flatMap(Self.pixels)
         var chosen: String?
         if let best = HTMLImages.largest(candidates.filter { !HTMLImages.isPlaceholder($0.url) || options.includeData })
         {
             chosen = best.url
             if width == nil { width = best.width }
-        } else if let lazy = image.lazy {
+        } else if let lazy = ImageAttributes.lazySlots.lazy.compactMap(value).map(HTMLImages.trimmed).first(where: {
+            !$0.isEmpty
+        }) {
             chosen = lazy
-        } else if let src = image[ImageAttributes.src].map({ HTMLImages.trimmed(String(cString: $0)) }), !src.isEmpty,
+        } else if let src = value(ImageAttributes.src).map(HTMLImages.trimmed), !src.isEmpty,
             !HTMLImages.isPlaceholder(src) || (options.includeData && src.hasPrefix("data:"))
         {
             chosen = src
         }
-        guard let chosen else { return }
-        let alt = image[ImageAttributes.alt].map { String(cString: $0) }
-        references.append(Reference(url: chosen, alt: alt, width: width, height: height))
+        guard let chosen else { return nil }
+        return Reference(url: chosen, alt: value(ImageAttributes.alt), width: width, height: height)
     }
 
-    private static func pixels(_ value: UnsafePointer<xmlChar>) -> Int? {
-        let trimmed = HTMLImages.trimmed(String(cString: value))
+    private static func pixels(_ text: String) -> Int? {
+        let trimmed = HTMLImages.trimmed(text)
         return Int(trimmed.hasSuffix("px") ? String(trimmed.dropLast(2)) : trimmed)
     }
-
     /// A noscript's text content, parsed as a page of its own (no meta images, the same base).
     private mutating func fragment(_ markup: [UInt8]) {
         guard collectsImages, !markup.isEmpty else { return }
@@ -337,17 +363,6 @@ struct ImageAttributes {
     }
 
     subscript(slot: Int) -> UnsafePointer<xmlChar>? { values[slot] }
-
-    /// The first lazy-loading attribute with a value.
-    var lazy: String? {
-        for slot in Self.lazySlots {
-            if let value = values[slot] {
-                let trimmed = HTMLImages.trimmed(String(cString: value))
-                if !trimmed.isEmpty { return trimmed }
-            }
-        }
-        return nil
-    }
 
     private static func slot(of name: UnsafePointer<xmlChar>) -> Int? {
         // Dispatch on the first letter: most attributes of most images are src and alt.

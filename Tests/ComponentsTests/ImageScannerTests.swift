@@ -37,6 +37,32 @@ final class ImageScannerTests: LeakCheckingTestCase {
         XCTAssertEqual(try images(#"<html><img src="a.png"></html><!-- c --><img src="b.png">"#), ["a.png", "b.png"])
     }
 
+    func testThePageEndsWhereLibxml2sTreeStopsGrowing() throws {
+        // Without XML_PARSE_HUGE the tree builder stops the parse at an element 257 deep.
+        for levels in 250...262 {
+            let page =
+                "<html><body>" + String(repeating: "<div>", count: levels) + #"<img src="deep.png">"#
+                + String(repeating: "</div>", count: levels) + #"<img src="after.png"></body></html>"#
+            let found = try images(page)
+            XCTAssertEqual(
+                found, levels + 2 <= ImageScanner.maximumDepth ? ["deep.png", "after.png"] : [], "\(levels)")
+            // After the root ended, what follows joins it: one level deeper in the tree than open.
+            _ = try images("<html></html>" + String(repeating: "<div>", count: levels) + #"<img src="d.png">"#)
+        }
+    }
+
+    func testThePageEndsAtARunOfTextTooLongForLibxml2sTree() throws {
+        // The tree builder stops the parse where one text node would pass 10,000,000 bytes.
+        for length in [ImageScanner.maximumTextRun, ImageScanner.maximumTextRun + 1] {
+            let page = "<p>" + String(repeating: "x", count: length) + #"</p><img src="after.png">"#
+            XCTAssertEqual(try images(page), length <= ImageScanner.maximumTextRun ? ["after.png"] : [], "\(length)")
+        }
+        // Text broken by an element or a comment is two nodes.
+        let half = String(repeating: "x", count: ImageScanner.maximumTextRun / 2 + 1)
+        XCTAssertEqual(try images("<p>\(half)<!-- c -->\(half)</p><img src=\"a.png\">"), ["a.png"])
+        XCTAssertEqual(try images("<p>\(half)<b></b>\(half)</p><img src=\"b.png\">"), ["b.png"])
+    }
+
     func testANamespacePrefixIsNotPartOfTheElementsName() throws {
         // libxml2's tree names `<x:script>` "script" (prefix apart), so it is skipped like one.
         XCTAssertEqual(

@@ -94,12 +94,17 @@ enum HTMLImages {
         handler.pointee.endElement = { context, _ in ImageScanner.of(context).pointee.end() }
         handler.pointee.characters = { context, text, length in
             guard let text, length > 0 else { return }
-            ImageScanner.of(context).pointee.text(UnsafeBufferPointer(start: text, count: Int(length)))
+            ImageScanner.of(context).pointee.parsedText(
+                UnsafeBufferPointer(start: text, count: Int(length)), isCDATA: false)
         }
-        handler.pointee.cdataBlock = handler.pointee.characters
+        handler.pointee.cdataBlock = { context, text, length in
+            guard let text, length > 0 else { return }
+            ImageScanner.of(context).pointee.parsedText(
+                UnsafeBufferPointer(start: text, count: Int(length)), isCDATA: true)
+        }
         // Where libxml2's tree puts what the root element does not hold depends on these.
-        handler.pointee.comment = { context, _ in ImageScanner.of(context).pointee.topLevelNode() }
-        handler.pointee.processingInstruction = { context, _, _ in ImageScanner.of(context).pointee.topLevelNode() }
+        handler.pointee.comment = { context, _ in ImageScanner.of(context).pointee.otherNode() }
+        handler.pointee.processingInstruction = { context, _, _ in ImageScanner.of(context).pointee.otherNode() }
         handler.pointee.internalSubset = { context, _, _, _ in ImageScanner.of(context).pointee.documentType() }
         htmlCtxtUseOptions(context, parsingOptions)
         context.pointee.html = 1
@@ -111,6 +116,7 @@ enum HTMLImages {
         }
         withUnsafeMutablePointer(to: &scanner) { scanner in
             context.pointee._private = UnsafeMutableRawPointer(scanner)
+            scanner.pointee.readsParser = true
             scanner.pointee.beginPage()
             htmlParseDocument(context)
             scanner.pointee.endPage()

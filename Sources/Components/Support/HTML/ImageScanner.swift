@@ -69,6 +69,16 @@ struct ImageScanner {
     private var nodesBeforeRoot = false
     private var rootIsFirstNode = false
     private var ignoredDepth = 0
+    /// libxml2's tree builder stops the parse at an element when it already holds this many open
+    /// (without XML_PARSE_HUGE): the page ends there for the tree, so it does for the scanner
+    /// when it reads the parser's events (a tree walked has ended there already).
+    static let maximumDepth = 256
+    var readsParser = false
+    /// Nor does it hold a run of text (one text node) longer than this: the parse stops there too.
+    static let maximumTextRun = 10_000_000
+    private var halted = false
+    /// The length of the run of text the parser is in, and whether it is CDATA (a node of its own).
+    private var textRun: (length: Int, isCDATA: Bool)?
     /// The depth of the element whose subtree is not searched (script, style, template, img).
     private var skippedDepth: Int?
     /// Open `picture` elements with the candidates of their `source` children so far, and the
@@ -101,6 +111,8 @@ struct ImageScanner {
         rootStarted = false
         nodesBeforeRoot = false
         ignoredDepth = 0
+        halted = false
+        textRun = nil
         skippedDepth = nil
         pictures = []
         noscripts = []
@@ -108,22 +120,31 @@ struct ImageScanner {
 
     /// Ends a page: elements the events left open end here.
     mutating func endPage() {
+        halted = false
         ignoredDepth = 0
         while parserDepth > 0 { end() }
     }
 
-    /// A comment or processing instruction outside every element.
-    mutating func topLevelNode() {
-        if parserDepth == 0 && !rootStarted { nodesBeforeRoot = true }
+    /// A comment or processing instruction.
+    mutating func otherNode() {
+        textRun = nil
+        if !halted && parserDepth == 0 && !rootStarted { nodesBeforeRoot = true }
     }
 
     /// A `<!DOCTYPE>`: libxml2 puts it first in the document, wherever it was written.
     mutating func documentType() {
+        guard !halted else { return }
         if !rootStarted { nodesBeforeRoot = true }
         rootIsFirstNode = false
     }
 
     mutating func start(_ name: UnsafePointer<xmlChar>, _ attributes: MarkupAttributes) {
+        guard !halted else { return }
+        textRun = nil
+        if readsParser && parserDepth + ignoredDepth > Self.maximumDepth {
+            halted = true
+            return
+        }
         if ignoredDepth > 0 {
             ignoredDepth += 1
             return
@@ -184,6 +205,8 @@ struct ImageScanner {
     }
 
     mutating func end() {
+        guard !halted else { return }
+        textRun = nil
         if ignoredDepth > 0 {
             ignoredDepth -= 1
             return
@@ -207,8 +230,25 @@ struct ImageScanner {
         }
     }
 
+    /// Text as the parser reports it, in pieces that libxml2's tree joins into one node while
+    /// nothing else comes between them (and they are all CDATA or all not).
+    mutating func parsedText(_ bytes: UnsafeBufferPointer<UInt8>, isCDATA: Bool) {
+        guard !halted, parserDepth + ignoredDepth > 0 else { return }
+        if let run = textRun, run.isCDATA == isCDATA {
+            guard run.length + bytes.count <= Self.maximumTextRun else {
+                halted = true
+                return
+            }
+            textRun = (run.length + bytes.count, isCDATA)
+        } else {
+            textRun = (bytes.count, isCDATA)
+        }
+        text(bytes)
+    }
+
     mutating func text(_ bytes: UnsafeBufferPointer<UInt8>) {
-        guard ignoredDepth == 0, let noscript = noscripts.last, !noscript.hasElements, noscript.depth == depth - 1
+        guard !halted, ignoredDepth == 0, let noscript = noscripts.last, !noscript.hasElements,
+            noscript.depth == depth - 1
         else {
             return
         }

@@ -102,6 +102,23 @@ final class OperatorComponentTests: LeakCheckingTestCase {
             ])
     }
 
+    func testAFiltersRunTimeErrorNamesTheElementItWasTesting() throws {
+        // A filter hands its element into the scope and back; a failed test still reports it.
+        let harness = try PipelineHarness().run(
+            """
+            source: { events: [{ at: 0ms, next: "abcd" }, { at: 10ms, next: 42 }] }
+            ops:
+              - filter: len(.) > 3
+            sink: record
+            """)
+        XCTAssertEqual(
+            harness.events(),
+            [
+                "0: \"abcd\"",
+                "10: error p.yaml:3:5: error: filter: len() expects a string, list or object, got number 42 in 'len(.) > 3' (element: 42)",
+            ])
+    }
+
     func testAdjacentMapsAndFiltersRunAsOneStepWithTheResultsOfOneByOne() throws {
         let text = """
             source: { events: [{ at: 0ms, next: 1 }, { at: 5ms, next: 2 }, { at: 10ms, next: 3 }, { at: 20ms, next: 0 }, { at: 30ms, next: 5 }] }

@@ -116,6 +116,22 @@ final class ImagesSourceTests: BinaryTestCase {
         XCTAssertEqual(try images("url: \"\(server.baseURL)/euc.html\"").objects.first?["alt"] as? String, "大阪城")
     }
 
+    func testBytesTheCharsetCannotDecodeLeaveNoLibxml2MessagesOnStandardError() throws {
+        // 0x80 0x20 is no Shift_JIS character: libxml2 reports it on its own stderr handler.
+        let page =
+            Array(#"<html><body><img src="before.png"><p>"#.utf8) + [0x81, 0x20, 0xFF]
+            + Array("</p></body></html>".utf8)
+        let server = try serve([
+            "/bad.html": .respond(status: 200, headers: [("Content-Type", "text/html; charset=Shift_JIS")], body: page)
+        ])
+        let (found, result) = try images("url: \"\(server.baseURL)/bad.html\"")
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(found.map { $0["url"] as? String }, ["\(server.baseURL)/before.png"])
+        for message in ["encoding error", "I/O error", "XPath error"] {
+            XCTAssertFalse(result.stderr.contains(message), result.stderr)
+        }
+    }
+
     func testATruncatedBadlyNestedPageStillGivesTheImagesBeforeTheBreak() throws {
         let server = try serve([
             "/broken.html": Self.html(

@@ -54,8 +54,8 @@ extension BuiltinComponents {
                 images: { url: "https://images.example/search?q={{ . }}", limit: 20 }
             """,
         validate: { values, validation in
-            if let written = values[Key.selector], !written.hasPrefix("/"), !written.hasPrefix("(") {
-                do { _ = try CSSSelector.xpath(written) } catch {
+            if let written = values[Key.selector] {
+                do { try HTMLImages.check(selector: written) } catch {
                     validation.error("\(error)", at: Key.selector, in: values)
                 }
             }

@@ -49,7 +49,7 @@ enum HTMLImages {
         rivulet_xml_silence()
         var scanner = ImageScanner(options: options)
         guard options.selector != nil || walkingTree else {
-            body.withUnsafeBufferPointer { scan($0, pageURL: pageURL, charset: charset, into: &scanner) }
+            body.withUnsafeBufferPointer { scan($0, charset: charset, into: &scanner) }
             return scanner.finish(pageURL: pageURL, metaImages: true)
         }
         let document: htmlDocPtr? = body.withUnsafeBufferPointer { buffer in
@@ -76,9 +76,7 @@ enum HTMLImages {
     /// Parses `markup` with `scanner` receiving libxml2's SAX events (start tag, end tag, text).
     /// Set up as `htmlReadMemory` sets up its parser (so a page without a charset is read as UTF-8
     /// alike), with these callbacks in place of the ones building the tree.
-    static func scan(
-        _ markup: UnsafeBufferPointer<UInt8>, pageURL: String, charset: String?, into scanner: inout ImageScanner
-    ) {
+    static func scan(_ markup: UnsafeBufferPointer<UInt8>, charset: String?, into scanner: inout ImageScanner) {
         guard let base = markup.baseAddress, !markup.isEmpty else { return }
         let created = base.withMemoryRebound(to: CChar.self, capacity: markup.count) {
             xmlCreateMemoryParserCtxt($0, Int32(markup.count))
@@ -135,13 +133,32 @@ enum HTMLImages {
         return local[0] == 0 ? name : local
     }
 
-    /// The nodes `selector` picks: XPath when it starts with `/` or `(`, else CSS.
-    static func select(_ selector: String, in document: htmlDocPtr) throws -> [xmlNodePtr] {
+    /// `selector` compiled: XPath when it starts with `/` or `(`, else CSS made XPath. The caller
+    /// frees it (`xmlXPathFreeCompExpr`). Lint checks a selector with it (`check`), so a run does
+    /// not fail on one.
+    static func compile(_ selector: String) throws -> xmlXPathCompExprPtr {
         let xpath = selector.hasPrefix("/") || selector.hasPrefix("(") ? selector : try CSSSelector.xpath(selector)
+        rivulet_xml_silence()
+        guard let compiled = xmlXPathCompile(xpath) else {
+            throw HTMLImageError(description: "selector '\(selector)' is not a valid XPath expression")
+        }
+        return compiled
+    }
+
+    /// Throws what is wrong with `selector`, as a run would.
+    static func check(selector: String) throws {
+        xmlXPathFreeCompExpr(try compile(selector))
+    }
+
+    /// The nodes `selector` picks.
+    static func select(_ selector: String, in document: htmlDocPtr) throws -> [xmlNodePtr] {
+        let compiled = try compile(selector)
+        defer { xmlXPathFreeCompExpr(compiled) }
         guard let context = xmlXPathNewContext(document) else { return [] }
         defer { xmlXPathFreeContext(context) }
-        guard let result = xmlXPathEvalExpression(xpath, context) else {
-            throw HTMLImageError(description: "selector '\(selector)' is not a valid XPath expression")
+        // Compiled, it can still fail to evaluate (an unknown function).
+        guard let result = xmlXPathCompiledEval(compiled, context) else {
+            throw HTMLImageError(description: "selector '\(selector)' could not be evaluated")
         }
         defer { xmlXPathFreeObject(result) }
         guard let set = result.pointee.nodesetval else { return [] }

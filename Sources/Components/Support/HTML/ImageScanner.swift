@@ -191,8 +191,9 @@ struct ImageScanner {
             pictures.append((depth, [], []))
         case .source:
             if let picture = pictures.last, picture.depth == depth - 1 {
+                let source = ImageAttributes(attributes)
                 for slot in ImageAttributes.srcsetSlots {
-                    if let srcset = attributes.value(ImageAttributes.names[slot]) {
+                    if let srcset = source[slot] {
                         pictures[pictures.count - 1].sources += HTMLImages.parseSrcset(String(cString: srcset))
                     }
                 }
@@ -257,7 +258,7 @@ struct ImageScanner {
 
     /// The images found, resolved against the page's base, de-duplicated, at most `limit`;
     /// then the meta images when `metaImages`.
-    mutating func finish(pageURL: String, metaImages: Bool) -> [FoundImage] {
+    func finish(pageURL: String, metaImages: Bool) -> [FoundImage] {
         let page = URL(string: pageURL)
         let hasHead = headDepth != nil
         let base = (hasHead ? bases.head : bases.page).lazy.compactMap {
@@ -368,12 +369,13 @@ struct ImageScanner {
         let trimmed = HTMLImages.trimmed(text)
         return Int(trimmed.hasSuffix("px") ? String(trimmed.dropLast(2)) : trimmed)
     }
+
     /// A noscript's text content, parsed as a page of its own (no meta images, the same base).
     private mutating func fragment(_ markup: [UInt8]) {
         guard collectsImages, !markup.isEmpty else { return }
         var inner = ImageScanner(options: options)
         markup.withUnsafeBufferPointer {
-            HTMLImages.scan($0, pageURL: "about:blank", charset: "UTF-8", into: &inner)
+            HTMLImages.scan($0, charset: "UTF-8", into: &inner)
         }
         references += inner.references
     }

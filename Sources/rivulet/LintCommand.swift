@@ -45,7 +45,9 @@ struct LintCommand: ParsableCommand {
                 diagnostics = tests.check(testFile: file).diagnostics
                 if format == .text { Self.report(diagnostics) }
             } else {
-                let loaded = state ? loader.load(path: file).checkingCheckpoints() : loader.load(path: file)
+                let loaded =
+                    state
+                    ? loader.load(path: file).checkingCheckpoints() : loader.load(path: file).checkingAcknowledgements()
                 if format == .text { CommandSupport.report(loaded) }
                 diagnostics = loaded.diagnostics
             }

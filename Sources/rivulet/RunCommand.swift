@@ -230,7 +230,7 @@ struct RunCommand: ParsableCommand {
         } else {
             loaded = loader.load(path: file, overrides: overrides)
         }
-        return state == nil ? loaded : loaded.checkingCheckpoints()
+        return state == nil ? loaded.checkingAcknowledgements() : loaded.checkingCheckpoints()
     }
 
     /// Runs one version until it ends or is stopped; what could not start is an exit code.
@@ -409,13 +409,15 @@ struct RunCommand: ParsableCommand {
         Glibc.exit(128 + signal)
     }
 
-    /// After the run, with --state: the final checkpoint; a checkpoint that failed is thrown.
+    /// After the run, with --state: the final checkpoint, then the operators' state is let go of
+    /// (and with it the messages it held); a checkpoint that failed is thrown.
     private static func finish(
         _ session: CheckpointSession?, _ checkpoints: Checkpoints?, _ outcome: PipelineRun.Outcome?
     ) throws {
-        guard let session, let checkpoints, let failure = session.finish(outcome, checkpoints: checkpoints) else {
-            return
-        }
+        guard let session, let checkpoints else { return }
+        let failure = session.finish(outcome, checkpoints: checkpoints)
+        checkpoints.end()
+        guard let failure else { return }
         throw failure as? StateStoreError ?? StateStoreError("cannot take a checkpoint: \(failure)", isRunTime: true)
     }
 
@@ -447,8 +449,9 @@ struct RunCommand: ParsableCommand {
         }
         while !scheduler.isInterrupted && outcome == nil && scheduler.runNext() {}
         if outcome == nil { run.dispose() }
+        let finished = Result { try Self.finish(checkpointSession, checkpoints, outcome) }
         report(compiled, outcome, meters: meters, progress: progress, started: started)
-        try Self.finish(checkpointSession, checkpoints, outcome)
+        try finished.get()
         Self.exitIfSignalled(tracer)
         if case .cancelled? = outcome { return .completed }
         return outcome ?? .completed
@@ -500,11 +503,13 @@ struct RunCommand: ParsableCommand {
         }
         let progress = startProgress(meters)
         scheduler.run()
-        // Sources that owe the server acknowledgements send them before the process ends.
-        compiled.drains.finish()
         let outcome = holder.value.outcome
+        // The last checkpoint comes before sources settle what they owe the server: the messages
+        // whose elements operators hold in it are acknowledged with the rest.
+        let finished = Result { try Self.finish(checkpointSession, checkpoints, outcome) }
+        compiled.drains.finish()
         report(compiled, outcome, meters: meters, progress: progress, started: started)
-        try Self.finish(checkpointSession, checkpoints, outcome)
+        try finished.get()
         Self.exitIfSignalled(tracer)
         if case .cancelled? = outcome { return .completed }
         return outcome ?? .cancelled

@@ -27,6 +27,8 @@ final class AcknowledgementTests: XCTestCase {
 
         override func fail(_ error: any Error) { failed = true }
 
+        override func checkpointed() { note("checkpointed \(value)") }
+
         deinit { note("settled \(value)\(failed ? " failed" : "")\(ending.isAbandoned ? " abandoned" : "")") }
     }
 
@@ -113,6 +115,90 @@ final class AcknowledgementTests: XCTestCase {
             sink: flushing
             """, until: 50)
         XCTAssertEqual(log, ["20: flush 1", "20: settled 1", "20: settled 2", "50: close 0"], "\(log)")
+    }
+
+    /// Checkpoints every 30 ms on the harness's clock, noting each commit (or failing it).
+    private func checkpointing(failing: Bool = false) -> Checkpoints {
+        let checkpoints = Checkpoints(restored: [:], interval: .milliseconds(30), scheduler: harness.scheduler) {
+            [unowned self] snapshot in
+            if failing { throw CocoaError(.fileWriteOutOfSpace) }
+            self.log.append("\(self.harness.scheduler.clock): commit \(snapshot["main#0 buffer"] ?? .null)")
+        }
+        harness.scheduler.schedule(after: .milliseconds(30)) { checkpoints.checkpoint() }
+        return checkpoints
+    }
+
+    func testAnElementAnOperatorHoldsIsSettledByTheCheckpointThatKeepsIt() throws {
+        let checkpoints = checkpointing()
+        try harness.run(
+            """
+            source: { acked: { values: [1, 2], complete: false } }
+            ops:
+              - buffer: { count: 5, timeSpan: 1s }
+            sink: flushing
+            """, until: 1010, services: [checkpoints])
+        // Held by the buffer, so not settled by output until 1 s; the checkpoint at 30 ms keeps them.
+        XCTAssertEqual(
+            log,
+            [
+                "30: commit {\"items\":[1,2],\"left\":970000000}", "30: checkpointed 1", "30: checkpointed 2",
+                "1000: flush 1", "1000: settled 1", "1000: settled 2", "1010: close 0",
+            ], "\(log)")
+    }
+
+    func testAReduceUnderCheckpointsSettlesItsMessagesAtEachCheckpointNotAtTheEnd() throws {
+        let checkpoints = checkpointing()
+        try harness.run(
+            """
+            source: { acked: { values: [1, 2, 3, 4], complete: false } }
+            ops:
+              - reduce: { seed: 0, accumulator: acc + . }
+            sink: flushing
+            """, until: 60, services: [checkpoints])
+        XCTAssertEqual(
+            log.filter { $0.contains("checkpointed") }, ["30: checkpointed 1", "30: checkpointed 2"],
+            "\(log)")
+    }
+
+    func testAnAggregateHoldsItsWindowsMessagesUntilTheWindowIsWritten() throws {
+        try harness.run(
+            """
+            source: { acked: { values: [1, 2, 3], complete: false } }
+            ops:
+              - aggregate: { every: 1s, fields: { n: count } }
+            sink: flushing
+            """, until: 1010)
+        XCTAssertEqual(
+            log, ["1000: flush 1", "1000: settled 1", "1000: settled 2", "1000: settled 3", "1010: close 0"], "\(log)")
+    }
+
+    func testAnAggregateUnderCheckpointsSettlesWhatItsWindowHoldsAtTheCheckpoint() throws {
+        let checkpoints = checkpointing()
+        try harness.run(
+            """
+            source: { acked: { values: [1, 2, 3], complete: false } }
+            ops:
+              - aggregate: { every: 1s, fields: { n: count } }
+            sink: flushing
+            """, until: 1010, services: [checkpoints])
+        XCTAssertEqual(
+            log.filter { $0.contains("checkpointed") || $0.contains("settled") },
+            [
+                "30: checkpointed 1", "30: checkpointed 2", "1000: settled 1", "1000: settled 2", "1000: settled 3",
+            ], "\(log)")
+    }
+
+    func testAFailedCheckpointSettlesNothing() throws {
+        let checkpoints = checkpointing(failing: true)
+        try harness.run(
+            """
+            source: { acked: { values: [1, 2], complete: false } }
+            ops:
+              - debounce: 1s
+            sink: flushing
+            """, until: 100, services: [checkpoints])
+        XCTAssertFalse(log.contains { $0.contains("checkpointed") }, "\(log)")
+        XCTAssertNotNil(checkpoints.failure)
     }
 
     func testASkippedElementIsFailedAndAFailedRunsElementsAreAbandoned() throws {

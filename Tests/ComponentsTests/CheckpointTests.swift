@@ -129,6 +129,42 @@ final class CheckpointTests: LeakCheckingTestCase {
         }
     }
 
+    func testAggregateKeepsItsOpenWindowPerKeyAndTheTimeItHasLeft() throws {
+        let text = """
+            source: { events: [{ at: 10ms, next: { k: a, n: 1 } }, { at: 20ms, next: { k: b, n: 2.5 } }, { at: 35ms, next: { k: a, n: 3 } }, { at: 60ms, next: { k: a, n: 4 } }, { at: 90ms, complete: true }] }
+            ops:
+              - aggregate: { by: .k, every: 50ms, fields: { n: count, total: { sum: .n }, low: { min: .n }, mean: { avg: .n }, first: { first: .n } } }
+            sink: record
+            """
+        for tick in [5, 15, 40, 55, 70] {
+            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
+            XCTAssertEqual(
+                whole,
+                [
+                    #"50: {"key":"a","start":0,"n":2,"total":4,"low":1,"mean":2.0,"first":1}"#,
+                    #"50: {"key":"b","start":0,"n":1,"total":2.5,"low":2.5,"mean":2.5,"first":2.5}"#,
+                    #"90: {"key":"a","start":50,"n":1,"total":4,"low":4,"mean":4.0,"first":4}"#, "90: completed",
+                ])
+            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
+        }
+    }
+
+    func testAggregateOnEventTimeKeepsItsOpenWindow() throws {
+        let text = """
+            source: { events: [{ at: 10ms, next: { k: a, ts: 1000 } }, { at: 20ms, next: { k: a, ts: 59000 } }, { at: 30ms, next: { k: b, ts: 61000 } }, { at: 40ms, complete: true }] }
+            ops:
+              - aggregate: { by: .k, every: 1m, time: .ts, fields: { n: count } }
+            sink: record
+            """
+        for tick in [15, 25, 35] {
+            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
+            XCTAssertEqual(
+                whole,
+                [#"30: {"key":"a","start":0,"n":2}"#, #"40: {"key":"b","start":60000,"n":1}"#, "40: completed"])
+            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
+        }
+    }
+
     func testBufferKeepsItsListAndTheTimeLeftInItsWindow() throws {
         let text = """
             source: { events: [{ at: 10ms, next: 1 }, { at: 20ms, next: 2 }, { at: 35ms, next: 3 }, { at: 36ms, next: 4 }, { at: 37ms, next: 5 }, { at: 70ms, complete: true }] }

@@ -57,6 +57,49 @@ final class CheckpointCommandTests: BinaryTestCase {
         XCTAssertTrue(listing.stdout.hasPrefix("counting\tcompleted\tcheckpoint "), listing.stdout)
     }
 
+    func testEachStatefulOperatorKilledAtRandomWritesTheOutputOfOneUninterruptedRun() throws {
+        // Keyed events with their own times (10 ms apart), so the windows do not hang on the run's clock.
+        var input = Data()
+        for index in 0..<400_000 {
+            input.append(Data("{\"k\":\"k\(index % 40)\",\"v\":\(index % 97),\"ts\":\(index * 10)}\n".utf8))
+        }
+        try input.write(to: URL(fileURLWithPath: path("in.jsonl")))
+        let operators = [
+            "aggregate": "- aggregate: { by: .k, every: 1m, time: .ts, fields: { n: count, total: { sum: .v } } }",
+            "buffer": "- buffer: { count: 7, timeSpan: 1h }",
+            "reduce": "- reduce: { seed: 0, accumulator: acc + .v }",
+            "distinctUntilChanged": "- distinctUntilChanged: { key: .v % 5 }",
+        ]
+        var generator = SystemRandomNumberGenerator()
+        for (name, step) in operators.sorted(by: { $0.key < $1.key }) {
+            let output = "out-\(name).jsonl"
+            try write(
+                "name: \(name)\nsource: { fixture: in.jsonl }\nops:\n  \(step)\nsink: { file: \(output) }\n",
+                to: "\(name).yaml")
+            let started = Date()
+            let whole = try runRivulet(["run", path("\(name).yaml")], timeout: 300)
+            let duration = Date().timeIntervalSince(started)
+            XCTAssertEqual(whole.status, 0, whole.stderr)
+            let expected = try Data(contentsOf: URL(fileURLWithPath: path(output)))
+            try FileManager.default.removeItem(atPath: path(output))
+            var killed = 0
+            for _ in 0..<8 {
+                let process = try startRivulet(
+                    ["run", path("\(name).yaml"), "--state", path("state.db"), "--checkpoint-interval", "20ms"],
+                    output: .null, error: .null)
+                Thread.sleep(forTimeInterval: Double.random(in: 0.05...max(0.1, duration * 0.8), using: &generator))
+                process.send(SIGKILL)
+                if process.wait() == .signalled(SIGKILL) { killed += 1 }
+            }
+            let last = try runRivulet(["run", path("\(name).yaml"), "--state", path("state.db")], timeout: 300)
+            XCTAssertEqual(last.status, 0, last.stderr)
+            XCTAssertGreaterThanOrEqual(killed, 4, "\(name): most kills landed while the pipeline ran")
+            let resumed = try Data(contentsOf: URL(fileURLWithPath: path(output)))
+            XCTAssertFalse(expected.isEmpty, name)
+            XCTAssertTrue(resumed == expected, "\(name): byte-identical to the uninterrupted run")
+        }
+    }
+
     func testAKilledHTTPSourceFetchesThePageItWaitedForAgainAndNoEarlierOne() throws {
         // Six pages of three items, then an empty one; the first request for page 4 hangs.
         let server = try serve { request, count in

@@ -1,3 +1,4 @@
+import Components
 import Foundation
 import XCTest
 
@@ -199,6 +200,77 @@ final class HTTPServerSourceTests: BinaryTestCase {
             .split(separator: "\n").count
         XCTAssertEqual(lines, accepted * 100, "every accepted element was written")
         XCTAssertEqual(accepted + answers.filter { $0.status == 503 }.count, 2000)
+    }
+
+    /// Posts `bodies` to 127.0.0.1:`port`/events, one thread each, in the background; once all
+    /// are answered it writes their statuses (in order) to `answers`.
+    private func postInBackground(_ bodies: [String], port: Int, answers: URL) throws -> Process {
+        let script = directory.appendingPathComponent("post.py")
+        try """
+        import http.client, json, sys, threading, time
+        port, bodies, out = int(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]
+        deadline = time.time() + 10
+        while True:
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=5); c.connect(); c.close(); break
+            except OSError:
+                if time.time() > deadline: sys.exit("server never came up")
+                time.sleep(0.02)
+        statuses = [None] * len(bodies)
+        def post(i):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            c.request("POST", "/events", body=bodies[i].encode())
+            statuses[i] = c.getresponse().status
+        threads = [threading.Thread(target=post, args=(i,)) for i in range(len(bodies))]
+        for t in threads: t.start()
+        for t in threads: t.join()
+        open(out, "w").write(json.dumps(statuses))
+        """.write(to: script, atomically: true, encoding: .utf8)
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        client.arguments = [
+            "python3", script.path, String(port),
+            String(decoding: try JSONSerialization.data(withJSONObject: bodies), as: UTF8.self), answers.path,
+        ]
+        try client.run()
+        return client
+    }
+
+    func testARequestIsAnsweredOnceItsElementsAreWrittenAndASignalWritesTheOpenWindow() throws {
+        let bodies = [
+            "{\"customer\": \"ada\", \"amount\": 10}", "{\"customer\": \"bob\", \"amount\": 20}",
+            "{\"customer\": \"ada\", \"amount\": 30}",
+        ]
+        for respond in ["whenSafe", "immediately"] {
+            let port = Self.freePort()
+            let database = directory.appendingPathComponent("totals-\(respond).db")
+            let pipeline = directory.appendingPathComponent("totals-\(respond).yaml")
+            try """
+            source: { httpServer: { address: "127.0.0.1:\(port)", path: /events, respond: \(respond) } }
+            ops:
+              - aggregate: { by: .customer, every: 1h, fields: { n: count, total: { sum: .amount } } }
+            sink: { sqlite: { path: \(database.path), table: totals } }
+            """.write(to: pipeline, atomically: true, encoding: .utf8)
+            let runner = try startRivulet(["run", pipeline.path], output: .null, error: .pipe)
+            let answers = directory.appendingPathComponent("answers-\(respond).json")
+            let client = try postInBackground(bodies, port: port, answers: answers)
+            Thread.sleep(forTimeInterval: 2)
+            // Held in the open window: not answered until written, unless told to answer at once.
+            XCTAssertEqual(
+                FileManager.default.fileExists(atPath: answers.path), respond == "immediately",
+                "\(respond): answered before the window was written?")
+            runner.send(SIGINT)
+            let ended = runner.communicate(input: [], timeout: 30)
+            client.waitUntilExit()
+            XCTAssertEqual(ended.termination, .exited(130), String(decoding: ended.standardError, as: UTF8.self))
+            XCTAssertEqual(try String(contentsOf: answers, encoding: .utf8), "[202, 202, 202]", respond)
+            // The signal completed the source: the open window was written, every request counted once.
+            let query = try ChildProcess(
+                executable: "sqlite3",
+                arguments: [database.path, "SELECT key, n, total FROM totals ORDER BY key"], input: .null)
+            let rows = String(decoding: query.communicate(timeout: 30).standardOutput, as: UTF8.self)
+            XCTAssertEqual(rows, "ada|2|40\nbob|1|20\n", respond)
+        }
     }
 
     func testAnAddressInUseIsAClearError() throws {

@@ -28,6 +28,28 @@ final class LintCommandTests: BinaryTestCase {
         XCTAssertTrue(output.contains("Pipelines/carousel.yaml: ok\n"), output)
     }
 
+    func testAReduceHoldingADurableSourcesMessagesIsAWarningWithoutState() throws {
+        try write([
+            "total.yaml": """
+            source: { nats: { url: "nats://127.0.0.1:4222", stream: ORDERS, subject: "orders.>", durable: total } }
+            ops:
+              - filter: . != null
+              - reduce: { seed: 0, accumulator: acc + 1 }
+            sink: stdout
+            """
+        ])
+        let file = directory.appendingPathComponent("total.yaml").path
+        let plain = try runRivulet(["lint", file])
+        XCTAssertEqual(plain.status, 0, "a warning, not an error: " + plain.stderr)
+        XCTAssertTrue(
+            plain.stderr.contains("total.yaml:4:5: warning: 'reduce' holds every message it takes unacknowledged"),
+            plain.stderr)
+        XCTAssertTrue(plain.stderr.contains("run with --state"), plain.stderr)
+        let keeping = try runRivulet(["lint", "--state", file])
+        XCTAssertEqual(keeping.status, 0, keeping.stderr)
+        XCTAssertFalse(keeping.stderr.contains("warning"), "each checkpoint acknowledges: " + keeping.stderr)
+    }
+
     func testATestFileIsCheckedWithoutRunningItsErrorsLocatedInTheFileTheyAreIn() throws {
         try write([
             "p.yaml":

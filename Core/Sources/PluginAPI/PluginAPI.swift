@@ -37,7 +37,7 @@ public enum PluginAPI {
     /// changed declaration of the surface. Emitted into the client, so that a plugin's entry point returns the
     /// version it was compiled against (a stored constant would be read from the core at run time,
     /// and a stale plugin would always pass the check).
-    @_alwaysEmitIntoClient public static var version: Int32 { 14 }
+    @_alwaysEmitIntoClient public static var version: Int32 { 15 }
 }
 
 /// What a plugin registers its components with while it is loaded.

@@ -86,6 +86,9 @@ extension BuiltinComponents {
                 validation.error("time needs every, the length of the windows", at: Key.time, in: values)
             }
         },
+        checkpointing: .keepsState(
+            "its open window: each key's accumulators and the time the window has left; after a durable source (nats), each checkpoint acknowledges the messages the window holds"
+        ),
         elementErrors: true,
         factory: .operator { parameters, context in
             guard case .success(let fields) = AggregateField.parse(parameters[Key.fields].pairs) else {
@@ -95,26 +98,43 @@ extension BuiltinComponents {
             let every = parameters[Key.every]
             let time = parameters[Key.time]
             let scheduler = context.scheduler
-            return { source in
+            let state = context.operatorState()
+            return { [weak state] source in
                 Observable { observer, lifetime in
                     let scope = context.makeScope()
-                    let origin = scheduler.now
-                    let table = AggregateTable(fields: fields)
-                    var window: Int64?
+                    let window = AggregateWindow(fields: fields, now: scheduler.now)
                     let timer = SerialDisposable()
                     lifetime.add(timer)
                     func flush() {
-                        guard let current = window else { return }
+                        guard let current = window.index else { return }
                         let start = every.map { ($0 * current).milliseconds } ?? 0
-                        for output in table.drain(start: start, keyed: by != nil) { observer.on(.next(output)) }
-                        window = nil
+                        // The window's objects go out on behalf of every message counted in it.
+                        let origin = Origin.joining(window.held)
+                        window.held = []
+                        window.index = nil
+                        Origin.with(origin) {
+                            for output in window.table.drain(start: start, keyed: by != nil) {
+                                observer.on(.next(output))
+                            }
+                        }
                     }
                     func armClock(_ index: Int64) {
                         guard let every, time == nil else { return }
-                        let end = origin + every * (index + 1)
-                        timer.disposable = scheduler.schedule(after: Swift.max(.zero, end - scheduler.now)) {
-                            if !lifetime.isDisposed { flush() }
+                        let end = window.clockStart + every * (index + 1)
+                        // The timer works for no message of its own: the window carries its elements'.
+                        timer.disposable = Origin.with(nil) {
+                            scheduler.schedule(after: Swift.max(.zero, end - scheduler.now)) {
+                                if !lifetime.isDisposed { flush() }
+                            }
                         }
+                    }
+                    if let state {
+                        if let restored = state.takeRestored() {
+                            window.restore(restored, now: scheduler.now)
+                            if let index = window.index { armClock(index) }
+                        }
+                        state.keep(
+                            { window.saved(now: scheduler.now) }, origins: { window.held }, until: lifetime)
                     }
                     source.subscribe(
                         AnyObserver { event in
@@ -133,17 +153,18 @@ extension BuiltinComponents {
                                             }
                                             milliseconds = at
                                         } else {
-                                            milliseconds = Double((scheduler.now - origin).milliseconds)
+                                            milliseconds = Double((scheduler.now - window.clockStart).milliseconds)
                                         }
                                         index = Int64((milliseconds / Double(every.milliseconds)).rounded(.down))
                                     }
-                                    if let current = window, index > current { flush() }
-                                    if window == nil {
-                                        window = index
+                                    if let current = window.index, index > current { flush() }
+                                    if window.index == nil {
+                                        window.index = index
                                         armClock(index)
                                     }
                                     let key = try by.map { try context.evaluate($0, element, in: scope) } ?? .null
-                                    try table.add(element, key: key, scope: scope, context: context)
+                                    try window.table.add(element, key: key, scope: scope, context: context)
+                                    if let origin = Origin.current { window.held.append(origin) }
                                 } catch {
                                     do { try context.elementFailed(error, element: element) } catch {
                                         observer.on(.error(error))
@@ -162,6 +183,40 @@ extension BuiltinComponents {
                 }
             }
         })
+}
+
+/// One subscription of `aggregate`: its table, the window it is open for, where its clock's
+/// windows start, and the messages of what the window counted.
+final class AggregateWindow {
+    let table: AggregateTable
+    /// The open window's number (its start over the window length); nil while none is open.
+    var index: Int64?
+    /// The pipeline-clock time windows are counted from (without `time`).
+    var clockStart: RxTime
+    /// The origins of the elements counted in the open window.
+    var held: [Origin] = []
+
+    init(fields: [AggregateField], now: RxTime) {
+        table = AggregateTable(fields: fields)
+        clockStart = now
+    }
+
+    /// What a checkpoint keeps: the time since the clock's start (so a resumed run goes on as if
+    /// no time had passed), the open window's number and its table.
+    func saved(now: RxTime) -> Value {
+        var object = JSONObject()
+        object["elapsed"] = Value(stateDuration: now - clockStart)
+        if let index { object["window"] = .int(Int(index)) }
+        object["table"] = table.saved()
+        return .object(object)
+    }
+
+    /// Goes on from what `saved` kept.
+    func restore(_ saved: Value, now: RxTime) {
+        clockStart = now - (saved["elapsed"]?.stateDuration ?? .zero)
+        index = saved["window"]?.intValue.map(Int64.init)
+        if let table = saved["table"] { self.table.restore(table) }
+    }
 }
 
 /// The accumulators of one window, per key, in the order the keys came.
@@ -263,6 +318,40 @@ final class AggregateTable {
         seen.removeAll(keepingCapacity: true)
         values.removeAll(keepingCapacity: true)
         return outputs
+    }
+
+    /// The table as a checkpoint keeps it: each key with its count and running values.
+    func saved() -> Value {
+        [
+            "keys": .array(keys), "counts": .array(counts.map { .int($0) }),
+            "numbers": .array(numbers.map { .array($0.map { .double($0) }) }),
+            "seen": .array(seen.map { .array($0.map { .int($0) }) }),
+            "values": .array(values.map { .array($0) }),
+        ]
+    }
+
+    /// Takes back what `saved` kept (rows that do not have one entry per field are left out).
+    func restore(_ saved: Value) {
+        let savedKeys = saved["keys"]?.arrayValue ?? []
+        let savedCounts = saved["counts"]?.arrayValue ?? []
+        let savedNumbers = saved["numbers"]?.arrayValue ?? []
+        let savedSeen = saved["seen"]?.arrayValue ?? []
+        let savedValues = saved["values"]?.arrayValue ?? []
+        for (row, key) in savedKeys.enumerated() {
+            guard row < savedCounts.count, row < savedNumbers.count, row < savedSeen.count, row < savedValues.count,
+                let count = savedCounts[row].intValue,
+                let rowNumbers = savedNumbers[row].arrayValue?.compactMap(\.doubleValue),
+                let rowSeen = savedSeen[row].arrayValue?.compactMap(\.intValue),
+                let rowValues = savedValues[row].arrayValue,
+                rowNumbers.count == fields.count, rowSeen.count == fields.count, rowValues.count == fields.count
+            else { continue }
+            index[key] = keys.count
+            keys.append(key)
+            counts.append(count)
+            numbers.append(rowNumbers)
+            seen.append(rowSeen)
+            values.append(rowValues)
+        }
     }
 
     private static func number(_ double: Double) -> Value {

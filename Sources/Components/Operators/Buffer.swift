@@ -21,9 +21,11 @@ extension BuiltinComponents {
         factory: .operator { parameters, context in
             let timeSpan = parameters[Key.timeSpan]
             let count = max(1, parameters[Key.count])
-            if context.checkpoints != nil {
-                return { CheckpointedBuffer.make($0, timeSpan: timeSpan, count: count, context: context) }
+            let state = context.operatorState()
+            return { [weak state] in
+                $0.buffer(timeSpan: timeSpan, count: count, scheduler: context.scheduler, state: state).map {
+                    Value.array($0)
+                }
             }
-            return { $0.buffer(timeSpan: timeSpan, count: count, scheduler: context.scheduler).map { Value.array($0) } }
         })
 }

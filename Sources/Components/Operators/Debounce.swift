@@ -20,7 +20,7 @@ extension BuiltinComponents {
         checkpointing: .keepsState("its pending element and the time left until it is due"),
         factory: .operator { parameters, context in
             let dueTime = parameters[Key.dueTime]
-            guard context.checkpoints != nil else { return { $0.debounce(dueTime, scheduler: context.scheduler) } }
-            return { CheckpointedDebounce.make($0, dueTime: dueTime, context: context) }
+            let state = context.operatorState()
+            return { [weak state] in $0.debounce(dueTime, scheduler: context.scheduler, state: state) }
         })
 }

@@ -17,7 +17,7 @@ extension BuiltinComponents {
         checkpointing: .keepsState("the elements still waiting, each with the time it has left"),
         factory: .operator { parameters, context in
             let dueTime = parameters[Key.dueTime]
-            guard context.checkpoints != nil else { return { $0.delay(dueTime, scheduler: context.scheduler) } }
-            return { CheckpointedDelay.make($0, dueTime: dueTime, context: context) }
+            let state = context.operatorState()
+            return { [weak state] in $0.delay(dueTime, scheduler: context.scheduler, state: state) }
         })
 }

@@ -16,11 +16,16 @@ extension BuiltinComponents {
         parameters: [Key.seed, Key.accumulator],
         primary: Key.accumulator,
         example: "- reduce: { seed: 0, accumulator: acc + .bytes }",
-        checkpointing: .keepsState("its total so far"),
+        checkpointing: .keepsState(
+            "its total so far; after a durable source (nats), each checkpoint acknowledges the messages the total holds"),
         elementErrors: true,
         factory: .operator { parameters, context in
-            { source in
-                Accumulation.applying(source, parameters, context: context) { $0.reduce($1, accumulator: $2) }
+            // The runtime's reduce keeps the total, and with it the messages it stands for.
+            let state = context.operatorState()
+            return { [weak state] source in
+                Accumulation.applying(source, parameters, context: context, state: state) {
+                    $0.reduce($1, accumulator: $2, mapResult: { $0 }, state: state)
+                }
             }
         })
 }

@@ -10,8 +10,8 @@ enum Accumulation {
 
     /// For one subscription: the value to start from (the seed, or what a checkpoint kept) and the
     /// step that evaluates the accumulator with `acc` set, keeping its result for checkpoints when
-    /// the run keeps state.
-    static func start(_ parameters: ParameterValues, context: ComponentContext) -> (
+    /// the run keeps state (in `state` when the runtime's operator keeps it, else here).
+    static func start(_ parameters: ParameterValues, context: ComponentContext, state: OperatorState<Value>?) -> (
         seed: Value, step: (Value, Value) throws -> Value
     ) {
         let accumulator = parameters[accumulator]
@@ -20,6 +20,7 @@ enum Accumulation {
             scope.accumulator = acc
             return try context.evaluate(accumulator, element, in: scope)
         }
+        if let state { return (state.takeRestored() ?? parameters[seed], evaluate) }
         guard context.checkpoints != nil else { return (parameters[seed], evaluate) }
         let state = StateBox(context.restoredState ?? parameters[seed])
         context.keepState { state.value }
@@ -39,11 +40,12 @@ extension Accumulation {
     /// dropped before the operator sees it, and the accumulated value stays as it was.
     static func applying(
         _ source: Observable<Value>, _ parameters: ParameterValues, context: ComponentContext,
+        state: OperatorState<Value>? = nil,
         _ accumulate:
             @escaping (Observable<Value>, Value, @escaping (Value, Value) throws -> Value) -> Observable<Value>
     ) -> Observable<Value> {
         Observable.deferred {
-            let (seed, step) = start(parameters, context: context)
+            let (seed, step) = start(parameters, context: context, state: state)
             guard context.onError != .fail else { return accumulate(source, seed, step) }
             let current = StateBox(seed)
             let stepped = source.filter { element in

@@ -23,9 +23,7 @@ extension BuiltinComponents {
         factory: .operator { parameters, context in
             let dueTime = parameters[Key.dueTime]
             let latest = parameters[Key.latest]
-            if context.checkpoints != nil {
-                return { CheckpointedThrottle.make($0, dueTime: dueTime, latest: latest, context: context) }
-            }
-            return { $0.throttle(dueTime, latest: latest, scheduler: context.scheduler) }
+            let state = context.operatorState()
+            return { [weak state] in $0.throttle(dueTime, latest: latest, scheduler: context.scheduler, state: state) }
         })
 }

@@ -16,10 +16,23 @@ private enum Key {
     static let maxBodyBytes = Parameter<Int>(
         "maxBodyBytes", default: 1_048_576, doc: "The largest body accepted; a larger one is answered 413."
     ).atLeast(1)
+    static let respond = Parameter<WebhookResponseTime>(
+        "respond", default: .whenSafe,
+        doc:
+            "whenSafe: answer once the request's elements are written by the sinks or kept by a committed checkpoint (at-least-once); immediately: once they are in the pipeline (at-most-once)."
+    )
     static let queue = Parameter<Int>(
         "queue", default: 1000,
         doc: "How many elements may wait for the pipeline; past that, requests are answered 503 with Retry-After."
     ).atLeast(1)
+}
+
+/// When `httpServer` answers a request it took.
+enum WebhookResponseTime: String, ParameterChoice {
+    /// Once every element of the request is written by the sinks or kept by a committed checkpoint.
+    case whenSafe
+    /// As soon as the elements are in the pipeline, before they are written.
+    case immediately
 }
 
 extension BuiltinComponents {
@@ -31,7 +44,13 @@ extension BuiltinComponents {
             Listens on address (127.0.0.1:8080 by default, never another address unless written) for \
             POST requests to path (or paths). A body that is one JSON value is one element, a JSON \
             array one element per item, JSON Lines one element per line. Answers: 202 \
-            {"accepted": N} once the elements are in the pipeline; 400 {"error": ...} for a body \
+            {"accepted": N} once every element of the request is safe — written by the sinks (or \
+            dropped by a filter), or held by an operator whose state a committed checkpoint keeps \
+            (--state) — or, with respond: immediately, as soon as the elements are in the pipeline; \
+            500 {"error": ...} when work on one of its elements failed; 503 with Retry-After: 1 when \
+            the run stopped before its elements were safe, and for new requests once a signal \
+            stops the run (the source then completes, so open windows are emitted and written); \
+            400 {"error": ...} for a body \
             that is not JSON, naming the line; 401 without the right bearer token (when token is \
             set); 404 for another path; 405 for another method; 413 for a body over maxBodyBytes; \
             503 with Retry-After: 1 when queue elements already wait for the pipeline — nothing of \
@@ -40,7 +59,7 @@ extension BuiltinComponents {
             signal (or take, or --until). It needs the real clock; under rivulet test give its stream \
             an input instead. The address it listens on is logged at start.
             """,
-        parameters: [Key.address, Key.path, Key.paths, Key.token, Key.maxBodyBytes, Key.queue],
+        parameters: [Key.address, Key.path, Key.paths, Key.token, Key.maxBodyBytes, Key.respond, Key.queue],
         example: "source: { httpServer: { address: \"127.0.0.1:8080\", path: /orders, token: \"${WEBHOOK_TOKEN}\" } }",
         validate: { values, validation in
             if HTTPServerAddress.parse(values[Key.address]) == nil {
@@ -58,9 +77,10 @@ extension BuiltinComponents {
                     note: "write ${NAME:?message} to fail when NAME is not set")
             }
         },
+        checkpointing: .stateless,
         delivery: Delivery(
-            .atMostOnce,
-            "a request is answered 202 once its elements are in the pipeline, before they are written: a run killed then loses them (a sender retries only what was not answered)"
+            .atLeastOnce,
+            "a request is answered 202 only once its elements are written or kept by a committed checkpoint, so a sender that retries what was not answered 2xx loses nothing (and may send some twice); with respond: immediately, at-most-once: a run killed after the answer loses what it had not written"
         ),
         factory: .source { parameters, context in
             // Validated above.
@@ -69,10 +89,11 @@ extension BuiltinComponents {
                 host: host, port: port, paths: Set(parameters[Key.paths] ?? [parameters[Key.path]]),
                 token: parameters[Key.token], maxBodyBytes: parameters[Key.maxBodyBytes],
                 queueLimit: parameters[Key.queue])
+            let respond = parameters[Key.respond]
             if let token = settings.token {
                 context.shared(HTTPSession.self) { HTTPSession(mode: .live) }.redactor.add(token)
             }
-            return PipelineSource { _ in HTTPServerSource.observable(settings, context: context) }
+            return PipelineSource { _ in HTTPServerSource.observable(settings, respond: respond, context: context) }
         })
 }
 
@@ -91,7 +112,9 @@ extension BuiltinComponents {
 }
 
 enum HTTPServerSource {
-    static func observable(_ settings: WebhookSettings, context: ComponentContext) -> Observable<Value> {
+    static func observable(_ settings: WebhookSettings, respond: WebhookResponseTime, context: ComponentContext)
+        -> Observable<Value>
+    {
         Observable { observer, lifetime in
             guard let scheduler = context.scheduler as? any ConcurrentDeliveryScheduler else {
                 observer.on(
@@ -102,15 +125,25 @@ enum HTTPServerSource {
             }
             let target = SchedulerBound((observer, lifetime))
             let queue = WebhookQueue(limit: settings.queueLimit)
+            let ending = context.shared(RunEnding.self) { RunEnding() }
             let server: WebhookServer
             do {
-                server = try WebhookServer(settings: settings, queue: queue) { elements, accepted in
+                server = try WebhookServer(settings: settings, queue: queue) { elements, answer in
                     scheduler.enqueue {
                         let (observer, lifetime) = target.value
                         defer { queue.release(elements.count) }
-                        guard !lifetime.isDisposed else { return }
-                        for element in elements { observer.on(.next(element)) }
-                        accepted()
+                        guard !lifetime.isDisposed else {
+                            return answer(.retryLater("the run stopped before taking the request; try again"))
+                        }
+                        guard respond == .whenSafe else {
+                            for element in elements { observer.on(.next(element)) }
+                            return answer(.accepted(elements.count))
+                        }
+                        // The request is the origin of its elements: answered once nothing holds it.
+                        let request = WebhookRequest(count: elements.count, ending: ending, answer: answer)
+                        Origin.with(request) {
+                            for element in elements { observer.on(.next(element)) }
+                        }
                     }
                 }
             } catch {
@@ -119,8 +152,55 @@ enum HTTPServerSource {
                 return
             }
             lifetime.onDispose { server.stop() }
+            // A signal: new requests are refused, and the stream completes so that what the
+            // pipeline holds (open windows) is emitted and written; after the run, the answers
+            // still owed are sent before the process ends.
+            let drains = context.shared(SourceDrains.self) { SourceDrains() }
+            drains.add {
+                server.refuseNew()
+                if !lifetime.isDisposed { observer.on(.completed) }
+            }
+            drains.atEnd { server.waitForAnswers(timeout: .seconds(2)) }
             let paths = settings.paths.sorted().joined(separator: ", ")
             context.log("\(context.componentName): listening on http://\(settings.host):\(server.port) (\(paths))")
+        }
+    }
+}
+
+/// A request taken by `httpServer` as the origin of its elements: answered 202 when nothing
+/// holds it any more (every element written, or dropped) or when a committed checkpoint keeps
+/// what holds it; 500 if work on an element failed; 503 if the run stopped before.
+final class WebhookRequest: Origin {
+    private let count: Int
+    private let ending: RunEnding
+    private let answer: @Sendable (WebhookAnswer) -> Void
+    private var failure: String?
+    private var answered = false
+
+    init(count: Int, ending: RunEnding, answer: @escaping @Sendable (WebhookAnswer) -> Void) {
+        self.count = count
+        self.ending = ending
+        self.answer = answer
+    }
+
+    override func fail(_ error: any Error) {
+        if failure == nil { failure = (error as? PipelineRuntimeError)?.message ?? "\(error)" }
+    }
+
+    override func checkpointed() {
+        guard !answered, failure == nil else { return }
+        answered = true
+        answer(.accepted(count))
+    }
+
+    deinit {
+        guard !answered else { return }
+        if let failure {
+            answer(.failed(Secrets.shared.redact(failure)))
+        } else if ending.isAbandoned {
+            answer(.retryLater("the run stopped before the request's elements were written; try again"))
+        } else {
+            answer(.accepted(count))
         }
     }
 }

@@ -117,10 +117,10 @@ struct TimelineEntry {
         return Observable.deferred {
             let restored = checkpoints?.takeRestoredState(key)
             let emitted = StateBox(restored?["emitted"]?.intValue ?? 0)
-            let elapsed = RxTimeInterval(checkpointValue: restored?["elapsed"]) ?? .zero
+            let elapsed = restored?["elapsed"]?.stateDuration ?? .zero
             let start = scheduler.now
             checkpoints?.register(key) {
-                ["emitted": .int(emitted.value), "elapsed": (elapsed + scheduler.now - start).checkpointValue]
+                ["emitted": .int(emitted.value), "elapsed": Value(stateDuration: elapsed + scheduler.now - start)]
             }
             let rest = entries.dropFirst(emitted.value).map {
                 TimelineEntry(at: max(.zero, $0.at - elapsed), event: $0.event)

@@ -54,6 +54,50 @@
         }
     }
 
+    /// The operators that hold the message of every element they take until their stream
+    /// completes (they emit one total then).
+    static let holdingUntilCompletion: Set<String> = ["reduce"]
+
+    /// Whether `source` delivers messages that wait for acknowledgement (a `nats` source reading a
+    /// JetStream stream: it stops fetching at `maxAckPending` unacknowledged messages).
+    static func awaitsAcknowledgement(_ source: ValidatedComponent) -> Bool {
+        source.spec.name == "nats" && source.parameters.values["stream"] != nil
+    }
+
+    /// For a run without `--state`: a warning at every operator that holds every message of such
+    /// a source until its stream completes, so the run stops fetching once the source's limit of
+    /// unacknowledged messages is reached. With `--state` each checkpoint acknowledges them.
+    public static func heldAcknowledgements(_ pipeline: ValidatedPipeline) -> [Diagnostic] {
+        // Which streams carry such messages, through streams that read other streams.
+        var carrying: Set<String> = []
+        var changed = true
+        while changed {
+            changed = false
+            for stream in pipeline.streams where !carrying.contains(stream.name) {
+                let carries: Bool
+                switch stream.origin {
+                case .component(let source): carries = awaitsAcknowledgement(source)
+                case .stream(let name): carries = carrying.contains(name)
+                }
+                if carries {
+                    carrying.insert(stream.name)
+                    changed = true
+                }
+            }
+        }
+        return pipeline.streams.filter { carrying.contains($0.name) }.flatMap { stream in
+            stream.operators.filter { holdingUntilCompletion.contains($0.spec.name) }.map { component in
+                Diagnostic.warning(
+                    "'\(component.spec.name)' holds every message it takes unacknowledged until its stream completes: "
+                        + "the nats source stops fetching at maxAckPending and the run waits",
+                    at: component.use.location,
+                    note:
+                        "run with --state (each checkpoint acknowledges what it holds), or total per period with window or aggregate"
+                )
+            }
+        }
+    }
+
     /// The first difference between the shape a checkpoint was taken with and the pipeline's
     /// shape now, said in words; nil when they are the same.
     public static func difference(saved: [String], now: [String]) -> String? {
@@ -67,6 +111,17 @@
 }
 
 extension PipelineLoader.Loaded {
+    /// The same outcome with the warnings of a run without `--state` added: an operator that
+    /// holds a durable source's messages until its stream completes.
+    public func checkingAcknowledgements() -> PipelineLoader.Loaded {
+        guard let pipeline else { return self }
+        let warnings = CheckpointPlan.heldAcknowledgements(pipeline)
+        guard !warnings.isEmpty else { return self }
+        return PipelineLoader.Loaded(
+            source: source, pipeline: pipeline, diagnostics: (diagnostics + warnings).sorted { $0.location < $1.location },
+            baseDirectory: baseDirectory)
+    }
+
     /// The same outcome with the checkpoint check added (`run --state`, `lint --state`): an error
     /// at every component that cannot be checkpointed, and no pipeline if there is one.
     public func checkingCheckpoints() -> PipelineLoader.Loaded {

@@ -12,7 +12,7 @@ public final class Checkpoints {
     public let interval: RxTimeInterval
     private let scheduler: any SchedulerType
     private let commit: (Value) throws -> Void
-    private var readers: [(key: String, read: () throws -> Value)] = []
+    private var readers: [(key: String, read: () throws -> Value, origins: (() -> [Origin])?)] = []
     private var nextDue: RxTime
     private var opportunities = 0
     /// The error of the checkpoint that failed (a full disk, a write error); the run then stops.
@@ -44,11 +44,29 @@ public final class Checkpoints {
     /// Registers how to read the state of the component `key`; a later registration under the
     /// same key (a resubscription) replaces it.
     public func register(_ key: String, read: @escaping () throws -> Value) {
+        register(key, read: read, origins: nil)
+    }
+
+    /// Registers a runtime operator's state under `key`: a checkpoint reads its state and, once
+    /// committed, settles the origins of the elements it holds (their effect is in the checkpoint).
+    public func register(_ key: String, state: OperatorState<Value>) {
+        register(key, read: { state.read() ?? .null }, origins: state.heldOrigins)
+    }
+
+    private func register(_ key: String, read: @escaping () throws -> Value, origins: (() -> [Origin])?) {
         if let index = readers.firstIndex(where: { $0.key == key }) {
             readers[index].read = read
+            readers[index].origins = origins
         } else {
-            readers.append((key, read))
+            readers.append((key, read, origins))
         }
+    }
+
+    /// Lets go of every component's reader once the last checkpoint of the run is taken: the
+    /// operators' state (which a reader keeps readable after the run stopped, for that last
+    /// checkpoint) is freed, and the messages it held are settled.
+    public func end() {
+        readers.removeAll()
     }
 
     /// Takes a checkpoint if one is due. Sources that emit in a loop call this between two
@@ -70,15 +88,22 @@ public final class Checkpoints {
     }
 
     /// Takes a checkpoint now: reads every component's state (sinks flush and sync what they
-    /// wrote) and commits the snapshot. A failure is kept in `failure` and stops the run.
+    /// wrote) and commits the snapshot; then the messages whose elements operators hold in that
+    /// state are settled (acknowledged), since the checkpoint now keeps them. A failure is kept in
+    /// `failure` and stops the run.
     public func checkpoint() {
         guard failure == nil else { return }
         nextDue = scheduler.now + interval
         do {
             var snapshot = JSONObject()
-            for (key, read) in readers { snapshot[key] = try read() }
+            var kept: [Origin] = []
+            for (key, read, origins) in readers {
+                snapshot[key] = try read()
+                if let origins { kept += origins() }
+            }
             try commit(.object(snapshot))
             committed += 1
+            for origin in kept { origin.checkpointed() }
         } catch {
             failure = error
             onFailure?(error)

@@ -93,6 +93,18 @@ public final class ComponentContext {
         checkpoints?.register(checkpointKey, read: read)
     }
 
+    /// Where a runtime operator of this component keeps its state for checkpoints (`debounce(_:
+    /// scheduler:state:)` and the like), holding what the checkpoint the run resumes from kept;
+    /// nil when the run keeps no state, so the operator runs as it does without checkpoints. The
+    /// checkpoints own it (it keeps the operator's state readable for the run's last checkpoint):
+    /// capture it weakly in the operator, which the pipeline keeps, or the two keep each other.
+    public func operatorState() -> OperatorState<Value>? {
+        guard let checkpoints else { return nil }
+        let state = OperatorState<Value>(restoring: checkpoints.takeRestoredState(checkpointKey))
+        checkpoints.register(checkpointKey, state: state)
+        return state
+    }
+
     /// The path of `path` relative to the pipeline file (absolute paths are kept).
     public func resolvePath(_ path: String) -> String {
         Validator.resolve(path, against: baseDirectory)

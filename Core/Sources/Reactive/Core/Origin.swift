@@ -24,6 +24,11 @@ open class Origin {
     /// acknowledged. The default does nothing.
     open func fail(_ error: any Error) {}
 
+    /// Records that every effect of this origin is durable in a committed checkpoint (an
+    /// operator's state holds it), so the message may be acknowledged now rather than when
+    /// nothing holds it any more. The default does nothing.
+    open func checkpointed() {}
+
     /// Runs `body` with `origin` as the current origin, then restores the previous one.
     @inlinable
     public static func with<Result>(_ origin: Origin?, _ body: () throws -> Result) rethrows -> Result {
@@ -62,6 +67,10 @@ final class JoinedOrigin: Origin {
     override func fail(_ error: any Error) {
         for part in parts { part.fail(error) }
     }
+
+    override func checkpointed() {
+        for part in parts { part.checkpointed() }
+    }
 }
 
 /// The origins of the elements an operator holds (a buffer's, a queue's), collected only while
@@ -79,6 +88,10 @@ struct HeldOrigins {
     mutating func keepCurrent() {
         if let origin = Origin.current { origins.append(origin) }
     }
+
+    /// Everything kept, still kept.
+    @usableFromInline
+    var all: [Origin] { origins }
 
     /// Hands over everything kept, as one origin.
     @inlinable

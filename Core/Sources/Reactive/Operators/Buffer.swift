@@ -18,6 +18,25 @@ extension ObservableType {
     }
 }
 
+extension ObservableType where Element: StateRepresentable {
+    /// `buffer(timeSpan:count:scheduler:)` that keeps its state in `state` for checkpoints: the
+    /// list it is collecting and the time left in its window. Restored, the window ends when it
+    /// had left to end.
+    @inlinable
+    public func buffer(
+        timeSpan: RxTimeInterval, count: Int, scheduler: any SchedulerType, state: OperatorState<Element>?
+    ) -> Observable<[Element]> {
+        guard let state else { return buffer(timeSpan: timeSpan, count: count, scheduler: scheduler) }
+        let source = asObservable()
+        return Observable { observer, lifetime in
+            let sink = BufferSink<Element>(
+                timeSpan: timeSpan, count: count, scheduler: scheduler, downstream: observer, lifetime: lifetime)
+            sink.keep(in: state)
+            source.subscribe(AnyObserver(sink.on), in: sink.upstream)
+        }
+    }
+}
+
 @usableFromInline
 final class BufferSink<Element>: Sink<[Element]> {
     @usableFromInline
@@ -51,10 +70,19 @@ final class BufferSink<Element>: Sink<[Element]> {
     }
 
     @usableFromInline
+    var windowEnd: RxTime = .zero
+
+    @usableFromInline
     func startWindow() {
+        startWindow(lasting: timeSpan)
+    }
+
+    @usableFromInline
+    func startWindow(lasting length: RxTimeInterval) {
         let current = window
+        windowEnd = scheduler.now + length
         // The window's timer works for no message of its own: the buffer carries its elements'.
-        timer.disposable = Origin.with(nil) { scheduler.schedule(after: timeSpan) { self.windowEnded(current) } }
+        timer.disposable = Origin.with(nil) { scheduler.schedule(after: length) { self.windowEnded(current) } }
     }
 
     @usableFromInline
@@ -90,5 +118,24 @@ final class BufferSink<Element>: Sink<[Element]> {
             Origin.with(held.take()) { forward(.next(last)) }
             forwardTerminal(.completed)
         }
+    }
+}
+
+extension BufferSink where Element: StateRepresentable {
+    /// Takes what `state` restored (the list collected and the time its window had left), starts
+    /// the window, and registers how a checkpoint reads this subscription.
+    @usableFromInline
+    func keep(in state: OperatorState<Element>) {
+        let restored = state.takeRestored()
+        buffer = restored?.stateField("items")?.stateList ?? []
+        startWindow(lasting: max(.zero, restored?.stateField("left")?.stateDuration ?? timeSpan))
+        state.keep(
+            {
+                return Element(stateRecord: [
+                    ("items", Element(stateList: self.buffer)),
+                    ("left", Element(stateDuration: max(.zero, self.windowEnd - self.scheduler.now))),
+                ])
+            },
+            origins: { self.held.all }, until: lifetime)
     }
 }

@@ -13,6 +13,24 @@ extension ObservableType {
     }
 }
 
+extension ObservableType where Element: StateRepresentable {
+    /// `debounce(_:scheduler:)` that keeps its state in `state` for checkpoints: the pending
+    /// element and the time left until it is due. Restored, it goes on as if no time had passed
+    /// while the run was down.
+    @inlinable
+    public func debounce(
+        _ dueTime: RxTimeInterval, scheduler: any SchedulerType, state: OperatorState<Element>?
+    ) -> Observable<Element> {
+        guard let state else { return debounce(dueTime, scheduler: scheduler) }
+        let source = asObservable()
+        return Observable { observer, lifetime in
+            let sink = DebounceSink(dueTime: dueTime, scheduler: scheduler, downstream: observer, lifetime: lifetime)
+            sink.keep(in: state)
+            source.subscribe(AnyObserver(sink.on), in: sink.upstream)
+        }
+    }
+}
+
 @usableFromInline
 final class DebounceSink<Element>: Sink<Element> {
     @usableFromInline
@@ -39,6 +57,9 @@ final class DebounceSink<Element>: Sink<Element> {
         lifetime.add(timer)
     }
 
+    @usableFromInline
+    var due: RxTime = .zero
+
     @inlinable
     func on(_ event: Event<Element>) {
         if isDisposed { return }
@@ -46,9 +67,7 @@ final class DebounceSink<Element>: Sink<Element> {
         case .next(let element):
             pending = element
             pendingOrigin = Origin.current
-            generation &+= 1
-            let current = generation
-            timer.disposable = scheduler.schedule(after: dueTime) { self.fire(current) }
+            arm(after: dueTime)
         case .error:
             pending = nil
             pendingOrigin = nil
@@ -67,10 +86,39 @@ final class DebounceSink<Element>: Sink<Element> {
     }
 
     @usableFromInline
+    func arm(after delay: RxTimeInterval) {
+        generation &+= 1
+        let current = generation
+        due = scheduler.now + delay
+        timer.disposable = scheduler.schedule(after: delay) { self.fire(current) }
+    }
+
+    @usableFromInline
     func fire(_ expected: Int) {
         guard expected == generation, !isDisposed, let element = pending else { return }
         pending = nil
         pendingOrigin = nil
         forward(.next(element))
+    }
+}
+
+extension DebounceSink where Element: StateRepresentable {
+    /// Takes what `state` restored (a pending element and the time it had left) and registers how
+    /// a checkpoint reads this subscription.
+    @usableFromInline
+    func keep(in state: OperatorState<Element>) {
+        if let restored = state.takeRestored(), let element = restored.stateField("pending") {
+            pending = element
+            arm(after: max(.zero, restored.stateField("left")?.stateDuration ?? .zero))
+        }
+        state.keep(
+            {
+                guard let pending = self.pending else { return Element(stateRecord: []) }
+                return Element(stateRecord: [
+                    ("pending", pending),
+                    ("left", Element(stateDuration: max(.zero, self.due - self.scheduler.now))),
+                ])
+            },
+            origins: { self.pendingOrigin.map { [$0] } ?? [] }, until: lifetime)
     }
 }

@@ -13,6 +13,24 @@ extension ObservableType {
     }
 }
 
+extension ObservableType where Element: StateRepresentable {
+    /// `delay(_:scheduler:)` that keeps its state in `state` for checkpoints: every element (and a
+    /// completion) still waiting, each with the time it has left. Restored, each comes out when it
+    /// had left to come.
+    @inlinable
+    public func delay(
+        _ dueTime: RxTimeInterval, scheduler: any SchedulerType, state: OperatorState<Element>?
+    ) -> Observable<Element> {
+        guard let state else { return delay(dueTime, scheduler: scheduler) }
+        let source = asObservable()
+        return Observable { observer, lifetime in
+            let sink = DelaySink(dueTime: dueTime, scheduler: scheduler, downstream: observer, lifetime: lifetime)
+            sink.keep(in: state)
+            source.subscribe(AnyObserver(sink.on), in: sink.upstream)
+        }
+    }
+}
+
 @usableFromInline
 final class DelaySink<Element>: Sink<Element> {
     @usableFromInline
@@ -45,15 +63,22 @@ final class DelaySink<Element>: Sink<Element> {
         switch event {
         case .next, .completed:
             if event.isStopEvent { upstream.dispose() }
-            queue.append((scheduler.now + dueTime, event, Origin.current))
-            if !timerArmed {
-                timerArmed = true
-                // The queue carries each element's origin; the timer works for none of them.
-                timer.disposable = Origin.with(nil) { scheduler.schedule(after: dueTime) { self.drain() } }
-            }
+            enqueue(event, due: scheduler.now + dueTime)
         case .error:
             queue.removeAll()
             forwardTerminal(event)
+        }
+    }
+
+    /// Queues an event, due at `due` (never earlier than those queued before it).
+    @inlinable
+    func enqueue(_ event: Event<Element>, due: RxTime) {
+        queue.append((due, event, Origin.current))
+        if !timerArmed {
+            timerArmed = true
+            // The queue carries each element's origin; the timer works for none of them.
+            let wait = due - scheduler.now
+            timer.disposable = Origin.with(nil) { scheduler.schedule(after: wait) { self.drain() } }
         }
     }
 
@@ -82,5 +107,35 @@ final class DelaySink<Element>: Sink<Element> {
             let wait = queue[queueHead].due - now
             timer.disposable = Origin.with(nil) { scheduler.schedule(after: wait) { self.drain() } }
         }
+    }
+}
+
+extension DelaySink where Element: StateRepresentable {
+    /// Takes what `state` restored (the events waiting, each with the time it had left) and
+    /// registers how a checkpoint reads this subscription.
+    @usableFromInline
+    func keep(in state: OperatorState<Element>) {
+        for entry in state.takeRestored()?.stateList ?? [] {
+            let left = max(.zero, entry.stateField("left")?.stateDuration ?? .zero)
+            let due = max(queue.last?.due ?? .zero, scheduler.now + left)
+            if let element = entry.stateField("next") {
+                Origin.with(nil) { enqueue(.next(element), due: due) }
+            } else {
+                Origin.with(nil) { enqueue(.completed, due: due) }
+            }
+        }
+        state.keep(
+            {
+                let now = self.scheduler.now
+                return Element(
+                    stateList: self.queue[self.queueHead...].map { entry in
+                        let left = Element(stateDuration: max(.zero, entry.due - now))
+                        if case .next(let element) = entry.event {
+                            return Element(stateRecord: [("next", element), ("left", left)])
+                        }
+                        return Element(stateRecord: [("completed", Element(stateInteger: 1)), ("left", left)])
+                    })
+            },
+            origins: { self.queue[self.queueHead...].compactMap(\.origin) }, until: lifetime)
     }
 }

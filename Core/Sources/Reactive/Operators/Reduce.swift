@@ -17,6 +17,25 @@ extension ObservableType {
         }
     }
 
+    /// `reduce(_:accumulator:mapResult:)` that keeps its total in `state` for checkpoints (and
+    /// starts from the total restored there); the origins of every element it took are held in
+    /// that state, so a checkpoint settles them rather than the end of the stream.
+    @inlinable
+    public func reduce<Accumulate, Result>(
+        _ seed: Accumulate, accumulator: @escaping (Accumulate, Element) throws -> Accumulate,
+        mapResult: @escaping (Accumulate) throws -> Result, state: OperatorState<Accumulate>?
+    ) -> Observable<Result> {
+        guard let state else { return reduce(seed, accumulator: accumulator, mapResult: mapResult) }
+        let source = asObservable()
+        return Observable { observer, lifetime in
+            let sink = ReduceSink(
+                seed: state.takeRestored() ?? seed, accumulator: accumulator, mapResult: mapResult,
+                downstream: observer, lifetime: lifetime)
+            state.keep({ sink.accumulate }, origins: { sink.held.all }, until: lifetime)
+            source.subscribe(AnyObserver(sink.on), in: lifetime)
+        }
+    }
+
     /// `reduce(_:accumulator:mapResult:)` emitting the total itself.
     @inlinable
     public func reduce<Accumulate>(

@@ -18,6 +18,24 @@ extension ObservableType {
     }
 }
 
+extension ObservableType where Element: StateRepresentable {
+    /// `throttle(_:latest:scheduler:)` that keeps its state in `state` for checkpoints: how long
+    /// ago it last sent an element, and the element waiting for the window's end.
+    @inlinable
+    public func throttle(
+        _ dueTime: RxTimeInterval, latest: Bool = true, scheduler: any SchedulerType, state: OperatorState<Element>?
+    ) -> Observable<Element> {
+        guard let state else { return throttle(dueTime, latest: latest, scheduler: scheduler) }
+        let source = asObservable()
+        return Observable { observer, lifetime in
+            let sink = ThrottleSink(
+                dueTime: dueTime, latest: latest, scheduler: scheduler, downstream: observer, lifetime: lifetime)
+            sink.keep(in: state)
+            source.subscribe(AnyObserver(sink.on), in: sink.upstream)
+        }
+    }
+}
+
 @usableFromInline
 final class ThrottleSink<Element>: Sink<Element> {
     @usableFromInline
@@ -90,6 +108,8 @@ final class ThrottleSink<Element>: Sink<Element> {
     @inlinable
     func sendNow(_ element: Element) {
         pending = nil
+        // A pending element superseded by one sent at once is dropped, and its message let go.
+        pendingOrigin = nil
         forward(.next(element))
         lastSentTime = scheduler.now
     }
@@ -107,5 +127,30 @@ final class ThrottleSink<Element>: Sink<Element> {
             }
         }
         if completionPending { forwardTerminal(.completed) }
+    }
+}
+
+extension ThrottleSink where Element: StateRepresentable {
+    /// Takes what `state` restored (how long ago the last element went, the one waiting) and
+    /// registers how a checkpoint reads this subscription.
+    @usableFromInline
+    func keep(in state: OperatorState<Element>) {
+        if let restored = state.takeRestored(), let since = restored.stateField("since")?.stateDuration {
+            lastSentTime = scheduler.now - since
+            if let element = restored.stateField("pending") {
+                pending = element
+                timer.disposable = scheduler.schedule(after: max(.zero, dueTime - since)) { self.propagate() }
+            }
+        }
+        state.keep(
+            {
+                var fields: [(String, Element)] = []
+                if let lastSentTime = self.lastSentTime {
+                    fields.append(("since", Element(stateDuration: self.scheduler.now - lastSentTime)))
+                }
+                if let pending = self.pending { fields.append(("pending", pending)) }
+                return Element(stateRecord: fields)
+            },
+            origins: { (self.pending != nil ? self.pendingOrigin : nil).map { [$0] } ?? [] }, until: lifetime)
     }
 }

@@ -83,29 +83,76 @@ final class WebhookQueue: Sendable {
 /// its own thread, hands the elements to `deliver` (which runs them into the pipeline on the
 /// pipeline's thread and calls back once they are in), and answers 202 then.
 final class WebhookServer: Sendable {
-    typealias Deliver = @Sendable (_ elements: [Value], _ accepted: @escaping @Sendable () -> Void) -> Void
+    typealias Deliver = @Sendable (_ elements: [Value], _ answer: @escaping @Sendable (WebhookAnswer) -> Void) -> Void
 
     private let channel: any Channel
     /// The port it listens on (the one written, or the one the system chose for port 0).
     let port: Int
 
     init(settings: WebhookSettings, queue: WebhookQueue, deliver: @escaping Deliver) throws {
+        // The handlers reach the server (to count what they owe) once it exists.
+        let server = ServerReference()
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.pipeline.configureHTTPServerPipeline().flatMap {
                     channel.pipeline.addHandler(
-                        WebhookHandler(settings: settings, queue: queue, deliver: deliver))
+                        WebhookHandler(settings: settings, queue: queue, server: server, deliver: deliver))
                 }
             }
         channel = try bootstrap.bind(host: settings.host, port: settings.port).wait()
         port = channel.localAddress?.port ?? settings.port
+        server.value.withLock { $0 = self }
+    }
+
+    /// The server, as its connections' handlers find it.
+    fileprivate final class ServerReference: Sendable {
+        let value = Mutex<WebhookServer?>(nil)
     }
 
     /// Stops listening; requests in progress are answered or dropped with their connections.
     func stop() {
         channel.close(promise: nil)
     }
+
+    /// From now on, new requests are answered 503 with Retry-After (the run is stopping); those
+    /// already taken are still answered.
+    func refuseNew() { state.withLock { $0.refusing = true } }
+
+    /// Whether new requests are refused.
+    var isRefusing: Bool { state.withLock { $0.refusing } }
+
+    /// Waits (up to `timeout`) until every request taken has been answered, so the process does
+    /// not end before its answers are sent.
+    func waitForAnswers(timeout: Duration) {
+        let deadline = ContinuousClock.now + timeout
+        while state.withLock({ $0.unanswered }) > 0, ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+    }
+
+    /// A request taken, to be answered.
+    fileprivate func took() { state.withLock { $0.unanswered += 1 } }
+
+    /// A taken request's answer was written.
+    fileprivate func answered() { state.withLock { $0.unanswered -= 1 } }
+
+    private let state = Mutex(ServerState())
+
+    private struct ServerState {
+        var refusing = false
+        var unanswered = 0
+    }
+}
+
+/// How a request whose elements were taken is answered.
+enum WebhookAnswer: Sendable {
+    /// 202 {"accepted": N}: its elements are in the pipeline (or, by default, safe).
+    case accepted(Int)
+    /// 500 {"error": ...}: work on one of its elements failed; the sender should send it again.
+    case failed(String)
+    /// 503 with Retry-After: the run stopped before its elements were safe; send it again.
+    case retryLater(String)
 }
 
 /// One connection: reads a request (refusing a body over the limit as soon as it is), checks the
@@ -116,14 +163,19 @@ private final class WebhookHandler: ChannelInboundHandler, @unchecked Sendable {
 
     private let settings: WebhookSettings
     private let queue: WebhookQueue
+    private let server: WebhookServer.ServerReference
     private let deliver: WebhookServer.Deliver
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private var refused: WebhookRefusal?
 
-    init(settings: WebhookSettings, queue: WebhookQueue, deliver: @escaping WebhookServer.Deliver) {
+    init(
+        settings: WebhookSettings, queue: WebhookQueue, server: WebhookServer.ServerReference,
+        deliver: @escaping WebhookServer.Deliver
+    ) {
         self.settings = settings
         self.queue = queue
+        self.server = server
         self.deliver = deliver
     }
 
@@ -153,6 +205,11 @@ private final class WebhookHandler: ChannelInboundHandler, @unchecked Sendable {
             case .failure(let refusal):
                 answer(context, status: refusal.status, error: refusal.message, keepAlive: keepAlive)
             case .success(let elements):
+                guard let server = server.value.withLock({ $0 }), !server.isRefusing else {
+                    return answer(
+                        context, status: 503, error: "the run is stopping; try again", headers: [("Retry-After", "1")],
+                        keepAlive: false)
+                }
                 guard queue.reserve(elements.count) else {
                     return answer(
                         context, status: 503,
@@ -161,11 +218,21 @@ private final class WebhookHandler: ChannelInboundHandler, @unchecked Sendable {
                 }
                 let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
                 let eventLoop = context.eventLoop
-                deliver(elements) {
+                server.took()
+                deliver(elements) { outcome in
                     eventLoop.execute {
                         let (handler, context) = loopBound.value
-                        handler.respond(
-                            context, status: 202, body: "{\"accepted\":\(elements.count)}", keepAlive: keepAlive)
+                        switch outcome {
+                        case .accepted(let count):
+                            handler.respond(context, status: 202, body: "{\"accepted\":\(count)}", keepAlive: keepAlive)
+                        case .failed(let message):
+                            handler.answer(context, status: 500, error: message, keepAlive: keepAlive)
+                        case .retryLater(let message):
+                            handler.answer(
+                                context, status: 503, error: message, headers: [("Retry-After", "1")],
+                                keepAlive: keepAlive)
+                        }
+                        server.answered()
                     }
                 }
             }

@@ -53,11 +53,22 @@ final class NATSDelivery: Origin {
         self.consumer = consumer
     }
 
+    /// Set once a checkpoint holding this message's effect acknowledged it.
+    private var acknowledged = false
+
     override func fail(_ error: any Error) {
         if failure == nil { failure = (error as? PipelineRuntimeError)?.message ?? "\(error)" }
     }
 
-    deinit { consumer.settle(message, failure: failure) }
+    // An operator's state in a committed checkpoint holds the message: acknowledge it now, so a
+    // stage that holds many (reduce, buffer) does not wait for the end of the stream.
+    override func checkpointed() {
+        guard !acknowledged, failure == nil else { return }
+        acknowledged = true
+        consumer.settle(message, failure: nil)
+    }
+
+    deinit { if !acknowledged { consumer.settle(message, failure: failure) } }
 }
 
 /// A durable pull consumer and the thread that fetches from it.

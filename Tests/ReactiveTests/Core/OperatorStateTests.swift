@@ -1,0 +1,154 @@
+import Reactive
+import ReactiveTesting
+import XCTest
+
+/// An element that can spell state, as the pipeline's values do.
+private indirect enum Saved: StateRepresentable, Equatable, CustomStringConvertible {
+    case integer(Int)
+    case list([Saved])
+    case record([String], [Saved])
+
+    init(stateInteger: Int) { self = .integer(stateInteger) }
+    var stateInteger: Int? {
+        if case .integer(let value) = self { return value }
+        return nil
+    }
+    init(stateList: [Saved]) { self = .list(stateList) }
+    var stateList: [Saved]? {
+        if case .list(let items) = self { return items }
+        return nil
+    }
+    init(stateRecord: [(String, Saved)]) { self = .record(stateRecord.map(\.0), stateRecord.map(\.1)) }
+    func stateField(_ name: String) -> Saved? {
+        guard case .record(let names, let values) = self, let index = names.firstIndex(of: name) else { return nil }
+        return values[index]
+    }
+    var description: String {
+        switch self {
+        case .integer(let value): return "\(value)"
+        case .list(let items): return "\(items)"
+        case .record(let names, let values):
+            return "{" + zip(names, values).map { "\($0): \($1)" }.joined(separator: ", ") + "}"
+        }
+    }
+}
+
+/// An origin that notes whether a checkpoint settled it.
+private final class NotedOrigin: Origin {
+    var checkpointedCount = 0
+    override func checkpointed() { checkpointedCount += 1 }
+}
+
+/// Each timed operator given an `OperatorState`: stopped at a tick, its state read after the
+/// disposal (as the run's last checkpoint reads it) and given to a fresh subscription on a fresh
+/// clock, the rest of the output is that of an uninterrupted run, at the same times.
+final class OperatorStateTests: ReactiveTestCase {
+    private typealias Operator = (Observable<Saved>, TestScheduler, OperatorState<Saved>?) -> Observable<Saved>
+
+    private func assertResumes(
+        _ events: [Recorded<Event<Saved>>], stoppedAt stop: Int, _ apply: @escaping Operator,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
+        let wholeScheduler = makeScheduler()
+        let wholeInput = wholeScheduler.createHotObservable(events)
+        let whole = wholeScheduler.start { apply(wholeInput.asObservable(), wholeScheduler, nil) }.events
+
+        let firstScheduler = makeScheduler()
+        let firstInput = firstScheduler.createHotObservable(events)
+        let state = OperatorState<Saved>()
+        let first = firstScheduler.start(disposed: stop) { apply(firstInput.asObservable(), firstScheduler, state) }
+            .events
+        let kept = state.read()
+        XCTAssertNotNil(kept, "the state is readable after the subscription ended", file: file, line: line)
+
+        // The second run subscribes at 200: its tick t stands for the first run's t + shift.
+        let shift = stop - 200
+        let secondScheduler = makeScheduler()
+        let secondInput = secondScheduler.createHotObservable(
+            events.filter { $0.time > stop }.map { Recorded(time: $0.time - shift, value: $0.value) })
+        let restored = OperatorState<Saved>(restoring: kept)
+        let second = secondScheduler.start { apply(secondInput.asObservable(), secondScheduler, restored) }.events
+            .map { Recorded(time: $0.time + shift, value: $0.value) }
+
+        XCTAssertEqual(
+            first + second, whole, "stopped at \(stop), kept \(kept.map { "\($0)" } ?? "nothing")", file: file,
+            line: line)
+    }
+
+    private let input: [Recorded<Event<Saved>>] = [
+        next(210, .integer(1)), next(215, .integer(2)), next(240, .integer(3)), next(290, .integer(4)),
+        next(295, .integer(5)), completed(350),
+    ]
+
+    func testDebounceGoesOnWithItsPendingElementAndTheTimeItHadLeft() {
+        for stop in [212, 220, 245, 292, 300] {
+            assertResumes(input, stoppedAt: stop) { $0.debounce(.seconds(20), scheduler: $1, state: $2) }
+        }
+    }
+
+    func testDelayGoesOnWithEveryWaitingEventAndItsTimeLeft() {
+        // Not stopped on an element's due tick: the test scheduler runs a wait of zero one tick later.
+        for stop in [212, 220, 244, 292, 300, 355] {
+            assertResumes(input, stoppedAt: stop) { $0.delay(.seconds(30), scheduler: $1, state: $2) }
+        }
+    }
+
+    func testBufferGoesOnWithItsListAndTheTimeLeftInItsWindow() {
+        for stop in [212, 220, 245, 292, 300] {
+            assertResumes(input, stoppedAt: stop) {
+                $0.buffer(timeSpan: .seconds(40), count: 3, scheduler: $1, state: $2).map { Saved.list($0) }
+            }
+        }
+    }
+
+    func testThrottleGoesOnWithItsWindowAndTheElementWaitingForItsEnd() {
+        for latest in [true, false] {
+            for stop in [212, 220, 245, 292, 300] {
+                assertResumes(input, stoppedAt: stop) {
+                    $0.throttle(.seconds(20), latest: latest, scheduler: $1, state: $2)
+                }
+            }
+        }
+    }
+
+    func testReduceGoesOnFromItsTotal() {
+        for stop in [212, 245, 300] {
+            assertResumes(input, stoppedAt: stop) {
+                $0.reduce(
+                    Saved.integer(0), accumulator: { .integer(($0.stateInteger ?? 0) + ($1.stateInteger ?? 0)) },
+                    mapResult: { $0 }, state: $2)
+            }
+        }
+    }
+
+    func testTheOriginsOfHeldElementsAreReportedAndLetGoOnceEmitted() {
+        let scheduler = makeScheduler()
+        let subject = PublishSubject<Saved>()
+        let state = OperatorState<Saved>()
+        let origins = [NotedOrigin(), NotedOrigin()]
+        let observer = scheduler.createObserver([Saved].self)
+        let subscription = subject.buffer(timeSpan: .seconds(10), count: 5, scheduler: scheduler, state: state)
+            .subscribe(observer)
+        for (index, origin) in origins.enumerated() { Origin.with(origin) { subject.on(.next(.integer(index))) } }
+        XCTAssertTrue(state.heldOrigins().elementsEqual(origins, by: ===), "both held, in order")
+        scheduler.advance(to: 10)
+        XCTAssertEqual(observer.events.count, 1, "the window ended")
+        XCTAssertTrue(state.heldOrigins().isEmpty, "emitted elements are held no more")
+        subscription.dispose()
+    }
+
+    func testWithoutAStateTheOperatorIsTheOneWithout() {
+        let scheduler = makeScheduler()
+        let xs = scheduler.createHotObservable(input)
+        let res = scheduler.start { xs.debounce(.seconds(20), scheduler: scheduler, state: nil) }
+        XCTAssertEqual(
+            res.events, [next(235, .integer(2)), next(260, .integer(3)), next(315, .integer(5)), completed(350)])
+    }
+
+    func testTheRestoredStateIsHandedOutOnce() {
+        let state = OperatorState<Saved>(restoring: .integer(7))
+        XCTAssertEqual(state.read(), .integer(7), "readable before any subscription took it")
+        XCTAssertEqual(state.takeRestored(), .integer(7))
+        XCTAssertNil(state.takeRestored(), "a later subscription starts afresh")
+    }
+}

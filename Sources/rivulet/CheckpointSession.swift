@@ -30,9 +30,10 @@ final class CheckpointSession {
             restored = [:]
             return
         }
-        if let difference = CheckpointPlan.difference(saved: checkpoint.shape, now: shape) {
+        if let difference = CheckpointPlan.difference(saved: checkpoint.shape, now: pipeline) {
+            let at = difference.location.map { ", at \($0)" } ?? ""
             throw StateStoreError(
-                "pipeline '\(name)' changed since its checkpoint in '\(path)' was taken: \(difference)",
+                "pipeline '\(name)' changed since its checkpoint in '\(path)' was taken: \(difference.text)\(at)",
                 hint: "its state no longer fits; run `rivulet state \(path) --reset \(name)` to start it over")
         }
         restored = checkpoint.state

@@ -272,6 +272,27 @@ final class CheckpointTests: LeakCheckingTestCase {
             CheckpointPlan.difference(saved: shape, now: Array(shape.prefix(2))), "'sink#0 record <- main' was removed")
     }
 
+    func testTheShapeKeepsTheParametersAnOperatorsStateDependsOnAsWritten() throws {
+        let loader = PipelineLoader(registry: PipelineHarness().registry(), environment: [:])
+        func pipeline(_ ops: String) throws -> ValidatedPipeline {
+            try XCTUnwrap(
+                loader.load(text: "source: { interval: 1s }\nops:\n\(ops)\nsink: record", path: "p.yaml").pipeline)
+        }
+        let short = try pipeline("  - buffer: 1s")
+        XCTAssertEqual(CheckpointPlan.shape(of: short)[1], "main#0 buffer {timeSpan: 1s}")
+        let laidOut = try pipeline("  - buffer:\n      timeSpan: 1s\n      count: 5")
+        XCTAssertEqual(CheckpointPlan.shape(of: laidOut)[1], "main#0 buffer {timeSpan: 1s, count: 5}")
+        let longer = try pipeline("  - buffer: { timeSpan: 2s, count: 5 }")
+        let difference = try XCTUnwrap(CheckpointPlan.difference(saved: CheckpointPlan.shape(of: laidOut), now: longer))
+        XCTAssertEqual(
+            difference.text, "'main#0 buffer {timeSpan: 1s, count: 5}' is now 'main#0 buffer {timeSpan: 2s, count: 5}'")
+        XCTAssertEqual(difference.location?.description, "p.yaml:3:5")
+        XCTAssertNil(
+            CheckpointPlan.difference(
+                saved: CheckpointPlan.shape(of: laidOut), now: try pipeline("  - buffer: { timeSpan: 1s, count: 5 }")),
+            "the same values, laid out otherwise")
+    }
+
     /// Canned answers on the virtual clock, each taking `delay`: (path, query, headers, body).
     private func answers(_ exchanges: [(String, [String: String], [String: String], String)], delay: Int = 10)
         -> HTTPSession

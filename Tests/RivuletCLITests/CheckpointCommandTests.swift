@@ -171,10 +171,40 @@ final class CheckpointCommandTests: BinaryTestCase {
             changed.stderr.contains(
                 "error: pipeline 'counting' changed since its checkpoint in '\(path("s.db"))' was taken: 'main#1 filter' is now 'main#1 map'"
             ), changed.stderr)
+        XCTAssertTrue(changed.stderr.contains("'main#1 map', at \(path("p.yaml")):5:5"), changed.stderr)
         XCTAssertTrue(changed.stderr.contains("rivulet state \(path("s.db")) --reset counting"), changed.stderr)
         let reset = try runRivulet(["state", path("s.db"), "--reset", "counting"])
         XCTAssertEqual(reset.status, 0, reset.stderr)
         XCTAssertEqual(try runRivulet(["run", path("p.yaml"), "--state", path("s.db")]).status, 0)
+    }
+
+    func testAWindowLengthChangedSinceTheCheckpointIsRefusedAndAnExpressionChangeIsNot() throws {
+        try writeInput(lines: 10)
+        let windowed = """
+            name: windowed
+            source: { fixture: { path: in.jsonl, every: 10ms } }
+            ops:
+              - filter: .v > 0
+              - aggregate: { every: 1h, fields: { n: count } }
+            sink: { file: out.jsonl }
+            """
+        try write(windowed, to: "w.yaml")
+        let first = try runRivulet(["run", path("w.yaml"), "--state", path("w.db"), "--until", "35ms"])
+        XCTAssertEqual(first.status, 0, first.stderr)
+        // The filter's expression is not part of any state: the run resumes.
+        try write(windowed.replacingOccurrences(of: ".v > 0", with: ".v >= 0"), to: "w.yaml")
+        let filtered = try runRivulet(["run", path("w.yaml"), "--state", path("w.db"), "--until", "45ms"])
+        XCTAssertEqual(filtered.status, 0, filtered.stderr)
+        XCTAssertTrue(filtered.stderr.contains("resuming 'windowed'"), filtered.stderr)
+        // The window's length is: its open window would mean something else.
+        try write(windowed.replacingOccurrences(of: "every: 1h", with: "every: 2h"), to: "w.yaml")
+        let changed = try runRivulet(["run", path("w.yaml"), "--state", path("w.db")])
+        XCTAssertEqual(changed.status, 2, changed.stderr)
+        XCTAssertTrue(
+            changed.stderr.contains(
+                "'main#1 aggregate {every: 1h, fields: {n: count}}' is now 'main#1 aggregate {every: 2h, fields: {n: count}}', at \(path("w.yaml")):5:5"
+            ), changed.stderr)
+        XCTAssertTrue(changed.stderr.contains("--reset windowed"), changed.stderr)
     }
 
     func testTwoRunnersOfOnePipelineCannotShareAStore() throws {

@@ -182,7 +182,8 @@ extension BuiltinComponents {
                         }, in: lifetime.makeChild())
                 }
             }
-        })
+        }
+    ).keepingState(of: [Key.by, Key.every, Key.time, Key.fields])
 }
 
 /// One subscription of `aggregate`: its table, the window it is open for, where its clock's

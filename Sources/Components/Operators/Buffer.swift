@@ -27,5 +27,6 @@ extension BuiltinComponents {
                     Value.array($0)
                 }
             }
-        })
+        }
+    ).keepingState(of: [Key.timeSpan, Key.count])
 }

@@ -17,7 +17,8 @@ extension BuiltinComponents {
         primary: Key.accumulator,
         example: "- reduce: { seed: 0, accumulator: acc + .bytes }",
         checkpointing: .keepsState(
-            "its total so far; after a durable source (nats), each checkpoint acknowledges the messages the total holds"),
+            "its total so far; after a durable source (nats), each checkpoint acknowledges the messages the total holds"
+        ),
         elementErrors: true,
         factory: .operator { parameters, context in
             // The runtime's reduce keeps the total, and with it the messages it stands for.

@@ -18,22 +18,65 @@
     }
 
     /// The keys of every component, in the order a checkpoint's shape lists them. Changing a
-    /// parameter keeps the shape; adding, removing or reordering a component changes it.
+    /// parameter keeps the shape, unless the component's state depends on it (`stateParameters`,
+    /// recorded as written: `main#0 aggregate {every: 1m}`); adding, removing or reordering a
+    /// component changes it.
     public static func shape(of pipeline: ValidatedPipeline) -> [String] {
-        var keys: [String] = []
+        entries(of: pipeline).map(\.key)
+    }
+
+    /// The shape's entries, each with where its component is written.
+    static func entries(of pipeline: ValidatedPipeline) -> [(key: String, location: SourceLocation)] {
+        var entries: [(key: String, location: SourceLocation)] = []
         for stream in pipeline.streams {
             switch stream.origin {
-            case .component(let source): keys.append(sourceKey(stream.name, source.spec.name))
-            case .stream(let name): keys.append("\(stream.name)#source stream \(name)")
+            case .component(let source):
+                entries.append((sourceKey(stream.name, source.spec.name) + stateText(source), source.use.location))
+            case .stream(let name): entries.append(("\(stream.name)#source stream \(name)", stream.location))
             }
             for (index, component) in stream.operators.enumerated() {
-                keys.append(operatorKey(stream.name, index, component.spec.name))
+                entries.append(
+                    (
+                        operatorKey(stream.name, index, component.spec.name) + stateText(component),
+                        component.use.location
+                    ))
             }
         }
         for (index, (stream, component)) in pipeline.sinks.enumerated() {
-            keys.append(sinkKey(index, stream, component.spec.name))
+            entries.append((sinkKey(index, stream, component.spec.name) + stateText(component), component.use.location))
         }
-        return keys
+        return entries
+    }
+
+    /// ` {name: value, ...}`: the values of the parameters the component's state depends on, as
+    /// written (a default is not written, so it is left out); empty when there are none.
+    static func stateText(_ component: ValidatedComponent) -> String {
+        let names = component.spec.stateParameters
+        guard !names.isEmpty, let written = component.use.parameters else { return "" }
+        var parts: [String] = []
+        for name in names {
+            let node: YAMLNode?
+            if written.pairs != nil {
+                node = written[name]
+            } else {
+                // The short form (`- buffer: 1s`) writes the primary parameter alone.
+                node = component.spec.primary == name ? written : nil
+            }
+            if let node { parts.append("\(name): \(canonical(node))") }
+        }
+        return parts.isEmpty ? "" : " {" + parts.joined(separator: ", ") + "}"
+    }
+
+    /// A YAML value as one line of flow text, the same however it was laid out.
+    static func canonical(_ node: YAMLNode) -> String {
+        switch node.kind {
+        case .scalar(let text, _): return text
+        case .sequence(let items): return "[" + items.map(canonical).joined(separator: ", ") + "]"
+        case .mapping(let pairs):
+            return "{"
+                + pairs.map { "\($0.key.scalar ?? canonical($0.key)): \(canonical($0.value))" }.joined(separator: ", ")
+                + "}"
+        }
     }
 
     /// An error at every component that cannot be checkpointed.
@@ -98,6 +141,20 @@
         }
     }
 
+    /// The first difference between the shape a checkpoint was taken with and `pipeline`'s shape
+    /// now, said in words, with where the component that differs is written (nil for one that
+    /// was removed); nil when they are the same.
+    public static func difference(saved: [String], now pipeline: ValidatedPipeline) -> (
+        text: String, location: SourceLocation?
+    )? {
+        let entries = entries(of: pipeline)
+        let now = entries.map(\.key)
+        guard let text = difference(saved: saved, now: now) else { return nil }
+        let index =
+            zip(saved, now).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(saved.count, now.count)
+        return (text, index < entries.count ? entries[index].location : nil)
+    }
+
     /// The first difference between the shape a checkpoint was taken with and the pipeline's
     /// shape now, said in words; nil when they are the same.
     public static func difference(saved: [String], now: [String]) -> String? {
@@ -118,7 +175,8 @@ extension PipelineLoader.Loaded {
         let warnings = CheckpointPlan.heldAcknowledgements(pipeline)
         guard !warnings.isEmpty else { return self }
         return PipelineLoader.Loaded(
-            source: source, pipeline: pipeline, diagnostics: (diagnostics + warnings).sorted { $0.location < $1.location },
+            source: source, pipeline: pipeline,
+            diagnostics: (diagnostics + warnings).sorted { $0.location < $1.location },
             baseDirectory: baseDirectory)
     }
 

@@ -101,6 +101,19 @@ public struct ComponentSpec {
         self.factory = factory
     }
 
+    /// The parameters its checkpointed state depends on (a window's length, its key): a
+    /// checkpoint records their values as written, and a run whose file changed one of them is
+    /// refused, since the state no longer means what it did. Others (a filter's expression, a
+    /// sink's path) may change between runs.
+    public var stateParameters: [String] = []
+
+    /// The same component, with the parameters its checkpointed state depends on.
+    public func keepingState(of parameters: [any ParameterDeclaration]) -> ComponentSpec {
+        var spec = self
+        spec.stateParameters = parameters.map(\.spec.name)
+        return spec
+    }
+
     /// Whether it is a source, an operator or a sink.
     public var kind: ComponentKind { factory.kind }
 

@@ -117,14 +117,16 @@ final class AcknowledgementTests: XCTestCase {
         XCTAssertEqual(log, ["20: flush 1", "20: settled 1", "20: settled 2", "50: close 0"], "\(log)")
     }
 
-    /// Checkpoints every 30 ms on the harness's clock, noting each commit (or failing it).
+    /// Checkpoints at 30 ms and 1005 ms on the harness's clock, noting each commit (or failing it).
     private func checkpointing(failing: Bool = false) -> Checkpoints {
         let checkpoints = Checkpoints(restored: [:], interval: .milliseconds(30), scheduler: harness.scheduler) {
             [unowned self] snapshot in
             if failing { throw CocoaError(.fileWriteOutOfSpace) }
             self.log.append("\(self.harness.scheduler.clock): commit \(snapshot["main#0 buffer"] ?? .null)")
         }
+        // One while elements are held, one after what was written at 1 s.
         harness.scheduler.schedule(after: .milliseconds(30)) { checkpoints.checkpoint() }
+        harness.scheduler.schedule(after: .milliseconds(1005)) { checkpoints.checkpoint() }
         return checkpoints
     }
 
@@ -138,11 +140,13 @@ final class AcknowledgementTests: XCTestCase {
             sink: flushing
             """, until: 1010, services: [checkpoints])
         // Held by the buffer, so not settled by output until 1 s; the checkpoint at 30 ms keeps them.
+        // Written at 1 s, they are let go by the next checkpoint, which commits the sink's length.
         XCTAssertEqual(
             log,
             [
                 "30: commit {\"items\":[1,2],\"left\":970000000}", "30: checkpointed 1", "30: checkpointed 2",
-                "1000: flush 1", "1000: settled 1", "1000: settled 2", "1010: close 0",
+                "1000: flush 1", "1005: commit {\"items\":[],\"left\":995000000}", "1005: checkpointed 1",
+                "1005: checkpointed 2", "1005: settled 1", "1005: settled 2", "1010: close 0",
             ], "\(log)")
     }
 
@@ -184,7 +188,25 @@ final class AcknowledgementTests: XCTestCase {
         XCTAssertEqual(
             log.filter { $0.contains("checkpointed") || $0.contains("settled") },
             [
-                "30: checkpointed 1", "30: checkpointed 2", "1000: settled 1", "1000: settled 2", "1000: settled 3",
+                "30: checkpointed 1", "30: checkpointed 2", "1005: checkpointed 1", "1005: checkpointed 2",
+                "1005: checkpointed 3", "1005: settled 1", "1005: settled 2", "1005: settled 3",
+            ], "\(log)")
+    }
+
+    func testAWindowHoldsItsMessagesUntilItIsWrittenOrCheckpointed() throws {
+        let checkpoints = checkpointing()
+        try harness.run(
+            """
+            source: { acked: { values: [1, 2, 3], complete: false } }
+            ops:
+              - window: { every: 1s }
+            sink: flushing
+            """, until: 1010, services: [checkpoints])
+        XCTAssertEqual(
+            log.filter { $0.contains("checkpointed") || $0.contains("settled") },
+            [
+                "30: checkpointed 1", "30: checkpointed 2", "1005: checkpointed 1", "1005: checkpointed 2",
+                "1005: checkpointed 3", "1005: settled 1", "1005: settled 2", "1005: settled 3",
             ], "\(log)")
     }
 

@@ -165,6 +165,74 @@ final class CheckpointTests: LeakCheckingTestCase {
         }
     }
 
+    func testWindowKeepsItsOpenWindowsOfEveryKind() throws {
+        let source = """
+            source: { events: [{ at: 10ms, next: 1 }, { at: 20ms, next: 2 }, { at: 35ms, next: 3 }, { at: 60ms, next: 4 }, { at: 64ms, next: 5 }, { at: 100ms, next: 6 }, { at: 130ms, complete: true }] }
+            """
+        let kinds = [
+            "{ every: 50ms }", "{ every: 40ms, slide: 20ms }", "{ sessionGap: 15ms }", "{ count: 2 }",
+            "{ every: 50ms, count: 2 }",
+            "{ every: 50ms, ops: [{ reduce: { seed: 0, accumulator: acc + . } }] }",
+        ]
+        for kind in kinds {
+            let text = source + "\nops:\n  - window: \(kind)\nsink: record"
+            for tick in [15, 30, 45, 62, 90, 110] {
+                let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
+                XCTAssertGreaterThan(whole.count, 2, kind)
+                XCTAssertEqual(resumed, whole, "\(kind) stopped at \(tick)")
+            }
+        }
+    }
+
+    func testWindowRunsAgainTheOpsOfAWindowTheyWereStillRunning() throws {
+        // The window [1, 2] closes at 50 ms; its ops take 30 ms, so a stop at 60 ms finds them running.
+        let text = """
+            source: { events: [{ at: 10ms, next: 1 }, { at: 20ms, next: 2 }, { at: 120ms, complete: true }] }
+            ops:
+              - window: { every: 50ms, ops: [{ reduce: { seed: 0, accumulator: acc + . } }, { delay: 30ms }] }
+            sink: record
+            """
+        let (whole, resumed) = try timedOutputs(text, stoppedAt: 60)
+        XCTAssertEqual(whole, ["80: 3", "120: completed"])
+        XCTAssertEqual(resumed, ["90: 3", "120: completed"], "run again from the start of its ops after the restore")
+    }
+
+    func testZipKeepsEachStreamsElementsWaitingForAPartner() throws {
+        let text = """
+            streams:
+              names:
+                source: { events: [{ at: 10ms, next: a }, { at: 20ms, next: b }, { at: 30ms, next: c }, { at: 40ms, complete: true }] }
+              numbers:
+                source: { events: [{ at: 15ms, next: 1 }, { at: 50ms, next: 2 }, { at: 60ms, complete: true }] }
+              pairs:
+                source: { stream: names }
+                ops:
+                  - zip: [numbers]
+            sinks:
+              - stream: pairs
+                record: {}
+            """
+        for tick in [12, 18, 35, 45, 55] {
+            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
+            XCTAssertEqual(whole, ["15: [\"a\",1]", "50: [\"b\",2]", "60: completed"])
+            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
+        }
+    }
+
+    func testDedupeKeepsTheKeysItRemembersWithTheirAges() throws {
+        let text = """
+            source: { events: [{ at: 10ms, next: a }, { at: 20ms, next: b }, { at: 30ms, next: a }, { at: 45ms, next: c }, { at: 70ms, next: a }, { at: 75ms, next: b }, { at: 90ms, complete: true }] }
+            ops:
+              - dedupe: { ttl: 50ms, max: 2 }
+            sink: record
+            """
+        for tick in [15, 25, 40, 60, 72] {
+            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
+            XCTAssertEqual(whole, ["10: \"a\"", "20: \"b\"", "45: \"c\"", "70: \"a\"", "75: \"b\"", "90: completed"])
+            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
+        }
+    }
+
     func testBufferKeepsItsListAndTheTimeLeftInItsWindow() throws {
         let text = """
             source: { events: [{ at: 10ms, next: 1 }, { at: 20ms, next: 2 }, { at: 35ms, next: 3 }, { at: 36ms, next: 4 }, { at: 37ms, next: 5 }, { at: 70ms, complete: true }] }

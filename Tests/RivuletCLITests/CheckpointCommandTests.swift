@@ -69,6 +69,8 @@ final class CheckpointCommandTests: BinaryTestCase {
             "buffer": "- buffer: { count: 7, timeSpan: 1h }",
             "reduce": "- reduce: { seed: 0, accumulator: acc + .v }",
             "distinctUntilChanged": "- distinctUntilChanged: { key: .v % 5 }",
+            "dedupe": "- dedupe: { key: .v, max: 50 }",
+            "window": "- window: { count: 100, ops: [{ reduce: { seed: 0, accumulator: acc + .v } }] }",
         ]
         var generator = SystemRandomNumberGenerator()
         for (name, step) in operators.sorted(by: { $0.key < $1.key }) {

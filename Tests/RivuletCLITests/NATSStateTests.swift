@@ -112,6 +112,78 @@ final class NATSStateTests: NATSTestCase {
         XCTAssertEqual(consumerInfo("held")?.ackPending, 0)
     }
 
+    func testStatefulOperatorsKilledAtRandomLoseNoMessageAndSayHowManyCameTwice() throws {
+        try writeOrders(1...3000)
+        let operators = [
+            "buffer": "- buffer: { count: 10, timeSpan: 1h }",
+            "aggregate": "- aggregate: { by: .qty, every: 1h, fields: { n: count, ids: { sum: .id } } }",
+        ]
+        var generator = SystemRandomNumberGenerator()
+        func pipelineFile(_ name: String) -> String { path("\(name).yaml") }
+        func start(_ name: String) throws -> ChildProcess {
+            try startRivulet(
+                ["run", pipelineFile(name), "--state", path("\(name).db"), "--checkpoint-interval", "50ms"],
+                output: .null, error: .pipe)
+        }
+        // Each pipeline's consumer exists before the stream is filled: each reads all 3,000.
+        for (name, step) in operators {
+            try """
+            source: { nats: { url: "\(natsURL)", stream: ORDERS, subject: "orders.>", durable: \(name), create: true, ackWait: 1s } }
+            ops:
+              \(step)
+            sink: { file: { path: \(path("killed-\(name).jsonl")), mode: append } }
+            """.write(toFile: pipelineFile(name), atomically: true, encoding: .utf8)
+            let setup = try start(name)
+            // "reading" is said before the consumer exists: wait for the server to know it.
+            XCTAssertNotNil(waitForConsumer(name) { _ in true }, "\(name): the consumer was created")
+            _ = stop(setup, SIGKILL)
+        }
+        let published = try publish()
+        XCTAssertEqual(published.status, 0, published.stderr)
+        for name in operators.keys.sorted() {
+            let output = "killed-\(name).jsonl"
+            let first = try start(name)
+            Thread.sleep(forTimeInterval: Double.random(in: 0.1...0.4, using: &generator))
+            _ = stop(first, SIGKILL)
+            for _ in 0..<4 {
+                let runner = try start(name)
+                Thread.sleep(forTimeInterval: Double.random(in: 0.2...0.8, using: &generator))
+                _ = stop(runner, SIGKILL)
+            }
+            let last = try start(name)
+            // Signalled before its pipeline starts, a runner ends doing nothing: let it start.
+            waitForStderr(last, containing: "nats: reading ORDERS/\(name)")
+            let drained = waitForConsumer(name) { $0.ackPending == 0 && $0.pending == 0 }
+            XCTAssertEqual(drained?.pending, 0, "\(name): every message delivered")
+            let (status, stderr) = stop(last, SIGINT)
+            XCTAssertEqual(status, 130, stderr)
+            if name == "buffer" {
+                let ids = allIDs(output)
+                XCTAssertEqual(Set(ids), Set(1...3000), "buffer: every message written at least once")
+                print("nats -> buffer, killed 5 times: 3000 messages, \(ids.count - 3000) written twice")
+            } else {
+                // Per key (qty 0...6): the counts and the sums of ids cover every message at least once.
+                var counts: [Int: Int] = [:]
+                var sums: [Int: Int] = [:]
+                for line in lines(output) {
+                    guard let row = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                        let key = row["key"] as? Int, let n = row["n"] as? Int, let ids = row["ids"] as? Int
+                    else { continue }
+                    counts[key, default: 0] += n
+                    sums[key, default: 0] += ids
+                }
+                for key in 0..<7 {
+                    let truth = (1...3000).filter { $0 % 7 == key }
+                    XCTAssertGreaterThanOrEqual(counts[key] ?? 0, truth.count, "aggregate: key \(key) counted")
+                    XCTAssertGreaterThanOrEqual(sums[key] ?? 0, truth.reduce(0, +), "aggregate: key \(key) summed")
+                }
+                print(
+                    "nats -> aggregate, killed 5 times: 3000 messages, \(counts.values.reduce(0, +) - 3000) counted twice"
+                )
+            }
+        }
+    }
+
     func testAReduceOverMoreMessagesThanMaxAckPendingDoesNotStallUnderState() throws {
         try writeOrders(1...5000)
         let pipeline = """

@@ -26,12 +26,14 @@ extension BuiltinComponents {
         parameters: [Key.key, Key.ttl, Key.max],
         primary: Key.key,
         example: "- dedupe: { key: .id, ttl: 10m, max: 100000 }",
+        checkpointing: .keepsState("the keys it remembers, each with how long ago it passed (at most max)"),
         elementErrors: true,
         factory: .operator { parameters, context in
             let key = parameters[Key.key]
             let ttl = parameters[Key.ttl]
             let max = parameters[Key.max]
-            return { source in
+            let state = context.operatorState()
+            return { [weak state] source in
                 Observable.deferred {
                     let scope = context.makeScope()
                     var source = source
@@ -53,9 +55,10 @@ extension BuiltinComponents {
                         }
                         selector = { _ in found.value }
                     }
-                    guard let ttl else { return source.distinct(by: selector, maxKeys: max) }
-                    return source.distinct(by: selector, timeToLive: ttl, maxKeys: max, scheduler: context.scheduler)
+                    return source.distinct(
+                        by: selector, timeToLive: ttl, maxKeys: max, scheduler: context.scheduler, state: state)
                 }
             }
-        })
+        }
+    ).keepingState(of: [Key.key])
 }

@@ -57,24 +57,30 @@ extension BuiltinComponents {
                     "slide is longer than every: elements between windows would be lost", at: Key.slide, in: values)
             }
         },
+        checkpointing: .keepsState(
+            "its open windows (each one's items and the time it has left); a window whose ops were still running at the checkpoint runs them again (at-least-once for their output)"
+        ),
         factory: .operator { parameters, context in
             let shape = WindowShape(
                 every: parameters[Key.every], count: parameters[Key.count], slide: parameters[Key.slide],
                 sessionGap: parameters[Key.sessionGap])
             let scheduler = context.scheduler
             let chain = try parameters[Key.ops].map { try context.build($0) }
-            return { source in
+            let state = context.operatorState()
+            return { [weak state] source in
                 Observable { observer, lifetime in
                     let windows = Windows(shape: shape, origin: scheduler.now)
                     let timer = SerialDisposable()
                     lifetime.add(timer)
                     let chains = chain.map { MergedChains(chain: $0, observer: observer, lifetime: lifetime) }
-                    func emit(_ closed: [[Value]]) {
-                        for items in closed where !items.isEmpty {
+                    func emit(_ closed: [Windows.Window]) {
+                        for window in closed where !window.items.isEmpty {
+                            // A window goes out on behalf of every message it holds.
+                            let origin = Origin.joining(window.origins)
                             if let chains {
-                                chains.run(Observable.from(items))
+                                chains.run(window.items, origin: origin)
                             } else {
-                                observer.on(.next(.array(items)))
+                                Origin.with(origin) { observer.on(.next(.array(window.items))) }
                             }
                         }
                     }
@@ -83,19 +89,39 @@ extension BuiltinComponents {
                     func arm() {
                         guard let due = windows.nextEnd, due != armedFor else { return }
                         armedFor = due
-                        timer.disposable = scheduler.schedule(after: max(.zero, due - scheduler.now)) {
-                            if lifetime.isDisposed { return }
-                            armedFor = nil
-                            emit(windows.close(upTo: scheduler.now))
+                        // The timer works for no message of its own: the windows carry their elements'.
+                        timer.disposable = Origin.with(nil) {
+                            scheduler.schedule(after: max(.zero, due - scheduler.now)) {
+                                if lifetime.isDisposed { return }
+                                armedFor = nil
+                                emit(windows.close(upTo: scheduler.now))
+                                arm()
+                            }
+                        }
+                    }
+                    if let state {
+                        if let restored = state.takeRestored() {
+                            let rerun = windows.restore(restored, now: scheduler.now)
+                            // Windows whose ops were running at the checkpoint run again.
+                            for items in rerun { chains?.run(items, origin: nil) }
                             arm()
                         }
+                        state.keep(
+                            {
+                                windows.saved(
+                                    now: scheduler.now,
+                                    running: chains.map { Array($0.inputs.values.map(\.items)) } ?? [])
+                            },
+                            origins: {
+                                windows.open.flatMap(\.origins) + (chains?.inputs.values.compactMap(\.origin) ?? [])
+                            }, until: lifetime)
                     }
                     source.subscribe(
                         AnyObserver { event in
                             if lifetime.isDisposed { return }
                             switch event {
                             case .next(let element):
-                                emit(windows.add(element, at: scheduler.now))
+                                emit(windows.add(element, at: scheduler.now, origin: Origin.current))
                                 arm()
                             case .error:
                                 observer.on(event)
@@ -112,7 +138,8 @@ extension BuiltinComponents {
                         }, in: lifetime.makeChild())
                 }
             }
-        })
+        }
+    ).keepingState(of: [Key.every, Key.count, Key.slide, Key.sessionGap])
 }
 
 /// What kind of windows `window` makes.
@@ -130,10 +157,12 @@ final class Windows {
         var start: RxTime
         var end: RxTime?
         var items: [Value] = []
+        /// The origins of its items (none without a durable source).
+        var origins: [Origin] = []
     }
 
     let shape: WindowShape
-    let origin: RxTime
+    private(set) var origin: RxTime
     private(set) var open: [Window] = []
 
     init(shape: WindowShape, origin: RxTime) {
@@ -145,30 +174,60 @@ final class Windows {
     var nextEnd: RxTime? { open.compactMap(\.end).min() }
 
     /// Closes the windows that end at or before `now`, oldest first.
-    func close(upTo now: RxTime) -> [[Value]] {
-        var closed: [[Value]] = []
+    func close(upTo now: RxTime) -> [Window] {
+        var closed: [Window] = []
         open.removeAll { window in
             guard let end = window.end, end <= now else { return false }
-            closed.append(window.items)
+            closed.append(window)
             return true
         }
         return closed
     }
 
     /// Every open window, oldest first.
-    func closeAll() -> [[Value]] {
+    func closeAll() -> [Window] {
         defer { open.removeAll() }
-        return open.map(\.items)
+        return open
     }
 
-    /// Adds an element at `now`: what closes before it (a boundary at `now` included), then what
-    /// it fills.
-    func add(_ element: Value, at now: RxTime) -> [[Value]] {
+    /// What a checkpoint keeps: the time since the clock's origin, each open window's age, time
+    /// left and items, and the items of windows whose ops were still running (`running`).
+    func saved(now: RxTime, running: [[Value]]) -> Value {
+        [
+            "elapsed": Value(stateDuration: now - origin),
+            "open": .array(
+                open.map { window in
+                    var object = JSONObject()
+                    object["age"] = Value(stateDuration: now - window.start)
+                    if let end = window.end { object["left"] = Value(stateDuration: end - now) }
+                    object["items"] = .array(window.items)
+                    return .object(object)
+                }),
+            "running": .array(running.map { .array($0) }),
+        ]
+    }
+
+    /// Goes on from what `saved` kept, as if no time had passed; returns the items of the
+    /// windows whose ops must run again.
+    func restore(_ saved: Value, now: RxTime) -> [[Value]] {
+        origin = now - (saved["elapsed"]?.stateDuration ?? .zero)
+        open = (saved["open"]?.arrayValue ?? []).map { window in
+            Window(
+                start: now - (window["age"]?.stateDuration ?? .zero),
+                end: window["left"]?.stateDuration.map { now + $0 }, items: window["items"]?.arrayValue ?? [])
+        }
+        return (saved["running"]?.arrayValue ?? []).compactMap(\.arrayValue)
+    }
+
+    /// Adds an element at `now` on behalf of `elementOrigin`: what closes before it (a boundary at
+    /// `now` included), then what it fills.
+    func add(_ element: Value, at now: RxTime, origin elementOrigin: Origin? = nil) -> [Window] {
         var closed = close(upTo: now)
         if let gap = shape.sessionGap {
             if open.isEmpty { open.append(Window(start: now, end: now + gap)) }
             open[0].items.append(element)
             open[0].end = now + gap
+            if let elementOrigin { open[0].origins.append(elementOrigin) }
         } else if let every = shape.every {
             let index = Int64(((now - origin) / every).rounded(.down))
             if let slide = shape.slide {
@@ -184,18 +243,23 @@ final class Windows {
                     }
                 }
                 open.sort { $0.start < $1.start }
-                for position in open.indices { open[position].items.append(element) }
+                for position in open.indices {
+                    open[position].items.append(element)
+                    if let elementOrigin { open[position].origins.append(elementOrigin) }
+                }
             } else {
                 let start = origin + every * index
                 if open.isEmpty { open.append(Window(start: start, end: start + every)) }
                 open[0].items.append(element)
+                if let elementOrigin { open[0].origins.append(elementOrigin) }
             }
         } else {
             if open.isEmpty { open.append(Window(start: now, end: nil)) }
             open[0].items.append(element)
+            if let elementOrigin { open[0].origins.append(elementOrigin) }
         }
         if let count = shape.count, let first = open.first, first.items.count >= count {
-            closed.append(first.items)
+            closed.append(first)
             open.removeFirst()
         }
         return closed

@@ -19,8 +19,11 @@ extension BuiltinComponents {
         parameters: [Key.streams],
         primary: Key.streams,
         example: "- zip: [prices]",
+        checkpointing: .keepsState("each stream's elements still waiting for a partner"),
         factory: .operator { parameters, context in
             let others = parameters[Key.streams].map { context.stream($0.name) }
-            return { source in Observable.zip([source] + others).map { Value.array($0) } }
-        })
+            let state = context.operatorState()
+            return { [weak state] source in Observable.zip([source] + others, state: state).map { Value.array($0) } }
+        }
+    ).keepingState(of: [Key.streams])
 }

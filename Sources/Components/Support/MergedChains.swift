@@ -10,6 +10,10 @@ final class MergedChains {
     private let lifetime: Lifetime
     private var running = 0
     private var outerCompleted = false
+    /// What each chain still running was given, with its origin, by a number of its own: a
+    /// checkpoint keeps them, to run them again after a restart.
+    private(set) var inputs: [Int: (items: [Value], origin: Origin?)] = [:]
+    private var nextInput = 0
 
     init(chain: @escaping PipelineOperator, observer: AnyObserver<Value>, lifetime: Lifetime) {
         self.chain = chain
@@ -17,8 +21,8 @@ final class MergedChains {
         self.lifetime = lifetime
     }
 
-    /// Runs the chain over `input`, its elements merged into the result.
-    func run(_ input: Observable<Value>) {
+    /// Runs the chain over `input`, its elements merged into the result; `done` when it completed.
+    func run(_ input: Observable<Value>, done: (() -> Void)? = nil) {
         if lifetime.isDisposed { return }
         running += 1
         let chainLifetime = lifetime.makeChild()
@@ -29,11 +33,22 @@ final class MergedChains {
                 case .next: observer.on(event)
                 case .error: finish(event)
                 case .completed:
+                    done?()
                     chainLifetime.dispose()
                     running -= 1
                     if outerCompleted && running == 0 { finish(.completed) }
                 }
             }, in: chainLifetime)
+    }
+
+    /// Runs the chain over `items` on behalf of `origin`, keeping them until the chain completes.
+    func run(_ items: [Value], origin: Origin?) {
+        let number = nextInput
+        nextInput += 1
+        inputs[number] = (items, origin)
+        Origin.with(origin) {
+            run(Observable.from(items)) { [weak self] in self?.inputs[number] = nil }
+        }
     }
 
     /// The outer stream completed: the result completes once every chain has.

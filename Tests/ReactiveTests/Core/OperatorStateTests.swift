@@ -3,7 +3,7 @@ import ReactiveTesting
 import XCTest
 
 /// An element that can spell state, as the pipeline's values do.
-private indirect enum Saved: StateRepresentable, Equatable, CustomStringConvertible {
+private indirect enum Saved: StateRepresentable, Hashable, CustomStringConvertible {
     case integer(Int)
     case list([Saved])
     case record([String], [Saved])
@@ -107,6 +107,22 @@ final class OperatorStateTests: ReactiveTestCase {
                 assertResumes(input, stoppedAt: stop) {
                     $0.throttle(.seconds(20), latest: latest, scheduler: $1, state: $2)
                 }
+            }
+        }
+    }
+
+    func testDistinctGoesOnWithTheKeysItRemembersAndTheirAges() {
+        let repeats: [Recorded<Event<Saved>>] = [
+            next(210, .integer(1)), next(215, .integer(2)), next(230, .integer(1)), next(240, .integer(3)),
+            next(250, .integer(4)), next(260, .integer(2)), next(275, .integer(1)), next(290, .integer(3)),
+            completed(350),
+        ]
+        for stop in [212, 220, 245, 255, 280] {
+            assertResumes(repeats, stoppedAt: stop) {
+                $0.distinct(by: { $0 }, timeToLive: .seconds(50), maxKeys: 3, scheduler: $1, state: $2)
+            }
+            assertResumes(repeats, stoppedAt: stop) {
+                $0.distinct(by: { $0 }, timeToLive: nil, maxKeys: 2, scheduler: $1, state: $2)
             }
         }
     }

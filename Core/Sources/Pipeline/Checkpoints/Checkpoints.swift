@@ -67,6 +67,17 @@ public final class Checkpoints {
     /// checkpoint) is freed, and the messages it held are settled.
     public func end() {
         readers.removeAll()
+        settling.removeAll()
+    }
+
+    /// The messages whose elements sinks wrote since the last checkpoint: a resumed run cuts a
+    /// `file` sink back to the length the last checkpoint committed, so what it wrote after is
+    /// not durable until the next one commits; they are settled then.
+    private var settling: [Origin] = []
+
+    /// Settles `origins` once the next checkpoint commits (a sink wrote their elements).
+    public func settleAtNextCommit(_ origins: [Origin]) {
+        settling += origins
     }
 
     /// Takes a checkpoint if one is due. Sources that emit in a loop call this between two
@@ -96,7 +107,8 @@ public final class Checkpoints {
         nextDue = scheduler.now + interval
         do {
             var snapshot = JSONObject()
-            var kept: [Origin] = []
+            var kept = settling
+            settling = []
             for (key, read, origins) in readers {
                 snapshot[key] = try read()
                 if let origins { kept += origins() }

@@ -34,12 +34,16 @@ import Reactive
     let ending: RunEnding
     /// The sources that can be drained on a signal.
     public let drains: SourceDrains
+    /// The run's checkpoints, when it keeps state: what sinks wrote is settled at the next commit.
+    let checkpoints: Checkpoints?
 
     init(
         streams: [String: Observable<Value>], sinks: [CompiledSink], multicasts: [Multicast],
         states: [SideStreamState] = [], skipped: SkippedElements = SkippedElements(),
-        scheduler: (any SchedulerType)? = nil, ending: RunEnding = RunEnding(), drains: SourceDrains = SourceDrains()
+        scheduler: (any SchedulerType)? = nil, ending: RunEnding = RunEnding(), drains: SourceDrains = SourceDrains(),
+        checkpoints: Checkpoints? = nil
     ) {
+        self.checkpoints = checkpoints
         self.ending = ending
         self.drains = drains
         self.skipped = skipped
@@ -70,7 +74,8 @@ import Reactive
             if !isSideStream { run.pendingSinks += 1 }
             let origins =
                 compiled.sink is any OriginKeepingSink
-                ? nil : scheduler.map { SinkOrigins(sink: compiled.sink, scheduler: $0, run: run) }
+                ? nil
+                : scheduler.map { SinkOrigins(sink: compiled.sink, scheduler: $0, run: run, checkpoints: checkpoints) }
             if let origins { run.sinkOrigins.append(origins) }
             compiled.input.subscribe(
                 // A strong capture (a weak one costs a load per event); the cycle through the run's
@@ -448,7 +453,8 @@ final class Multicast {
             streams: streams, sinks: sinks, multicasts: multicasts, states: Array(sideStates.values),
             skipped: services.object(SkippedElements.self) { SkippedElements() }, scheduler: scheduler,
             ending: services.object(RunEnding.self) { RunEnding() },
-            drains: services.object(SourceDrains.self) { SourceDrains() })
+            drains: services.object(SourceDrains.self) { SourceDrains() },
+            checkpoints: services.existing(Checkpoints.self))
     }
 }
 

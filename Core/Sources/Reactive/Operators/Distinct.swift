@@ -35,6 +35,29 @@ extension ObservableType {
     }
 }
 
+extension ObservableType {
+    /// `distinct(by:timeToLive:maxKeys:scheduler:)` (no time to live when nil) that keeps its state
+    /// in `state` for checkpoints: the keys it remembers, oldest first, each with how long ago it
+    /// passed. Restored, a key is forgotten when it had left to be.
+    @inlinable
+    public func distinct<Key: Hashable & StateRepresentable>(
+        by keySelector: @escaping (Element) throws -> Key, timeToLive: RxTimeInterval?, maxKeys: Int? = nil,
+        scheduler: any SchedulerType, state: OperatorState<Key>?
+    ) -> Observable<Element> {
+        guard let state else {
+            return distinctSink(keySelector, timeToLive: timeToLive, maxKeys: maxKeys, scheduler: scheduler)
+        }
+        let source = asObservable()
+        return Observable { observer, lifetime in
+            let sink = DistinctSink(
+                keySelector: keySelector, timeToLive: timeToLive, maxKeys: maxKeys, scheduler: scheduler,
+                downstream: observer, lifetime: lifetime)
+            sink.keep(in: state)
+            source.subscribe(AnyObserver(sink.on), in: lifetime)
+        }
+    }
+}
+
 extension ObservableType where Element: Hashable {
     /// Passes each element the first time it is seen; see `distinct(by:maxKeys:)`.
     @inlinable
@@ -136,5 +159,29 @@ final class DistinctSink<Element, Key: Hashable>: Sink<Element> {
             order.removeFirst(head)
             head = 0
         }
+    }
+}
+
+extension DistinctSink where Key: StateRepresentable {
+    /// Takes the keys `state` restored (each passed as long ago as it had) and registers how a
+    /// checkpoint reads this subscription.
+    @usableFromInline
+    func keep(in state: OperatorState<Key>) {
+        let now = scheduler?.now ?? .zero
+        for entry in state.takeRestored()?.stateList ?? [] {
+            guard let key = entry.stateField("key"), seen[key] == nil else { continue }
+            stamp += 1
+            seen[key] = (now - (entry.stateField("age")?.stateDuration ?? .zero), stamp)
+            order.append((key, stamp))
+        }
+        state.keep(
+            {
+                let now = self.scheduler?.now ?? .zero
+                return Key(
+                    stateList: self.order[self.head...].compactMap { key, entryStamp in
+                        guard let entry = self.seen[key], entry.stamp == entryStamp else { return nil }
+                        return Key(stateRecord: [("key", key), ("age", Key(stateDuration: now - entry.passed))])
+                    })
+            }, origins: { [] }, until: lifetime)
     }
 }

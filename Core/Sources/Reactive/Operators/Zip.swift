@@ -47,6 +47,18 @@ extension Observable {
     }
 }
 
+extension Observable where Element: StateRepresentable {
+    /// `zip(_:)` that keeps its state in `state` for checkpoints: each source's elements still
+    /// waiting for a partner (and the origins they hold).
+    @inlinable
+    public static func zip(_ sources: [Observable<Element>], state: OperatorState<Element>?) -> Observable<[Element]> {
+        guard let state else { return zip(sources) }
+        return ZipSink<[Element]>.observable(
+            sources.map { $0.map { $0 as Any } }, completesWhenUnpairable: true, prepare: { $0.keep(in: state) },
+            resultSelector: { values in values.map { $0 as! Element } })
+    }
+}
+
 @usableFromInline
 final class ZipSink<Result>: Sink<Result> {
     @usableFromInline
@@ -79,12 +91,14 @@ final class ZipSink<Result>: Sink<Result> {
 
     @inlinable
     static func observable(
-        _ sources: [Observable<Any>], completesWhenUnpairable: Bool, resultSelector: @escaping ([Any]) throws -> Result
+        _ sources: [Observable<Any>], completesWhenUnpairable: Bool, prepare: ((ZipSink) -> Void)? = nil,
+        resultSelector: @escaping ([Any]) throws -> Result
     ) -> Observable<Result> {
         Observable { observer, lifetime in
             let sink = ZipSink(
                 arity: sources.count, completesWhenUnpairable: completesWhenUnpairable, resultSelector: resultSelector,
                 downstream: observer, lifetime: lifetime)
+            prepare?(sink)
             if sources.isEmpty {
                 sink.forwardTerminal(.completed)
                 return
@@ -149,5 +163,45 @@ final class ZipSink<Result>: Sink<Result> {
             isDone[index] = true
             if isDone.allSatisfy({ $0 }) { forwardTerminal(.completed) }
         }
+    }
+}
+
+extension ZipSink {
+    /// Takes each source's waiting elements, and which sources had completed, from what `state`
+    /// restored, and registers how a checkpoint reads this subscription.
+    @usableFromInline
+    func keep<Element: StateRepresentable>(in state: OperatorState<Element>) {
+        if let restored = state.takeRestored() {
+            for (index, queue) in (restored.stateField("queues")?.stateList ?? []).enumerated()
+            where index < queues.count {
+                for element in queue.stateList ?? [] {
+                    queues[index].append(element)
+                    originQueues[index].append(nil)
+                }
+            }
+            for (index, done) in (restored.stateField("done")?.stateList ?? []).enumerated() where index < isDone.count
+            {
+                isDone[index] = done.stateInteger == 1
+            }
+        }
+        state.keep(
+            {
+                Element(stateRecord: [
+                    (
+                        "queues",
+                        Element(
+                            stateList: self.queues.indices.map { index in
+                                Element(
+                                    stateList: self.queues[index][self.heads[index]...].compactMap { $0 as? Element })
+                            })
+                    ),
+                    ("done", Element(stateList: self.isDone.map { Element(stateInteger: $0 ? 1 : 0) })),
+                ])
+            },
+            origins: {
+                self.originQueues.indices.flatMap { index in
+                    self.originQueues[index][self.heads[index]...].compactMap { $0 }
+                }
+            }, until: lifetime)
     }
 }

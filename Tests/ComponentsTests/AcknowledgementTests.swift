@@ -176,38 +176,29 @@ final class AcknowledgementTests: XCTestCase {
             log, ["1000: flush 1", "1000: settled 1", "1000: settled 2", "1000: settled 3", "1010: close 0"], "\(log)")
     }
 
-    func testAnAggregateUnderCheckpointsSettlesWhatItsWindowHoldsAtTheCheckpoint() throws {
+    /// An operator holding 1, 2 and 3 (from 10 to 30 ms) in a window written at 1 s: the checkpoint
+    /// at 30 ms keeps 1 and 2; the one at 1005 ms, after the write, lets all three go.
+    private func assertAWindowOfTheseHoldsItsMessagesUntilCheckpointed(
+        _ step: String, file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         let checkpoints = checkpointing()
         try harness.run(
-            """
-            source: { acked: { values: [1, 2, 3], complete: false } }
-            ops:
-              - aggregate: { every: 1s, fields: { n: count } }
-            sink: flushing
-            """, until: 1010, services: [checkpoints])
+            "source: { acked: { values: [1, 2, 3], complete: false } }\nops:\n  - \(step)\nsink: flushing",
+            until: 1010, services: [checkpoints])
         XCTAssertEqual(
             log.filter { $0.contains("checkpointed") || $0.contains("settled") },
             [
                 "30: checkpointed 1", "30: checkpointed 2", "1005: checkpointed 1", "1005: checkpointed 2",
                 "1005: checkpointed 3", "1005: settled 1", "1005: settled 2", "1005: settled 3",
-            ], "\(log)")
+            ], "\(log)", file: file, line: line)
+    }
+
+    func testAnAggregateUnderCheckpointsSettlesWhatItsWindowHoldsAtTheCheckpoint() throws {
+        try assertAWindowOfTheseHoldsItsMessagesUntilCheckpointed("aggregate: { every: 1s, fields: { n: count } }")
     }
 
     func testAWindowHoldsItsMessagesUntilItIsWrittenOrCheckpointed() throws {
-        let checkpoints = checkpointing()
-        try harness.run(
-            """
-            source: { acked: { values: [1, 2, 3], complete: false } }
-            ops:
-              - window: { every: 1s }
-            sink: flushing
-            """, until: 1010, services: [checkpoints])
-        XCTAssertEqual(
-            log.filter { $0.contains("checkpointed") || $0.contains("settled") },
-            [
-                "30: checkpointed 1", "30: checkpointed 2", "1005: checkpointed 1", "1005: checkpointed 2",
-                "1005: checkpointed 3", "1005: settled 1", "1005: settled 2", "1005: settled 3",
-            ], "\(log)")
+        try assertAWindowOfTheseHoldsItsMessagesUntilCheckpointed("window: { every: 1s }")
     }
 
     func testAFailedCheckpointSettlesNothing() throws {

@@ -94,21 +94,7 @@ final class AggregationComponentTests: LeakCheckingTestCase {
     }
 
     func testZipPairsStreamsByPosition() throws {
-        let harness = try PipelineHarness().run(
-            """
-            streams:
-              names:
-                source: { events: [{ at: 10ms, next: a }, { at: 20ms, next: b }, { at: 30ms, next: c }, { at: 40ms, complete: true }] }
-              numbers:
-                source: { events: [{ at: 15ms, next: 1 }, { at: 50ms, next: 2 }, { at: 60ms, complete: true }] }
-              pairs:
-                source: { stream: names }
-                ops:
-                  - zip: [numbers]
-            sinks:
-              - stream: pairs
-                record: {}
-            """)
+        let harness = try PipelineHarness().run(PipelineHarness.zippedStreams)
         XCTAssertEqual(harness.events(), ["15: [\"a\",1]", "50: [\"b\",2]", "60: completed"])
     }
 

@@ -198,20 +198,7 @@ final class CheckpointTests: LeakCheckingTestCase {
     }
 
     func testZipKeepsEachStreamsElementsWaitingForAPartner() throws {
-        let text = """
-            streams:
-              names:
-                source: { events: [{ at: 10ms, next: a }, { at: 20ms, next: b }, { at: 30ms, next: c }, { at: 40ms, complete: true }] }
-              numbers:
-                source: { events: [{ at: 15ms, next: 1 }, { at: 50ms, next: 2 }, { at: 60ms, complete: true }] }
-              pairs:
-                source: { stream: names }
-                ops:
-                  - zip: [numbers]
-            sinks:
-              - stream: pairs
-                record: {}
-            """
+        let text = PipelineHarness.zippedStreams
         for tick in [12, 18, 35, 45, 55] {
             let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
             XCTAssertEqual(whole, ["15: [\"a\",1]", "50: [\"b\",2]", "60: completed"])

@@ -65,6 +65,22 @@ final class PipelineHarness {
         }
     }
 
+    /// Two streams paired by `zip` into `pairs` (recorded as `out`): a, b, c against 1, 2.
+    static let zippedStreams = """
+        streams:
+          names:
+            source: { events: [{ at: 10ms, next: a }, { at: 20ms, next: b }, { at: 30ms, next: c }, { at: 40ms, complete: true }] }
+          numbers:
+            source: { events: [{ at: 15ms, next: 1 }, { at: 50ms, next: 2 }, { at: 60ms, complete: true }] }
+          pairs:
+            source: { stream: names }
+            ops:
+              - zip: [numbers]
+        sinks:
+          - stream: pairs
+            record: {}
+        """
+
     /// Runs the pipeline file at `path`.
     @discardableResult
     func run(file path: String, until: Int = 600_000) throws -> PipelineHarness {

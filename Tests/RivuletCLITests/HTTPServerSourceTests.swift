@@ -9,13 +9,8 @@ import XCTest
 /// The `httpServer` source through the binary: a real client (Python's http.client) posts while
 /// the pipeline runs on the real clock, stopped by --until.
 final class HTTPServerSourceTests: BinaryTestCase {
-    /// Sends the requests of plan.json (each {path, body, headers?, method?}) once the server is up,
-    /// `threads` at a time, and writes one JSON line per answer: {n, status, body, retryAfter}.
-    static let client = """
-        import http.client, json, sys, threading, time
-        plan = json.load(open(sys.argv[1]))
-        port = int(sys.argv[2])
-        threads = int(sys.argv[3])
+    /// Python that waits (10 s at most) until something listens on 127.0.0.1:`port`.
+    static let waitForServer = """
         deadline = time.time() + 10
         while True:
             try:
@@ -23,6 +18,16 @@ final class HTTPServerSourceTests: BinaryTestCase {
             except OSError:
                 if time.time() > deadline: sys.exit("server never came up")
                 time.sleep(0.02)
+        """
+
+    /// Sends the requests of plan.json (each {path, body, headers?, method?}) once the server is up,
+    /// `threads` at a time, and writes one JSON line per answer: {n, status, body, retryAfter}.
+    static let client = """
+        import http.client, json, sys, threading, time
+        plan = json.load(open(sys.argv[1]))
+        port = int(sys.argv[2])
+        threads = int(sys.argv[3])
+        \(waitForServer)
         results = [None] * len(plan)
         def send(indices):
             c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -209,13 +214,7 @@ final class HTTPServerSourceTests: BinaryTestCase {
         try """
         import http.client, json, sys, threading, time
         port, bodies, out = int(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]
-        deadline = time.time() + 10
-        while True:
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", port, timeout=5); c.connect(); c.close(); break
-            except OSError:
-                if time.time() > deadline: sys.exit("server never came up")
-                time.sleep(0.02)
+        \(Self.waitForServer)
         statuses = [None] * len(bodies)
         def post(i):
             c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)

@@ -272,6 +272,41 @@ final class HTTPServerSourceTests: BinaryTestCase {
         }
     }
 
+    func testUnderStateARequestIsAnsweredAtTheCheckpointAndSurvivesSIGKILL() throws {
+        let bodies = (1...3).map { "{\"customer\": \"c\($0 % 2)\", \"amount\": \($0 * 10)}" }
+        let port = Self.freePort()
+        let output = directory.appendingPathComponent("totals.jsonl")
+        let pipeline = directory.appendingPathComponent("totals.yaml")
+        try """
+        source: { httpServer: { address: "127.0.0.1:\(port)", path: /events } }
+        ops:
+          - aggregate: { by: .customer, every: 1h, fields: { n: count, total: { sum: .amount } } }
+        sink: { file: \(output.path) }
+        """.write(to: pipeline, atomically: true, encoding: .utf8)
+        let state = directory.appendingPathComponent("state.db").path
+        let arguments = ["run", pipeline.path, "--state", state, "--checkpoint-interval", "200ms"]
+        let first = try startRivulet(arguments, output: .null, error: .pipe)
+        let answers = directory.appendingPathComponent("answers.json")
+        let client = try postInBackground(bodies, port: port, answers: answers)
+        client.waitUntilExit()
+        // Held in the open window, the requests were answered once a checkpoint kept them.
+        XCTAssertEqual(try String(contentsOf: answers, encoding: .utf8), "[202, 202, 202]")
+        first.send(SIGKILL)
+        XCTAssertEqual(first.wait(), .signalled(SIGKILL))
+        // Restored from the checkpoint: the window is written at the next stop, each post once.
+        let second = try startRivulet(arguments, output: .null, error: .pipe)
+        Thread.sleep(forTimeInterval: 1)
+        second.send(SIGINT)
+        let ended = second.communicate(input: [], timeout: 30)
+        let stderr = String(decoding: ended.standardError, as: UTF8.self)
+        XCTAssertEqual(ended.termination, .exited(130), stderr)
+        XCTAssertTrue(stderr.contains("resuming"), stderr)
+        let rows = try String(contentsOf: output, encoding: .utf8).split(separator: "\n").sorted()
+        XCTAssertEqual(
+            rows,
+            [#"{"key":"c0","start":0,"n":1,"total":20}"#, #"{"key":"c1","start":0,"n":2,"total":40}"#])
+    }
+
     func testAnAddressInUseIsAClearError() throws {
         let busy = try serve { _, _ in .json("{}") }
         let result = try run(

@@ -201,6 +201,18 @@ final class AcknowledgementTests: XCTestCase {
         try assertAWindowOfTheseHoldsItsMessagesUntilCheckpointed("window: { every: 1s }")
     }
 
+    func testAFailedCheckpointLetsNothingWrittenGo() throws {
+        let checkpoints = checkpointing(failing: true)
+        try harness.run(
+            """
+            source: { acked: { values: [1], complete: false } }
+            sink: flushing
+            """, until: 100, services: [checkpoints])
+        // Written at 10 ms, kept for the next commit; the commit at 30 ms fails: still held.
+        XCTAssertEqual(log, ["10: flush 1", "100: close 0"], "\(log)")
+        XCTAssertNotNil(checkpoints.failure)
+    }
+
     func testAFailedCheckpointSettlesNothing() throws {
         let checkpoints = checkpointing(failing: true)
         try harness.run(

@@ -161,6 +161,18 @@ final class OperatorStateTests: ReactiveTestCase {
             res.events, [next(235, .integer(2)), next(260, .integer(3)), next(315, .integer(5)), completed(350)])
     }
 
+    func testASubscriptionThatEndsAfterANewerOneRegisteredLeavesTheNewerOnesState() {
+        let state = OperatorState<Saved>()
+        let older = Lifetime()
+        let newer = Lifetime()
+        state.keep({ .integer(1) }, origins: { [] }, until: older)
+        state.keep({ .integer(2) }, origins: { [] }, until: newer)
+        older.dispose()
+        XCTAssertEqual(state.read(), .integer(2), "the newer subscription is read")
+        newer.dispose()
+        XCTAssertEqual(state.read(), .integer(2), "and kept when it ends")
+    }
+
     func testTheRestoredStateIsHandedOutOnce() {
         let state = OperatorState<Saved>(restoring: .integer(7))
         XCTAssertEqual(state.read(), .integer(7), "readable before any subscription took it")

@@ -107,13 +107,15 @@ public final class Checkpoints {
         nextDue = scheduler.now + interval
         do {
             var snapshot = JSONObject()
+            // `settling` is emptied only once the commit succeeded: after a failed one, what the
+            // sinks wrote must not be let go (it would be acknowledged before the run is abandoned).
             var kept = settling
-            settling = []
             for (key, read, origins) in readers {
                 snapshot[key] = try read()
                 if let origins { kept += origins() }
             }
             try commit(.object(snapshot))
+            settling = []
             committed += 1
             for origin in kept { origin.checkpointed() }
         } catch {

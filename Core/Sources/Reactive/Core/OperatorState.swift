@@ -36,6 +36,8 @@ public final class OperatorState<State> {
     private var restored: State?
     private var reader: (() -> State?)?
     private var originsReader: (() -> [Origin])?
+    /// Which subscription registered last: an earlier one that ends later must not replace it.
+    private var subscription = 0
 
     /// A place for an operator's state; `restoring` is what a checkpoint kept, if the run resumes.
     public init(restoring: State? = nil) {
@@ -56,8 +58,10 @@ public final class OperatorState<State> {
     public func keep(_ read: @escaping () -> State?, origins: @escaping () -> [Origin], until lifetime: Lifetime) {
         reader = read
         originsReader = origins
+        subscription &+= 1
+        let registered = subscription
         lifetime.onDispose { [weak self] in
-            guard let self else { return }
+            guard let self, self.subscription == registered else { return }
             let last = read()
             let held = origins()
             self.reader = { last }

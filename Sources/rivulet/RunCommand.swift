@@ -48,9 +48,15 @@ struct RunCommand: ParsableCommand {
         })
     var until: RxTimeInterval?
 
+    @Flag(
+        help:
+            "With --state: on SIGINT/SIGTERM, end the sources as if their input had (open windows are emitted and written, and the run completes) instead of keeping what operators hold in the last checkpoint (Flink's stop --drain)."
+    )
+    var drain = false
+
     @Option(
         help:
-            "After SIGINT/SIGTERM, how long sources that read a stream without end (nats) may take to finish and acknowledge what is in flight (default 30s).",
+            "After SIGINT/SIGTERM, how long the sources may take to end and what is in flight to be written and acknowledged (default 30s).",
         transform: { text in
             guard let duration = DurationSyntax.parse(text) else {
                 throw ValidationError("--drain-timeout expects a duration such as 10s, got '\(text)'")
@@ -316,13 +322,13 @@ struct RunCommand: ParsableCommand {
     /// error a failed run ended with, then the summary line (and with --summary, the table).
     private func report(
         _ compiled: CompiledPipeline, _ outcome: PipelineRun.Outcome?, meters: RunMeters, progress: ProgressLine?,
-        started: Double
+        started: Double, stopping: Stopping? = nil
     ) {
         progress?.stop()
         reportSkipped(compiled)
         let ending: RunSummary.Ending
         switch outcome {
-        case .completed?: ending = .completed
+        case .completed?: ending = SignalWatcher.received != nil ? .interrupted : .completed
         case .failed(let error as StandardOutputClosed)?:
             _ = error
             ending = .stopped
@@ -358,6 +364,9 @@ struct RunCommand: ParsableCommand {
                 "written": .stringConvertible(summary.written), "errors": .stringConvertible(summary.errors),
                 "seconds": .stringConvertible(summary.seconds),
             ])
+        if ending == .interrupted, let stopping {
+            RunLog.info(stopping.line)
+        }
     }
 
     /// The progress line, when this run shows one.
@@ -429,7 +438,7 @@ struct RunCommand: ParsableCommand {
         let scheduler = VirtualTimeScheduler(resolution: .microseconds(1))
         let environment = ExpressionEnvironment(seed: seed, clock: { scheduler.now })
         // On the virtual clock no timer checks for due checkpoints (it would keep an idle run
-        // going for ever): sources take them between elements, and one is taken at the end.
+        // going for ever): they are taken between events, and one at the end.
         let checkpoints = checkpointSession?.makeCheckpoints(scheduler: scheduler, interval: checkpointInterval)
         let compiled = try PipelineCompiler.compile(
             pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: RunLog.write,
@@ -447,7 +456,9 @@ struct RunCommand: ParsableCommand {
         if let limit {
             scheduler.scheduleAt(scheduler.ticks(limit)) { run.dispose() }
         }
-        while !scheduler.isInterrupted && outcome == nil && scheduler.runNext() {}
+        // Between two events every operator's state is consistent: a checkpoint due on the
+        // virtual clock is taken there (sources that emit on timers, as `events` does, take none).
+        while !scheduler.isInterrupted && outcome == nil && scheduler.runNext() { checkpoints?.checkpointIfDue() }
         if outcome == nil { run.dispose() }
         let finished = Result { try Self.finish(checkpointSession, checkpoints, outcome) }
         report(compiled, outcome, meters: meters, progress: progress, started: started)
@@ -486,16 +497,27 @@ struct RunCommand: ParsableCommand {
                 scheduler.schedule(after: limit) { run.dispose() }
             }
         }
-        // A signal drains the sources that can stop reading (NATS): their streams complete, what is
-        // in flight is written and acknowledged; the run is stopped outright after the timeout or
-        // at once when no source can drain.
+        // A signal drains the sources: their streams complete as if they had ended (nats and
+        // httpServer stop reading first), what is in flight and what operators hold (open
+        // windows) is written; the run is stopped outright after the timeout. With --state the
+        // run stops at once instead: its last checkpoint keeps what operators hold, and the next
+        // run goes on from it.
         let drainTimeout = self.drainTimeout
+        let keepsOnStop = !drain
         defer { control.uninstall() }
         control.install {
             scheduler.interrupt {
                 let state = holder.value
-                if state.compiled.drains.drain() {
-                    scheduler.schedule(after: drainTimeout) { state.run?.dispose() }
+                if state.checkpoints != nil && keepsOnStop {
+                    state.stopping = .checkpointed
+                    state.run?.dispose()
+                } else if state.compiled.drains.drain() {
+                    state.stopping = .drained
+                    scheduler.schedule(after: drainTimeout) {
+                        guard state.outcome == nil else { return }
+                        state.stopping = .drainTimedOut
+                        state.run?.dispose()
+                    }
                 } else {
                     state.run?.dispose()
                 }
@@ -508,11 +530,37 @@ struct RunCommand: ParsableCommand {
         // whose elements operators hold in it are acknowledged with the rest.
         let finished = Result { try Self.finish(checkpointSession, checkpoints, outcome) }
         compiled.drains.finish()
-        report(compiled, outcome, meters: meters, progress: progress, started: started)
+        report(
+            compiled, outcome, meters: meters, progress: progress, started: started,
+            stopping: holder.value.stopping)
         try finished.get()
         Self.exitIfSignalled(tracer)
         if case .cancelled? = outcome { return .completed }
         return outcome ?? .cancelled
+    }
+}
+
+/// How a signal stopped a real-clock run: what became of what operators held (open windows,
+/// pending timers), said after the run's summary.
+enum Stopping {
+    /// With --state: stopped at once, kept in the last checkpoint.
+    case checkpointed
+    /// The sources completed as if they had ended, and the run finished.
+    case drained
+    /// The sources completed, but the run did not finish within --drain-timeout.
+    case drainTimedOut
+
+    var line: String {
+        switch self {
+        case .checkpointed:
+            return "stopped: what operators held (open windows, pending timers, unanswered requests) is in the "
+                + "last checkpoint; the next run with --state goes on from it"
+        case .drained:
+            return "stopped: the sources ended as if their input had: open windows were emitted and written"
+        case .drainTimedOut:
+            return "stopped: the run did not finish within --drain-timeout after the signal: what operators "
+                + "still held was dropped"
+        }
     }
 }
 
@@ -522,6 +570,7 @@ final class RunHolder {
     let checkpoints: Checkpoints?
     var run: PipelineRun?
     var outcome: PipelineRun.Outcome?
+    var stopping: Stopping?
 
     init(compiled: CompiledPipeline, checkpoints: Checkpoints?) {
         self.compiled = compiled

@@ -280,7 +280,7 @@ final class HTTPServerSourceTests: BinaryTestCase {
         try """
         source: { httpServer: { address: "127.0.0.1:\(port)", path: /events } }
         ops:
-          - aggregate: { by: .customer, every: 1h, fields: { n: count, total: { sum: .amount } } }
+          - aggregate: { by: .customer, every: 4s, fields: { n: count, total: { sum: .amount } } }
         sink: { file: \(output.path) }
         """.write(to: pipeline, atomically: true, encoding: .utf8)
         let state = directory.appendingPathComponent("state.db").path
@@ -293,9 +293,9 @@ final class HTTPServerSourceTests: BinaryTestCase {
         XCTAssertEqual(try String(contentsOf: answers, encoding: .utf8), "[202, 202, 202]")
         first.send(SIGKILL)
         XCTAssertEqual(first.wait(), .signalled(SIGKILL))
-        // Restored from the checkpoint: the window is written at the next stop, each post once.
+        // Restored from the checkpoint, the window is written when its time is up, each post once.
         let second = try startRivulet(arguments, output: .null, error: .pipe)
-        Thread.sleep(forTimeInterval: 1)
+        Thread.sleep(forTimeInterval: 4.5)
         second.send(SIGINT)
         let ended = second.communicate(input: [], timeout: 30)
         let stderr = String(decoding: ended.standardError, as: UTF8.self)
@@ -305,6 +305,96 @@ final class HTTPServerSourceTests: BinaryTestCase {
         XCTAssertEqual(
             rows,
             [#"{"key":"c0","start":0,"n":1,"total":20}"#, #"{"key":"c1","start":0,"n":2,"total":40}"#])
+    }
+
+    /// Posts `count` events {id, customer, amount} to 127.0.0.1:`port`/events, `threads` at a
+    /// time, each tried again (after 50 ms) until it is answered 2xx: through refused connections
+    /// while no runner listens, 503s while one stops. Appends a line to `progress` per event
+    /// answered; writes the attempts per event to `attempts` at the end.
+    private func postUntilAccepted(count: Int, port: Int, progress: URL, attempts: URL) throws -> Process {
+        let script = directory.appendingPathComponent("retrying.py")
+        try """
+        import http.client, json, sys, threading, time
+        port, count, progress, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+        tries = [0] * count
+        lock = threading.Lock()
+        def post(indices):
+            for i in indices:
+                body = json.dumps({"id": i, "customer": "c%d" % (i % 7), "amount": i % 13 + 1}).encode()
+                while True:
+                    tries[i] += 1
+                    try:
+                        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                        c.request("POST", "/events", body=body)
+                        status = c.getresponse().status
+                        c.close()
+                        if 200 <= status < 300: break
+                    except OSError:
+                        pass
+                    time.sleep(0.05)
+                with lock:
+                    with open(progress, "a") as p: p.write("%d\\n" % i)
+        workers = [threading.Thread(target=post, args=(range(t, count, 8),)) for t in range(8)]
+        for w in workers: w.start()
+        for w in workers: w.join()
+        open(out, "w").write(json.dumps(tries))
+        """.write(to: script, atomically: true, encoding: .utf8)
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        client.arguments = ["python3", script.path, String(port), String(count), progress.path, attempts.path]
+        try client.run()
+        return client
+    }
+
+    func testAThousandRetriedPostsAreCountedExactlyOnceThroughASignalAndASIGKILL() throws {
+        let port = Self.freePort()
+        let database = directory.appendingPathComponent("totals.db")
+        let pipeline = directory.appendingPathComponent("totals.yaml")
+        // dedupe by the event's id: a post kept by a checkpoint whose 202 was lost in the kill
+        // comes again. The sink commits only at checkpoints, and its key makes a window written
+        // again replace its row.
+        try """
+        name: webhook-totals
+        source: { httpServer: { address: "127.0.0.1:\(port)", path: /events } }
+        ops:
+          - dedupe: { key: .id }
+          - aggregate: { by: .customer, every: 500ms, fields: { n: count, total: { sum: .amount } } }
+        sink: { sqlite: { path: \(database.path), table: totals, key: [key, start], batch: { count: 100000, period: 1h } } }
+        """.write(to: pipeline, atomically: true, encoding: .utf8)
+        let arguments = [
+            "run", pipeline.path, "--state", directory.appendingPathComponent("state.db").path,
+            "--checkpoint-interval", "100ms",
+        ]
+        let progress = directory.appendingPathComponent("progress.txt")
+        let attemptsFile = directory.appendingPathComponent("attempts.json")
+        let client = try postUntilAccepted(count: 1000, port: port, progress: progress, attempts: attemptsFile)
+        func answered() -> Int {
+            ((try? String(contentsOf: progress, encoding: .utf8)) ?? "").split(separator: "\n").count
+        }
+        func runUntil(answered target: Int, then signal: Int32) throws -> String {
+            let runner = try startRivulet(arguments, output: .null, error: .pipe)
+            let deadline = Date(timeIntervalSinceNow: 60)
+            while answered() < target && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+            if target >= 1000 { Thread.sleep(forTimeInterval: 1.5) }  // the last windows close
+            runner.send(signal)
+            let ended = runner.communicate(input: [], timeout: 60)
+            let stderr = String(decoding: ended.standardError, as: UTF8.self)
+            XCTAssertEqual(ended.termination, signal == SIGKILL ? .signalled(SIGKILL) : .exited(130), stderr)
+            return stderr
+        }
+        let interrupted = try runUntil(answered: 300, then: SIGINT)
+        XCTAssertTrue(interrupted.contains("is in the last checkpoint"), interrupted)
+        _ = try runUntil(answered: 650, then: SIGKILL)
+        let last = try runUntil(answered: 1000, then: SIGINT)
+        XCTAssertTrue(last.contains("resuming 'webhook-totals'"), last)
+        client.waitUntilExit()
+        let attempts = try JSONDecoder().decode([Int].self, from: Data(contentsOf: attemptsFile))
+        let query = try ChildProcess(
+            executable: "sqlite3", arguments: [database.path, "SELECT sum(n), sum(total) FROM totals"], input: .null)
+        let totals = String(decoding: query.communicate(timeout: 30).standardOutput, as: UTF8.self)
+        XCTAssertEqual(totals, "1000|\((0..<1000).reduce(0) { $0 + $1 % 13 + 1 })\n")
+        print("webhook: 1000 posts, \(attempts.reduce(0, +) - 1000) retries, totals \(totals)")
+        XCTAssertGreaterThan(attempts.reduce(0, +), 1000, "some posts were tried again across the stops")
     }
 
     func testAnAddressInUseIsAClearError() throws {

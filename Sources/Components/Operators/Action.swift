@@ -37,10 +37,16 @@ extension BuiltinComponents {
                 enabledIf: credentialsValid
             """,
         sideStreams: ["elements", "executing", "errors", "enabled"],
+        checkpointing: .restartsWork(
+            "the work running at the checkpoint: its element is kept and the work runs again first when the run "
+                + "resumes, so what it had emitted comes again"),
         factory: .operator { parameters, context in
             let work = try context.build(parameters[InnerWork.source])
             let condition = parameters[Key.enabledIf].map { context.stream($0.name) }
-            return { inputs in ActionSink.observable(inputs, work: work, enabledIf: condition, context: context) }
+            let state = context.operatorState()
+            return { [weak state] inputs in
+                ActionSink.observable(inputs, work: work, enabledIf: condition, context: context, state: state)
+            }
         })
 }
 
@@ -51,6 +57,8 @@ final class ActionSink {
     private let observer: AnyObserver<Value>
     private let lifetime: Lifetime
     private var executing = false
+    /// The element whose work runs, and its message, for checkpoints.
+    private var current: (input: Value, origin: Origin?)?
     /// The latest value of enabledIf (true when there is none).
     private var condition: Bool
     private var inputsDone = false
@@ -67,11 +75,16 @@ final class ActionSink {
     }
 
     static func observable(
-        _ inputs: Observable<Value>, work: PipelineSource, enabledIf: Observable<Value>?, context: ComponentContext
+        _ inputs: Observable<Value>, work: PipelineSource, enabledIf: Observable<Value>?, context: ComponentContext,
+        state: OperatorState<Value>? = nil
     ) -> Observable<Value> {
         Observable { observer, lifetime in
             let sink = ActionSink(
                 work: work, context: context, hasCondition: enabledIf != nil, observer: observer, lifetime: lifetime)
+            let restored = state?.takeRestored()?.arrayValue?.first
+            state?.keep(
+                { .array(sink.current.map { [$0.input] } ?? []) },
+                origins: { sink.current?.origin.map { [$0] } ?? [] }, until: lifetime)
             sink.publish("executing", .bool(false))
             sink.publish("enabled", .bool(false))
             if let enabledIf {
@@ -79,6 +92,8 @@ final class ActionSink {
             } else {
                 sink.publish("enabled", .bool(sink.isEnabled))
             }
+            // The work a checkpoint kept runs again, as the work in progress.
+            if let restored { sink.start(restored) }
             // A child lifetime: the inputs ending must not end the work in progress.
             inputs.subscribe(AnyObserver { sink.onInput($0) }, in: lifetime.makeChild())
         }
@@ -121,6 +136,7 @@ final class ActionSink {
     }
 
     private func start(_ input: Value) {
+        current = (input, Origin.current)
         executing = true
         publish("executing", .bool(true))
         publish("enabled", .bool(false))
@@ -144,6 +160,7 @@ final class ActionSink {
 
     private func ended(_ running: Lifetime) {
         running.dispose()
+        current = nil
         executing = false
         publish("executing", .bool(false))
         publish("enabled", .bool(isEnabled))

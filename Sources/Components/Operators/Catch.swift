@@ -16,6 +16,9 @@ extension BuiltinComponents {
         parameters: [Key.fallback],
         primary: Key.fallback,
         example: "- catch: { events: [{ at: 0ms, next: { error: true } }] }",
+        checkpointing: .restartsWork(
+            "the stream it reads when the run resumes: one that had switched to its fallback after an error reads its "
+                + "input again"),
         factory: .operator { parameters, context in
             let fallback = try context.build(parameters[Key.fallback])
             return { source in

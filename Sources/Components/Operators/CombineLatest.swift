@@ -18,8 +18,12 @@ extension BuiltinComponents {
         parameters: [Key.streams],
         primary: Key.streams,
         example: "- combineLatest: [items]",
+        checkpointing: .keepsState("each stream's latest element and which streams have completed"),
         factory: .operator { parameters, context in
             let others = parameters[Key.streams].map { context.stream($0.name) }
-            return { source in Observable.combineLatest([source] + others) { Value.array($0) } }
+            let state = context.operatorState()
+            return { [weak state] source in
+                Observable.combineLatest([source] + others, state: state) { Value.array($0) }
+            }
         })
 }

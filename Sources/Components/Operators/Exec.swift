@@ -32,6 +32,9 @@ extension BuiltinComponents {
         validate: { values, validation in
             if values[Key.command].isEmpty { validation.error("exec needs a command", at: Key.command, in: values) }
         },
+        checkpointing: .restartsWork(
+            "its program afresh: each element is answered before the next, so none is in flight at a checkpoint; "
+                + "what the program keeps of its own is not kept"),
         elementErrors: true,
         factory: .operator { parameters, context in
             var command = parameters[Key.command]

@@ -20,9 +20,13 @@ extension BuiltinComponents {
         primary: InnerWork.source,
         example: "- flatMap: { events: { timeline: \"{{ .events }}\" } }",
         sideStreams: InnerWork.sideStreams,
+        checkpointing: .restartsWork(
+            "the inners running or waiting at the checkpoint: their elements are kept, and run again first when the "
+                + "run resumes, so what they had emitted comes again"),
         factory: .operator { parameters, context in
             let work = try InnerWork(parameters: parameters, context: context)
             let limit = parameters[Key.maxConcurrent]
-            return { $0.flatMap(maxConcurrent: limit) { work.inner(for: $0) } }
+            let state = context.operatorState()
+            return { [weak state] in work.apply(to: $0, state: state) { $0.flatMap(maxConcurrent: limit, $1) } }
         })
 }

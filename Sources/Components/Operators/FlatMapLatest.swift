@@ -15,8 +15,12 @@ extension BuiltinComponents {
         primary: InnerWork.source,
         example: "- flatMapLatest: { events: { timeline: \"{{ .events }}\" } }",
         sideStreams: InnerWork.sideStreams,
+        checkpointing: .restartsWork(
+            "the inners running at the checkpoint: their elements are kept, and run again first when the "
+                + "run resumes, so what they had emitted comes again"),
         factory: .operator { parameters, context in
             let work = try InnerWork(parameters: parameters, context: context)
-            return { $0.flatMapLatest { work.inner(for: $0) } }
+            let state = context.operatorState()
+            return { [weak state] in work.apply(to: $0, state: state) { $0.flatMapLatest($1) } }
         })
 }

@@ -36,18 +36,43 @@ extension BuiltinComponents {
                 ops: [{ window: 1m }, { map: "{user: .[0].user, events: len(.)}" }]
                 idle: 10m
             """,
+        checkpointing: .depending(
+            "keeps its open groups and, for each, the state of its ops (each as it keeps its own); "
+                + "needs every one of its ops to be checkpointable",
+            on: { values in
+                for component in values[Key.ops].operators {
+                    if case .unsupported(let why) = component.spec.checkpointing.resolved(for: component.parameters) {
+                        return .unsupported(
+                            "its ops use '\(component.spec.name)', which cannot be checkpointed: \(why)")
+                    }
+                }
+                return .keepsState("its open groups and, for each, the state of its ops")
+            }),
         elementErrors: true,
         factory: .operator { parameters, context in
             let key = parameters[Key.key]
-            let chain = try context.build(parameters[Key.ops])
+            let ops = parameters[Key.ops]
+            let chain = try context.build(ops)
             let maxGroups = parameters[Key.maxGroups]
             let idle = parameters[Key.idle]
             let scheduler = context.scheduler
-            return { source in
+            // Under --state each group's chain is built for it, so its operators checkpoint on
+            // their own keys (`main#1 groupBy [3] ops#0 scan`); the checkpoints forget them when
+            // the group's chain completes.
+            let checkpoints = context.checkpoints
+            let keyed = checkpoints.map { checkpoints in
+                KeyedChains(
+                    build: { slot in try context.build(ops, checkpointedAs: "\(context.checkpointKey) [\(slot)]") },
+                    forget: { [weak checkpoints] slot in
+                        checkpoints?.forget(group: "\(context.checkpointKey) [\(slot)]")
+                    })
+            }
+            let state = context.operatorState()
+            return { [weak state] source in
                 Observable { observer, lifetime in
                     let groups = BoundedGroups(
-                        chain: chain, maxGroups: maxGroups, idle: idle, scheduler: scheduler, observer: observer,
-                        lifetime: lifetime)
+                        chain: chain, keyed: keyed, state: state, maxGroups: maxGroups, idle: idle,
+                        scheduler: scheduler, observer: observer, lifetime: lifetime)
                     let scope = context.makeScope()
                     source.subscribe(
                         AnyObserver { event in
@@ -68,7 +93,15 @@ extension BuiltinComponents {
                         }, in: lifetime.makeChild())
                 }
             }
-        })
+        }
+    ).keepingState(of: [Key.key, Key.ops])
+}
+
+/// Under `--state`: how `groupBy` builds each group's chain on checkpoint keys of its own, by the
+/// group's number, and lets go of their state when the chain completed.
+struct KeyedChains {
+    let build: (Int) throws -> PipelineOperator
+    let forget: (Int) -> Void
 }
 
 /// The open groups of one `groupBy` subscription: each a subject feeding its own chain, closed when
@@ -77,16 +110,21 @@ final class BoundedGroups {
     private final class Group {
         let subject = PublishSubject<Value>()
         let timer = SerialDisposable()
+        /// Its number in this subscription (and in the checkpoints, under `--state`).
+        let slot: Int
         var lastElement: RxTime
         /// The stamp of its latest entry in `recency`.
         var stamp = 0
 
-        init(lastElement: RxTime) {
+        init(slot: Int, lastElement: RxTime) {
+            self.slot = slot
             self.lastElement = lastElement
         }
     }
 
     private let chains: MergedChains
+    private let keyed: KeyedChains?
+    private var nextSlot = 0
     private let maxGroups: Int
     private let idle: RxTimeInterval?
     private let scheduler: any SchedulerType
@@ -101,14 +139,21 @@ final class BoundedGroups {
     private var sourceEnded = false
 
     init(
-        chain: @escaping PipelineOperator, maxGroups: Int, idle: RxTimeInterval?, scheduler: any SchedulerType,
-        observer: AnyObserver<Value>, lifetime: Lifetime
+        chain: @escaping PipelineOperator, keyed: KeyedChains? = nil, state: OperatorState<Value>? = nil,
+        maxGroups: Int, idle: RxTimeInterval?, scheduler: any SchedulerType, observer: AnyObserver<Value>,
+        lifetime: Lifetime
     ) {
         self.chains = MergedChains(chain: chain, observer: observer, lifetime: lifetime)
+        self.keyed = keyed
         self.maxGroups = maxGroups
         self.idle = idle
         self.scheduler = scheduler
         self.lifetime = lifetime
+        if let state, keyed != nil {
+            if let restored = state.takeRestored() { restore(restored) }
+            // Registered before the groups are let go of below, so the last checkpoint reads them.
+            state.keep({ [unowned self] in saved() }, origins: { [] }, until: lifetime)
+        }
         // Idle timers are not added to the lifetime one by one (groups come and go for ever).
         lifetime.onDispose { [self] in
             for group in groups.values { group.timer.dispose() }
@@ -118,13 +163,44 @@ final class BoundedGroups {
 
     func send(_ element: Value, key: Value) {
         if lifetime.isDisposed || sourceEnded { return }
-        let group = groups[key] ?? open(key)
+        guard let group = groups[key] ?? open(key) else { return }
         group.lastElement = scheduler.now
+        touch(key, group)
+        group.subject.on(.next(element))
+        compact()
+    }
+
+    /// Makes `group` the most recently used.
+    private func touch(_ key: Value, _ group: Group) {
         stamp += 1
         group.stamp = stamp
         recency.append((key, stamp))
-        group.subject.on(.next(element))
-        compact()
+    }
+
+    /// The open groups, least recently used first: each one's number, key and how long it has
+    /// been quiet (its chain's state is kept under its number, by its operators).
+    func saved() -> Value {
+        var list: [Value] = []
+        for (key, entryStamp) in recency[head...] {
+            guard let group = groups[key], group.stamp == entryStamp else { continue }
+            list.append(
+                Value(stateRecord: [
+                    ("slot", .int(group.slot)), ("key", key),
+                    ("quiet", Value(stateDuration: scheduler.now - group.lastElement)),
+                ]))
+        }
+        return .array(list)
+    }
+
+    /// Opens again the groups a checkpoint kept, in the order it kept them; their chains take
+    /// back their operators' state as they are built.
+    func restore(_ saved: Value) {
+        for entry in saved.arrayValue ?? [] {
+            guard let slot = entry["slot"]?.intValue, let key = entry["key"] else { continue }
+            let quiet = entry["quiet"]?.stateDuration ?? .zero
+            guard let group = open(key, slot: slot, quiet: quiet) else { return }
+            touch(key, group)
+        }
     }
 
     func end(_ event: Event<Value>) {
@@ -141,12 +217,25 @@ final class BoundedGroups {
         chains.completeWhenDone()
     }
 
-    private func open(_ key: Value) -> Group {
+    /// Opens the group of `key`, numbered `slot` (a new number unless restored), quiet for
+    /// `quiet` already; nil when its chain cannot be built (the result has failed).
+    private func open(_ key: Value, slot: Int? = nil, quiet: RxTimeInterval = .zero) -> Group? {
         if groups.count >= maxGroups, let oldest = leastRecentlyUsed() { close(oldest) }
-        let group = Group(lastElement: scheduler.now)
+        let slot = slot ?? nextSlot
+        nextSlot = max(nextSlot, slot + 1)
+        let group = Group(slot: slot, lastElement: scheduler.now - quiet)
+        var chain: PipelineOperator?
+        if let keyed {
+            do {
+                chain = try keyed.build(slot)
+            } catch {
+                end(.error(error))
+                return nil
+            }
+        }
         groups[key] = group
-        armIdle(key, group, after: idle)
-        chains.run(group.subject.asObservable())
+        armIdle(key, group, after: idle.map { max(.zero, $0 - quiet) })
+        chains.run(group.subject.asObservable(), through: chain) { [keyed] in keyed?.forget(slot) }
         return group
     }
 

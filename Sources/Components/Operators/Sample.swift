@@ -29,15 +29,20 @@ extension BuiltinComponents {
                 validation.error("give one of every (a period) or stream (the ticks)", in: values)
             }
         },
+        checkpointing: .keepsState(
+            "the latest element and, with every, the time left until the next tick (with stream, the ticks are that stream's)"
+        ),
         factory: .operator { parameters, context in
             let defaultValue = parameters[Key.defaultValue]
-            let ticks: Observable<Value>
+            let state = context.operatorState()
+            let scheduler = context.scheduler
             if let name = parameters[Key.stream] {
-                ticks = context.stream(name.name)
-            } else {
-                let period = parameters[Key.every] ?? .seconds(1)
-                ticks = Observable<Int>.interval(period, scheduler: context.scheduler).map { Value.int($0) }
+                let ticks = context.stream(name.name)
+                return { [weak state] source in source.sample(ticks, defaultValue: defaultValue, state: state) }
             }
-            return { source in source.sample(ticks, defaultValue: defaultValue) }
+            let period = parameters[Key.every] ?? .seconds(1)
+            return { [weak state] source in
+                source.sample(every: period, scheduler: scheduler, defaultValue: defaultValue, state: state)
+            }
         })
 }

@@ -16,6 +16,9 @@ extension BuiltinComponents {
         parameters: [Key.dueTime, Key.fallback],
         primary: Key.dueTime,
         example: "- timeout: 5s",
+        checkpointing: .restartsWork(
+            "its clock when the run resumes (it waits the whole duration again); a stream that had switched to its "
+                + "fallback reads its input again"),
         factory: .operator { parameters, context in
             let dueTime = parameters[Key.dueTime]
             let fallback = try parameters[Key.fallback].map { try context.build($0) }

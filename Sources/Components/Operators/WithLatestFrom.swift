@@ -19,21 +19,23 @@ extension BuiltinComponents {
         parameters: [Key.stream, Key.combine],
         primary: Key.stream,
         example: "- withLatestFrom: { stream: items, combine: \".latest[.value] ?? .latest[0]\" }",
+        checkpointing: .keepsState("the stream's latest element"),
         elementErrors: true,
         factory: .operator { parameters, context in
             let other = context.stream(parameters[Key.stream].name)
+            let state = context.operatorState()
             guard let combine = parameters[Key.combine] else {
-                return { $0.withLatestFrom(other) }
+                return { [weak state] in $0.withLatestFrom(other, state: state) { $1 } }
             }
-            return { source in
+            return { [weak state] source in
                 Observable.deferred {
                     let scope = context.makeScope()
                     guard context.onError != .fail else {
-                        return source.withLatestFrom(other) { value, latest in
+                        return source.withLatestFrom(other, state: state) { value, latest in
                             try context.evaluate(combine, ["value": value, "latest": latest], in: scope)
                         }
                     }
-                    return source.withLatestFrom(other) { value, latest -> Value? in
+                    return source.withLatestFrom(other, state: state) { value, latest -> Value? in
                         let pair: Value = ["value": value, "latest": latest]
                         return try context.handling(pair, { try context.evaluate(combine, pair, in: scope) })
                     }.compactMap { $0 }

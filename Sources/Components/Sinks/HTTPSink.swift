@@ -51,6 +51,9 @@ extension BuiltinComponents {
                 validation.error("url '\(written)' is not an absolute http(s) URL", at: Key.url, in: values)
             }
         },
+        checkpointing: .restartsWork(
+            "the requests not answered at the last checkpoint (the one in flight, those queued and the batch "
+                + "being filled are kept in it, and sent again in order on restart)"),
         delivery: Delivery(
             .atLeastOnce,
             "a request not answered 2xx is tried again; a durable source's message is acknowledged once its request was answered 2xx"
@@ -99,10 +102,31 @@ final class HTTPSink: AsynchronousSink, OriginKeepingSink {
         self.batch = batch
         self.setup = setup
         self.context = context
+        restored = context.restoredState
+        // The elements not answered yet: the sources have moved on past them.
+        let closed = StateBox(Value.null)
+        self.closed = closed
+        context.keepState { [weak self] in self?.unanswered() ?? closed.value }
+    }
+
+    /// What the checkpoint the run resumes from kept: sent first, once the sink starts.
+    private var restored: Value?
+    /// What was not answered when the sink closed, for the run's last checkpoint.
+    private var closed: StateBox<Value>?
+
+    /// The elements not answered yet, for a checkpoint: those queued (the first one in flight)
+    /// and the batch being filled.
+    private func unanswered() -> Value {
+        Value(stateRecord: [("queue", .array(queue.map(\.value))), ("filling", .array(filling))])
     }
 
     func start(failing fail: @escaping (any Error) -> Void) {
         self.fail = fail
+        guard let restored else { return }
+        self.restored = nil
+        for value in restored["queue"]?.arrayValue ?? [] { queue.append((value, nil)) }
+        for element in restored["filling"]?.arrayValue ?? [] { try? receive(.next(element)) }
+        sendNext()
     }
 
     func whenFinished(_ done: @escaping () -> Void) {
@@ -130,9 +154,13 @@ final class HTTPSink: AsynchronousSink, OriginKeepingSink {
     }
 
     func close() throws {
+        closed?.value = unanswered()
         batchTimer.dispose()
         inFlight?.dispose()
         inFlight = nil
+        // They hold the run, which holds this sink.
+        fail = nil
+        finished = nil
     }
 
     private func flushBatch() {
@@ -184,11 +212,13 @@ final class HTTPSink: AsynchronousSink, OriginKeepingSink {
                 })
         }
         // An answer may come synchronously (a canned one): then nothing is in flight any more.
-        if !done { inFlight = subscription }
+        if done { subscription.dispose() } else { inFlight = subscription }
     }
 
     /// The request for `value` was answered; `origin` is let go (failed first if it failed).
     private func answered(_ value: Value, origin: Origin?, failure: (any Error)?) {
+        // Ended, the request's subscription is let go of (its retry timers with it).
+        inFlight?.dispose()
         inFlight = nil
         if !queue.isEmpty { queue.removeFirst() }
         if let failure {

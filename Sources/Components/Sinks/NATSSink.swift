@@ -45,6 +45,9 @@ extension BuiltinComponents {
         primary: Key.subject,
         example: "sink: { nats: { subject: \"invoices.{{ .region }}\", msgId: \"{{ .id }}\" } }",
         validate: { values, validation in NATSParameters.validate(values, validation) },
+        checkpointing: .restartsWork(
+            "the JetStream publishes not acknowledged at the last checkpoint (kept in it, published again on "
+                + "restart: with msgId JetStream drops the repeats); core publishes are flushed to the server first"),
         delivery: Delivery(
             .atLeastOnce,
             "JetStream publishes wait for the stream's acknowledgement; with msgId exactly-once into the stream within its duplicate window; with jetstream: false at-most-once"
@@ -146,16 +149,43 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
         } catch {
             throw context.error(Secrets.shared.redact("\(error)"))
         }
+        restored = context.restoredState
+        // The publishes not acknowledged yet: the sources have moved on past their elements.
+        let closed = StateBox(Value.null)
+        self.closed = closed
+        context.keepState { [weak self] in
+            guard let self else { return closed.value }
+            if !flushing.isEmpty { flushCore() }
+            return unacknowledged()
+        }
+    }
+
+    /// What the checkpoint the run resumes from kept: published first, once the sink starts.
+    private var restored: Value?
+    /// What was not acknowledged when the sink closed, for the run's last checkpoint.
+    private var closed: StateBox<Value>?
+
+    /// The elements whose publishes JetStream has not acknowledged yet, in the order sent.
+    private func unacknowledged() -> Value {
+        .array(pending.sorted { $0.key < $1.key }.map(\.value.element))
     }
 
     func start(failing fail: @escaping (any Error) -> Void) {
         self.fail = fail
-        guard let scheduler = context.scheduler as? any ConcurrentDeliveryScheduler else { return }
-        let target = SchedulerBound(self)
-        answers.schedule = { answers in
-            scheduler.enqueue {
-                for (key, problem) in answers.take() { target.value.answered(key, problem: problem) }
+        if let scheduler = context.scheduler as? any ConcurrentDeliveryScheduler {
+            let target = SchedulerBound(self)
+            answers.schedule = { answers in
+                scheduler.enqueue {
+                    for (key, problem) in answers.take() { target.value.answered(key, problem: problem) }
+                }
             }
+        }
+        guard let restored else { return }
+        self.restored = nil
+        do {
+            for element in restored.arrayValue ?? [] { try Origin.with(nil) { try receive(.next(element)) } }
+        } catch {
+            fail(error)
         }
     }
 
@@ -283,7 +313,11 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
             options.MaxWait = 5000
             js_PublishAsyncComplete(js, &options)
         }
+        closed?.value = unacknowledged()
         connection.close()
         pending.removeAll()
+        // They hold the run, which holds this sink.
+        fail = nil
+        finished = nil
     }
 }

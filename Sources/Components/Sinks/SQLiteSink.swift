@@ -55,6 +55,16 @@ extension BuiltinComponents {
                 }
             }
         },
+        checkpointing: .depending(
+            "keeps nothing: each checkpoint first commits its open transaction; the rows written after the last "
+                + "checkpoint are written again on restart: with key they replace themselves (exactly-once), "
+                + "without key they are appended again (at-least-once)"
+        ) { values in
+            values.has(Key.key)
+                ? .stateless
+                : .restartsWork(
+                    "the rows written after the last checkpoint, which are appended again (give key to replace them)")
+        },
         delivery: Delivery(
             .atLeastOnce,
             "rows are committed in transactions, never half a row; a killed run loses the open transaction's rows, which a durable source delivers again; with key a repeat replaces its row (exactly-once per key)"
@@ -101,6 +111,11 @@ final class SQLiteSink: AsynchronousSink, OriginKeepingSink {
         self.batchPeriod = batchPeriod
         self.busyTimeout = busyTimeout
         self.context = context
+        // A checkpoint moves the sources on past these rows: they must be in the database first.
+        context.keepState { [weak self] in
+            try self?.commit()
+            return .null
+        }
     }
 
     func receive(_ event: Event<Value>) throws {
@@ -162,6 +177,8 @@ final class SQLiteSink: AsynchronousSink, OriginKeepingSink {
 
     func close() throws {
         commitTimer.dispose()
+        // It holds the run, which holds this sink.
+        fail = nil
         try commit()
         database = nil
     }

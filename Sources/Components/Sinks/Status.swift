@@ -24,6 +24,7 @@ extension BuiltinComponents {
             - stream: status
               status: {}
             """,
+        checkpointing: .stateless,
         delivery: Delivery(.atMostOnce, "a display: it shows the latest element"),
         factory: .sink { parameters, context in
             StatusSink(template: parameters[Key.template], context: context)

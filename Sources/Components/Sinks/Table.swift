@@ -51,6 +51,7 @@ extension BuiltinComponents {
                 validation.error("maxWidth must be at least 1", at: Key.maxWidth, in: values)
             }
         },
+        checkpointing: .stateless,
         delivery: Delivery(.atMostOnce, "a display: it shows what it received"),
         elementErrors: true,
         factory: .sink { parameters, context in

@@ -42,6 +42,9 @@ extension BuiltinComponents {
                     in: values)
             }
         },
+        checkpointing: .unsupported(
+            "a program's output cannot be read again from where it was: a resumed run would start it again and "
+                + "read every line twice; have it write a file and read that with follow"),
         delivery: Delivery(
             .atMostOnce,
             "lines the program printed to a run that died are gone; a new run starts the program again"),

@@ -60,6 +60,7 @@ extension BuiltinComponents {
                 }
             }
         },
+        checkpointing: .restartsWork("its page: a resumed run fetches it again and emits every image again"),
         delivery: Delivery(
             .atLeastOnce,
             "a new run fetches the page again and emits every image again"),

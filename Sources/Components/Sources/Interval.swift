@@ -52,12 +52,39 @@ extension BuiltinComponents {
         parameters: [Key.dueTime, Key.timerPeriod],
         primary: Key.dueTime,
         example: "source: { timer: 2s }",
+        checkpointing: .keepsState(
+            "how many elements it emitted and the time left until the next (it goes on as if no time had passed)"),
         delivery: Delivery(.atMostOnce, "ticks while no run is going are not made up"),
         factory: .source { parameters, context in
             let dueTime = parameters[Key.dueTime]
             let period = parameters[Key.timerPeriod]
+            let scheduler = context.scheduler
+            guard context.checkpoints != nil else {
+                return PipelineSource { _ in
+                    Observable<Int>.timer(dueTime, period: period, scheduler: scheduler).map { Value.int($0) }
+                }
+            }
             return PipelineSource { _ in
-                Observable<Int>.timer(dueTime, period: period, scheduler: context.scheduler).map { Value.int($0) }
+                Observable.deferred {
+                    let restored = context.restoredState
+                    let emitted = StateBox(restored?["emitted"]?.intValue ?? 0)
+                    let first = restored?["left"]?.stateDuration ?? dueTime
+                    // When the next element is due, for the checkpoint's time left.
+                    let due = StateBox(scheduler.now + first)
+                    context.keepState {
+                        Value(stateRecord: [
+                            ("emitted", .int(emitted.value)),
+                            ("left", Value(stateDuration: max(.zero, due.value - scheduler.now))),
+                        ])
+                    }
+                    if period == nil && emitted.value > 0 { return .empty() }
+                    let start = emitted.value
+                    return Observable<Int>.timer(first, period: period, scheduler: scheduler).map { tick in
+                        emitted.value = start + tick + 1
+                        if let period { due.value = scheduler.now + period }
+                        return Value.int(start + tick)
+                    }
+                }
             }
         })
 }

@@ -21,6 +21,7 @@ extension BuiltinComponents {
         parameters: [Key.label],
         primary: Key.label,
         example: "source: { prompt: \"Search: \" }",
+        checkpointing: .unsupported("what a person typed cannot be asked for again after a restart"),
         delivery: Delivery(.atMostOnce, "what was typed into a run that died is gone"),
         factory: .source { parameters, context in
             let label = parameters[Key.label]

@@ -22,6 +22,9 @@ extension BuiltinComponents {
         parameters: [Key.format],
         primary: Key.format,
         example: "source: stdin",
+        checkpointing: .unsupported(
+            "standard input cannot be read again: lines a killed run had read are gone; read a file (with follow) instead"
+        ),
         delivery: Delivery(.atMostOnce, "lines read by a run that died are not read again"),
         elementErrors: true,
         factory: .source { parameters, context in

@@ -23,13 +23,17 @@ final class InnerWork {
     /// The inner observable for `element`, instrumented. It counts as running from the moment the
     /// operator asks for it, so when flatMapLatest switches (new inner made, old one released,
     /// new one subscribed) `executing` does not flicker to false.
-    func inner(for element: Value) -> Observable<Value> {
+    func inner(for element: Value, tracking running: RunningInners? = nil) -> Observable<Value> {
         let context = self.context
         let skipErrors = self.skipErrors
         let failsOrigin = self.failsOrigin
         changeActive(by: 1)
+        let number = running?.add(element, origin: Origin.current)
         return source.make(element)
-            .do(onDispose: { [weak self] in self?.changeActive(by: -1) })
+            .do(onDispose: { [weak self, weak running] in
+                self?.changeActive(by: -1)
+                if let number { running?.ended(number) }
+            })
             .catch { error -> Observable<Value> in
                 let report = Self.describe(error, context: context, element: element)
                 if failsOrigin { Origin.current?.fail(error) }
@@ -40,6 +44,30 @@ final class InnerWork {
                 context.sideStreams["errors"]?.onNext(report)
                 return .error(error)
             }
+    }
+
+    /// `operate` (the runtime's flatMap, flatMapLatest or concatMap) over `source` with this
+    /// work's inners. With `state` (under --state) a checkpoint keeps the elements whose inners
+    /// are running or waiting, and a resumed run runs them again first: at-least-once for what
+    /// those inners had emitted.
+    func apply(
+        to source: Observable<Value>, state: OperatorState<Value>?,
+        _ operate: @escaping (Observable<Value>, @escaping (Value) -> Observable<Value>) -> Observable<Value>
+    ) -> Observable<Value> {
+        guard state != nil else { return operate(source) { self.inner(for: $0) } }
+        return Observable { [weak state] observer, lifetime in
+            let running = RunningInners()
+            // First, so the inners a stop disposes of stay in the last checkpoint.
+            lifetime.onDispose { running.isStopped = true }
+            var input = source
+            if let state {
+                if let restored = state.takeRestored()?.arrayValue, !restored.isEmpty {
+                    input = Observable.concat([Observable.from(restored), source])
+                }
+                state.keep({ .array(running.elements) }, origins: { running.origins }, until: lifetime)
+            }
+            operate(input) { self.inner(for: $0, tracking: running) }.subscribe(observer, in: lifetime)
+        }
     }
 
     private func changeActive(by delta: Int) {
@@ -75,4 +103,27 @@ final class InnerWork {
 
     /// The side streams they offer.
     static let sideStreams = ["executing", "errors"]
+}
+
+/// The elements whose inners one subscription of an inner-work operator is running or holds
+/// waiting, in the order they came, for checkpoints. A stop keeps them; an inner that ended (or
+/// that flatMapLatest dropped) is forgotten.
+final class RunningInners {
+    private var running: [Int: (element: Value, origin: Origin?)] = [:]
+    private var next = 0
+    /// Set when the operator's subscription is disposed of: its inners then stay.
+    var isStopped = false
+
+    func add(_ element: Value, origin: Origin?) -> Int {
+        running[next] = (element, origin)
+        next += 1
+        return next - 1
+    }
+
+    func ended(_ number: Int) {
+        if !isStopped { running[number] = nil }
+    }
+
+    var elements: [Value] { running.sorted { $0.key < $1.key }.map(\.value.element) }
+    var origins: [Origin] { running.values.compactMap(\.origin) }
 }

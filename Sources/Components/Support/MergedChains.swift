@@ -21,12 +21,13 @@ final class MergedChains {
         self.lifetime = lifetime
     }
 
-    /// Runs the chain over `input`, its elements merged into the result; `done` when it completed.
-    func run(_ input: Observable<Value>, done: (() -> Void)? = nil) {
+    /// Runs the chain (or `through`, a chain of its own) over `input`, its elements merged into
+    /// the result; `done` when it completed.
+    func run(_ input: Observable<Value>, through own: PipelineOperator? = nil, done: (() -> Void)? = nil) {
         if lifetime.isDisposed { return }
         running += 1
         let chainLifetime = lifetime.makeChild()
-        chain(input).subscribe(
+        (own ?? chain)(input).subscribe(
             AnyObserver { [self] event in
                 if lifetime.isDisposed { return }
                 switch event {
@@ -47,7 +48,7 @@ final class MergedChains {
         nextInput += 1
         inputs[number] = (items, origin)
         Origin.with(origin) {
-            run(Observable.from(items)) { [weak self] in self?.inputs[number] = nil }
+            run(Observable.from(items), done: { [weak self] in self?.inputs[number] = nil })
         }
     }
 

@@ -111,6 +111,56 @@ final class OperatorStateTests: ReactiveTestCase {
         }
     }
 
+    func testSampleGoesOnWithItsLatestElementAndTheTimeLeftUntilItsNextTick() {
+        // Ticks at 230, 260, ...: 1 and 2 are sampled as 2, 3 at 260; the source ends at 350 and
+        // the result at the tick after, 350 itself.
+        for stop in [212, 220, 235, 245, 292, 300, 340] {
+            assertResumes(input, stoppedAt: stop) { $0.sample(every: .seconds(30), scheduler: $1, state: $2) }
+        }
+    }
+
+    /// As `assertResumes`, for an operator over two sources.
+    private func assertResumes(
+        _ first: [Recorded<Event<Saved>>], _ second: [Recorded<Event<Saved>>], stoppedAt stop: Int,
+        _ apply: @escaping (Observable<Saved>, Observable<Saved>, OperatorState<Saved>?) -> Observable<Saved>,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
+        func run(_ state: OperatorState<Saved>?, after: Int?, shift: Int = 0) -> [Recorded<Event<Saved>>] {
+            let scheduler = makeScheduler()
+            let later = { (events: [Recorded<Event<Saved>>]) in
+                events.filter { $0.time > (after ?? 0) }.map { Recorded(time: $0.time - shift, value: $0.value) }
+            }
+            let a = scheduler.createHotObservable(later(first))
+            let b = scheduler.createHotObservable(later(second))
+            let make = { apply(a.asObservable(), b.asObservable(), state) }
+            let events =
+                after == nil && shift == 0 && state != nil
+                ? scheduler.start(disposed: stop, make).events : scheduler.start(make).events
+            return events.map { Recorded(time: $0.time + shift, value: $0.value) }
+        }
+        let whole = run(nil, after: nil)
+        let state = OperatorState<Saved>()
+        let stopped = run(state, after: nil)
+        let restored = OperatorState<Saved>(restoring: state.read())
+        let resumed = run(restored, after: stop, shift: stop - 200)
+        XCTAssertEqual(stopped + resumed, whole, "stopped at \(stop)", file: file, line: line)
+    }
+
+    func testCombineLatestAndWithLatestFromGoOnWithTheLatestElements() {
+        let prices: [Recorded<Event<Saved>>] = [next(210, .integer(1)), next(230, .integer(2)), completed(270)]
+        let main: [Recorded<Event<Saved>>] = [
+            next(220, .integer(10)), next(240, .integer(20)), next(250, .integer(30)), completed(280),
+        ]
+        for stop in [215, 225, 235, 245, 260] {
+            assertResumes(main, prices, stoppedAt: stop) { main, prices, state in
+                Observable.combineLatest([main, prices], state: state) { .list($0) }
+            }
+            assertResumes(main, prices, stoppedAt: stop) { main, prices, state in
+                main.withLatestFrom(prices, state: state) { .list([$0, $1]) }
+            }
+        }
+    }
+
     func testDistinctGoesOnWithTheKeysItRemembersAndTheirAges() {
         let repeats: [Recorded<Event<Saved>>] = [
             next(210, .integer(1)), next(215, .integer(2)), next(230, .integer(1)), next(240, .integer(3)),

@@ -12,7 +12,11 @@ public final class Checkpoints {
     public let interval: RxTimeInterval
     private let scheduler: any SchedulerType
     private let commit: (Value) throws -> Void
-    private var readers: [(key: String, read: () throws -> Value, origins: (() -> [Origin])?)] = []
+    private typealias Reader = (read: () throws -> Value, origins: (() -> [Origin])?)
+    /// Every component's reader by key; a snapshot lists them in key order, the same each time.
+    private var readers: [String: Reader] = [:]
+    /// The keys registered for each `groupBy` group's chain, by the group's key prefix.
+    private var groups: [String: [String]] = [:]
     private var nextDue: RxTime
     private var opportunities = 0
     /// The error of the checkpoint that failed (a full disk, a write error); the run then stops.
@@ -42,23 +46,37 @@ public final class Checkpoints {
     }
 
     /// Registers how to read the state of the component `key`; a later registration under the
-    /// same key (a resubscription) replaces it.
+    /// same key (a resubscription) replaces it. `group` is the key prefix of the `groupBy` group
+    /// whose chain the component is in, if it is in one.
+    public func register(_ key: String, read: @escaping () throws -> Value, group: String?) {
+        register(key, (read, nil), group: group)
+    }
+
+    /// `register(_:read:group:)` for a component in no group.
     public func register(_ key: String, read: @escaping () throws -> Value) {
-        register(key, read: read, origins: nil)
+        register(key, (read, nil), group: nil)
     }
 
     /// Registers a runtime operator's state under `key`: a checkpoint reads its state and, once
     /// committed, settles the origins of the elements it holds (their effect is in the checkpoint).
-    public func register(_ key: String, state: OperatorState<Value>) {
-        register(key, read: { state.read() ?? .null }, origins: state.heldOrigins)
+    public func register(_ key: String, state: OperatorState<Value>, group: String?) {
+        register(key, ({ state.read() ?? .null }, state.heldOrigins), group: group)
     }
 
-    private func register(_ key: String, read: @escaping () throws -> Value, origins: (() -> [Origin])?) {
-        if let index = readers.firstIndex(where: { $0.key == key }) {
-            readers[index].read = read
-            readers[index].origins = origins
-        } else {
-            readers.append((key, read, origins))
+    /// `register(_:state:group:)` for an operator in no group.
+    public func register(_ key: String, state: OperatorState<Value>) {
+        register(key, state: state, group: nil)
+    }
+
+    private func register(_ key: String, _ reader: Reader, group: String?) {
+        if readers.updateValue(reader, forKey: key) == nil, let group { groups[group, default: []].append(key) }
+    }
+
+    /// Lets go of the state of a `groupBy` group's chain (and of the groups within it), once the
+    /// chain completed: a later group of the same key starts afresh.
+    public func forget(group prefix: String) {
+        for group in groups.keys where group.hasPrefix(prefix) {
+            for key in groups.removeValue(forKey: group) ?? [] { readers[key] = nil }
         }
     }
 
@@ -67,6 +85,7 @@ public final class Checkpoints {
     /// checkpoint) is freed, and the messages it held are settled.
     public func end() {
         readers.removeAll()
+        groups.removeAll()
         settling.removeAll()
     }
 
@@ -110,9 +129,9 @@ public final class Checkpoints {
             // `settling` is emptied only once the commit succeeded: after a failed one, what the
             // sinks wrote must not be let go (it would be acknowledged before the run is abandoned).
             var kept = settling
-            for (key, read, origins) in readers {
-                snapshot[key] = try read()
-                if let origins { kept += origins() }
+            for (key, reader) in readers.sorted(by: { $0.key < $1.key }) {
+                snapshot[key] = try reader.read()
+                if let origins = reader.origins { kept += origins() }
             }
             try commit(.object(snapshot))
             settling = []

@@ -300,7 +300,7 @@ final class Multicast {
         /// (`key` empty) and counts on its owner's meter (`meterKey`).
         func context(
             for component: ValidatedComponent, key: String, sides: [String: PublishSubject<Value>],
-            streamName: String? = nil, meterKey: String? = nil
+            streamName: String? = nil, meterKey: String? = nil, group: String? = nil
         ) -> ComponentContext {
             let meterKey = meterKey ?? key
             return ComponentContext(
@@ -310,18 +310,26 @@ final class Multicast {
                     try buildSource(
                         inner.spec, inner.parameters, inner.location, key: "", sides: [:], meterKey: meterKey)
                 },
-                chainBuilder: { chain in try buildChain(chain, meterKey: meterKey) },
-                sideStreams: sides, services: services, streamName: streamName, checkpointKey: key, meterKey: meterKey,
+                chainBuilder: { chain, prefix in try buildChain(chain, meterKey: meterKey, keyPrefix: prefix) },
+                sideStreams: sides, services: services, streamName: streamName, checkpointKey: key,
+                checkpointGroup: group, meterKey: meterKey,
                 onError: component.spec.routesElementErrors ? component.parameters[ElementErrors.onError] : .fail)
         }
-        /// The operators of an inner chain, each with a context of its own that keeps no checkpoints.
-        func buildChain(_ chain: ParameterValues.OperatorChain, meterKey: String) throws -> PipelineOperator {
-            let operators = try chain.operators.map { component -> PipelineOperator in
+        /// The operators of an inner chain, each with a context of its own that keeps no checkpoints,
+        /// or with `keyPrefix` (one group's chain), checkpoints under keys that start with it.
+        func buildChain(_ chain: ParameterValues.OperatorChain, meterKey: String, keyPrefix: String) throws
+            -> PipelineOperator
+        {
+            let operators = try chain.operators.enumerated().map { index, component -> PipelineOperator in
                 guard let factory = component.spec.factory.operatorFactory else {
                     preconditionFailure("validated as an operator")
                 }
+                let key = keyPrefix.isEmpty ? "" : "\(keyPrefix) ops#\(index) \(component.spec.name)"
                 return try factory(
-                    component.parameters, context(for: component, key: "", sides: [:], meterKey: meterKey))
+                    component.parameters,
+                    context(
+                        for: component, key: key, sides: [:], meterKey: meterKey,
+                        group: keyPrefix.isEmpty ? nil : keyPrefix))
             }
             return { source in operators.reduce(source) { stream, apply in apply(stream) } }
         }
@@ -382,6 +390,8 @@ final class Multicast {
                                 dropped: { sourceMeter?.countUnemitted($0) }))
                     }
                 }
+                // A signal completes it as if it had ended, unless it drains itself (nats, httpServer).
+                observable = services.object(SourceDrains.self) { SourceDrains() }.completing(observable)
                 observable = endingSides(observable, sourceSides)
                 observable = traced(observable, "\(stream.name)#source \(component.spec.name)", component.use.location)
                 observable = metered(observable, stream: stream.name, sourceMeter)

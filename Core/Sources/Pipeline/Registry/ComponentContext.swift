@@ -17,7 +17,7 @@ public final class ComponentContext {
     let logRecord: (LogRecord) -> Void
     let streamResolver: (String) -> Observable<Value>?
     let sourceBuilder: (ParameterValues.InnerSource) throws -> PipelineSource
-    let chainBuilder: (ParameterValues.OperatorChain) throws -> PipelineOperator
+    let chainBuilder: (ParameterValues.OperatorChain, _ keyPrefix: String) throws -> PipelineOperator
     /// The side streams the pipeline reads from this component, by name (`executing`, `errors`).
     public let sideStreams: [String: PublishSubject<Value>]
     /// For a sink, the stream it reads.
@@ -27,6 +27,9 @@ public final class ComponentContext {
     /// source inside another component (`flatMap`'s, `scanPaginate`'s): its owner keeps the state
     /// of the work it starts, and the source itself sees no checkpoints.
     public let checkpointKey: String
+    /// For a component of one `groupBy` group's chain: the group's key prefix, under which the
+    /// checkpoints let go of the chain's state once the group's chain completed.
+    let checkpointGroup: String?
     /// Whose meter it counts on in a watched run: its own (its checkpoint key), or for a
     /// component inside another's inner chain or source, its owner's.
     let meterKey: String
@@ -38,10 +41,12 @@ public final class ComponentContext {
         location: SourceLocation, baseDirectory: String, log: @escaping (LogRecord) -> Void,
         streamResolver: @escaping (String) -> Observable<Value>?,
         sourceBuilder: @escaping (ParameterValues.InnerSource) throws -> PipelineSource,
-        chainBuilder: @escaping (ParameterValues.OperatorChain) throws -> PipelineOperator,
+        chainBuilder: @escaping (ParameterValues.OperatorChain, _ keyPrefix: String) throws -> PipelineOperator,
         sideStreams: [String: PublishSubject<Value>], services: SharedServices, streamName: String? = nil,
-        checkpointKey: String, meterKey: String? = nil, onError: ElementErrorPolicy = .fail
+        checkpointKey: String, checkpointGroup: String? = nil, meterKey: String? = nil,
+        onError: ElementErrorPolicy = .fail
     ) {
+        self.checkpointGroup = checkpointGroup
         self.meterKey = meterKey ?? checkpointKey
         self.onError = onError
         self.checkpointKey = checkpointKey
@@ -90,7 +95,7 @@ public final class ComponentContext {
     /// Registers how to read this component's state when a checkpoint is taken (nothing happens
     /// when the run keeps no state). Called at subscription, it reads the state of that subscription.
     public func keepState(_ read: @escaping () throws -> Value) {
-        checkpoints?.register(checkpointKey, read: read)
+        checkpoints?.register(checkpointKey, read: read, group: checkpointGroup)
     }
 
     /// Where a runtime operator of this component keeps its state for checkpoints (`debounce(_:
@@ -101,7 +106,7 @@ public final class ComponentContext {
     public func operatorState() -> OperatorState<Value>? {
         guard let checkpoints else { return nil }
         let state = OperatorState<Value>(restoring: checkpoints.takeRestoredState(checkpointKey))
-        checkpoints.register(checkpointKey, state: state)
+        checkpoints.register(checkpointKey, state: state, group: checkpointGroup)
         return state
     }
 
@@ -124,7 +129,16 @@ public final class ComponentContext {
     /// Builds an inner chain of operators (the `ops` of `groupBy`): apply it to each group's stream.
     /// Its operators keep no checkpoints of their own (their owner restarts their work).
     public func build(_ chain: ParameterValues.OperatorChain) throws -> PipelineOperator {
-        try chainBuilder(chain)
+        try chainBuilder(chain, "")
+    }
+
+    /// Builds an inner chain whose operators keep checkpoints of their own, under keys that
+    /// start with `keyPrefix` (one `groupBy` group's chain): `Checkpoints.forget(group:)` with
+    /// the same prefix lets go of them. Without checkpoints it is `build(_:)`.
+    public func build(_ chain: ParameterValues.OperatorChain, checkpointedAs keyPrefix: String) throws
+        -> PipelineOperator
+    {
+        try chainBuilder(chain, checkpoints == nil ? "" : keyPrefix)
     }
 
     /// A new evaluation scope over the pipeline's environment, for one subscription.

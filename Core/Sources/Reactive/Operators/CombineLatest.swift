@@ -47,6 +47,30 @@ extension Observable {
     }
 }
 
+extension Observable {
+    /// `combineLatest(_:resultSelector:)` that keeps its state in `state` for checkpoints: each
+    /// source's latest element and which sources have completed. Restored, a combination needs
+    /// no source to emit again first.
+    @inlinable
+    public static func combineLatest<Source: ObservableType>(
+        _ sources: [Source], state: OperatorState<Source.Element>?,
+        resultSelector: @escaping ([Source.Element]) throws -> Element
+    ) -> Observable<Element> where Source.Element: StateRepresentable {
+        guard let state, !sources.isEmpty else { return combineLatest(sources, resultSelector: resultSelector) }
+        let observables = sources.map { $0.asObservable() }
+        return Observable { observer, lifetime in
+            let sink = CombineLatestSink(
+                arity: observables.count, resultSelector: resultSelector, downstream: observer, lifetime: lifetime)
+            sink.keep(in: state)
+            for (index, source) in observables.enumerated() {
+                if lifetime.isDisposed { return }
+                let sourceLifetime = lifetime.makeChild()
+                source.subscribe(AnyObserver { sink.on($0, index: index, sourceLifetime) }, in: sourceLifetime)
+            }
+        }
+    }
+}
+
 extension ObservableType {
     /// Pairs the latest elements of this sequence and `other`; see `Observable.combineLatest`.
     @inlinable
@@ -111,5 +135,34 @@ final class CombineLatestSink<Element, Result>: Sink<Result> {
             doneCount += 1
             if doneCount == isDone.count { forwardTerminal(.completed) }
         }
+    }
+}
+
+extension CombineLatestSink where Element: StateRepresentable {
+    /// Takes what `state` restored (each source's latest element, which have completed) and
+    /// registers how a checkpoint reads this subscription.
+    @usableFromInline
+    func keep(in state: OperatorState<Element>) {
+        if let restored = state.takeRestored() {
+            for (index, saved) in (restored.stateField("latest")?.stateList ?? []).enumerated()
+            where index < latest.count {
+                if let element = saved.stateList?.first {
+                    if latest[index] == nil { valueCount += 1 }
+                    latest[index] = element
+                }
+            }
+            for (index, done) in (restored.stateField("done")?.stateList ?? []).enumerated()
+            where index < isDone.count && done.stateInteger == 1 && !isDone[index] {
+                isDone[index] = true
+                doneCount += 1
+            }
+        }
+        state.keep(
+            {
+                Element(stateRecord: [
+                    ("latest", Element(stateList: self.latest.map { Element(stateList: $0.map { [$0] } ?? []) })),
+                    ("done", Element(stateList: self.isDone.map { Element(stateInteger: $0 ? 1 : 0) })),
+                ])
+            }, origins: { [] }, until: lifetime)
     }
 }

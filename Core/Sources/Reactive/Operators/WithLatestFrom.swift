@@ -25,6 +25,29 @@ extension ObservableType {
     }
 }
 
+extension ObservableType {
+    /// `withLatestFrom(_:resultSelector:)` that keeps the latest element of `other` in `state`
+    /// for checkpoints: restored, the elements that come before `other` emits again are combined
+    /// with it rather than dropped.
+    @inlinable
+    public func withLatestFrom<Other: ObservableType, Result>(
+        _ other: Other, state: OperatorState<Other.Element>?,
+        resultSelector: @escaping (Element, Other.Element) throws -> Result
+    ) -> Observable<Result> where Other.Element: StateRepresentable {
+        guard let state else { return withLatestFrom(other, resultSelector: resultSelector) }
+        let source = asObservable()
+        let second = other.asObservable()
+        return Observable { observer, lifetime in
+            let sink = WithLatestFromSink(resultSelector: resultSelector, downstream: observer, lifetime: lifetime)
+            if let restored = state.takeRestored() { sink.latest = restored.stateList?.first }
+            state.keep({ Other.Element(stateList: sink.latest.map { [$0] } ?? []) }, origins: { [] }, until: lifetime)
+            let otherLifetime = lifetime.makeChild()
+            second.subscribe(AnyObserver { sink.onOther($0, otherLifetime) }, in: otherLifetime)
+            source.subscribe(AnyObserver(sink.on), in: lifetime)
+        }
+    }
+}
+
 @usableFromInline
 final class WithLatestFromSink<Element, OtherElement, Result>: Sink<Result> {
     @usableFromInline

@@ -73,7 +73,7 @@ extension BuiltinComponents {
             """,
         parameters: [Key.seed, Key.accumulator],
         primary: Key.accumulator,
-        example: "- scan: { seed: 0, accumulator: clamp(acc + ., 0, 9) }",
+        example: "- scan: { seed: 0, accumulator: \"clamp(acc + ., 0, 9)\" }",
         checkpointing: .keepsState("its accumulated value"),
         elementErrors: true,
         factory: .operator { parameters, context in

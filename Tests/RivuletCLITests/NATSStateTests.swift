@@ -125,6 +125,8 @@ final class NATSStateTests: NATSTestCase {
             "window": "- window: { count: 10 }",
             "groupBy": "- groupBy: { key: .qty, ops: [{ buffer: { count: 5, timeSpan: 1h } }] }",
             "dedupe": "- dedupe: { key: .id }",
+            "delay": "- delay: 300ms",
+            "session": "- window: { sessionGap: 1h, count: 25 }",
         ]
         var generator = SystemRandomNumberGenerator()
         func pipelineFile(_ name: String) -> String { path("\(name).yaml") }

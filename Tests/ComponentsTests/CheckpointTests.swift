@@ -389,11 +389,13 @@ final class CheckpointTests: LeakCheckingTestCase {
         XCTAssertEqual(second.events(), ["5: \"c\"", "15: completed"], "as if no time had passed while it was down")
     }
 
-    func testIntervalCountsOnFromItsCount() throws {
+    func testIntervalCountsOnFromItsCountAtItsOwnTimes() throws {
         let text = "source: { interval: 10ms }\nops:\n  - take: 5\nsink: record"
-        let (whole, resumed) = try outputs(text, stoppedAt: 25)
-        XCTAssertEqual(whole, ["0", "1", "2", "3", "4", "completed"])
-        XCTAssertEqual(resumed, whole)
+        for tick in [5, 25, 38] {
+            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
+            XCTAssertEqual(whole, ["10: 0", "20: 1", "30: 2", "40: 3", "50: 4", "50: completed"])
+            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
+        }
     }
 
     func testFixtureGoesOnFromTheElementAndTheLineItReached() throws {

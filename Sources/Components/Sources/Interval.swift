@@ -19,7 +19,8 @@ extension BuiltinComponents {
         parameters: [Key.period],
         primary: Key.period,
         example: "source: { interval: 1s }",
-        checkpointing: .keepsState("how many elements it emitted"),
+        checkpointing: .keepsState(
+            "how many elements it emitted and the time left until the next (it goes on as if no time had passed)"),
         delivery: Delivery(
             .atMostOnce,
             "ticks while no run is going are not made up; with --state a resumed run counts on from the last checkpoint"
@@ -31,14 +32,25 @@ extension BuiltinComponents {
                     Observable<Int>.interval(period, scheduler: context.scheduler).map { Value.int($0) }
                 }
             }
+            let scheduler = context.scheduler
             return PipelineSource { _ in
                 Observable.deferred {
-                    // Counting goes on from the count it had reached.
-                    let emitted = StateBox(context.restoredState?.intValue ?? 0)
-                    context.keepState { .int(emitted.value) }
+                    // Counting goes on from the count it had reached, the next tick after the time
+                    // it had left (a checkpoint of an older run kept the count alone).
+                    let restored = context.restoredState
+                    let emitted = StateBox(restored?.intValue ?? restored?["emitted"]?.intValue ?? 0)
+                    let first = restored?["left"]?.stateDuration.map { min(period, max(.zero, $0)) } ?? period
+                    let due = StateBox(scheduler.now + first)
+                    context.keepState {
+                        Value(stateRecord: [
+                            ("emitted", .int(emitted.value)),
+                            ("left", Value(stateDuration: max(.zero, due.value - scheduler.now))),
+                        ])
+                    }
                     let start = emitted.value
-                    return Observable<Int>.interval(period, scheduler: context.scheduler).map { tick in
+                    return Observable<Int>.timer(first, period: period, scheduler: scheduler).map { tick in
                         emitted.value = start + tick + 1
+                        due.value = scheduler.now + period
                         return Value.int(start + tick)
                     }
                 }

@@ -133,6 +133,10 @@ struct RunCommand: ParsableCommand {
     func validate() throws {
         if record != nil && replay != nil { throw ValidationError("--record and --replay cannot be used together") }
         if state == nil && resume { throw ValidationError("--resume needs --state") }
+        if state == nil && drain {
+            throw ValidationError(
+                "--drain needs --state (without it, a signal always ends the sources and writes what they hold)")
+        }
         if watch && file == "-" { throw ValidationError("--watch needs a pipeline file, not standard input") }
         if let metrics, HTTPServerAddress.parse(metrics) == nil {
             throw ValidationError("--metrics expects HOST:PORT, such as 127.0.0.1:9464; got '\(metrics)'")

@@ -261,6 +261,25 @@ final class CheckpointTests: LeakCheckingTestCase {
         XCTAssertEqual(lastSnapshot?.description.contains("[1] ops#0 scan"), false, "closed groups are forgotten")
     }
 
+    func testAGroupWithinAGroupIsForgottenWhenItCloses() throws {
+        let text = """
+            source: { events: [{ at: 10ms, next: { k: a, v: 1 } }, { at: 20ms, next: { k: a, v: 2 } }, { at: 60ms, next: { k: a, v: 1 } }, { at: 90ms, complete: true }] }
+            ops:
+              - groupBy:
+                  key: .k
+                  idle: 25ms
+                  ops: [{ groupBy: { key: .v, ops: [{ scan: { seed: 0, accumulator: acc + 1 } }] } }]
+            sink: record
+            """
+        // At 50 ms the outer group of a closed (idle), and with it the inner groups of 1 and 2:
+        // nothing of them is kept, and a's 1 at 60 ms starts afresh.
+        let (whole, resumed) = try timedOutputs(text, stoppedAt: 50)
+        XCTAssertEqual(whole, ["10: 1", "20: 1", "60: 1", "90: completed"])
+        XCTAssertEqual(resumed, whole)
+        let keys: [String] = lastSnapshot?.objectValue.map { $0.map(\.0) } ?? []
+        XCTAssertEqual(keys.filter { $0.contains("ops#0 groupBy [") && $0.hasSuffix("scan") }, [], "\(keys)")
+    }
+
     func testSampleKeepsTheLatestElementUntilTheNextTick() throws {
         let text = """
             source: { events: [{ at: 10ms, next: a }, { at: 15ms, next: b }, { at: 45ms, next: c }, { at: 95ms, complete: true }] }

@@ -72,12 +72,11 @@ public final class Checkpoints {
         if readers.updateValue(reader, forKey: key) == nil, let group { groups[group, default: []].append(key) }
     }
 
-    /// Lets go of the state of a `groupBy` group's chain (and of the groups within it), once the
-    /// chain completed: a later group of the same key starts afresh.
+    /// Lets go of the state of a `groupBy` group's chain once the chain completed: a later group
+    /// of the same key starts afresh. (A group within it has completed, and been let go of, first:
+    /// a chain completes only once every chain it runs has.)
     public func forget(group prefix: String) {
-        for group in groups.keys where group.hasPrefix(prefix) {
-            for key in groups.removeValue(forKey: group) ?? [] { readers[key] = nil }
-        }
+        for key in groups.removeValue(forKey: prefix) ?? [] { readers[key] = nil }
     }
 
     /// Lets go of every component's reader once the last checkpoint of the run is taken: the

@@ -254,6 +254,37 @@ final class AcknowledgementTests: XCTestCase {
         XCTAssertEqual(log, ["30: settled 1", "30: settled 2", "30: settled 3", "1040: settled 4"], "\(log)")
     }
 
+    /// Writes 1 and 2 to an SQLite table, a transaction each (at 10 and 20 ms), under checkpoints
+    /// at 30 ms and 1005 ms; returns what was settled, and how.
+    private func settledRows(failing: Bool) throws -> (checkpoints: Checkpoints, settled: [String]) {
+        let database = FileManager.default.temporaryDirectory.appendingPathComponent("ack-\(UUID().uuidString).db")
+        defer { try? FileManager.default.removeItem(at: database) }
+        let checkpoints = checkpointing(failing: failing)
+        try harness.run(
+            """
+            source: { acked: { values: [1, 2], complete: false } }
+            ops:
+              - map: { n: . }
+            sink: { sqlite: { path: \(database.path), table: t, batch: { count: 1, period: 1s } } }
+            """, until: 100, services: [checkpoints])
+        return (checkpoints, log.filter { $0.contains("settled") || $0.contains("checkpointed") })
+    }
+
+    func testUnderCheckpointsSQLiteRowsAreSettledByTheCheckpointAfterTheirCommitNotByTheCommit() throws {
+        // A resumed run emits again what came after its last checkpoint (a window, which replaces
+        // its row): a committed row is final only once a checkpoint after it is.
+        let settled = try settledRows(failing: false).settled
+        XCTAssertEqual(
+            settled, ["30: checkpointed 1", "30: checkpointed 2", "30: settled 1", "30: settled 2"], "\(log)")
+    }
+
+    func testUnderCheckpointsCommittedRowsAreNotSettledWhenTheCheckpointFails() throws {
+        let (checkpoints, settled) = try settledRows(failing: true)
+        XCTAssertEqual(settled, [], "\(log)")
+        checkpoints.end()
+        XCTAssertEqual(log.filter { $0.contains("settled") }.count, 2, "\(log)")
+    }
+
     func testAnHTTPRequestSettlesItsElementsWhenAnsweredAndFailsThemWhenRefused() throws {
         let entries: [[String: Any]] = [
             (503, "busy"), (200, "ok"), (400, "bad"),

@@ -229,6 +229,8 @@ final class HTTPSink: AsynchronousSink, OriginKeepingSink {
                 fail?(error)
                 return
             }
+        } else if let origin {
+            context.letGo([origin])
         }
         // The next request goes from the scheduler, not from inside this answer's callback.
         Origin.with(nil) { _ = context.scheduler.schedule { [weak self] in self?.sendNext() } }

@@ -274,7 +274,9 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
     /// JetStream answered the publish `key`: done, tried again, or failed.
     private func answered(_ key: Int, problem: String?) {
         guard let publish = pending.removeValue(forKey: key) else { return }
-        if let problem {
+        if problem == nil, let origin = publish.origin {
+            context.letGo([origin])
+        } else if let problem {
             if publish.tries <= retries {
                 do { try send(publish) } catch { fail?(error) }
             } else {
@@ -302,6 +304,8 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
         if status != NATS_OK {
             for origin in flushing { origin.fail(NATSError(status, doing: "flushing to NATS")) }
             fail?(context.error("\(NATSError(status, doing: "flushing to NATS"))"))
+        } else {
+            context.letGo(flushing)
         }
         flushing = []
     }

@@ -195,6 +195,7 @@ final class SQLiteSink: AsynchronousSink, OriginKeepingSink {
             for origin in origins { origin.fail(error) }
             throw error
         }
+        context.letGo(origins)
     }
 
     private func run(_ body: () throws(SQLiteError) -> Void) throws {

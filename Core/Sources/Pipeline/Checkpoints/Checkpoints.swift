@@ -125,13 +125,16 @@ public final class Checkpoints {
         nextDue = scheduler.now + interval
         do {
             var snapshot = JSONObject()
-            // `settling` is emptied only once the commit succeeded: after a failed one, what the
-            // sinks wrote must not be let go (it would be acknowledged before the run is abandoned).
-            var kept = settling
+            var kept: [Origin] = []
             for (key, reader) in readers.sorted(by: { $0.key < $1.key }) {
                 snapshot[key] = try reader.read()
                 if let origins = reader.origins { kept += origins() }
             }
+            // After the readers: a sink's reader commits what it wrote, and hands over its
+            // messages. `settling` is emptied only once the commit succeeded: after a failed one,
+            // what the sinks wrote must not be let go (it would be acknowledged before the run is
+            // abandoned).
+            kept += settling
             try commit(.object(snapshot))
             settling = []
             committed += 1

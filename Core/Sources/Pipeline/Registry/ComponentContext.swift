@@ -98,6 +98,14 @@ public final class ComponentContext {
         checkpoints?.register(checkpointKey, read: read, group: checkpointGroup)
     }
 
+    /// Lets go of the messages behind what a sink has made durable (rows committed, requests
+    /// answered). In a run that keeps state they are settled once the next checkpoint commits
+    /// instead: a resumed run redoes the work after its last checkpoint (a window is emitted
+    /// again and replaces its row), so until then what the sink wrote may still change.
+    public func letGo(_ origins: [Origin]) {
+        checkpoints?.settleAtNextCommit(origins)
+    }
+
     /// Where a runtime operator of this component keeps its state for checkpoints (`debounce(_:
     /// scheduler:state:)` and the like), holding what the checkpoint the run resumes from kept;
     /// nil when the run keeps no state, so the operator runs as it does without checkpoints. The

@@ -346,7 +346,7 @@ final class HTTPServerSourceTests: BinaryTestCase {
         return client
     }
 
-    func testAThousandRetriedPostsAreCountedExactlyOnceThroughASignalAndASIGKILL() throws {
+    func testAThousandRetriedPostsAreCountedExactlyOnceThroughASignalAndThreeSIGKILLs() throws {
         let port = Self.freePort()
         let database = directory.appendingPathComponent("totals.db")
         let pipeline = directory.appendingPathComponent("totals.yaml")
@@ -382,9 +382,11 @@ final class HTTPServerSourceTests: BinaryTestCase {
             XCTAssertEqual(ended.termination, signal == SIGKILL ? .signalled(SIGKILL) : .exited(130), stderr)
             return stderr
         }
-        let interrupted = try runUntil(answered: 300, then: SIGINT)
+        let interrupted = try runUntil(answered: 250, then: SIGINT)
         XCTAssertTrue(interrupted.contains("is in the last checkpoint"), interrupted)
-        _ = try runUntil(answered: 650, then: SIGKILL)
+        // Each kill may fall between a checkpoint's sink commit and its save (a 202 sent too
+        // early was lost there once): three of them.
+        for target in [450, 650, 850] { _ = try runUntil(answered: target, then: SIGKILL) }
         let last = try runUntil(answered: 1000, then: SIGINT)
         XCTAssertTrue(last.contains("resuming 'webhook-totals'"), last)
         client.waitUntilExit()

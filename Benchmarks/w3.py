@@ -1,56 +1,101 @@
 #!/usr/bin/env python3
-"""W3: an aggregation, timed from outside in one run.
+"""W3: an event-time aggregation, timed from outside in one run.
 
-1,000,000 JSON Lines records {"key": "k<0..9999>", "v": n, "ts": ms} over 10 minutes of event time
-go through `aggregate: {by: .key, every: 1m, time: .ts, fields: {count: count, sum: {sum: .v}}}` into a
-JSON Lines file, two ways: `rivulet run` (release) and a hand-written Swift dictionary loop with the
-same JSON code. Each is run three times, interleaved, and the best wall time kept; peak RSS is
-printed for both. Outputs are compared. The last line is the one to read.
+1,000,000 JSON Lines records {"key": "k<0..9999>", "v": n, "ts": ms} over 10 minutes of event time,
+5% of them up to 10 s out of order, counted and summed per key per 1-minute window on event time
+with a 10 s allowance (exact windows, nothing late), four ways:
+
+- Rivulet: `eventTime: {time: .ts, maxDelay: 10s}` then `aggregate: {by: .key, every: 1m, ...}`;
+- the hand-written Swift loop (same JSON code, a dictionary per open window, the same watermark);
+- Bytewax (PyPI `bytewax`, one worker): `EventClock` with a 10 s wait and a `TumblingWindower` of
+  1 minute aligned to the epoch, `fold_window`; installed into Benchmarks/.venv on first use;
+- DuckDB's batch `GROUP BY` over the same file, the reference of what two cores can do.
+
+Rivulet and the loop run three times, interleaved, and keep their best; Bytewax and DuckDB once
+(Bytewax takes half a minute). Peak RSS is printed for each. The four outputs are compared as
+sets of {key, start, count, sum}. The last line is the one to read.
 """
-import os, subprocess, sys, time
+import json, os, subprocess, sys, time
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 data = os.path.join(root, "Benchmarks", "data")
 os.makedirs(data, exist_ok=True)
 rivulet = os.path.join(root, ".build", "release", "rivulet")
 bench = os.path.join(root, "Benchmarks", ".build", "release", "RivuletBenchmarks")
+venv = os.path.join(root, "Benchmarks", ".venv")
 lines = 1_000_000
 
-def timed(command):
+
+def timed(command, stdout=subprocess.DEVNULL):
     start = time.monotonic()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(command, stdout=stdout)
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.monotonic() - start
     if status != 0:
         sys.exit(f"w3: {' '.join(command)} failed with status {status}")
     return elapsed, usage.ru_maxrss / 1024.0
 
-source = os.path.join(data, f"w3-{lines}.jsonl")
+
+def python_with(*packages):
+    """The virtualenv's python, with `packages` installed into it."""
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.exists(python):
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    missing = subprocess.run([python, "-c", "import " + ", ".join(p.split("==")[0] for p in packages)],
+                             capture_output=True).returncode != 0
+    if missing:
+        print("installing " + " ".join(packages) + " into Benchmarks/.venv ...", file=sys.stderr)
+        subprocess.run([python, "-m", "pip", "install", "-q", *packages], check=True)
+    return python
+
+
+def rows(path):
+    """The output as a sorted list of (key, start, count, sum)."""
+    result = []
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                o = json.loads(line)
+                result.append((o["key"], int(o["start"]), int(o["count"]), float(o["sum"])))
+    return sorted(result)
+
+
+source = os.path.join(data, f"w3-late-{lines}.jsonl")
 if not os.path.exists(source):
     subprocess.run([bench, "w3-generate", str(lines), source], check=True)
 spec = os.path.join(data, "w3.yaml")
 with open(spec, "w") as f:
     f.write(f"source: {{ fixture: {os.path.basename(source)} }}\n"
-            "ops:\n  - aggregate: { by: .key, every: 1m, time: .ts, fields: { count: count, sum: { sum: .v } } }\n"
+            "eventTime: { time: .ts, maxDelay: 10s }\n"
+            "ops:\n  - aggregate: { by: .key, every: 1m, fields: { count: count, sum: { sum: .v } } }\n"
             "sink: { file: w3-rivulet.jsonl }\n")
-rivulet_out = os.path.join(data, "w3-rivulet.jsonl")
-loop_out = os.path.join(data, "w3-loop.jsonl")
+outputs = {name: os.path.join(data, f"w3-{name}.jsonl") for name in ["rivulet", "loop", "bytewax", "duckdb"]}
 times = {"rivulet": [], "loop": []}
 rss = {"rivulet": 0.0, "loop": 0.0}
 for _ in range(3):
     elapsed, peak = timed([rivulet, "run", spec])
     times["rivulet"].append(elapsed)
     rss["rivulet"] = max(rss["rivulet"], peak)
-    elapsed, peak = timed([bench, "w3-loop", source, loop_out])
+    elapsed, peak = timed([bench, "w3-loop", source, outputs["loop"]])
     times["loop"].append(elapsed)
     rss["loop"] = max(rss["loop"], peak)
-# The file sink pads a line with spaces where it would cross a page boundary (whole lines after a
-# crash), so lines are compared without their trailing white space.
-with open(rivulet_out) as a, open(loop_out) as b:
-    identical = [line.rstrip() for line in a] == [line.rstrip() for line in b]
-with open(loop_out) as f:
-    objects = sum(1 for _ in f)
 best = {name: min(values) for name, values in times.items()}
-print(f"w3 lines={lines} keys=10000 windows=10 objects={objects} outputs_identical={'yes' if identical else 'NO'}")
-print(f"w3 peak_rss_mb rivulet={rss['rivulet']:.1f} loop={rss['loop']:.1f}")
-print(f"w3 rivulet_s={best['rivulet']:.3f} loop_s={best['loop']:.3f} rivulet_vs_loop={best['rivulet'] / best['loop']:.2f}")
+
+python = python_with("bytewax==0.21.1", "duckdb")
+script = os.path.join(root, "Benchmarks", "w3_bytewax.py")
+best["bytewax"], rss["bytewax"] = timed([python, script, source, outputs["bytewax"]])
+best["duckdb"], rss["duckdb"] = timed([python, "-c", f"""
+import duckdb
+duckdb.sql('''COPY (SELECT key, (ts // 60000) * 60000 AS start, count(*) AS count, sum(v) AS sum
+  FROM read_json('{source}', format = 'newline_delimited', columns = {{key: 'VARCHAR', v: 'BIGINT', ts: 'BIGINT'}})
+  GROUP BY ALL) TO '{outputs["duckdb"]}' (FORMAT json)''')
+"""])
+
+expected = rows(outputs["loop"])
+equal = {name: rows(path) == expected for name, path in outputs.items()}
+print(f"w3 lines={lines} keys=10000 windows=10 objects={len(expected)} late_allowance=10s out_of_order=5%")
+print("w3 equal_to_loop " + " ".join(f"{name}={'yes' if same else 'NO'}" for name, same in equal.items()))
+print("w3 peak_rss_mb " + " ".join(f"{name}={value:.1f}" for name, value in rss.items()))
+print(f"w3 rivulet_vs_loop={best['rivulet'] / best['loop']:.2f} bytewax_vs_rivulet={best['bytewax'] / best['rivulet']:.1f}")
+print(f"w3 rivulet_s={best['rivulet']:.3f} loop_s={best['loop']:.3f} bytewax_s={best['bytewax']:.3f} "
+      f"duckdb_s={best['duckdb']:.3f} equal={'true' if all(equal.values()) else 'false'}")

@@ -478,7 +478,9 @@ struct RunCommand: ParsableCommand {
     ) throws -> PipelineRun.Outcome {
         let started = ProcessInfo.processInfo.systemUptime
         let scheduler = SerialRunLoopScheduler()
-        let environment = ExpressionEnvironment(seed: seed, clock: { scheduler.now })
+        // The one reading of the wall clock: when the run's clock reads zero, for `now()`.
+        let epoch = RxTime.nanoseconds(Int64(Date().timeIntervalSince1970 * 1e9)) - scheduler.now
+        let environment = ExpressionEnvironment(seed: seed, epoch: epoch, clock: { scheduler.now })
         let checkpoints = checkpointSession?.makeCheckpoints(scheduler: scheduler, interval: checkpointInterval)
         let compiled = try PipelineCompiler.compile(
             pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: RunLog.write,

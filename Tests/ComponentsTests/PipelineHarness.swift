@@ -22,6 +22,8 @@ final class PipelineHarness {
     let scheduler = VirtualTimeScheduler(resolution: .milliseconds(1))
     var recorders: [String: Recorder] = [:]
     var logged: [String] = []
+    /// The run summary's lines about elements dropped (`onError: skip`, late elements).
+    var skipped: [String] = []
     var outcome: PipelineRun.Outcome?
     /// Components a test adds to the built-ins.
     var extraComponents: [ComponentSpec] = []
@@ -104,6 +106,7 @@ final class PipelineHarness {
         let run = compiled.start { self.outcome = $0 }
         scheduler.advance(to: until)
         if outcome == nil { run.dispose() }
+        skipped = compiled.skipped.summary
         return self
     }
 

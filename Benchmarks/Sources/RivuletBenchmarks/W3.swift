@@ -4,11 +4,16 @@
     import Glibc
 #endif
 
-/// W3's hand-written side: the W3 pipeline's work (count and sum of `.v` per `.key` per minute of
-/// `.ts`, one object per key per window in first-seen order, as JSON Lines) as a dictionary loop
-/// with the same JSON code.
+/// W3's hand-written side: the W3 pipeline's work on event time (count and sum of `.v` per `.key`
+/// per minute of `.ts`, with elements up to 10 s out of order; a window is written once the
+/// watermark — the latest time seen minus 10 s — passes its end; one object per key, as JSON
+/// Lines) as a dictionary loop with the same JSON code.
 enum W3 {
-    /// Writes `count` records of 10,000 keys over 10 minutes of event time, in time order.
+    /// The out-of-order allowance, in milliseconds.
+    static let maxDelay: Int64 = 10_000
+
+    /// Writes `count` records of 10,000 keys over 10 minutes of event time; 5% of them come up to
+    /// 10 s later than their time (so none is behind a 10 s watermark).
     static func generate(count: Int, path: String) {
         guard let file = fopen(path, "w") else {
             print("cannot write \(path)")
@@ -18,12 +23,22 @@ enum W3 {
         var line: [UInt8] = []
         let minutes = 10
         for i in 0..<count {
-            let ts = i * 60_000 * minutes / count
+            var ts = i * 60_000 * minutes / count
+            let hash = (i &* 2_654_435_761) & 0xFFFF_FFFF
+            if hash % 100 < 5 { ts = max(0, ts - (hash / 100) % 10_001) }
             line.removeAll(keepingCapacity: true)
             line.append(contentsOf: #"{"key": "k\#((i &* 7919) % 10_000)", "v": \#(i % 97), "ts": \#(ts)}"#.utf8)
             line.append(0x0A)
             fwrite(line, 1, line.count, file)
         }
+    }
+
+    /// One open window: its keys in first-seen order, with their count and sum.
+    private struct Window {
+        var index: [String: Int] = [:]
+        var keys: [String] = []
+        var counts: [Int] = []
+        var sums: [Double] = []
     }
 
     static func loop(input: String, output: String) {
@@ -35,30 +50,23 @@ enum W3 {
             fclose(inputFile)
             fclose(outputFile)
         }
-        var index: [String: Int] = [:]
-        var keys: [String] = []
-        var counts: [Int] = []
-        var sums: [Double] = []
-        var window: Int64?
+        var windows: [Int64: Window] = [:]
+        var latest = Int64.min
         var out: [UInt8] = []
-        func flush() {
-            guard let current = window else { return }
-            for row in keys.indices {
+        func flush(_ minute: Int64) {
+            guard let window = windows.removeValue(forKey: minute) else { return }
+            for row in window.keys.indices {
                 var object = JSONObject()
-                object["key"] = .string(keys[row])
-                object["start"] = .int(Int(current * 60_000))
-                object["count"] = .int(counts[row])
-                object["sum"] = Int(exactly: sums[row]).map { .int($0) } ?? .double(sums[row])
+                object["key"] = .string(window.keys[row])
+                object["start"] = .int(Int(minute * 60_000))
+                object["count"] = .int(window.counts[row])
+                let sum = window.sums[row]
+                object["sum"] = Int(exactly: sum).map { .int($0) } ?? .double(sum)
                 JSONSerializer.write(.object(object), to: &out)
                 out.append(0x0A)
             }
             fwrite(out, 1, out.count, outputFile)
             out.removeAll(keepingCapacity: true)
-            index.removeAll(keepingCapacity: true)
-            keys.removeAll(keepingCapacity: true)
-            counts.removeAll(keepingCapacity: true)
-            sums.removeAll(keepingCapacity: true)
-            window = nil
         }
         var lineBuffer: UnsafeMutablePointer<CChar>?
         var capacity = 0
@@ -71,20 +79,33 @@ enum W3 {
                 case .string(let key)? = object["key"], let ts = object["ts"]?.doubleValue,
                 let v = object["v"]?.doubleValue
             else { continue }
+            let time = Int64(ts)
+            // Behind the watermark: late, dropped (none in the generated data).
+            if latest != .min && time < latest - maxDelay { continue }
             let minute = Int64((ts / 60_000).rounded(.down))
-            if let current = window, minute > current { flush() }
-            if window == nil { window = minute }
-            if let row = index[key] {
-                counts[row] += 1
-                sums[row] += v
-            } else {
-                index[key] = keys.count
-                keys.append(key)
-                counts.append(1)
-                sums.append(v)
+            windows[minute, default: Window()].add(key, v)
+            if time > latest {
+                latest = time
+                // Every window whose end the watermark passed.
+                let watermark = latest - maxDelay
+                for open in windows.keys.sorted() where (open + 1) * 60_000 <= watermark { flush(open) }
             }
         }
-        flush()
+        for open in windows.keys.sorted() { flush(open) }
         free(lineBuffer)
+    }
+}
+
+extension W3.Window {
+    fileprivate mutating func add(_ key: String, _ v: Double) {
+        if let row = index[key] {
+            counts[row] += 1
+            sums[row] += v
+        } else {
+            index[key] = keys.count
+            keys.append(key)
+            counts.append(1)
+            sums.append(v)
+        }
     }
 }

@@ -84,6 +84,12 @@ extension BuiltinComponents {
             }
             if values.has(Key.time) && !values.has(Key.every) {
                 validation.error("time needs every, the length of the windows", at: Key.time, in: values)
+            } else if let time = values[Key.time] {
+                validation.warning(
+                    "'time' counts elements in the order they come: one out of order counts in the current window",
+                    at: Key.time, in: values,
+                    note: "for elements out of order, declare eventTime on the stream (eventTime: { time: "
+                        + "\(time.source), maxDelay: 10s }) and leave 'time' out")
             }
         },
         checkpointing: .keepsState(

@@ -59,6 +59,7 @@ import Reactive
             lines += ["", "Side streams: " + spec.sideStreams.map { "NAME.\($0)" }.joined(separator: ", ")]
         }
         if let delivery = spec.delivery { lines += ["", wrap("Delivery: \(delivery.summary)", indent: "")] }
+        if let clock = Self.clock(of: spec) { lines += ["", wrap("Clock: \(clock)", indent: "")] }
         lines += ["", wrap("Checkpoints (run --state): \(spec.checkpointing.summary)", indent: "")]
         lines +=
             ["", "Example:"] + spec.example.split(separator: "\n", omittingEmptySubsequences: false).map { "  \($0)" }
@@ -122,6 +123,7 @@ import Reactive
             lines += ["Side streams: " + spec.sideStreams.map { "`NAME.\($0)`" }.joined(separator: ", "), ""]
         }
         if let delivery = spec.delivery { lines += ["Delivery: \(delivery.summary)", ""] }
+        if let clock = Self.clock(of: spec) { lines += ["Clock: \(clock)", ""] }
         lines += ["Checkpoints (`run --state`): \(spec.checkpointing.summary)", ""]
         lines += ["```yaml", spec.example, "```", ""]
         return lines.joined(separator: "\n")
@@ -163,10 +165,28 @@ import Reactive
         if line.count > indent.count { lines.append(line) }
         return lines.joined(separator: "\n")
     }
+
+    /// Which clock a component's durations are on, for those that take one.
+    static func clock(of spec: ComponentSpec) -> String? {
+        guard spec.parameters.contains(where: { if case .duration = $0.type { return true } else { return false } })
+        else { return nil }
+        switch spec.kind {
+        case .operator where spec.name == "eventTime":
+            return "the run's; the operators after it run on the watermark (event time)."
+        case .operator:
+            return "the stream's: the run's clock (virtual in tests), or after `eventTime` the watermark (event time)."
+        case .source:
+            return "the run's (virtual in tests); as an inner source in the ops of an event-time stream, the watermark."
+        default:
+            return "the run's (virtual in tests), even for an event-time stream."
+        }
+    }
+
 }
 
 extension String {
     func padding(to width: Int) -> String {
         count >= width ? self : self + String(repeating: " ", count: width - count)
     }
+
 }

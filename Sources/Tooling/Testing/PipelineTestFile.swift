@@ -83,6 +83,9 @@ import Reactive
         public var expectMarbles: (marbles: String, tick: RxTimeInterval, values: [String: Value])?
         /// The seed of random() for this test.
         public var seed: UInt64?
+        /// When the virtual clock starts, for `now()` (`startAt: 2026-11-25T10:00:00Z`; default the
+        /// Unix epoch).
+        public var startAt: RxTime = .zero
         /// An expression applied to each element before it is compared (to check part of a big one).
         public var select: Expression? = nil
         /// Where `stream` is written.
@@ -132,7 +135,7 @@ import Reactive
 
     static let caseKeys = [
         "name", "inputs", "http", "until", "stream", "expect", "expectCount", "expectContains", "expectMarbles", "seed",
-        "select", "expectRequests",
+        "select", "expectRequests", "startAt",
     ]
 
     static func parseCase(_ node: YAMLNode, baseDirectory: String, into collector: inout DiagnosticCollector) -> Case? {
@@ -160,6 +163,14 @@ import Reactive
                 testCase.select = try Expression(select.scalar ?? "")
             } catch {
                 collector.error("select: \(error)", at: select.location)
+            }
+        }
+        if let startAt = node["startAt"] {
+            if let epoch = startAt.scalar.flatMap(ExpressionEnvironment.epoch(rfc3339:)) {
+                testCase.startAt = epoch
+            } else {
+                collector.error(
+                    "'startAt' must be a time in RFC 3339, such as 2026-11-25T10:00:00Z", at: startAt.location)
             }
         }
         if let until = node["until"] {

@@ -256,7 +256,7 @@ import Reactive
         recorders: () -> [(stream: String, recorder: Recorder)], baseDirectory: String
     ) -> CaseResult {
         let seed = testCase.seed ?? pipeline.spec.seed ?? 1
-        let environment = ExpressionEnvironment(seed: seed, clock: { scheduler.now })
+        let environment = ExpressionEnvironment(seed: seed, epoch: testCase.startAt, clock: { scheduler.now })
         var logged: [String] = []
         let compiled: CompiledPipeline
         let session = HTTPSession(mode: .canned(testCase.http))

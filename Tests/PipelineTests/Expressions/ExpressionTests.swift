@@ -127,6 +127,10 @@ final class ExpressionTests: LeakCheckingTestCase {
         XCTAssertGreaterThan(Set(a).count, 5)
         let clocked = EvaluationScope(environment: ExpressionEnvironment(seed: 1, clock: { .milliseconds(1500) }))
         XCTAssertEqual(try Expression("now()").evaluate(.null, in: clocked), 1500)
+        let dated = EvaluationScope(
+            environment: ExpressionEnvironment(seed: 1, epoch: .seconds(1_764_064_800), clock: { .milliseconds(1500) }))
+        XCTAssertEqual(try Expression("now()").evaluate(.null, in: dated), 1_764_064_801_500)
+        XCTAssertEqual(try Expression("elapsed()").evaluate(.null, in: dated), 1500)
     }
 
     /// `.x OP 2` and `len(.x) OP 2` are decided in one closure; written `1 + 1` the constant

@@ -298,28 +298,34 @@ final class Multicast {
         }
         /// A component's context; one inside another's inner chain or source keeps no checkpoints
         /// (`key` empty) and counts on its owner's meter (`meterKey`).
+        /// The clock each stream built so far ends on (its `eventTime`'s, or one it reads).
+        var clocks: [String: any SchedulerType] = [:]
         func context(
             for component: ValidatedComponent, key: String, sides: [String: PublishSubject<Value>],
-            streamName: String? = nil, meterKey: String? = nil, group: String? = nil
+            streamName: String? = nil, meterKey: String? = nil, group: String? = nil,
+            clock: any SchedulerType = scheduler
         ) -> ComponentContext {
             let meterKey = meterKey ?? key
             return ComponentContext(
-                scheduler: scheduler, environment: environment, componentName: component.spec.name,
+                scheduler: clock, environment: environment, componentName: component.spec.name,
                 location: component.use.location, baseDirectory: baseDirectory, log: log, streamResolver: resolve,
                 sourceBuilder: { inner in
                     try buildSource(
-                        inner.spec, inner.parameters, inner.location, key: "", sides: [:], meterKey: meterKey)
+                        inner.spec, inner.parameters, inner.location, key: "", sides: [:], meterKey: meterKey,
+                        clock: clock)
                 },
-                chainBuilder: { chain, prefix in try buildChain(chain, meterKey: meterKey, keyPrefix: prefix) },
+                chainBuilder: { chain, prefix in
+                    try buildChain(chain, meterKey: meterKey, keyPrefix: prefix, clock: clock)
+                },
                 sideStreams: sides, services: services, streamName: streamName, checkpointKey: key,
                 checkpointGroup: group, meterKey: meterKey,
                 onError: component.spec.routesElementErrors ? component.parameters[ElementErrors.onError] : .fail)
         }
         /// The operators of an inner chain, each with a context of its own that keeps no checkpoints,
         /// or with `keyPrefix` (one group's chain), checkpoints under keys that start with it.
-        func buildChain(_ chain: ParameterValues.OperatorChain, meterKey: String, keyPrefix: String) throws
-            -> PipelineOperator
-        {
+        func buildChain(
+            _ chain: ParameterValues.OperatorChain, meterKey: String, keyPrefix: String, clock: any SchedulerType
+        ) throws -> PipelineOperator {
             let operators = try chain.operators.enumerated().map { index, component -> PipelineOperator in
                 guard let factory = component.spec.factory.operatorFactory else {
                     preconditionFailure("validated as an operator")
@@ -329,26 +335,29 @@ final class Multicast {
                     component.parameters,
                     context(
                         for: component, key: key, sides: [:], meterKey: meterKey,
-                        group: keyPrefix.isEmpty ? nil : keyPrefix))
+                        group: keyPrefix.isEmpty ? nil : keyPrefix, clock: clock))
             }
             return { source in operators.reduce(source) { stream, apply in apply(stream) } }
         }
         func buildSource(
             _ spec: ComponentSpec, _ parameters: ParameterValues, _ location: SourceLocation, key: String,
-            sides: [String: PublishSubject<Value>], meterKey: String? = nil
+            sides: [String: PublishSubject<Value>], meterKey: String? = nil, clock: any SchedulerType = scheduler
         ) throws -> PipelineSource {
             guard case .source(let factory) = spec.factory else { preconditionFailure("validated as a source") }
             let component = ValidatedComponent(
                 use: ComponentUse(name: spec.name, location: location, parameters: nil, id: nil), spec: spec,
                 parameters: parameters)
-            return try factory(parameters, context(for: component, key: key, sides: sides, meterKey: meterKey))
+            return try factory(
+                parameters, context(for: component, key: key, sides: sides, meterKey: meterKey, clock: clock))
         }
         for stream in pipeline.streams {
             var observable: Observable<Value>
             var handedToSource = 0
+            var clock: any SchedulerType = scheduler
             switch stream.origin {
             case .stream(let name):
                 observable = resolve(name) ?? .empty()
+                clock = clocks[name] ?? scheduler
                 if let upstream = lastMeters[name] { lastMeters[stream.name] = upstream }
             case .component(let component):
                 let sourceSides = sides(of: component.spec, stream: stream.name, index: Validator.sourceIndex)
@@ -407,7 +416,9 @@ final class Multicast {
                 if case .elementwise(let makeStep) = component.spec.factory, tracer == nil, operatorMeter == nil,
                     sides.isEmpty
                 {
-                    fusing.append(try makeStep(component.parameters, context(for: component, key: key, sides: sides)))
+                    fusing.append(
+                        try makeStep(
+                            component.parameters, context(for: component, key: key, sides: sides, clock: clock)))
                     let next = index + 1 < stream.operators.count ? stream.operators[index + 1] : nil
                     if case .elementwise = next?.spec.factory,
                         sidesOf(next!.spec, stream.name, index + 1).isEmpty
@@ -421,7 +432,9 @@ final class Multicast {
                 guard let factory = component.spec.factory.operatorFactory else {
                     preconditionFailure("validated as an operator")
                 }
-                let apply = try factory(component.parameters, context(for: component, key: key, sides: sides))
+                let operatorContext = context(for: component, key: key, sides: sides, clock: clock)
+                let apply = try factory(component.parameters, operatorContext)
+                if let after = operatorContext.clockAfter { clock = after }
                 let applied = endingSides(apply(observable), sides)
                 observable = traced(applied, "\(stream.name)#\(index) \(component.spec.name)", component.use.location)
                 observable = metered(observable, stream: stream.name, operatorMeter)
@@ -432,6 +445,7 @@ final class Multicast {
                 observable = multicast.observable
             }
             built[stream.name] = observable
+            clocks[stream.name] = clock
         }
         var readsSideStreams: Set<String> = Set(pipeline.sideStreams.keys)
         for stream in pipeline.streams

@@ -270,7 +270,7 @@
             let validation = ComponentValidation(owner: spec.name, location: use.location, baseDirectory: baseDirectory)
             validate(parameters, validation)
             for diagnostic in validation.diagnostics { diagnostics.add(diagnostic) }
-            if !validation.diagnostics.isEmpty { return nil }
+            if validation.diagnostics.contains(where: { $0.severity == .error }) { return nil }
         }
         return ValidatedComponent(use: use, spec: spec, parameters: parameters)
     }

@@ -84,13 +84,32 @@ public final class EvaluationScope {
 public final class ExpressionEnvironment {
     /// The time on the pipeline's scheduler.
     public let clock: () -> RxTime
+    /// The time since the Unix epoch at which `clock` read zero (the wall clock when a run
+    /// started, or a test's `startAt`), so that `now()` is a date.
+    public let epoch: RxTime
     /// The pipeline's random numbers.
     public var random: SeededRandom
 
-    /// An environment reading `clock`, with random numbers from `seed`.
-    public init(seed: UInt64, clock: @escaping () -> RxTime = { .zero }) {
+    /// An environment reading `clock`, which started `epoch` after the Unix epoch, with random
+    /// numbers from `seed`.
+    public init(seed: UInt64, epoch: RxTime, clock: @escaping () -> RxTime) {
         self.clock = clock
+        self.epoch = epoch
         self.random = SeededRandom(seed: seed)
+    }
+
+    /// An environment reading `clock`, which started at the Unix epoch, with random numbers from
+    /// `seed` (the form plugins built before `epoch` call).
+    public convenience init(seed: UInt64, clock: @escaping () -> RxTime = { .zero }) {
+        self.init(seed: seed, epoch: .zero, clock: clock)
+    }
+}
+
+extension ExpressionEnvironment {
+    /// The time since the Unix epoch of an RFC 3339 text (`2026-11-25T10:00:00Z`), for an
+    /// environment's `epoch`; nil if it is not one.
+    public static func epoch(rfc3339 text: String) -> RxTime? {
+        TimeText.parseRFC3339(Substring(text)).map { .milliseconds($0) }
     }
 }
 

@@ -100,9 +100,31 @@ enum Functions {
                 }
                 return .int(Int.random(in: lo...hi, using: &scope.environment.random))
             },
-            make("now", 0...0, pure: false, "now()", "Milliseconds on the pipeline's clock since it started.") {
+            make(
+                "now", 0...0, pure: false, "now()",
+                "The time now in milliseconds since the Unix epoch (on the virtual clock of a test, from its startAt)."
+            ) { _, scope in
+                .int(Int((scope.environment.epoch + scope.environment.clock()).totalNanoseconds / 1_000_000))
+            },
+            make("elapsed", 0...0, pure: false, "elapsed()", "Milliseconds on the pipeline's clock since it started.") {
                 _, scope in
                 .int(Int(scope.environment.clock().totalNanoseconds / 1_000_000))
+            },
+            make(
+                "parseTime", 1...2, "parseTime(x, format?)",
+                "Milliseconds since the epoch of a time: RFC 3339 text, epoch seconds or milliseconds, or text in a "
+                    + "strftime format ('%d/%b/%Y:%H:%M:%S %z'; 'unix', 'unix_ms')."
+            ) { args, _ in
+                try TimeFunctions.parse(args[0], format: args.count > 1 ? args[1] : nil)
+            },
+            make(
+                "formatTime", 1...3, "formatTime(ms, format?, zone?)",
+                "A time (milliseconds since the epoch) as text: RFC 3339 by default, or a strftime format; in UTC "
+                    + "or a zone of the tz database ('Europe/Paris')."
+            ) { args, _ in
+                try TimeFunctions.format(
+                    args[0], pattern: try TimeFunctions.writingPattern(args.count > 1 ? args[1] : nil),
+                    zone: try TimeFunctions.zone(args.count > 2 ? args[2] : nil))
             },
             make("split", 2...2, "split(s, separator)", "The parts of the string between separators.") { args, _ in
                 let s = try string(args[0], "split")

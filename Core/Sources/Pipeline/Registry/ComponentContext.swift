@@ -81,6 +81,10 @@ public final class ComponentContext {
         services.object(type, make)
     }
 
+    /// The clock the operators after this one run on, when this one changes it (`eventTime`
+    /// sets its event-time clock here while it is built); nil to keep this component's.
+    @_spi(Host) public var clockAfter: (any SchedulerType)?
+
     /// The run's checkpoints, when it keeps state (`rivulet run --state`).
     public var checkpoints: Checkpoints? {
         checkpointKey.isEmpty ? nil : services.existing(Checkpoints.self)

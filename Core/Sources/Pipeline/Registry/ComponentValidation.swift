@@ -33,6 +33,15 @@ public final class ComponentValidation {
         diagnostics.append(.error("\(owner): \(message)", at: place, note: note))
     }
 
+    /// Reports something to look at (the pipeline still runs) at `parameter`'s value in `values`.
+    public func warning(
+        _ message: String, at parameter: (any ParameterDeclaration)? = nil, in values: ParameterValues,
+        note: String? = nil
+    ) {
+        let place = parameter.flatMap { values.locations[$0.spec.name] } ?? location
+        diagnostics.append(.warning("\(owner): \(message)", at: place, note: note))
+    }
+
     /// `path` resolved against the pipeline's directory (absolute paths are kept).
     public func resolvePath(_ path: String) -> String {
         Validator.resolve(path, against: baseDirectory)

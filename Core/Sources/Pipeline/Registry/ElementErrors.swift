@@ -49,6 +49,8 @@ public enum ElementErrors {
         public var count: Int
         /// The message of the first.
         public let firstMessage: String
+        /// Why they were dropped.
+        public var reason = "it could not handle (onError: skip)"
     }
 
     /// Every component that dropped something, in the order they first did.
@@ -65,10 +67,21 @@ public enum ElementErrors {
         }
     }
 
+    /// Counts an element `component` dropped on purpose, saying why (`reason`) in the summary.
+    public func dropped(component: String, location: SourceLocation, reason: String, message: String) {
+        if let index = entries.firstIndex(where: { $0.location == location && $0.component == component }) {
+            entries[index].count += 1
+        } else {
+            var entry = Entry(component: component, location: location, count: 1, firstMessage: message)
+            entry.reason = reason
+            entries.append(entry)
+        }
+    }
+
     /// One line per component, for standard error at the end of a run.
     public var summary: [String] {
         entries.map { entry in
-            "\(entry.location): warning: \(entry.component) skipped \(entry.count) element\(entry.count == 1 ? "" : "s") it could not handle (onError: skip); the first: \(entry.firstMessage)"
+            "\(entry.location): warning: \(entry.component) skipped \(entry.count) element\(entry.count == 1 ? "" : "s") \(entry.reason); the first: \(entry.firstMessage)"
         }
     }
 }

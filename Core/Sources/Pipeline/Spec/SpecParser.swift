@@ -1,9 +1,10 @@
 /// Reads a pipeline file's YAML into a `PipelineSpec`, collecting every structural error.
 @_spi(Host) public struct SpecParser {
     static let topLevelKeys = [
-        "name", "description", "plugins", "seed", "secrets", "parallel", "source", "ops", "sink", "sinks", "streams",
+        "name", "description", "plugins", "seed", "secrets", "parallel", "source", "eventTime", "ops", "sink", "sinks",
+        "streams",
     ]
-    static let streamKeys = ["source", "ops"]
+    static let streamKeys = ["source", "eventTime", "ops"]
 
     let file: String
     var diagnostics = DiagnosticCollector()
@@ -70,7 +71,7 @@
             default: break
             }
         }
-        let linearKeys = pairs.filter { ["source", "ops", "sink"].contains($0.key.scalar ?? "") }
+        let linearKeys = pairs.filter { ["source", "eventTime", "ops", "sink"].contains($0.key.scalar ?? "") }
         let graphKey = pairs.first { $0.key.scalar == "streams" }
         if let graphKey, let linear = linearKeys.first {
             diagnostics.error(
@@ -125,7 +126,7 @@
             spec.brokenStreams.insert(PipelineSpec.linearStreamName)
             return
         }
-        let operators = parseOperators(root["ops"])
+        let operators = eventTime(root) + parseOperators(root["ops"])
         let location = root.pairs?.first { $0.key.scalar == "source" }?.key.location ?? root.location
         spec.streams.append(
             StreamSpec(name: PipelineSpec.linearStreamName, location: location, origin: origin, operators: operators))
@@ -159,7 +160,7 @@
                 suggestedSource = suggestedSource || suggestion == "source"
                 diagnostics.error(
                     "unknown key '\(keyName)' in stream '\(name)'\(Suggestions.didYouMean(keyName, in: Self.streamKeys))",
-                    at: key.key.location, note: "a stream has 'source' and 'ops'")
+                    at: key.key.location, note: "a stream has 'source', 'ops' and, for event time, 'eventTime'")
             }
             guard let sourceNode = pair.value["source"] else {
                 if !suggestedSource { diagnostics.error("stream '\(name)' has no 'source'", at: pair.key.location) }
@@ -173,8 +174,14 @@
             spec.streams.append(
                 StreamSpec(
                     name: name, location: pair.key.location, origin: origin,
-                    operators: parseOperators(pair.value["ops"])))
+                    operators: eventTime(pair.value) + parseOperators(pair.value["ops"])))
         }
+    }
+
+    /// A stream's `eventTime: {...}`, read as its first operator (the `eventTime` component).
+    func eventTime(_ stream: YAMLNode) -> [ComponentUse] {
+        guard let pair = stream.pairs?.first(where: { $0.key.scalar == "eventTime" }) else { return [] }
+        return [ComponentUse(name: "eventTime", location: pair.key.location, parameters: pair.value, id: nil)]
     }
 
     mutating func streamOrigin(_ node: YAMLNode) -> StreamSpec.Origin? {

@@ -1,0 +1,117 @@
+/// A clock moved by the data instead of by the wall: event time. Its time is a watermark — how
+/// far the stream's own timestamps have surely got — and whoever reads the stream moves it with
+/// `advance(to:)`. Work scheduled on it runs when the watermark passes its due time, in time
+/// order (FIFO within one millisecond), with `now` reading that due time, exactly as on a virtual
+/// clock; so every timed operator (debounce, window, sample, timeout...) runs on event time with
+/// the code and semantics it has on any other clock.
+///
+/// Before the first element the clock has not started: work scheduled then (a `window`'s first
+/// period, a `timeout`) is counted from the first element's time, as if the stream had been
+/// subscribed then. Immediate work scheduled from outside an advance (not caused by an element)
+/// is run soon on `base`, the pipeline's own scheduler, whose thread this clock shares.
+public final class EventTimeScheduler: SchedulerType {
+    private struct Item {
+        let time: Int64
+        let sequence: UInt64
+        let action: ScheduledAction
+    }
+
+    /// The watermark, in milliseconds since the Unix epoch (0 until started).
+    public private(set) var clock: Int64 = 0
+    /// Whether the first element's time has set the clock.
+    public private(set) var isStarted = false
+    /// The pipeline's scheduler.
+    public let base: any SchedulerType
+    private var queue = PriorityQueue<Item> { a, b in
+        a.time != b.time ? a.time < b.time : a.sequence < b.sequence
+    }
+    private var sequence: UInt64 = 0
+    private var advancing = false
+    private var drainAsked = false
+
+    /// A clock that has not started, sharing `base`'s thread.
+    public init(base: any SchedulerType) {
+        self.base = base
+    }
+
+    /// The watermark, as a point on this clock.
+    public var now: RxTime { .milliseconds(clock) }
+
+    /// Whether the pipeline was asked to stop.
+    public var isInterrupted: Bool { base.isInterrupted }
+
+    /// Runs `action` at the current watermark, after what is already due.
+    @discardableResult
+    public func schedule(_ action: @escaping () -> Void) -> any Disposable {
+        let scheduled = push(at: clock, action)
+        if !advancing && !drainAsked {
+            drainAsked = true
+            base.schedule { [weak self] in
+                guard let self else { return }
+                self.drainAsked = false
+                self.advance(to: self.clock)
+            }
+        }
+        return scheduled
+    }
+
+    /// Runs `action` once the watermark has passed `dueTime` from now.
+    @discardableResult
+    public func schedule(after dueTime: RxTimeInterval, _ action: @escaping () -> Void) -> any Disposable {
+        let nanoseconds = max(0, dueTime.totalNanoseconds)
+        // Rounded up to the millisecond: work is never run before its time.
+        let milliseconds = nanoseconds / 1_000_000 + (nanoseconds % 1_000_000 == 0 ? 0 : 1)
+        let (time, overflow) = clock.addingReportingOverflow(milliseconds)
+        return push(at: overflow ? .max : time, action)
+    }
+
+    private func push(at time: Int64, _ action: @escaping () -> Void) -> ScheduledAction {
+        let scheduled = ScheduledAction(action, origin: Origin.current)
+        sequence &+= 1
+        queue.push(Item(time: time, sequence: sequence, action: scheduled))
+        return scheduled
+    }
+
+    /// Starts the clock at `time` (the first element's): what was scheduled before is moved by as
+    /// much, as if it had been scheduled then.
+    public func start(at time: Int64) {
+        guard !isStarted else { return }
+        isStarted = true
+        let shift = time - clock
+        var moved = PriorityQueue<Item> { a, b in a.time != b.time ? a.time < b.time : a.sequence < b.sequence }
+        while let item = queue.popFirst() {
+            let (shifted, overflow) = item.time.addingReportingOverflow(shift)
+            moved.push(Item(time: overflow ? .max : shifted, sequence: item.sequence, action: item.action))
+        }
+        queue = moved
+        clock = time
+    }
+
+    /// Sets the clock to `time` without running anything (a checkpoint's watermark, restored
+    /// before anything is scheduled).
+    public func restore(clock time: Int64) {
+        isStarted = true
+        clock = time
+    }
+
+    /// Moves the watermark to `time` (never back), running in time order everything due by then;
+    /// `now` reads each action's due time while it runs.
+    public func advance(to time: Int64) {
+        guard !advancing else { return }
+        advancing = true
+        defer { advancing = false }
+        while let next = queue.first, next.time <= time {
+            _ = queue.popFirst()
+            if next.action.isCancelled { continue }
+            if next.time > clock { clock = next.time }
+            next.action.run()
+        }
+        if time > clock { clock = time }
+    }
+
+    /// When the next work not cancelled is due; nil when none is.
+    public var nextDue: Int64? {
+        while let next = queue.first, next.action.isCancelled { _ = queue.popFirst() }
+        return queue.first?.time
+    }
+}

@@ -1,0 +1,216 @@
+@_spi(Host) import Pipeline
+import Reactive
+
+private enum Key {
+    static let time = Parameter<Expression>(
+        "time", doc: "The element's time: milliseconds since the epoch, or RFC 3339 text.",
+        example: "parseTime(.ts)")
+    static let maxDelay = Parameter<RxTimeInterval>(
+        "maxDelay", default: .zero,
+        doc: "How far out of order elements may come: the watermark is the latest time seen minus this.",
+        example: "10s"
+    ).atLeast(RxTimeInterval.zero)
+    static let idle = Parameter<RxTimeInterval?>(
+        "idle", doc: "Wall time without input after which the stream no longer holds the watermark back.",
+        example: "1m"
+    ).above(RxTimeInterval.zero)
+    static let late = Parameter<LateElements>(
+        "late", default: .drop,
+        doc: "An element behind the watermark: drop it (counted), or send it to the side stream NAME.late.")
+}
+
+/// What `eventTime` does with an element behind the watermark.
+enum LateElements: String, ParameterChoice {
+    /// Dropped, and counted in the run summary.
+    case drop
+    /// Sent to the side stream `late`.
+    case side
+}
+
+extension BuiltinComponents {
+    /// `eventTime: {time: EXPR, maxDelay: 10s, idle: 1m, late: drop | side}` — the operators after
+    /// it run on the elements' own time.
+    public static let eventTime = ComponentSpec(
+        name: "eventTime",
+        summary: "Runs the operators after it on the elements' own time (a watermark) instead of the run's clock.",
+        docs: """
+            Written as a stream's `eventTime:` (or the first operator). Each element's time is read \
+            with 'time'; the watermark is the latest time seen minus 'maxDelay', and elements wait \
+            until the watermark reaches their time, then go on in time order with the clock at their \
+            time. So every timed operator after it — debounce, throttle, sample, buffer, delay, \
+            timeout, window, aggregate (aligned to the epoch), timers inside inner streams — runs on \
+            event time with its usual semantics, and a replay gives the same output at any speed. An \
+            element behind the watermark is late: dropped (counted in the run summary) or, with late: \
+            side, sent to the side stream NAME.late. With 'idle', a stream without input for that much \
+            wall time no longer holds the watermark back, which then goes on with the wall clock. \
+            Several event-time streams share one clock: its watermark is the lowest of those not idle \
+            (so a merge waits for the slowest). At the end of the input every waiting element is \
+            delivered and the operators complete as usual (the clock does not run on).
+            """,
+        parameters: [Key.time, Key.maxDelay, Key.idle, Key.late],
+        primary: Key.time,
+        example: """
+            - eventTime: { time: parseTime(.ts), maxDelay: 10s, idle: 1m, late: side }
+            """,
+        sideStreams: ["late"],
+        validate: { values, validation in
+            // A time that is the same for every element (a literal) is a mistake, and one that is
+            // not a time at all can be said now.
+            let time = values[Key.time]
+            let scope = EvaluationScope(environment: ExpressionEnvironment(seed: 0))
+            guard time.isPure, let onNull = try? time.evaluate(.null, in: scope),
+                let onObject = try? time.evaluate(.object(JSONObject()), in: scope), onNull == onObject
+            else { return }
+            switch onNull {
+            case .int, .double:
+                validation.error(
+                    "'time' is the same for every element", at: Key.time, in: values,
+                    note: "give the element's own time, such as .ts or parseTime(.time)")
+            case .string(let text) where ExpressionEnvironment.epoch(rfc3339: text) != nil:
+                validation.error(
+                    "'time' is the same for every element", at: Key.time, in: values,
+                    note: "give the element's own time, such as .ts or parseTime(.time)")
+            default:
+                validation.error(
+                    "'time' gives \(onNull.typeName) \(onNull), not a time", at: Key.time, in: values,
+                    note: "milliseconds since the epoch, or RFC 3339 text; parseTime() reads other forms")
+            }
+        },
+        checkpointing: .keepsState(
+            "the watermark, the latest time seen and the elements waiting for the watermark (with their messages)"),
+        elementErrors: true,
+        factory: .operator { parameters, context in
+            let time = parameters[Key.time]
+            let maxDelay = parameters[Key.maxDelay].totalNanoseconds / 1_000_000
+            let idle = parameters[Key.idle]
+            let late = parameters[Key.late]
+            let wall = context.scheduler
+            let domain = context.shared(EventTimeDomain.self) { EventTimeDomain(base: wall) }
+            let skipped = context.shared(SkippedElements.self) { SkippedElements() }
+            // The clock is set before any operator after this one subscribes (and restores its timers).
+            if let saved = context.checkpoints?.restored[context.checkpointKey], let clock = saved["clock"]?.intValue {
+                if !domain.clock.isStarted { domain.clock.restore(clock: Int64(clock)) }
+            }
+            context.clockAfter = domain.clock
+            let state = context.operatorState()
+            return { [weak state] source in
+                Observable { observer, lifetime in
+                    let scope = context.makeScope()
+                    let input = EventTimeDomain.Input(maxDelay: maxDelay) { observer.on(.next($0)) }
+                    input.ended = { [weak input] in
+                        guard input != nil, !lifetime.isDisposed else { return }
+                        observer.on(.completed)
+                        lifetime.dispose()
+                    }
+                    domain.add(input)
+                    lifetime.onDispose { domain.remove(input) }
+                    let quiet = SerialDisposable()
+                    lifetime.add(quiet)
+                    func armIdle() {
+                        guard let idle else { return }
+                        quiet.disposable = Origin.with(nil) {
+                            wall.schedule(after: idle) { follow(since: wall.now - idle) }
+                        }
+                    }
+                    // Idle: the watermark goes on with the wall clock, to the next work due.
+                    func follow(since lastInput: RxTime) {
+                        guard !lifetime.isDisposed, !input.hasEnded else { return }
+                        domain.idle(input, quietFor: (wall.now - lastInput).totalNanoseconds / 1_000_000)
+                        guard let due = domain.clock.nextDue, let mark = input.idleMark else { return }
+                        quiet.disposable = Origin.with(nil) {
+                            wall.schedule(after: .milliseconds(max(1, due - mark))) { follow(since: lastInput) }
+                        }
+                    }
+                    if let state {
+                        if let restored = state.takeRestored() {
+                            input.latest = restored["latest"]?.intValue.map(Int64.init)
+                            for entry in restored["waiting"]?.arrayValue ?? [] {
+                                guard let at = entry["time"]?.intValue, let element = entry["element"] else { continue }
+                                _ = domain.take(element, at: Int64(at), origin: nil, from: input)
+                            }
+                        }
+                        state.keep(
+                            { BuiltinComponents.eventTimeState(domain: domain, input: input) },
+                            origins: { domain.waitingElements(of: input).compactMap(\.origin) }, until: lifetime)
+                    }
+                    armIdle()
+                    source.subscribe(
+                        AnyObserver { event in
+                            if lifetime.isDisposed { return }
+                            switch event {
+                            case .next(let element):
+                                armIdle()
+                                do {
+                                    let at = try BuiltinComponents.eventTimeMilliseconds(
+                                        context.evaluate(time, element, in: scope), element: element, context: context)
+                                    if domain.take(element, at: at, origin: Origin.current, from: input) { return }
+                                    switch late {
+                                    case .drop:
+                                        skipped.dropped(
+                                            component: context.componentName, location: context.location,
+                                            reason: "late, behind the watermark (late: drop)",
+                                            message:
+                                                "time \(BuiltinComponents.formatLate(at)) behind the watermark \(BuiltinComponents.formatLate(domain.clock.clock))"
+                                        )
+                                    case .side: context.sideStreams["late"]?.onNext(element)
+                                    }
+                                } catch {
+                                    do { try context.elementFailed(error, element: element) } catch {
+                                        observer.on(.error(error))
+                                        lifetime.dispose()
+                                    }
+                                }
+                            case .error:
+                                observer.on(event)
+                                lifetime.dispose()
+                            case .completed:
+                                quiet.dispose()
+                                input.hasEnded = true
+                                domain.release()
+                            }
+                        }, in: lifetime.makeChild())
+                }
+            }
+        }
+    ).keepingState(of: [Key.maxDelay])
+
+    /// What a checkpoint keeps of an `eventTime` subscription.
+    static func eventTimeState(domain: EventTimeDomain, input: EventTimeDomain.Input) -> Value {
+        var waiting: [Value] = []
+        for entry in domain.waitingElements(of: input) {
+            var object = JSONObject()
+            object["time"] = .int(Int(entry.time))
+            object["element"] = entry.element
+            waiting.append(.object(object))
+        }
+        var latest = Value.null
+        if let seen = input.latest { latest = .int(Int(seen)) }
+        var state = JSONObject()
+        state["clock"] = .int(Int(domain.clock.clock))
+        state["latest"] = latest
+        state["waiting"] = .array(waiting)
+        return .object(state)
+    }
+
+    /// A time in a message.
+    static func formatLate(_ milliseconds: Int64) -> String {
+        (try? Expression("formatTime(.)").evaluate(
+            .int(Int(milliseconds)), in: EvaluationScope(environment: .init(seed: 0))))?
+            .text ?? "\(milliseconds)"
+    }
+
+    /// An element's time as `time` gave it: milliseconds, or RFC 3339 text.
+    static func eventTimeMilliseconds(_ value: Value, element: Value, context: ComponentContext) throws -> Int64 {
+        switch value {
+        case .int(let milliseconds): return Int64(milliseconds)
+        case .double(let milliseconds) where milliseconds.isFinite && milliseconds.magnitude < 1e15:
+            return Int64(milliseconds.rounded(.down))
+        case .string(let text):
+            if let epoch = ExpressionEnvironment.epoch(rfc3339: text) { return epoch.totalNanoseconds / 1_000_000 }
+        default: break
+        }
+        throw context.error(
+            "eventTime: 'time' gave \(value.typeName) \(value), not a time (milliseconds since the epoch, or RFC 3339 "
+                + "text; parseTime() reads other forms)", element: element)
+    }
+}

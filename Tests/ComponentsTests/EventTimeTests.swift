@@ -1,0 +1,179 @@
+@_spi(Host) import Components
+@_spi(Host) import Pipeline
+import Reactive
+import RivuletTestSupport
+import XCTest
+
+/// Timed operators on event time: elements carry their time (`.t`, in seconds here) and arrive
+/// on the run's clock in whatever order and pace the input gives.
+final class EventTimeTests: LeakCheckingTestCase {
+    /// The pipeline with `ops` after an event-time source of `arrivals` (event time in seconds,
+    /// arriving `pace` ms apart on the run's clock), recorded.
+    private func run(
+        _ arrivals: [Double], pace: Int = 0, eventTime: String = "{ time: .t * 1000, maxDelay: 10s }",
+        ops: String, until: Int = 600_000, extra: String = "", sinks: String = ""
+    ) throws -> PipelineHarness {
+        var lines = arrivals.enumerated().map { index, t in
+            "    - { at: \(index * pace)ms, next: { t: \(t == t.rounded() ? String(Int(t)) : String(t)) } }"
+        }
+        lines.append("    - { at: \(arrivals.count * pace)ms, complete: true }")
+        return try PipelineHarness().run(
+            """
+            streams:
+              main:
+                source:
+                  events:
+            \(lines.map { "      " + $0 }.joined(separator: "\n"))
+                eventTime: \(eventTime)
+                ops:
+            \(ops.split(separator: "\n").map { "      " + $0 }.joined(separator: "\n"))
+            \(extra)
+            sinks:
+              - { stream: main, record: out }
+            \(sinks)
+            """, until: until)
+    }
+
+    /// The elements recorded, without their times.
+    private func elements(_ harness: PipelineHarness, _ label: String = "out") -> [String] {
+        (harness.recorders[label]?.events ?? []).compactMap { _, event in
+            if case .next(let value) = event { return "\(value)" }
+            return nil
+        }
+    }
+
+    func testElementsOutOfOrderWithinMaxDelayGoOnInTimeOrder() throws {
+        let harness = try run([10, 5, 20, 15, 12, 100], ops: "- map: .t")
+        XCTAssertEqual(elements(harness), ["5", "10", "12", "15", "20", "100"])
+    }
+
+    func testAnElementBehindTheWatermarkIsDroppedAndCounted() throws {
+        // After 30 the watermark is 20: 12 is late; 25 is not.
+        let harness = try run([10, 30, 12, 25], ops: "- map: .t")
+        XCTAssertEqual(elements(harness), ["10", "25", "30"])
+        let summary = harness.skipped
+        XCTAssertEqual(summary.count, 1, "\(summary)")
+        XCTAssertTrue(summary[0].contains("eventTime skipped 1 element late, behind the watermark"), summary[0])
+    }
+
+    func testLateSideSendsTheLateElementsToTheirSideStream() throws {
+        let harness = try run(
+            [10, 30, 12, 25, 1], eventTime: "{ time: .t * 1000, maxDelay: 10s, late: side }", ops: "- map: .t",
+            extra: "  late:\n    source: { stream: main.late }\n    ops: [ { map: .t } ]",
+            sinks: "  - { stream: late, record: late }")
+        XCTAssertEqual(elements(harness), ["10", "25", "30"])
+        XCTAssertEqual(elements(harness, "late"), ["12", "1"])
+    }
+
+    func testDebounceOnEventTimeIsASessionWhateverThePace() throws {
+        // Views at 0, 10, 20 s (one session), then 60, 65 (another), arriving out of order.
+        for pace in [0, 1, 5000] {
+            let harness = try run([10, 0, 20, 65, 60], pace: pace, ops: "- debounce: 30s\n- map: .t")
+            XCTAssertEqual(elements(harness), ["20", "65"], "pace \(pace) ms")
+        }
+    }
+
+    func testTumblingAndSessionWindowsCollectByEventTime() throws {
+        let arrivals: [Double] = [1, 12, 3, 29, 31, 44, 95, 70]
+        let tumbling = try run(
+            arrivals, eventTime: "{ time: .t * 1000, maxDelay: 30s }", ops: "- window: 30s\n- map: map(., .t)")
+        // Windows from the first element's time minus maxDelay (1 − 30 = −29 s): [−29, 1), [1, 31), ...
+        XCTAssertEqual(elements(tumbling), ["[1,3,12,29]", "[31,44]", "[70]", "[95]"])
+        let sessions = try run(
+            arrivals, eventTime: "{ time: .t * 1000, maxDelay: 30s }",
+            ops: "- window: { sessionGap: 20s }\n- map: map(., .t)")
+        XCTAssertEqual(elements(sessions), ["[1,3,12,29,31,44]", "[70]", "[95]"])
+    }
+
+    func testAggregateWindowsAreMinutesOfTheCalendar() throws {
+        // 10:00:50, 10:01:02, 10:00:55 (out of order within maxDelay), 10:01:10, 10:02:01.
+        let base = 1_795_600_800.0
+        let harness = try run(
+            [base + 50, base + 62, base + 55, base + 70, base + 121],
+            ops: "- aggregate: { every: 1m, fields: { n: count } }\n- map: \"{start: formatTime(.start), n: .n}\"")
+        XCTAssertEqual(
+            elements(harness),
+            [
+                #"{"start":"2026-11-25T10:00:00Z","n":2}"#, #"{"start":"2026-11-25T10:01:00Z","n":2}"#,
+                #"{"start":"2026-11-25T10:02:00Z","n":1}"#,
+            ])
+    }
+
+    func testThrottleSampleBufferDelayAndTimeoutRunOnEventTime() throws {
+        let arrivals: [Double] = [0, 1, 2, 12, 11, 30]
+        XCTAssertEqual(
+            elements(try run(arrivals, ops: "- throttle: { dueTime: 10s, latest: false }\n- map: .t")),
+            ["0", "11", "30"])
+        // Periods from the first element's time minus maxDelay: [−10, 0), [0, 10), ... (empty ones too).
+        XCTAssertEqual(
+            elements(try run(arrivals, ops: "- buffer: { timeSpan: 10s, count: 100 }\n- map: map(., .t)")),
+            [
+                "[]", "[0,1,2]", "[11,12]", "[]", "[30]",
+            ])
+        XCTAssertEqual(elements(try run(arrivals, ops: "- delay: 5s\n- map: .t")), ["0", "1", "2", "11", "12", "30"])
+        // 12 → 30 is 18 s of event time without an element: a 15 s timeout fails the stream.
+        let timedOut = try run(arrivals, ops: "- timeout: 15s\n- map: .t")
+        XCTAssertEqual(elements(timedOut), ["0", "1", "2", "11", "12"])
+        guard case .failed? = timedOut.outcome else { return XCTFail("\(String(describing: timedOut.outcome))") }
+    }
+
+    func testTwoEventTimeStreamsMergeInTimeOrderAndAnIdleOneStopsHoldingTheWatermark() throws {
+        let harness = try PipelineHarness().run(
+            """
+            streams:
+              a:
+                source:
+                  events:
+                    - { at: 0ms, next: { s: a, t: 1 } }
+                    - { at: 10ms, next: { s: a, t: 30 } }
+                    - { at: 20ms, next: { s: a, t: 61 } }
+                    - { at: 90s, next: { s: a, t: 200 } }
+                    - { at: 100s, complete: true }
+                eventTime: { time: .t * 1000, idle: 5s }
+              b:
+                source:
+                  events:
+                    - { at: 5ms, next: { s: b, t: 20 } }
+                    - { at: 100s, complete: true }
+                eventTime: { time: .t * 1000, idle: 5s }
+              both:
+                source: { stream: a }
+                ops:
+                  - merge: { streams: [b] }
+                  - map: "join([.s, .t], '')"
+            sinks:
+              - { stream: both, record: out }
+            """, until: 200_000)
+        let events = harness.recorders["out"]?.events ?? []
+        let seen = events.compactMap { time, event -> String? in
+            if case .next(let value) = event { return "\(time): \(value)" }
+            return nil
+        }
+        // a1 waits for b (the lowest watermark); b20 lets a1 through. b then goes quiet: after its
+        // 5 s idle time it no longer holds a back, so a30 and a61 go on long before b ends.
+        XCTAssertEqual(
+            seen.prefix(3).map { $0.split(separator: " ").last.map(String.init) ?? "" },
+            ["\"a1\"", "\"b20\"", "\"a30\""])
+        XCTAssertLessThan(events.first { "\($0.1)".contains("a61") }?.0 ?? .max, 90_000, "\(seen)")
+    }
+
+    func testLintSaysWhatIsWrongWithATimeAndSuggestsEventTimeForAggregateTime() {
+        let harness = PipelineHarness()
+        func lint(_ eventTime: String, _ ops: String = "[]") -> [String] {
+            harness.diagnostics("source: { events: [] }\neventTime: \(eventTime)\nops: \(ops)\nsink: stdout\n")
+        }
+        XCTAssertEqual(lint("{ time: 1000 }").first, "2:20: eventTime: 'time' is the same for every element")
+        XCTAssertEqual(lint("{ time: \"'soon'\" }").first, "2:20: eventTime: 'time' gives string \"soon\", not a time")
+        XCTAssertEqual(
+            lint("{ time: \"parseTime(.t, '%Y-%q')\" }").first?.contains("unknown directive %q"), true,
+            "\(lint("{ time: \"parseTime(.t, '%Y-%q')\" }"))")
+        XCTAssertEqual(lint("{ time: .t, maxDelay: -1s }").isEmpty, false)
+        XCTAssertEqual(lint("{ time: .t, maxDelay: 5s, late: keep }").first?.contains("late"), true)
+        let aggregate = harness.diagnostics(
+            "source: { events: [] }\nops:\n  - aggregate: { every: 1m, time: .ts, fields: { n: count } }\nsink: stdout\n"
+        )
+        XCTAssertEqual(
+            aggregate.first?.contains("3:35: aggregate: 'time' counts elements in the order they come"), true,
+            "\(aggregate)")
+    }
+}

@@ -1,0 +1,97 @@
+@_spi(Host) import Pipeline
+import RivuletTestSupport
+import XCTest
+
+final class TimeTextTests: LeakCheckingTestCase {
+    private let scope = EvaluationScope(environment: ExpressionEnvironment(seed: 1))
+
+    private func eval(_ text: String, _ element: Value = .null) throws -> Value {
+        try Expression(text).evaluate(element, in: scope)
+    }
+
+    /// 2026-11-25T10:00:03Z.
+    private let morning = 1_795_600_803_000
+
+    func testRFC3339IsReadWithAnyOffsetAndFractionAndWrittenBackInUTC() throws {
+        XCTAssertEqual(try eval("parseTime('2026-11-25T10:00:03Z')"), .int(morning))
+        XCTAssertEqual(try eval("parseTime('2026-11-25T11:00:03+01:00')"), .int(morning))
+        XCTAssertEqual(try eval("parseTime('2026-11-25 05:00:03.25-05:00')"), .int(morning + 250))
+        XCTAssertEqual(try eval("parseTime('2026-11-25t10:00:03.123456789z')"), .int(morning + 123))
+        XCTAssertEqual(try eval("parseTime('2026-11-25')"), .int(morning - 10 * 3_600_000 - 3000))
+        XCTAssertEqual(try eval("formatTime(\(morning))"), "2026-11-25T10:00:03Z")
+        XCTAssertEqual(try eval("formatTime(\(morning + 40))"), "2026-11-25T10:00:03.040Z")
+        XCTAssertEqual(try eval("formatTime(-1)"), "1969-12-31T23:59:59.999Z")
+        XCTAssertEqual(try eval("formatTime(parseTime('2000-02-29T23:59:59Z'))"), "2000-02-29T23:59:59Z")
+    }
+
+    func testEpochNumbersAreSecondsBelowAHundredBillionAndMillisecondsAbove() throws {
+        XCTAssertEqual(try eval("parseTime(1795600803)"), .int(morning))
+        XCTAssertEqual(try eval("parseTime(1795600803.5)"), .int(morning + 500))
+        XCTAssertEqual(try eval("parseTime(\(morning))"), .int(morning))
+        XCTAssertEqual(try eval("parseTime('1795600803')"), .int(morning))
+        XCTAssertEqual(try eval("parseTime('\(morning)', 'unix_ms')"), .int(morning))
+        XCTAssertEqual(try eval("parseTime(5, 'unix')"), .int(5000))
+    }
+
+    func testPatternsReadAndWriteLogTimes() throws {
+        let apache = "'%d/%b/%Y:%H:%M:%S %z'"
+        XCTAssertEqual(try eval("parseTime('25/Nov/2026:11:00:03 +0100', \(apache))"), .int(morning))
+        XCTAssertEqual(try eval("formatTime(\(morning), \(apache))"), "25/Nov/2026:10:00:03 +0000")
+        XCTAssertEqual(try eval("parseTime('2026-11-25 10:00:03', '%F %T')"), .int(morning))
+        XCTAssertEqual(
+            try eval("formatTime(\(morning), '%A %e %B %Y, day %j, %s.%f')"),
+            "Wednesday 25 November 2026, day 329, 1795600803.000")
+        XCTAssertEqual(try eval("parseTime('Wed, 25 nov 2026 10:00:03', '%a, %d %b %Y %T')"), .int(morning))
+    }
+
+    func testZonesComeFromTheTzDatabaseWithTheirSummerTime() throws {
+        XCTAssertEqual(try eval("formatTime(\(morning), null, 'Europe/Paris')"), "2026-11-25T11:00:03+01:00")
+        let july = try XCTUnwrap(try eval("parseTime('2026-07-01T12:00:00Z')").intValue)
+        XCTAssertEqual(try eval("formatTime(\(july), null, 'Europe/Paris')"), "2026-07-01T14:00:00+02:00")
+        XCTAssertEqual(try eval("formatTime(\(july), '%H:%M %Z', 'America/New_York')"), "08:00 EDT")
+        XCTAssertEqual(try eval("formatTime(\(morning), '%H:%M %Z', .zone)", ["zone": "Asia/Kolkata"]), "15:30 IST")
+        XCTAssertEqual(try eval("formatTime(\(morning), '%H:%M %z', 'UTC')"), "10:00 +0000")
+    }
+
+    func testBadInputIsAnElementErrorThatSaysWhatWasExpected() {
+        XCTAssertThrowsError(try eval("parseTime('yesterday')")) { error in
+            XCTAssertTrue("\(error)".contains("cannot read 'yesterday' as a time"), "\(error)")
+        }
+        XCTAssertThrowsError(try eval("parseTime('2026-13-01T00:00:00Z')"))
+        XCTAssertThrowsError(try eval("parseTime('2026-02-29T00:00:00Z')"))
+        XCTAssertThrowsError(try eval("parseTime('2026-11-25', '%d/%m/%Y')")) { error in
+            XCTAssertTrue("\(error)".contains("does not fit the format '%d/%m/%Y'"), "\(error)")
+        }
+        XCTAssertThrowsError(try eval("parseTime(true)"))
+        XCTAssertThrowsError(try eval("formatTime('noon')"))
+        XCTAssertThrowsError(try eval("formatTime(0, null, .zone)", ["zone": "Mars/Olympus"])) { error in
+            XCTAssertTrue("\(error)".contains("unknown time zone 'Mars/Olympus'"), "\(error)")
+        }
+        XCTAssertThrowsError(try eval("formatTime(0, null, '../../etc/passwd')"))
+    }
+
+    func testAWrittenFormatOrZoneIsCheckedWhenTheExpressionIsRead() {
+        for text in [
+            "parseTime(.t, '%Y-%Q')", "parseTime(.t, '%Y %')", "parseTime(.t, '%Z')",
+            "formatTime(.t, '%H', 'Nowhere/City')",
+        ] {
+            XCTAssertThrowsError(try Expression(text), text) { error in
+                XCTAssertTrue(error is ExpressionSyntaxError, "\(text): \(error)")
+            }
+        }
+        XCTAssertNoThrow(try Expression("formatTime(.t, '%j', 'Europe/Paris')"))
+    }
+
+    func testTheCalendarRoundTripsEveryDayOfFourHundredYears() throws {
+        let roundTrip = try Expression("formatTime(parseTime(.), '%F')")
+        let next = try Expression("formatTime(parseTime(.) + 86400000, '%F')")
+        var day: Value = "1900-01-01"
+        var count = 0
+        while day != "2300-01-01" {
+            XCTAssertEqual(try roundTrip.evaluate(day, in: scope), day)
+            day = try next.evaluate(day, in: scope)
+            count += 1
+        }
+        XCTAssertEqual(count, 146_097)  // 400 Gregorian years
+    }
+}

@@ -99,6 +99,34 @@ final class EventTimeTests: LeakCheckingTestCase {
             ])
     }
 
+    func testAllowedLatenessUpdatesAnEmittedWindowAndIsLateBeyondIt() throws {
+        // 10:00:50 (a), 10:01:05 (b), 10:01:20 (a: the watermark, 10:01:10, passes the first
+        // window's end), then 10:00:58 (a, 12 s behind: within 30 s, an update), 10:00:20 (b, 50 s
+        // behind: late) and 10:01:12 (b, within the open window: counted as usual).
+        let base = 1_795_600_800.0
+        let harness = try run(
+            [base + 50, base + 65, base + 80, base + 58, base + 20, base + 72],
+            eventTime: "{ time: .t * 1000, maxDelay: 10s }",
+            ops: """
+                - map: "{t: .t, k: .t == \(Int(base + 65)) || .t == \(Int(base + 20)) || .t == \(Int(base + 72)) ? 'b' : 'a'}"
+                - aggregate: { by: .k, every: 1m, allowedLateness: 30s, fields: { n: count } }
+                - map: "{key: .key, start: formatTime(.start), n: .n, update: .update ?? false}"
+                """)
+        XCTAssertEqual(
+            elements(harness),
+            [
+                #"{"key":"a","start":"2026-11-25T10:00:00Z","n":1,"update":false}"#,
+                #"{"key":"a","start":"2026-11-25T10:00:00Z","n":2,"update":true}"#,
+                #"{"key":"b","start":"2026-11-25T10:01:00Z","n":2,"update":false}"#,
+                #"{"key":"a","start":"2026-11-25T10:01:00Z","n":1,"update":false}"#,
+            ])
+        XCTAssertTrue(harness.skipped.first?.contains("skipped 1 element late") ?? false, "\(harness.skipped)")
+        let refused = PipelineHarness().diagnostics(
+            "source: { events: [] }\nops:\n  - aggregate: { allowedLateness: 1m, fields: { n: count } }\nsink: stdout\n"
+        )
+        XCTAssertEqual(refused.first, "3:35: aggregate: allowedLateness needs every, the length of the windows")
+    }
+
     func testThrottleSampleBufferDelayAndTimeoutRunOnEventTime() throws {
         let arrivals: [Double] = [0, 1, 2, 12, 11, 30]
         XCTAssertEqual(
@@ -115,6 +143,32 @@ final class EventTimeTests: LeakCheckingTestCase {
         let timedOut = try run(arrivals, ops: "- timeout: 15s\n- map: .t")
         XCTAssertEqual(elements(timedOut), ["0", "1", "2", "11", "12"])
         guard case .failed? = timedOut.outcome else { return XCTFail("\(String(describing: timedOut.outcome))") }
+    }
+
+    func testSampleSlidingAndCountWindowsAndTimersInsideInnerStreamsRunOnEventTime() throws {
+        let arrivals: [Double] = [1, 12, 3, 29, 31, 44, 95, 70]
+        // sample every 20 s from −9 (first time minus maxDelay): ticks at 11, 31, 51, 71; 70 comes
+        // after 95, 25 s behind: late. At the end the latest, 95, is emitted.
+        XCTAssertEqual(
+            elements(try run(arrivals, ops: "- sample: 20s\n- map: .t")), ["3", "29", "44", "95"])
+        // Sliding windows: the same windows whatever the pace of the input.
+        let slidingOps = "- window: { every: 40s, slide: 20s }\n- map: map(., .t)"
+        let sliding = elements(try run(arrivals, eventTime: "{ time: .t * 1000, maxDelay: 30s }", ops: slidingOps))
+        XCTAssertEqual(sliding.count, 5, "\(sliding)")
+        for pace in [1, 7000] {
+            XCTAssertEqual(
+                elements(
+                    try run(arrivals, pace: pace, eventTime: "{ time: .t * 1000, maxDelay: 30s }", ops: slidingOps)),
+                sliding, "pace \(pace) ms")
+        }
+        XCTAssertEqual(
+            elements(try run(arrivals, ops: "- window: { every: 1h, count: 3 }\n- map: map(., .t)")),
+            ["[1,3,12]", "[29,31,44]", "[95]"])
+        // A timer inside flatMap waits 5 s of event time: the first fires once the watermark (the
+        // second element, 20, minus 10) passes 5; at the end of the input the clock is at the last
+        // element's time, 20, and then follows the run's own: the second fires 5 s of the run later.
+        let timers = try run([0, 20], ops: "- flatMap: { source: { timer: 5s } }")
+        XCTAssertEqual(timers.events(), ["0: 0", "5000: 0", "5000: completed"])
     }
 
     func testTwoEventTimeStreamsMergeInTimeOrderAndAnIdleOneStopsHoldingTheWatermark() throws {
@@ -168,6 +222,8 @@ final class EventTimeTests: LeakCheckingTestCase {
             lint("{ time: \"parseTime(.t, '%Y-%q')\" }").first?.contains("unknown directive %q"), true,
             "\(lint("{ time: \"parseTime(.t, '%Y-%q')\" }"))")
         XCTAssertEqual(lint("{ time: .t, maxDelay: -1s }").isEmpty, false)
+        XCTAssertEqual(lint("{ time: .ts }"), [])
+        XCTAssertEqual(lint("{ time: parseTime(.ts) }"), [])
         XCTAssertEqual(lint("{ time: .t, maxDelay: 5s, late: keep }").first?.contains("late"), true)
         let aggregate = harness.diagnostics(
             "source: { events: [] }\nops:\n  - aggregate: { every: 1m, time: .ts, fields: { n: count } }\nsink: stdout\n"

@@ -34,7 +34,7 @@ enum W3 {
     }
 
     /// One open window: its keys in first-seen order, with their count and sum.
-    private struct Window {
+    fileprivate struct Window {
         var index: [String: Int] = [:]
         var keys: [String] = []
         var counts: [Int] = []

@@ -10,6 +10,12 @@ private enum Key {
     ).above(RxTimeInterval.zero)
     static let time = Parameter<Expression?>(
         "time", doc: "Event time in milliseconds, from the element (default: the pipeline's clock).", example: ".ts")
+    static let allowedLateness = Parameter<RxTimeInterval?>(
+        "allowedLateness",
+        doc:
+            "On event time: how long after a window was emitted a late element still updates it (emitted again, with update: true).",
+        example: "1m"
+    ).above(RxTimeInterval.zero)
     static let fields = Parameter<ParameterMap<Value>>(
         "fields",
         doc: "Output fields: count, or { sum | min | max | avg | first | last: EXPR }.",
@@ -66,11 +72,17 @@ extension BuiltinComponents {
             subscription on the pipeline's clock, or, with 'time', to zero of the elements' own times in \
             milliseconds). When a window closes — at its end on the pipeline's clock, or, with 'time', when \
             an element of a later window arrives — one object per key is emitted, in the order the keys \
-            came: {key, start (ms), ...fields}. Elements are expected in time order; a late one counts in \
-            the current window. Memory is one accumulator per field per key of the open window. On \
-            completion the open window is emitted. sum, min, max and avg take numbers; null is skipped.
+            came: {key, start (ms), ...fields}. With 'time', elements are expected in time order; a late \
+            one counts in the current window. On an event-time stream (eventTime above it) windows are \
+            aligned to the epoch and close when the watermark passes their end; with allowedLateness, an \
+            element that comes behind the watermark by at most that much updates the window it belongs to \
+            even after it was emitted, and that key's object is emitted again with update: true (an \
+            sqlite sink with key [key, start] then replaces its row); later than that it is late as \
+            eventTime says. Memory is one accumulator per field per key of the open window (and of the \
+            windows still open to late elements). On completion the open window is emitted. sum, min, \
+            max and avg take numbers; null is skipped.
             """,
-        parameters: [Key.by, Key.every, Key.time, Key.fields],
+        parameters: [Key.by, Key.every, Key.time, Key.allowedLateness, Key.fields],
         primary: Key.fields,
         example: """
             - aggregate:
@@ -81,6 +93,10 @@ extension BuiltinComponents {
         validate: { values, validation in
             if case .failure(let problem) = AggregateField.parse(values[Key.fields].pairs) {
                 validation.error(problem.message, at: Key.fields, in: values)
+            }
+            if values.has(Key.allowedLateness) && !values.has(Key.every) {
+                validation.error(
+                    "allowedLateness needs every, the length of the windows", at: Key.allowedLateness, in: values)
             }
             if values.has(Key.time) && !values.has(Key.every) {
                 validation.error("time needs every, the length of the windows", at: Key.time, in: values)
@@ -104,6 +120,17 @@ extension BuiltinComponents {
             let every = parameters[Key.every]
             let time = parameters[Key.time]
             let scheduler = context.scheduler
+            // Late elements reach it only on event time, from the clock's eventTime.
+            let lateness = try parameters[Key.allowedLateness].map { lateness -> (EventTimeDomain, Int64) in
+                guard let domain = context.existing(EventTimeDomain.self), domain.clock === scheduler as AnyObject
+                else {
+                    throw context.error(
+                        "aggregate: allowedLateness is for an event-time stream; declare eventTime above it")
+                }
+                let milliseconds = lateness.totalNanoseconds / 1_000_000
+                domain.allowedLateness = Swift.max(domain.allowedLateness, milliseconds)
+                return (domain, milliseconds)
+            }
             let state = context.operatorState()
             return { [weak state] source in
                 Observable { observer, lifetime in
@@ -111,6 +138,14 @@ extension BuiltinComponents {
                     let window = AggregateWindow(fields: fields, now: scheduler.now)
                     let timer = SerialDisposable()
                     lifetime.add(timer)
+                    /// Windows emitted that late elements may still update, while the watermark
+                    /// is less than `allowedLateness` past their end.
+                    func forgetExpired() {
+                        guard let allowed = lateness?.1, let every else { return }
+                        let now = scheduler.now.totalNanoseconds / 1_000_000
+                        let length = every.totalNanoseconds / 1_000_000
+                        window.emitted = window.emitted.filter { ($0.key + 1) * length + allowed > now }
+                    }
                     func flush() {
                         guard let current = window.index else { return }
                         let start = every.map { ($0 * current).milliseconds } ?? 0
@@ -119,10 +154,35 @@ extension BuiltinComponents {
                         window.held = []
                         window.index = nil
                         Origin.with(origin) {
-                            for output in window.table.drain(start: start, keyed: by != nil) {
-                                observer.on(.next(output))
+                            let outputs = window.table.rows(start: start, keyed: by != nil)
+                            if lateness != nil {
+                                window.emitted[current] = window.table
+                                window.table = AggregateTable(fields: fields)
+                            } else {
+                                window.table.clear()
                             }
+                            for output in outputs { observer.on(.next(output)) }
                         }
+                        forgetExpired()
+                    }
+                    /// A late element for a window already emitted: the window's row for its key
+                    /// again, updated.
+                    func update(_ element: Value, at late: Int64) throws -> Bool {
+                        guard let every else { return false }
+                        let length = every.totalNanoseconds / 1_000_000
+                        let index = Int64((Double(late) / Double(length)).rounded(.down))
+                        let now = scheduler.now.totalNanoseconds / 1_000_000
+                        guard index < Int64((Double(now) / Double(length)).rounded(.down)) else { return false }
+                        forgetExpired()
+                        let table = window.emitted[index] ?? AggregateTable(fields: fields)
+                        let key = try by.map { try context.evaluate($0, element, in: scope) } ?? .null
+                        try table.add(element, key: key, scope: scope, context: context)
+                        window.emitted[index] = table
+                        for case .object(var row) in table.rows(start: index * length, keyed: by != nil, only: key) {
+                            row["update"] = .bool(true)
+                            observer.on(.next(.object(row)))
+                        }
+                        return true
                     }
                     func armClock(_ index: Int64) {
                         guard let every, time == nil else { return }
@@ -148,6 +208,11 @@ extension BuiltinComponents {
                             switch event {
                             case .next(let element):
                                 do {
+                                    if let domain = lateness?.0, let late = domain.lateTime,
+                                        try update(element, at: late)
+                                    {
+                                        return
+                                    }
                                     var index: Int64 = 0
                                     if let every {
                                         let milliseconds: Double
@@ -195,7 +260,9 @@ extension BuiltinComponents {
 /// One subscription of `aggregate`: its table, the window it is open for, where its clock's
 /// windows start, and the messages of what the window counted.
 final class AggregateWindow {
-    let table: AggregateTable
+    var table: AggregateTable
+    /// With allowedLateness: the windows emitted that late elements may still update, by number.
+    var emitted: [Int64: AggregateTable] = [:]
     /// The open window's number (its start over the window length); nil while none is open.
     var index: Int64?
     /// The pipeline-clock time windows are counted from (without `time`).
@@ -215,6 +282,10 @@ final class AggregateWindow {
         object["elapsed"] = Value(stateDuration: now - clockStart)
         if let index { object["window"] = .int(Int(index)) }
         object["table"] = table.saved()
+        if !emitted.isEmpty {
+            object["emitted"] = .array(
+                emitted.sorted { $0.key < $1.key }.map { .array([.int(Int($0.key)), $0.value.saved()]) })
+        }
         return .object(object)
     }
 
@@ -223,6 +294,12 @@ final class AggregateWindow {
         clockStart = now - (saved["elapsed"]?.stateDuration ?? .zero)
         index = saved["window"]?.intValue.map(Int64.init)
         if let table = saved["table"] { self.table.restore(table) }
+        for entry in saved["emitted"]?.arrayValue ?? [] {
+            guard let pair = entry.arrayValue, pair.count == 2, let number = pair[0].intValue else { continue }
+            let kept = AggregateTable(fields: table.fields)
+            kept.restore(pair[1])
+            emitted[Int64(number)] = kept
+        }
     }
 }
 
@@ -299,9 +376,15 @@ final class AggregateTable {
 
     /// One object per key, in the order the keys came, and an empty table.
     func drain(start: Int64, keyed: Bool) -> [Value] {
+        defer { clear() }
+        return rows(start: start, keyed: keyed)
+    }
+
+    /// One object per key (or for `only` that key), in the order the keys came.
+    func rows(start: Int64, keyed: Bool, only: Value? = nil) -> [Value] {
         var outputs: [Value] = []
-        outputs.reserveCapacity(keys.count)
-        for (row, key) in keys.enumerated() {
+        outputs.reserveCapacity(only == nil ? keys.count : 1)
+        for (row, key) in keys.enumerated() where only == nil || only == key {
             var object = JSONObject()
             if keyed { object["key"] = key }
             object["start"] = .int(Int(start))
@@ -318,13 +401,17 @@ final class AggregateTable {
             }
             outputs.append(.object(object))
         }
+        return outputs
+    }
+
+    /// Empties the table.
+    func clear() {
         index.removeAll(keepingCapacity: true)
         keys.removeAll(keepingCapacity: true)
         counts.removeAll(keepingCapacity: true)
         numbers.removeAll(keepingCapacity: true)
         seen.removeAll(keepingCapacity: true)
         values.removeAll(keepingCapacity: true)
-        return outputs
     }
 
     /// The table as a checkpoint keeps it: each key with its count and running values.

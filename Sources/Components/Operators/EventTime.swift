@@ -62,6 +62,7 @@ extension BuiltinComponents {
                 let onObject = try? time.evaluate(.object(JSONObject()), in: scope), onNull == onObject
             else { return }
             switch onNull {
+            case .null: return  // a field that neither element has: it reads the element
             case .int, .double:
                 validation.error(
                     "'time' is the same for every element", at: Key.time, in: values,
@@ -97,8 +98,10 @@ extension BuiltinComponents {
                 Observable { observer, lifetime in
                     let scope = context.makeScope()
                     let input = EventTimeDomain.Input(maxDelay: maxDelay) { observer.on(.next($0)) }
-                    input.ended = { [weak input] in
-                        guard input != nil, !lifetime.isDisposed else { return }
+                    // No weak reference to the input: one would move every retain of it (one per
+                    // waiting element) onto the runtime's slow path.
+                    input.ended = {
+                        guard !lifetime.isDisposed else { return }
                         observer.on(.completed)
                         lifetime.dispose()
                     }
@@ -126,7 +129,7 @@ extension BuiltinComponents {
                             input.latest = restored["latest"]?.intValue.map(Int64.init)
                             for entry in restored["waiting"]?.arrayValue ?? [] {
                                 guard let at = entry["time"]?.intValue, let element = entry["element"] else { continue }
-                                _ = domain.take(element, at: Int64(at), origin: nil, from: input)
+                                _ = Origin.with(nil) { domain.take(element, at: Int64(at), from: input) }
                             }
                         }
                         state.keep(
@@ -143,7 +146,7 @@ extension BuiltinComponents {
                                 do {
                                     let at = try BuiltinComponents.eventTimeMilliseconds(
                                         context.evaluate(time, element, in: scope), element: element, context: context)
-                                    if domain.take(element, at: at, origin: Origin.current, from: input) { return }
+                                    if domain.take(element, at: at, from: input) { return }
                                     switch late {
                                     case .drop:
                                         skipped.dropped(

@@ -8,8 +8,8 @@ import Reactive
 /// seen minus its `maxDelay`; the clock's watermark is the smallest of the inputs that are neither
 /// idle nor ended (so merged streams wait for the slowest). Elements wait here until the
 /// watermark reaches their time and are then delivered in time order (arrival order within one
-/// millisecond), with the clock at their time: downstream, every operator sees time go forward
-/// only, as on a virtual clock, whatever order the elements came in.
+/// millisecond), with the clock at their time and after the work due then: downstream, every
+/// operator sees time go forward only, as on a virtual clock, whatever order the elements came in.
 final class EventTimeDomain {
     let clock: EventTimeScheduler
 
@@ -35,33 +35,49 @@ final class EventTimeDomain {
         }
     }
 
-    private struct Waiting {
+    struct Waiting {
         let time: Int64
-        let sequence: UInt64
-        let element: Value
-        let origin: Origin?
+        let arrival: UInt64
+        var element: Value
+        var origin: Origin?
         let input: Input
+
+        static func before(_ a: Waiting, _ b: Waiting) -> Bool {
+            a.time != b.time ? a.time < b.time : a.arrival < b.arrival
+        }
     }
 
-    /// Elements waiting for the watermark, by (time, arrival), from `head` on (those before it
-    /// were delivered; the array is compacted now and then).
-    private var waiting: [Waiting] = []
+    /// Elements that came in time order (at or after every time before them), oldest first from
+    /// `head`: most elements, appended and taken in O(1). Delivered slots are cleared and the
+    /// array compacted now and then.
+    private var inOrder: [Waiting] = []
     private var head = 0
-    private var sequence: UInt64 = 0
-    private var inputs: [ObjectIdentifier: Input] = [:]
+    /// The time of the last element appended to `inOrder`.
+    private var inOrderLatest = Int64.min
+    /// The others, in a heap by (time, arrival).
+    private var outOfOrder = PriorityQueue<Waiting>(by: Waiting.before)
+    private var arrivals: UInt64 = 0
+    private var inputs: [Input] = []
     private var releasing = false
+    /// How far behind the watermark an element may be and still go on (as a late one, for an
+    /// `aggregate` with `allowedLateness` to update a window it emitted): the largest asked for.
+    var allowedLateness: Int64 = 0
+    /// The time of the late element being delivered now; nil while an on-time one is.
+    private(set) var lateTime: Int64?
 
     init(base: any SchedulerType) {
         clock = EventTimeScheduler(base: base)
     }
 
-    func add(_ input: Input) { inputs[ObjectIdentifier(input)] = input }
+    func add(_ input: Input) { inputs.append(input) }
 
     func remove(_ input: Input) {
         input.waitingWhenRemoved = waitingElements(of: input)
-        inputs[ObjectIdentifier(input)] = nil
+        inputs.removeAll { $0 === input }
         compact()
-        waiting.removeAll { $0.input === input }
+        inOrder.removeAll { $0.input === input }
+        outOfOrder.removeAll { $0.input === input }
+        input.waiting = 0
         release()
     }
 
@@ -73,7 +89,7 @@ final class EventTimeDomain {
         var active = false
         var idle: Int64?
         var open = false
-        for input in inputs.values where !input.hasEnded {
+        for input in inputs where !input.hasEnded {
             open = true
             if input.isIdle {
                 if let mark = input.idleMark { idle = max(idle ?? mark, mark) }
@@ -87,26 +103,56 @@ final class EventTimeDomain {
         return open ? idle : .max
     }
 
-    /// Takes an element at `time`: false if it is late (behind the watermark).
-    func take(_ element: Value, at time: Int64, origin: Origin?, from input: Input) -> Bool {
+    /// Takes an element at `time` (its origin is the current one): false if it is late (behind
+    /// the watermark) beyond `allowedLateness`; one within it goes on at once, with `lateTime` set.
+    func take(_ element: Value, at time: Int64, from input: Input) -> Bool {
         if !clock.isStarted { clock.start(at: time - input.maxDelay) }
-        if time < clock.clock { return false }
+        if time < clock.clock {
+            guard time >= clock.clock - allowedLateness else { return false }
+            lateTime = time
+            defer { lateTime = nil }
+            input.deliver(element)
+            return true
+        }
         input.latest = max(input.latest ?? time, time)
         input.isIdle = false
         input.idleMark = nil
-        sequence &+= 1
-        let entry = Waiting(time: time, sequence: sequence, element: element, origin: origin, input: input)
-        // Mostly in order: the place is found from the end.
-        var index = waiting.count
-        while index > head && waiting[index - 1].time > time { index -= 1 }
-        waiting.insert(entry, at: index)
+        arrivals &+= 1
+        let entry = Waiting(time: time, arrival: arrivals, element: element, origin: Origin.current, input: input)
+        if time >= inOrderLatest {
+            inOrder.append(entry)
+            inOrderLatest = time
+        } else {
+            outOfOrder.push(entry)
+        }
         input.waiting += 1
         release()
         return true
     }
 
-    /// Whether an element at `time` would be late now.
-    func isLate(_ time: Int64) -> Bool { clock.isStarted && time < clock.clock }
+    /// Stands in the slots of `inOrder` already delivered.
+    private let vacant = Input(maxDelay: 0) { _ in }
+
+    /// The next element to deliver, if its time is at most `limit`: from whichever of the two
+    /// holds the earlier. (Entries are compared in place and moved out, not copied: this runs
+    /// once per element.)
+    private func next(upTo limit: Int64) -> Waiting? {
+        let heapFirst = outOfOrder.withFirst { ($0.time, $0.arrival) }
+        if head < inOrder.count {
+            let time = inOrder[head].time
+            let runFirst = heapFirst.map { time != $0.0 ? time < $0.0 : inOrder[head].arrival < $0.1 } ?? true
+            if runFirst {
+                guard time <= limit else { return nil }
+                // The slot stays until compacted; its element and message leave with it.
+                var taken = Waiting(time: 0, arrival: 0, element: .null, origin: nil, input: vacant)
+                swap(&taken, &inOrder[head])
+                head += 1
+                return taken
+            }
+        }
+        guard let heapFirst, heapFirst.0 <= limit else { return nil }
+        return outOfOrder.popFirst()
+    }
 
     /// Delivers what the watermark allows, in time order, and moves the clock to it.
     func release() {
@@ -114,21 +160,47 @@ final class EventTimeDomain {
         releasing = true
         defer { releasing = false }
         guard let allowed else { return endInputs() }
-        while head < waiting.count, waiting[head].time <= allowed {
-            let first = waiting[head]
-            // The slot stays until compacted; its message must not.
-            waiting[head] = Waiting(time: first.time, sequence: 0, element: .null, origin: nil, input: first.input)
-            head += 1
-            first.input.waiting -= 1
-            clock.advance(to: first.time)
-            Origin.with(first.origin) { first.input.deliver(first.element) }
+        while let entry = next(upTo: allowed) {
+            entry.input.waiting -= 1
+            clock.advance(to: entry.time)
+            Origin.with(entry.origin) { entry.input.deliver(entry.element) }
         }
         // Every input ended: nothing more can come. The clock then goes on with the run's own
         // (what is still timed — a `delay`'s last elements — comes in its time); running it to
         // the end of time at once would never end a periodic timer.
         if allowed != .max { clock.advance(to: allowed) } else { followRunClock() }
-        if head > 1024 && head * 2 > waiting.count { compact() }
+        if head > 1024 && head * 2 > inOrder.count { compact() }
         endInputs()
+    }
+
+    private func compact() {
+        inOrder.removeFirst(head)
+        head = 0
+    }
+
+    /// Ends the inputs that have ended and have nothing waiting.
+    private func endInputs() {
+        for input in inputs where input.hasEnded && input.waiting == 0 {
+            if let ended = input.ended {
+                input.ended = nil
+                ended()
+            }
+        }
+    }
+
+    /// The elements of `input` that wait, in time order, for a checkpoint.
+    func waitingElements(of input: Input) -> [(time: Int64, element: Value, origin: Origin?)] {
+        if let removed = input.waitingWhenRemoved { return removed }
+        let mine = inOrder[head...].filter { $0.input === input } + outOfOrder.elements.filter { $0.input === input }
+        return mine.sorted(by: Waiting.before).map { ($0.time, $0.element, $0.origin) }
+    }
+
+    /// `input` has had no element for `quiet` milliseconds of wall time (at least its `idle`): it
+    /// no longer holds the watermark back, and its own goes on as if its time had kept going.
+    func idle(_ input: Input, quietFor quiet: Int64) {
+        input.isIdle = true
+        input.idleMark = input.latest.map { $0 - input.maxDelay + quiet }
+        release()
     }
 
     private var following = false
@@ -146,34 +218,5 @@ final class EventTimeDomain {
                 self.followRunClock()
             }
         }
-    }
-
-    private func compact() {
-        waiting.removeFirst(head)
-        head = 0
-    }
-
-    /// Ends the inputs that have ended and have nothing waiting.
-    private func endInputs() {
-        for input in inputs.values where input.hasEnded && input.waiting == 0 {
-            if let ended = input.ended {
-                input.ended = nil
-                ended()
-            }
-        }
-    }
-
-    /// The elements of `input` that wait, for a checkpoint.
-    func waitingElements(of input: Input) -> [(time: Int64, element: Value, origin: Origin?)] {
-        if let removed = input.waitingWhenRemoved { return removed }
-        return waiting[head...].filter { $0.input === input }.map { ($0.time, $0.element, $0.origin) }
-    }
-
-    /// `input` has had no element for `quiet` milliseconds of wall time (at least its `idle`): it
-    /// no longer holds the watermark back, and its own goes on as if its time had kept going.
-    func idle(_ input: Input, quietFor quiet: Int64) {
-        input.isIdle = true
-        input.idleMark = input.latest.map { $0 - input.maxDelay + quiet }
-        release()
     }
 }

@@ -94,4 +94,17 @@ final class TimeTextTests: LeakCheckingTestCase {
         }
         XCTAssertEqual(count, 146_097)  // 400 Gregorian years
     }
+
+    func testDurationLiteralsAreMilliseconds() throws {
+        XCTAssertEqual(try eval("30s"), 30_000)
+        XCTAssertEqual(try eval("1.5m + 250ms"), 90_250)
+        XCTAssertEqual(try eval("2h - 1d"), .int(-79_200_000))
+        XCTAssertEqual(try eval("0.5ms"), 0.5)
+        XCTAssertEqual(try eval("formatTime(parseTime('2026-11-25T10:00:00Z') + 90s)"), "2026-11-25T10:01:30Z")
+        XCTAssertEqual(
+            try eval(
+                "parseTime(.end) - parseTime(.start) > 30s",
+                ["start": "2026-11-25T10:00:00Z", "end": "2026-11-25T10:00:31Z"]), true)
+        XCTAssertThrowsError(try Expression("5sec"))
+    }
 }

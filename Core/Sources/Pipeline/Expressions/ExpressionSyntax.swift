@@ -102,6 +102,26 @@ struct Lexer {
                     }
                 }
                 let literal = String(String.UnicodeScalarView(scalars[start..<index]))
+                // A duration, `30s`, `1.5m`, `250ms`: its milliseconds (times are milliseconds).
+                var unitEnd = index
+                while unitEnd < scalars.count, ("a"..."z").contains(scalars[unitEnd]) { unitEnd += 1 }
+                let unit = String(String.UnicodeScalarView(scalars[index..<unitEnd]))
+                let followed =
+                    unitEnd < scalars.count
+                    && (scalars[unitEnd].properties.isAlphabetic || ("0"..."9").contains(scalars[unitEnd])
+                        || scalars[unitEnd] == "_")
+                let factors: [String: Double] = ["ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000]
+                if !unit.isEmpty, !followed, let factor = factors[unit], let amount = Double(literal) {
+                    let milliseconds = amount * factor
+                    if let int = Int(exactly: milliseconds) {
+                        tokens.append(Token(kind: .number(.int(int)), offset: start, spaced: spaced))
+                    } else {
+                        tokens.append(Token(kind: .number(.double(milliseconds)), offset: start, spaced: spaced))
+                    }
+                    index = unitEnd
+                    spaced = false
+                    continue
+                }
                 if !isDouble, let int = Int(literal) {
                     tokens.append(Token(kind: .number(.int(int)), offset: start, spaced: spaced))
                 } else if let double = Double(literal) {

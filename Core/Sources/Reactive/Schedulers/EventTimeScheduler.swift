@@ -14,6 +14,10 @@ public final class EventTimeScheduler: SchedulerType {
         let time: Int64
         let sequence: UInt64
         let action: ScheduledAction
+
+        static func ordered(_ a: Item, _ b: Item) -> Bool {
+            a.time != b.time ? a.time < b.time : a.sequence < b.sequence
+        }
     }
 
     /// The watermark, in milliseconds since the Unix epoch (0 until started).
@@ -22,9 +26,7 @@ public final class EventTimeScheduler: SchedulerType {
     public private(set) var isStarted = false
     /// The pipeline's scheduler.
     public let base: any SchedulerType
-    private var queue = PriorityQueue<Item> { a, b in
-        a.time != b.time ? a.time < b.time : a.sequence < b.sequence
-    }
+    private var queue = PriorityQueue<Item>(by: Item.ordered)
     private var sequence: UInt64 = 0
     private var advancing = false
     private var drainAsked = false
@@ -78,7 +80,7 @@ public final class EventTimeScheduler: SchedulerType {
         guard !isStarted else { return }
         isStarted = true
         let shift = time - clock
-        var moved = PriorityQueue<Item> { a, b in a.time != b.time ? a.time < b.time : a.sequence < b.sequence }
+        var moved = PriorityQueue<Item>(by: Item.ordered)
         while let item = queue.popFirst() {
             let (shifted, overflow) = item.time.addingReportingOverflow(shift)
             moved.push(Item(time: overflow ? .max : shifted, sequence: item.sequence, action: item.action))

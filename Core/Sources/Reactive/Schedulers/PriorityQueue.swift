@@ -1,17 +1,32 @@
-/// A binary min-heap ordered by `areInIncreasingOrder`.
-struct PriorityQueue<Element> {
+/// A binary min-heap ordered by `areInIncreasingOrder` (the schedulers' queues, and elements
+/// waiting for an event-time watermark).
+public struct PriorityQueue<Element> {
     private var storage: [Element] = []
     private let areInIncreasingOrder: (Element, Element) -> Bool
 
-    init(by areInIncreasingOrder: @escaping (Element, Element) -> Bool) {
+    /// An empty heap.
+    public init(by areInIncreasingOrder: @escaping (Element, Element) -> Bool) {
         self.areInIncreasingOrder = areInIncreasingOrder
     }
 
-    var isEmpty: Bool { storage.isEmpty }
-    var count: Int { storage.count }
-    var first: Element? { storage.first }
+    /// Whether it holds nothing.
+    public var isEmpty: Bool { storage.isEmpty }
+    /// How many it holds.
+    public var count: Int { storage.count }
+    /// The least, without taking it.
+    public var first: Element? { storage.first }
 
-    mutating func push(_ element: Element) {
+    /// What `body` reads of the least, without copying it out; nil when empty.
+    public func withFirst<Result>(_ body: (Element) -> Result) -> Result? {
+        guard !storage.isEmpty else { return nil }
+        return body(storage[0])
+    }
+
+    /// Everything it holds, in no particular order.
+    public var elements: [Element] { storage }
+
+    /// Adds one.
+    public mutating func push(_ element: Element) {
         storage.append(element)
         var child = storage.count - 1
         while child > 0 {
@@ -22,7 +37,8 @@ struct PriorityQueue<Element> {
         }
     }
 
-    mutating func popFirst() -> Element? {
+    /// Takes the least.
+    public mutating func popFirst() -> Element? {
         guard !storage.isEmpty else { return nil }
         storage.swapAt(0, storage.count - 1)
         let first = storage.removeLast()
@@ -40,5 +56,13 @@ struct PriorityQueue<Element> {
         return first
     }
 
-    mutating func removeAll() { storage.removeAll() }
+    /// Takes everything.
+    public mutating func removeAll() { storage.removeAll() }
+
+    /// Takes those that `shouldBeRemoved` says, keeping the others in order.
+    public mutating func removeAll(where shouldBeRemoved: (Element) -> Bool) {
+        let kept = storage.filter { !shouldBeRemoved($0) }
+        storage.removeAll()
+        for element in kept { push(element) }
+    }
 }

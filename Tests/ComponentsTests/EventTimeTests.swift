@@ -99,6 +99,24 @@ final class EventTimeTests: LeakCheckingTestCase {
             ])
     }
 
+    func testThePictureInTheDocs() throws {
+        // docs/images/event-time.svg: a :03, c :12, b :09, d :41, e :25 (late), windows of 30 s.
+        let base = 1_795_600_800.0
+        let harness = try run(
+            [base + 3, base + 12, base + 9, base + 41, base + 25],
+            ops: """
+                - aggregate: { every: 30s, fields: { n: count, first: { first: .t }, last: { last: .t } } }
+                - map: "{start: formatTime(.start), n: .n, first: .first - \(Int(base)), last: .last - \(Int(base))}"
+                """)
+        XCTAssertEqual(
+            elements(harness),
+            [
+                #"{"start":"2026-11-25T10:00:00Z","n":3,"first":3,"last":12}"#,
+                #"{"start":"2026-11-25T10:00:30Z","n":1,"first":41,"last":41}"#,
+            ])
+        XCTAssertTrue(harness.skipped.first?.contains("skipped 1 element late") ?? false, "\(harness.skipped)")
+    }
+
     func testAllowedLatenessUpdatesAnEmittedWindowAndIsLateBeyondIt() throws {
         // 10:00:50 (a), 10:01:05 (b), 10:01:20 (a: the watermark, 10:01:10, passes the first
         // window's end), then 10:00:58 (a, 12 s behind: within 30 s, an update), 10:00:20 (b, 50 s

@@ -54,6 +54,9 @@ final class EventTimeTests: LeakCheckingTestCase {
         let summary = harness.skipped
         XCTAssertEqual(summary.count, 1, "\(summary)")
         XCTAssertTrue(summary[0].contains("eventTime skipped 1 element late, behind the watermark"), summary[0])
+        XCTAssertTrue(
+            summary[0].hasSuffix("the first: time 1970-01-01T00:00:12Z behind the watermark 1970-01-01T00:00:20Z"),
+            summary[0])
     }
 
     func testLateSideSendsTheLateElementsToTheirSideStream() throws {

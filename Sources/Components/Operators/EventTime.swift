@@ -153,7 +153,7 @@ extension BuiltinComponents {
                                             component: context.componentName, location: context.location,
                                             reason: "late, behind the watermark (late: drop)",
                                             message:
-                                                "time \(BuiltinComponents.formatLate(at)) behind the watermark \(BuiltinComponents.formatLate(domain.clock.clock))"
+                                                "time \(ExpressionEnvironment.rfc3339(epochMilliseconds: Int(at))) behind the watermark \(ExpressionEnvironment.rfc3339(epochMilliseconds: Int(domain.clock.clock)))"
                                         )
                                     case .side: context.sideStreams["late"]?.onNext(element)
                                     }
@@ -193,13 +193,6 @@ extension BuiltinComponents {
         state["latest"] = latest
         state["waiting"] = .array(waiting)
         return .object(state)
-    }
-
-    /// A time in a message.
-    static func formatLate(_ milliseconds: Int64) -> String {
-        (try? Expression("formatTime(.)").evaluate(
-            .int(Int(milliseconds)), in: EvaluationScope(environment: .init(seed: 0))))?
-            .text ?? "\(milliseconds)"
     }
 
     /// An element's time as `time` gave it: milliseconds, or RFC 3339 text.

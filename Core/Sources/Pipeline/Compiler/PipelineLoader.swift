@@ -146,6 +146,11 @@
 
     /// The file's contents as UTF-8 text, or nil if it cannot be read.
     public static func readFile(_ path: String) -> String? {
+        readBytes(path).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The file's bytes, or nil if it cannot be read.
+    static func readBytes(_ path: String) -> [UInt8]? {
         guard let file = fopen(path, "rb") else { return nil }
         defer { fclose(file) }
         var bytes: [UInt8] = []
@@ -156,6 +161,6 @@
             if count < buffer.count { break }
         }
         if ferror(file) != 0 { return nil }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 }

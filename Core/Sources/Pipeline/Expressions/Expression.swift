@@ -111,6 +111,11 @@ extension ExpressionEnvironment {
     public static func epoch(rfc3339 text: String) -> RxTime? {
         TimeText.parseRFC3339(Substring(text)).map { .milliseconds($0) }
     }
+
+    /// A time in milliseconds since the Unix epoch as RFC 3339 text in UTC, as `formatTime` writes it.
+    public static func rfc3339(epochMilliseconds milliseconds: Int) -> String {
+        TimeText.rfc3339(milliseconds)
+    }
 }
 
 /// A small, fast, seedable random number generator (SplitMix64).

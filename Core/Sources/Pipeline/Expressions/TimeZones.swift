@@ -47,24 +47,11 @@ struct TimeZoneRules: Sendable {
         if name == "UTC" || name == "Z" { return utc }
         if let known = cache.withLock({ $0[name] }) { return known }
         guard !name.isEmpty, !name.hasPrefix("/"), !name.split(separator: "/").contains(".."),
-            let bytes = readFile("\(directory)/\(name)"), let rules = parse(bytes, name: name)
+            let bytes = PipelineLoader.readBytes("\(directory)/\(name)"), bytes.count < 1 << 20,
+            let rules = parse(bytes, name: name)
         else { return nil }
         cache.withLock { $0[name] = rules }
         return rules
-    }
-
-    private static func readFile(_ path: String) -> [UInt8]? {
-        guard let file = fopen(path, "rb") else { return nil }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = fread(&chunk, 1, chunk.count, file)
-            if count <= 0 { break }
-            bytes += chunk[0..<count]
-            if bytes.count > 1 << 20 { return nil }
-        }
-        return bytes
     }
 
     /// The rules of a TZif file (RFC 8536), from its 64-bit part when it has one.

@@ -102,6 +102,47 @@ final class EventTimeTests: LeakCheckingTestCase {
             ])
     }
 
+    func testAggregateRightBehindEventTimeCountsAsElementsComeAndGivesWhatWaitingGives() throws {
+        // 300 elements up to 8 s out of order, several in one millisecond, keys whose earliest
+        // element comes after a later one of theirs, equal values for min and max. Right behind
+        // eventTime, aggregate counts each as it comes; with a map between, they wait for the
+        // watermark. The objects, and their order, must be the same.
+        var events: [String] = []
+        var random: UInt64 = 7
+        for index in 0..<300 {
+            random = random &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let t = Swift.max(0, index * 400 - Int(random >> 33) % 8_000) / 3 * 3
+            events.append(
+                "{ at: \(index)ms, next: { t: \(t), k: k\(Int(random >> 40) % 7), v: \(Int(random >> 20) % 5) } }")
+        }
+        func objects(between: String) throws -> [String] {
+            let harness = try PipelineHarness().run(
+                """
+                source: { events: [\(events.joined(separator: ", ")), { at: 300ms, complete: true }] }
+                eventTime: { time: .t, maxDelay: 10s }
+                ops:
+                \(between)
+                  - aggregate:
+                      by: .k
+                      every: 10s
+                      fields:
+                        n: count
+                        sum: { sum: .v }
+                        avg: { avg: .v }
+                        low: { min: .v }
+                        high: { max: .v }
+                        first: { first: .v }
+                        last: { last: .v }
+                        firstTime: { first: .t }
+                sink: { record: out }
+                """, until: 600_000)
+            return elements(harness)
+        }
+        let asTheyCome = try objects(between: "")
+        XCTAssertGreaterThan(asTheyCome.count, 70)
+        XCTAssertEqual(asTheyCome, try objects(between: "  - map: ."))
+    }
+
     func testThePictureInTheDocs() throws {
         // docs/images/event-time.svg: a :03, c :12, b :09, d :41, e :25 (late), windows of 30 s.
         let base = 1_795_600_800.0
@@ -146,6 +187,26 @@ final class EventTimeTests: LeakCheckingTestCase {
             "source: { events: [] }\nops:\n  - aggregate: { allowedLateness: 1m, fields: { n: count } }\nsink: stdout\n"
         )
         XCTAssertEqual(refused.first, "3:35: aggregate: allowedLateness needs every, the length of the windows")
+    }
+
+    func testAllowedLatenessOfAWindowEmitsItAgainWithTheLateElement() throws {
+        // Windows of a minute from 0 s (the first element, 10 s, minus maxDelay). 80 s moves the
+        // watermark to 70 s: [0, 60) was emitted at 60 s. 58 s comes 12 s behind it (within 30 s):
+        // the window goes out again with it; 20 s, 50 s behind, is late.
+        let harness = try run(
+            [10, 65, 80, 58, 20, 72, 130],
+            ops: "- map: .t\n- window: { every: 1m, allowedLateness: 30s }")
+        XCTAssertEqual(elements(harness), ["[10]", "[10,58]", "[65,72,80]", "[130]"])
+        XCTAssertTrue(harness.skipped.first?.contains("skipped 1 element late") ?? false, "\(harness.skipped)")
+        // Sliding windows of 1 m every 30 s: 58 s joins [0, 60) (emitted: again) and [30, 90) (open,
+        // at its end).
+        let sliding = try run(
+            [10, 65, 80, 58, 130],
+            ops: "- map: .t\n- window: { every: 1m, slide: 30s, allowedLateness: 30s }")
+        XCTAssertEqual(elements(sliding), ["[10]", "[10,58]", "[65,58,80]", "[65,80]", "[130]", "[130]"])
+        let refused = PipelineHarness().diagnostics(
+            "source: { events: [] }\nops:\n  - window: { count: 5, allowedLateness: 1m }\nsink: stdout\n")
+        XCTAssertEqual(refused.first, "3:42: window: allowedLateness is for time windows: give every, without count")
     }
 
     func testThrottleSampleBufferDelayAndTimeoutRunOnEventTime() throws {

@@ -249,6 +249,32 @@ final class MetricsEndpointTests: BinaryTestCase {
         )
     }
 
+    func testLateElementsOnEventTimeAreCounted() throws {
+        // 10 s, 30 s (the watermark goes to 25 s), then 12 s and 20 s: behind it, late.
+        let (run, port) = try startWatched(
+            """
+            source:
+              events:
+                - { at: 0ms, next: { t: 10000 } }
+                - { at: 0ms, next: { t: 30000 } }
+                - { at: 0ms, next: { t: 12000 } }
+                - { at: 0ms, next: { t: 20000 } }
+                - { at: 30s, next: { t: 40000 } }
+            eventTime: { time: .t, maxDelay: 5s }
+            sink: stdout
+            """)
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        var metrics = ""
+        let deadline = Date(timeIntervalSinceNow: 10)
+        repeat {
+            Thread.sleep(forTimeInterval: 0.05)
+            metrics = Self.get(port, "/metrics")?.body ?? ""
+        } while Self.sample(metrics, "rivulet_elements_late_total", []) != 2 && Date() < deadline
+        XCTAssertEqual(
+            Self.sample(metrics, "rivulet_elements_late_total", [#"component="eventTime""#, #"place="ops.0""#]), 2,
+            metrics)
+    }
+
     func testReadyOnlyOnceTheNATSSourceIsConnected() throws {
         let server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path)
         defer { server.stop() }

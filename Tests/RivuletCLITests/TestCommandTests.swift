@@ -45,6 +45,33 @@ final class TestCommandTests: XCTestCase {
         XCTAssertTrue(result.stdout.hasSuffix("1 passed, 1 failed\n"), result.stdout)
     }
 
+    func testStartAtSetsTheDateOfTheVirtualClockAndABadOneIsALocatedError() throws {
+        let url = try directory([
+            "p.yaml": "source: { events: [{ at: 1500ms, next: 1 }] }\nops:\n  - map: formatTime(now())\nsink: stdout\n",
+            "p.test.yaml": """
+            pipeline: p.yaml
+            tests:
+              - name: a date
+                startAt: 2026-11-25T10:00:00+01:00
+                expect:
+                  - { at: 1500ms, next: "2026-11-25T09:00:01.500Z" }
+              - name: the epoch by default
+                expect:
+                  - { at: 1500ms, next: "1970-01-01T00:00:01.500Z" }
+            """,
+            "bad.test.yaml": "pipeline: p.yaml\ntests:\n  - name: x\n    startAt: yesterday\n    expect: []\n",
+        ])
+        let result = try runRivulet(["test", url.appendingPathComponent("p.test.yaml").path])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.hasSuffix("2 passed, 0 failed\n"), result.stdout)
+        let bad = try runRivulet(["test", url.appendingPathComponent("bad.test.yaml").path])
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertTrue(
+            bad.stderr.contains(
+                "bad.test.yaml:4:14: error: 'startAt' must be a time in RFC 3339, such as 2026-11-25T10:00:00Z"),
+            bad.stderr)
+    }
+
     func testExpectRequestsSeesWhatWasSentAndWhatTheSwitchCancelled() throws {
         let pipeline = """
             source: { events: [{ at: 0ms, next: a }, { at: 100ms, next: b }, { at: 1s, complete: true }] }

@@ -93,11 +93,14 @@ extension BuiltinComponents {
                 if !domain.clock.isStarted { domain.clock.restore(clock: Int64(clock)) }
             }
             context.clockAfter = domain.clock
+            let offer = EventTimeDomain.Offer(domain: domain)
+            context.handOn = offer
             let state = context.operatorState()
             return { [weak state] source in
                 Observable { observer, lifetime in
                     let scope = context.makeScope()
                     let input = EventTimeDomain.Input(maxDelay: maxDelay) { observer.on(.next($0)) }
+                    input.asTheyCome = offer.isTaken
                     // No weak reference to the input: one would move every retain of it (one per
                     // waiting element) onto the runtime's slow path.
                     input.ended = {
@@ -147,6 +150,7 @@ extension BuiltinComponents {
                                     let at = try BuiltinComponents.eventTimeMilliseconds(
                                         context.evaluate(time, element, in: scope), element: element, context: context)
                                     if domain.take(element, at: at, from: input) { return }
+                                    context.meter?.count("elements_late_total")
                                     switch late {
                                     case .drop:
                                         skipped.dropped(
@@ -168,8 +172,7 @@ extension BuiltinComponents {
                                 lifetime.dispose()
                             case .completed:
                                 quiet.dispose()
-                                input.hasEnded = true
-                                domain.release()
+                                domain.end(input)
                             }
                         }, in: lifetime.makeChild())
                 }

@@ -17,6 +17,12 @@ private enum Key {
     static let sessionGap = Parameter<RxTimeInterval?>(
         "sessionGap", doc: "A session window: it closes after this long without an element.", example: "30s"
     ).above(RxTimeInterval.zero)
+    static let allowedLateness = Parameter<RxTimeInterval?>(
+        "allowedLateness",
+        doc:
+            "On event time, with every: how long after a window was emitted a late element still joins it (emitted again).",
+        example: "1m"
+    ).above(RxTimeInterval.zero)
 }
 
 extension BuiltinComponents {
@@ -36,9 +42,15 @@ extension BuiltinComponents {
             emitted. On completion the open windows are emitted, oldest first, then completion; an error \
             discards them. With ops, each window's elements go through that chain of operators when the \
             window closes (written as a stream's ops), and what the chains emit is merged; the result \
-            completes once the stream and every chain have.
+            completes once the stream and every chain have. On an event-time stream (eventTime above it), \
+            allowedLateness (with every) keeps each emitted window that long after its end: an element \
+            that comes behind the watermark by at most that much joins each window that covers its time \
+            and each such window is emitted again, whole, with the element at its end (a window that \
+            closed empty is emitted then for the first time); later than that it is late as eventTime \
+            says. A list has no room for update: true — aggregate, which has allowedLateness too, marks \
+            its updates.
             """,
-        parameters: [Key.every, Key.count, Key.slide, Key.sessionGap, Key.ops],
+        parameters: [Key.every, Key.count, Key.slide, Key.sessionGap, Key.allowedLateness, Key.ops],
         primary: Key.every,
         example: "- window: { every: 1m, count: 1000 }",
         validate: { values, validation in
@@ -51,6 +63,11 @@ extension BuiltinComponents {
                 validation.error("count cannot close overlapping windows: drop slide or count", in: values)
             } else if !timed && !values.has(Key.count) && !values.has(Key.sessionGap) {
                 validation.error("give every (a time window), count, or sessionGap", in: values)
+            }
+            if values.has(Key.allowedLateness) && (!timed || values.has(Key.count)) {
+                validation.error(
+                    "allowedLateness is for time windows: give every, without count", at: Key.allowedLateness,
+                    in: values)
             }
             if let every = values[Key.every], let slide = values[Key.slide], slide > every {
                 validation.error(
@@ -65,6 +82,16 @@ extension BuiltinComponents {
                 every: parameters[Key.every], count: parameters[Key.count], slide: parameters[Key.slide],
                 sessionGap: parameters[Key.sessionGap])
             let scheduler = context.scheduler
+            // Late elements reach it only on event time, from the clock's eventTime.
+            let lateness = try parameters[Key.allowedLateness].map { lateness -> (EventTimeDomain, RxTimeInterval) in
+                guard let domain = context.existing(EventTimeDomain.self), domain.clock === scheduler as AnyObject
+                else {
+                    throw context.error(
+                        "window: allowedLateness is for an event-time stream; declare eventTime above it")
+                }
+                domain.allowedLateness = Swift.max(domain.allowedLateness, lateness.totalNanoseconds / 1_000_000)
+                return (domain, lateness)
+            }
             let chain = try parameters[Key.ops].map { try context.build($0) }
             let state = context.operatorState()
             return { [weak state] source in
@@ -74,6 +101,10 @@ extension BuiltinComponents {
                     lifetime.add(timer)
                     let chains = chain.map { MergedChains(chain: $0, observer: observer, lifetime: lifetime) }
                     func emit(_ closed: [Windows.Window]) {
+                        if let lateness { windows.keep(closed, now: scheduler.now, for: lateness.1) }
+                        emitLists(closed)
+                    }
+                    func emitLists(_ closed: [Windows.Window]) {
                         for window in closed where !window.items.isEmpty {
                             // A window goes out on behalf of every message it holds.
                             let origin = Origin.joining(window.origins)
@@ -121,7 +152,15 @@ extension BuiltinComponents {
                             if lifetime.isDisposed { return }
                             switch event {
                             case .next(let element):
-                                emit(windows.add(element, at: scheduler.now, origin: Origin.current))
+                                if let (domain, allowed) = lateness, let late = domain.lateTime {
+                                    // Behind the watermark, within allowedLateness: the windows of its time.
+                                    emitLists(
+                                        windows.addLate(
+                                            element, at: .milliseconds(late), now: scheduler.now, allowing: allowed,
+                                            origin: Origin.current))
+                                } else {
+                                    emit(windows.add(element, at: scheduler.now, origin: Origin.current))
+                                }
                                 arm()
                             case .error:
                                 observer.on(event)
@@ -164,6 +203,8 @@ final class Windows {
     let shape: WindowShape
     private(set) var origin: RxTime
     private(set) var open: [Window] = []
+    /// With allowedLateness: the windows emitted that a late element may still join, oldest first.
+    private(set) var emitted: [Window] = []
 
     init(shape: WindowShape, origin: RxTime) {
         self.shape = shape
@@ -204,6 +245,14 @@ final class Windows {
                     return .object(object)
                 }),
             "running": .array(running.map { .array($0) }),
+            "emitted": .array(
+                emitted.map { window in
+                    var object = JSONObject()
+                    object["age"] = Value(stateDuration: now - window.start)
+                    object["length"] = Value(stateDuration: (window.end ?? window.start) - window.start)
+                    object["items"] = .array(window.items)
+                    return .object(object)
+                }),
         ]
     }
 
@@ -216,7 +265,69 @@ final class Windows {
                 start: now - (window["age"]?.stateDuration ?? .zero),
                 end: window["left"]?.stateDuration.map { now + $0 }, items: window["items"]?.arrayValue ?? [])
         }
+        emitted = (saved["emitted"]?.arrayValue ?? []).map { window in
+            let start = now - (window["age"]?.stateDuration ?? .zero)
+            return Window(
+                start: start, end: start + (window["length"]?.stateDuration ?? .zero),
+                items: window["items"]?.arrayValue ?? [])
+        }
         return (saved["running"]?.arrayValue ?? []).compactMap(\.arrayValue)
+    }
+
+    /// Keeps the windows just closed for late elements, until `now` is `lateness` past their end
+    /// (without their messages: those went with the emitted lists).
+    func keep(_ closed: [Window], now: RxTime, for lateness: RxTimeInterval) {
+        for var window in closed {
+            window.origins = []
+            emitted.append(window)
+        }
+        emitted.removeAll { ($0.end ?? now) + lateness <= now }
+    }
+
+    /// Adds an element that came late, at `time` before `now`, to every window of length `every`
+    /// (started every `slide`) that covers its time: an open one takes it as usual; one emitted
+    /// less than `lateness` ago, or one that closed empty, takes it and is returned, to be
+    /// emitted again (or for the first time).
+    func addLate(
+        _ element: Value, at time: RxTime, now: RxTime, allowing lateness: RxTimeInterval,
+        origin elementOrigin: Origin? = nil
+    ) -> [Window] {
+        guard let every = shape.every else { return [] }
+        emitted.removeAll { ($0.end ?? now) + lateness <= now }
+        let slide = shape.slide ?? every
+        let last = Int64(((time - origin) / slide).rounded(.down))
+        let first = Swift.max(0, Int64(((time - origin - every) / slide).rounded(.down)) + 1)
+        var updated: [Window] = []
+        for step in first...Swift.max(first, last) {
+            let start = origin + slide * step
+            let end = start + every
+            guard start <= time, time < end else { continue }
+            if end > now {
+                if let position = open.firstIndex(where: { $0.start == start }) {
+                    open[position].items.append(element)
+                    if let elementOrigin { open[position].origins.append(elementOrigin) }
+                } else {
+                    open.append(
+                        Window(start: start, end: end, items: [element], origins: elementOrigin.map { [$0] } ?? []))
+                    open.sort { $0.start < $1.start }
+                }
+            } else if end + lateness > now {
+                if let position = emitted.firstIndex(where: { $0.start == start }) {
+                    emitted[position].items.append(element)
+                    updated.append(emitted[position])
+                } else {
+                    emitted.append(Window(start: start, end: end, items: [element]))
+                    emitted.sort { $0.start < $1.start }
+                    updated.append(Window(start: start, end: end, items: [element]))
+                }
+            }
+        }
+        // The messages of the windows emitted again go with them, as the late element's.
+        return updated.map { window in
+            var window = window
+            window.origins = elementOrigin.map { [$0] } ?? []
+            return window
+        }
     }
 
     /// Adds an element at `now` on behalf of `elementOrigin`: what closes before it (a boundary at

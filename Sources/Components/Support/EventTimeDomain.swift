@@ -13,19 +13,35 @@ import Reactive
 final class EventTimeDomain {
     let clock: EventTimeScheduler
 
+    /// What `eventTime` offers the operator right behind it: its elements as they come, each with
+    /// its time in `elementTime`, instead of in time order once the watermark reaches them. An
+    /// operator for which the order does not matter, only each element's time and the watermark
+    /// (`aggregate`), takes it: then nothing waits, and only the clock follows the watermark.
+    final class Offer {
+        let domain: EventTimeDomain
+        var isTaken = false
+
+        init(domain: EventTimeDomain) {
+            self.domain = domain
+        }
+    }
+
     /// One input: a stream's `eventTime`.
     final class Input {
         let maxDelay: Int64
+        /// Whether its elements go on as they come (see `Offer`).
+        var asTheyCome = false
+        // Those read per element are unchecked, as the domain's own (see `inOrder`).
         /// The largest time seen; nil before the first element.
-        var latest: Int64?
+        @exclusivity(unchecked) var latest: Int64?
         /// Whether it has had no element for its `idle` time; then its watermark is `idleMark`.
-        var isIdle = false
-        var idleMark: Int64?
-        var hasEnded = false
+        @exclusivity(unchecked) var isIdle = false
+        @exclusivity(unchecked) var idleMark: Int64?
+        fileprivate(set) var hasEnded = false
         var ended: (() -> Void)?
         let deliver: (Value) -> Void
         /// How many of its elements wait.
-        var waiting = 0
+        @exclusivity(unchecked) var waiting = 0
         /// What waited when it was removed (the run stopped): the run's last checkpoint keeps it.
         var waitingWhenRemoved: [(time: Int64, element: Value, origin: Origin?)]?
 
@@ -40,7 +56,9 @@ final class EventTimeDomain {
         let arrival: UInt64
         var element: Value
         var origin: Origin?
-        let input: Input
+        // Unowned: the domain holds every input with elements waiting (`remove` takes them out
+        // first), and a retain per waiting element is measurable.
+        unowned(unsafe) let input: Input
 
         static func before(_ a: Waiting, _ b: Waiting) -> Bool {
             a.time != b.time ? a.time < b.time : a.arrival < b.arrival
@@ -50,26 +68,40 @@ final class EventTimeDomain {
     /// Elements that came in time order (at or after every time before them), oldest first from
     /// `head`: most elements, appended and taken in O(1). Delivered slots are cleared and the
     /// array compacted now and then.
-    private var inOrder: [Waiting] = []
-    private var head = 0
+    // These are read and written for every element, on the pipeline's thread only: unchecked,
+    // as a dynamic exclusivity check costs a thread-local lookup each time.
+    @exclusivity(unchecked) private var inOrder: [Waiting] = []
+    @exclusivity(unchecked) private var head = 0
     /// The time of the last element appended to `inOrder`.
-    private var inOrderLatest = Int64.min
+    @exclusivity(unchecked) private var inOrderLatest = Int64.min
     /// The others, in a heap by (time, arrival).
-    private var outOfOrder = PriorityQueue<Waiting>(by: Waiting.before)
-    private var arrivals: UInt64 = 0
-    private var inputs: [Input] = []
-    private var releasing = false
+    @exclusivity(unchecked) private var outOfOrder = PriorityQueue<Waiting>(by: Waiting.before)
+    @exclusivity(unchecked) private var arrivals: UInt64 = 0
+    @exclusivity(unchecked) private var inputs: [Input] = []
+    @exclusivity(unchecked) private var releasing = false
     /// How far behind the watermark an element may be and still go on (as a late one, for an
     /// `aggregate` with `allowedLateness` to update a window it emitted): the largest asked for.
     var allowedLateness: Int64 = 0
     /// The time of the late element being delivered now; nil while an on-time one is.
     private(set) var lateTime: Int64?
+    /// The time of the element being delivered as it came (see `Offer`).
+    @exclusivity(unchecked) private(set) var elementTime: Int64?
 
     init(base: any SchedulerType) {
         clock = EventTimeScheduler(base: base)
     }
 
     func add(_ input: Input) { inputs.append(input) }
+
+    /// Whether an input has ended (until then, nothing is looked for to end).
+    private var anyEnded = false
+
+    /// `input` has no more elements: what waits goes on as the watermark allows, then it ends.
+    func end(_ input: Input) {
+        input.hasEnded = true
+        anyEnded = true
+        release()
+    }
 
     func remove(_ input: Input) {
         input.waitingWhenRemoved = waitingElements(of: input)
@@ -117,6 +149,13 @@ final class EventTimeDomain {
         input.latest = max(input.latest ?? time, time)
         input.isIdle = false
         input.idleMark = nil
+        if input.asTheyCome {
+            elementTime = time
+            input.deliver(element)
+            elementTime = nil
+            release()
+            return true
+        }
         arrivals &+= 1
         let entry = Waiting(time: time, arrival: arrivals, element: element, origin: Origin.current, input: input)
         if time >= inOrderLatest {
@@ -180,6 +219,8 @@ final class EventTimeDomain {
 
     /// Ends the inputs that have ended and have nothing waiting.
     private func endInputs() {
+        // Per element: nothing to look at until an input has ended.
+        guard anyEnded else { return }
         for input in inputs where input.hasEnded && input.waiting == 0 {
             if let ended = input.ended {
                 input.ended = nil

@@ -406,6 +406,8 @@ final class Multicast {
                 observable = metered(observable, stream: stream.name, sourceMeter)
             }
             var fusing: [() -> ElementStep] = []
+            // What the operator just built hands the one right after it (nil past any other).
+            var handOn: AnyObject?
             let sidesOf = sides(of:stream:index:)
             for (index, component) in stream.operators.enumerated() where index >= handedToSource {
                 let sides = sides(of: component.spec, stream: stream.name, index: index)
@@ -416,6 +418,7 @@ final class Multicast {
                 if case .elementwise(let makeStep) = component.spec.factory, tracer == nil, operatorMeter == nil,
                     sides.isEmpty
                 {
+                    handOn = nil
                     fusing.append(
                         try makeStep(
                             component.parameters, context(for: component, key: key, sides: sides, clock: clock)))
@@ -433,8 +436,10 @@ final class Multicast {
                     preconditionFailure("validated as an operator")
                 }
                 let operatorContext = context(for: component, key: key, sides: sides, clock: clock)
+                operatorContext.handedOn = handOn
                 let apply = try factory(component.parameters, operatorContext)
                 if let after = operatorContext.clockAfter { clock = after }
+                handOn = operatorContext.handOn
                 let applied = endingSides(apply(observable), sides)
                 observable = traced(applied, "\(stream.name)#\(index) \(component.spec.name)", component.use.location)
                 observable = metered(observable, stream: stream.name, operatorMeter)

@@ -20,15 +20,17 @@ public final class EventTimeScheduler: SchedulerType {
         }
     }
 
+    // The clock and its queue are read for every element on event time, on the pipeline's
+    // thread only: unchecked, as a dynamic exclusivity check costs a thread-local lookup.
     /// The watermark, in milliseconds since the Unix epoch (0 until started).
-    public private(set) var clock: Int64 = 0
+    @exclusivity(unchecked) public private(set) var clock: Int64 = 0
     /// Whether the first element's time has set the clock.
     public private(set) var isStarted = false
     /// The pipeline's scheduler.
     public let base: any SchedulerType
-    private var queue = PriorityQueue<Item>(by: Item.ordered)
+    @exclusivity(unchecked) private var queue = PriorityQueue<Item>(by: Item.ordered)
     private var sequence: UInt64 = 0
-    private var advancing = false
+    @exclusivity(unchecked) private var advancing = false
     private var drainAsked = false
 
     /// A clock that has not started, sharing `base`'s thread.
@@ -100,6 +102,11 @@ public final class EventTimeScheduler: SchedulerType {
     /// `now` reads each action's due time while it runs.
     public func advance(to time: Int64) {
         guard !advancing else { return }
+        // Most advances (one per element) have nothing due: the clock just moves.
+        guard let due = queue.withFirst({ $0.time }), due <= time else {
+            if time > clock { clock = time }
+            return
+        }
         advancing = true
         defer { advancing = false }
         while let next = queue.first, next.time <= time {

@@ -1,31 +1,40 @@
+// Inlinable so that it is specialized for each element type where it is used (a heap of
+// elements waiting for the watermark is popped once per element).
 /// A binary min-heap ordered by `areInIncreasingOrder` (the schedulers' queues, and elements
 /// waiting for an event-time watermark).
 public struct PriorityQueue<Element> {
-    private var storage: [Element] = []
-    private let areInIncreasingOrder: (Element, Element) -> Bool
+    @usableFromInline var storage: [Element] = []
+    @usableFromInline let areInIncreasingOrder: (Element, Element) -> Bool
 
     /// An empty heap.
+    @inlinable
     public init(by areInIncreasingOrder: @escaping (Element, Element) -> Bool) {
         self.areInIncreasingOrder = areInIncreasingOrder
     }
 
     /// Whether it holds nothing.
+    @inlinable
     public var isEmpty: Bool { storage.isEmpty }
     /// How many it holds.
+    @inlinable
     public var count: Int { storage.count }
     /// The least, without taking it.
+    @inlinable
     public var first: Element? { storage.first }
 
     /// What `body` reads of the least, without copying it out; nil when empty.
+    @inlinable
     public func withFirst<Result>(_ body: (Element) -> Result) -> Result? {
         guard !storage.isEmpty else { return nil }
         return body(storage[0])
     }
 
     /// Everything it holds, in no particular order.
+    @inlinable
     public var elements: [Element] { storage }
 
     /// Adds one.
+    @inlinable
     public mutating func push(_ element: Element) {
         storage.append(element)
         var child = storage.count - 1
@@ -38,6 +47,7 @@ public struct PriorityQueue<Element> {
     }
 
     /// Takes the least.
+    @inlinable
     public mutating func popFirst() -> Element? {
         guard !storage.isEmpty else { return nil }
         storage.swapAt(0, storage.count - 1)
@@ -57,9 +67,11 @@ public struct PriorityQueue<Element> {
     }
 
     /// Takes everything.
+    @inlinable
     public mutating func removeAll() { storage.removeAll() }
 
     /// Takes those that `shouldBeRemoved` says, keeping the others in order.
+    @inlinable
     public mutating func removeAll(where shouldBeRemoved: (Element) -> Bool) {
         let kept = storage.filter { !shouldBeRemoved($0) }
         storage.removeAll()

@@ -1,0 +1,359 @@
+@_spi(Host) import Pipeline
+import Reactive
+
+/// One subscription of `aggregate`: its open windows (one, unless elements come as they come on
+/// event time), where its clock's windows start, and the messages of what each window counted.
+final class AggregateWindow {
+    let fields: [AggregateField]
+    /// Whether tables keep the event time of what they count (see `AggregateTable.ordersByTime`).
+    let ordersByTime: Bool
+    /// The open windows by number (start over the window length).
+    private(set) var open: [Int64: AggregateTable] = [:]
+    /// The earliest open window's number; nil while none is open.
+    private(set) var earliest: Int64?
+    /// The window the clock is armed for.
+    var armedFor: Int64?
+    /// The last window added to, and its table: most elements go to the same one as the last.
+    private var last: (number: Int64, table: AggregateTable)?
+    /// A table emptied, kept to be filled again (its storage stays allocated).
+    private var spare: AggregateTable?
+    /// With allowedLateness: the windows emitted that late elements may still update, by number.
+    var emitted: [Int64: AggregateTable] = [:]
+    /// The pipeline-clock time windows are counted from (without `time`).
+    var clockStart: RxTime { didSet { clockStartMilliseconds = clockStart.milliseconds } }
+    /// `clockStart` in whole milliseconds (read per element on event time).
+    private(set) var clockStartMilliseconds: Int64
+    /// The origins of the elements counted in each open window.
+    var held: [Int64: [Origin]] = [:]
+
+    init(fields: [AggregateField], now: RxTime, ordersByTime: Bool) {
+        self.fields = fields
+        self.ordersByTime = ordersByTime
+        clockStart = now
+        clockStartMilliseconds = now.milliseconds
+    }
+
+    /// An empty table for these fields.
+    func makeTable() -> AggregateTable {
+        if let spare {
+            self.spare = nil
+            return spare
+        }
+        return AggregateTable(fields: fields, ordersByTime: ordersByTime)
+    }
+
+    /// The table of window `number`, opened if it is not.
+    func table(_ number: Int64) -> AggregateTable {
+        if let last, last.number == number { return last.table }
+        let table: AggregateTable
+        if let existing = open[number] {
+            table = existing
+        } else {
+            table = makeTable()
+            open[number] = table
+            earliest = Swift.min(earliest ?? number, number)
+        }
+        last = (number, table)
+        return table
+    }
+
+    /// Closes window `number`, handing its table back; nil if it is not open.
+    func close(_ number: Int64) -> AggregateTable? {
+        guard let table = open.removeValue(forKey: number) else { return nil }
+        if last?.number == number { last = nil }
+        if earliest == number { earliest = open.keys.min() }
+        return table
+    }
+
+    /// Takes back a table whose objects were emitted, to be filled again.
+    func recycle(_ table: AggregateTable) {
+        table.clear()
+        spare = table
+    }
+
+    /// What a checkpoint keeps: the time since the clock's start (so a resumed run goes on as if
+    /// no time had passed), the earliest open window's number and table, and any later ones.
+    func saved(now: RxTime) -> Value {
+        var object = JSONObject()
+        object["elapsed"] = Value(stateDuration: now - clockStart)
+        let numbers = open.keys.sorted()
+        if let first = numbers.first, let table = open[first] {
+            object["window"] = .int(Int(first))
+            object["table"] = table.saved()
+        }
+        if numbers.count > 1 {
+            object["later"] = .array(numbers.dropFirst().map { .array([.int(Int($0)), open[$0]!.saved()]) })
+        }
+        if !emitted.isEmpty {
+            object["emitted"] = .array(
+                emitted.sorted { $0.key < $1.key }.map { .array([.int(Int($0.key)), $0.value.saved()]) })
+        }
+        return .object(object)
+    }
+
+    /// Goes on from what `saved` kept.
+    func restore(_ saved: Value, now: RxTime) {
+        clockStart = now - (saved["elapsed"]?.stateDuration ?? .zero)
+        if let number = saved["window"]?.intValue, let table = saved["table"] {
+            self.table(Int64(number)).restore(table)
+        }
+        for entry in saved["later"]?.arrayValue ?? [] {
+            guard let pair = entry.arrayValue, pair.count == 2, let number = pair[0].intValue else { continue }
+            self.table(Int64(number)).restore(pair[1])
+        }
+        for entry in saved["emitted"]?.arrayValue ?? [] {
+            guard let pair = entry.arrayValue, pair.count == 2, let number = pair[0].intValue else { continue }
+            let kept = AggregateTable(fields: fields, ordersByTime: ordersByTime)
+            kept.restore(pair[1])
+            emitted[Int64(number)] = kept
+        }
+    }
+}
+
+/// The accumulators of one window, per key, in the order the keys came.
+final class AggregateTable {
+    let fields: [AggregateField]
+    /// Whether elements come out of time order and the table is to give what elements in time
+    /// order would give (`aggregate` right behind `eventTime`): keys in the order of their earliest
+    /// time, and `first`, `last` and ties of `min`, `max` by time. Elements that come in the same
+    /// millisecond count in the order they came, as they would have waited.
+    let ordersByTime: Bool
+    // Read and written for every element, on the pipeline's thread only: unchecked, as a dynamic
+    // exclusivity check costs a thread-local lookup each time.
+    @exclusivity(unchecked) private var index: [Value: Int] = [:]
+    @exclusivity(unchecked) private var keys: [Value] = []
+    @exclusivity(unchecked) private var counts: [Int] = []
+    /// One running value per field per key, row after row (`row * fields.count + column`): sums
+    /// and avg totals as numbers, extremes and firsts as values. Flat, so that an update is one
+    /// store, not a nested array's uniqueness check.
+    @exclusivity(unchecked) private var numbers: [Double] = []
+    @exclusivity(unchecked) private var seen: [Int] = []
+    @exclusivity(unchecked) private var values: [Value] = []
+    /// The fields' values of the element being added (kept, so no array is made per element).
+    @exclusivity(unchecked) private var evaluated: [Value?]
+    /// With `ordersByTime`: each key's earliest time and when that element came (how many came
+    /// before it), and the time of each cell's value.
+    @exclusivity(unchecked) private var firstTimes: [Int64] = []
+    @exclusivity(unchecked) private var firstArrivals: [Int] = []
+    @exclusivity(unchecked) private var arrivals = 0
+    @exclusivity(unchecked) private var cellTimes: [Int64] = []
+
+    init(fields: [AggregateField], ordersByTime: Bool = false) {
+        self.fields = fields
+        self.ordersByTime = ordersByTime
+        evaluated = Array(repeating: nil, count: fields.count)
+    }
+
+    /// Counts `element` under `key`; `time` is its event time when the table `ordersByTime`.
+    func add(_ element: Value, key: Value, scope: EvaluationScope, context: ComponentContext, time: Int64? = nil)
+        throws
+    {
+        // Every field is worked out before anything changes, so an element that fails leaves the
+        // table as it was (onError may drop it and go on).
+        let width = fields.count
+        for column in 0..<width {
+            let field = fields[column]
+            guard let expression = field.expression else {
+                evaluated[column] = nil
+                continue
+            }
+            let value = try context.evaluate(expression, element, in: scope)
+            switch field.kind {
+            case .sum, .avg, .min, .max:
+                if case .null = value {
+                    evaluated[column] = nil
+                    continue
+                }
+                guard value.doubleValue != nil else {
+                    throw context.error(
+                        "aggregate: \(field.kind.rawValue) of '\(field.name)' needs numbers, got \(value)",
+                        element: element)
+                }
+            default: break
+            }
+            evaluated[column] = value
+        }
+        let row: Int
+        if let existing = index[key] {
+            row = existing
+        } else {
+            row = keys.count
+            index[key] = row
+            keys.append(key)
+            counts.append(0)
+            numbers.append(contentsOf: repeatElement(0, count: width))
+            seen.append(contentsOf: repeatElement(0, count: width))
+            values.append(contentsOf: repeatElement(.null, count: width))
+            if ordersByTime {
+                firstTimes.append(time ?? 0)
+                firstArrivals.append(arrivals)
+                cellTimes.append(contentsOf: repeatElement(time ?? 0, count: width))
+            }
+        }
+        // Earlier than what was counted (it came later): it goes before, as it would have come.
+        let at = ordersByTime ? (time ?? .max) : 0
+        if ordersByTime {
+            if at < firstTimes[row] { (firstTimes[row], firstArrivals[row]) = (at, arrivals) }
+            arrivals += 1
+        }
+        counts[row] += 1
+        for column in 0..<width {
+            guard let value = evaluated[column] else { continue }
+            evaluated[column] = nil
+            let cell = row * width + column
+            let kind = fields[column].kind
+            // Without ordersByTime every time is 0: arrival order decides, as it is time order.
+            let first = seen[cell] == 0
+            let before = ordersByTime && at < cellTimes[cell]
+            switch kind {
+            case .count: break
+            case .first:
+                if first || before {
+                    values[cell] = value
+                    if ordersByTime { cellTimes[cell] = at }
+                }
+            case .last:
+                if first || !ordersByTime || at >= cellTimes[cell] { values[cell] = value }
+                if ordersByTime && (first || at >= cellTimes[cell]) { cellTimes[cell] = at }
+            case .sum, .avg, .min, .max:
+                guard let number = value.doubleValue else { continue }  // null: checked above
+                switch kind {
+                case .min:
+                    if first || number < numbers[cell] || (before && number == numbers[cell]) {
+                        (numbers[cell], values[cell]) = (number, value)
+                        if ordersByTime { cellTimes[cell] = at }
+                    }
+                case .max:
+                    if first || number > numbers[cell] || (before && number == numbers[cell]) {
+                        (numbers[cell], values[cell]) = (number, value)
+                        if ordersByTime { cellTimes[cell] = at }
+                    }
+                default: numbers[cell] += number
+                }
+            }
+            seen[cell] += 1
+        }
+    }
+
+    /// One object per key, in the order the keys came, and an empty table.
+    func drain(start: Int64, keyed: Bool) -> [Value] {
+        defer { clear() }
+        return rows(start: start, keyed: keyed)
+    }
+
+    /// One object per key (or for `only` that key), in the order the keys came.
+    func rows(start: Int64, keyed: Bool, only: Value? = nil) -> [Value] {
+        var outputs: [Value] = []
+        outputs.reserveCapacity(only == nil ? keys.count : 1)
+        // By earliest time, then as they came (a stable sort): the order of elements in time order.
+        let order =
+            ordersByTime
+            ? keys.indices.sorted { (firstTimes[$0], firstArrivals[$0]) < (firstTimes[$1], firstArrivals[$1]) }
+            : Array(keys.indices)
+        for row in order where only == nil || only == keys[row] {
+            let key = keys[row]
+            var object = JSONObject()
+            if keyed { object["key"] = key }
+            object["start"] = .int(Int(start))
+            for (column, field) in fields.enumerated() {
+                let cell = row * fields.count + column
+                let result: Value
+                switch field.kind {
+                case .count: result = .int(counts[row])
+                case .sum: result = Self.number(numbers[cell])
+                case .avg: result = seen[cell] == 0 ? .null : .double(numbers[cell] / Double(seen[cell]))
+                case .min, .max, .first, .last: result = values[cell]
+                }
+                object[field.name] = result
+            }
+            outputs.append(.object(object))
+        }
+        return outputs
+    }
+
+    /// Empties the table.
+    func clear() {
+        index.removeAll(keepingCapacity: true)
+        keys.removeAll(keepingCapacity: true)
+        counts.removeAll(keepingCapacity: true)
+        numbers.removeAll(keepingCapacity: true)
+        seen.removeAll(keepingCapacity: true)
+        values.removeAll(keepingCapacity: true)
+        firstTimes.removeAll(keepingCapacity: true)
+        firstArrivals.removeAll(keepingCapacity: true)
+        arrivals = 0
+        cellTimes.removeAll(keepingCapacity: true)
+    }
+
+    /// The table as a checkpoint keeps it: each key with its count and running values.
+    func saved() -> Value {
+        // Row by row, as nested arrays (the form checkpoints have always had).
+        let width = fields.count
+        func rows<Cell>(_ cells: [Cell], _ value: (Cell) -> Value) -> Value {
+            .array(keys.indices.map { row in .array(cells[row * width..<(row + 1) * width].map(value)) })
+        }
+        var saved = JSONObject()
+        saved["keys"] = .array(keys)
+        saved["counts"] = .array(counts.map { .int($0) })
+        saved["numbers"] = rows(numbers) { .double($0) }
+        saved["seen"] = rows(seen) { .int($0) }
+        saved["values"] = rows(values) { $0 }
+        if ordersByTime {
+            saved["firstTimes"] = .array(firstTimes.map { .int(Int($0)) })
+            saved["firstArrivals"] = .array(firstArrivals.map { .int($0) })
+            saved["arrivals"] = .int(arrivals)
+            saved["cellTimes"] = rows(cellTimes) { .int(Int($0)) }
+        }
+        return .object(saved)
+    }
+
+    /// Takes back what `saved` kept (rows that do not have one entry per field are left out).
+    func restore(_ saved: Value) {
+        let savedKeys = saved["keys"]?.arrayValue ?? []
+        let savedCounts = saved["counts"]?.arrayValue ?? []
+        let savedNumbers = saved["numbers"]?.arrayValue ?? []
+        let savedSeen = saved["seen"]?.arrayValue ?? []
+        let savedValues = saved["values"]?.arrayValue ?? []
+        let savedFirstTimes = saved["firstTimes"]?.arrayValue ?? []
+        let savedCellTimes = saved["cellTimes"]?.arrayValue ?? []
+        let savedFirstArrivals = saved["firstArrivals"]?.arrayValue ?? []
+        if ordersByTime { arrivals = saved["arrivals"]?.intValue ?? savedKeys.count }
+        for (row, key) in savedKeys.enumerated() {
+            guard row < savedCounts.count, row < savedNumbers.count, row < savedSeen.count, row < savedValues.count,
+                let count = savedCounts[row].intValue,
+                let rowNumbers = savedNumbers[row].arrayValue?.compactMap(\.doubleValue),
+                let rowSeen = savedSeen[row].arrayValue?.compactMap(\.intValue),
+                let rowValues = savedValues[row].arrayValue,
+                rowNumbers.count == fields.count, rowSeen.count == fields.count, rowValues.count == fields.count
+            else { continue }
+            index[key] = keys.count
+            keys.append(key)
+            counts.append(count)
+            numbers.append(contentsOf: rowNumbers)
+            seen.append(contentsOf: rowSeen)
+            values.append(contentsOf: rowValues)
+            if ordersByTime {
+                // Times not kept (a checkpoint from before): counted before anything after it.
+                func int(_ list: [Value], _ index: Int, else missing: Int) -> Int {
+                    index < list.count ? list[index].intValue ?? missing : missing
+                }
+                let times = row < savedCellTimes.count ? savedCellTimes[row].arrayValue ?? [] : []
+                firstTimes.append(Int64(int(savedFirstTimes, row, else: .min)))
+                firstArrivals.append(int(savedFirstArrivals, row, else: row))
+                cellTimes.append(contentsOf: (0..<fields.count).map { Int64(int(times, $0, else: .min)) })
+            }
+        }
+    }
+
+    private static func number(_ double: Double) -> Value {
+        if let int = Int(exactly: double) { return .int(int) }
+        return .double(double)
+    }
+}
+
+extension Duration {
+    /// The duration in whole milliseconds.
+    var milliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -11,8 +11,9 @@ with a 10 s allowance (exact windows, nothing late), four ways:
   1 minute aligned to the epoch, `fold_window`; installed into Benchmarks/.venv on first use;
 - DuckDB's batch `GROUP BY` over the same file, the reference of what two cores can do.
 
-Rivulet and the loop run three times, interleaved, and keep their best; Bytewax and DuckDB once
-(Bytewax takes half a minute). Peak RSS is printed for each. The four outputs are compared as
+Rivulet and the loop run five times, interleaved, and keep their best (this machine's times
+vary by a third from run to run); Bytewax and DuckDB once (Bytewax takes about four minutes
+here). Peak RSS is printed for each. The four outputs are compared as
 sets of {key, start, count, sum}. The last line is the one to read.
 """
 import json, os, subprocess, sys, time
@@ -72,7 +73,7 @@ with open(spec, "w") as f:
 outputs = {name: os.path.join(data, f"w3-{name}.jsonl") for name in ["rivulet", "loop", "bytewax", "duckdb"]}
 times = {"rivulet": [], "loop": []}
 rss = {"rivulet": 0.0, "loop": 0.0}
-for _ in range(3):
+for _ in range(5):
     elapsed, peak = timed([rivulet, "run", spec])
     times["rivulet"].append(elapsed)
     rss["rivulet"] = max(rss["rivulet"], peak)

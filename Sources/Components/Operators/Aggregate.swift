@@ -119,6 +119,8 @@ extension BuiltinComponents {
                 throw context.error("aggregate: invalid fields")
             }
             let by = parameters[Key.by]
+            // Read in place per element (an optional's copy costs a retain and a release).
+            let keyExpression = by ?? Expression(constant: .null)
             let every = parameters[Key.every]
             let time = parameters[Key.time]
             let scheduler = context.scheduler
@@ -183,7 +185,7 @@ extension BuiltinComponents {
                         }
                         forgetExpired()
                         let table = window.emitted[index] ?? window.makeTable()
-                        let key = try by.map { try context.evaluate($0, element, in: scope) } ?? .null
+                        let key = try context.evaluate(keyExpression, element, in: scope)
                         try table.add(element, key: key, scope: scope, context: context, time: late)
                         window.emitted[index] = table
                         for case .object(var row) in table.rows(start: index * length, keyed: by != nil, only: key) {
@@ -258,7 +260,7 @@ extension BuiltinComponents {
                                     }
                                     let table = window.table(index)
                                     armClock()
-                                    let key = try by.map { try context.evaluate($0, element, in: scope) } ?? .null
+                                    let key = try context.evaluate(keyExpression, element, in: scope)
                                     try table.add(element, key: key, scope: scope, context: context, time: elementTime)
                                     if let origin = Origin.current { window.held[index, default: []].append(origin) }
                                 } catch {

@@ -138,8 +138,16 @@ final class AggregateTable {
     @exclusivity(unchecked) private var arrivals = 0
     @exclusivity(unchecked) private var cellTimes: [Int64] = []
 
+    /// Each field's kind and expression (a constant for `count`), apart, to be read in place.
+    private let kinds: [AggregateField.Kind]
+    private let expressions: [Expression]
+    private let hasExpression: [Bool]
+
     init(fields: [AggregateField], ordersByTime: Bool = false) {
         self.fields = fields
+        kinds = fields.map(\.kind)
+        expressions = fields.map { $0.expression ?? Expression(constant: .null) }
+        hasExpression = fields.map { $0.expression != nil }
         self.ordersByTime = ordersByTime
         evaluated = Array(repeating: nil, count: fields.count)
     }
@@ -152,13 +160,14 @@ final class AggregateTable {
         // table as it was (onError may drop it and go on).
         let width = fields.count
         for column in 0..<width {
-            let field = fields[column]
-            guard let expression = field.expression else {
+            // The expressions are read in place: copying a field (or an Expression) per element
+            // costs a retain and a release of each of its parts.
+            guard hasExpression[column] else {
                 evaluated[column] = nil
                 continue
             }
-            let value = try context.evaluate(expression, element, in: scope)
-            switch field.kind {
+            let value = try context.evaluate(expressions[column], element, in: scope)
+            switch kinds[column] {
             case .sum, .avg, .min, .max:
                 if case .null = value {
                     evaluated[column] = nil
@@ -166,7 +175,7 @@ final class AggregateTable {
                 }
                 guard value.doubleValue != nil else {
                     throw context.error(
-                        "aggregate: \(field.kind.rawValue) of '\(field.name)' needs numbers, got \(value)",
+                        "aggregate: \(kinds[column].rawValue) of '\(fields[column].name)' needs numbers, got \(value)",
                         element: element)
                 }
             default: break
@@ -201,7 +210,7 @@ final class AggregateTable {
             guard let value = evaluated[column] else { continue }
             evaluated[column] = nil
             let cell = row * width + column
-            let kind = fields[column].kind
+            let kind = kinds[column]
             // Without ordersByTime every time is 0: arrival order decides, as it is time order.
             let first = seen[cell] == 0
             let before = ordersByTime && at < cellTimes[cell]

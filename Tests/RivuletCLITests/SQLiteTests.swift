@@ -43,6 +43,26 @@ final class SQLiteTests: BinaryTestCase {
             """, ["--clock", "virtual"])
     }
 
+    func testALateElementsUpdateOfAnAggregateReplacesItsRowByKey() throws {
+        // Event times in seconds: 50 and 65 (user a), 80 moves the watermark to 70 s, closing
+        // [0, 60); 58 comes 12 s behind it, within allowedLateness: a's row for [0, 60) is
+        // emitted again with n 2 and update: true, and replaces the first.
+        let times = [(50, "a"), (65, "b"), (80, "a"), (58, "a")]
+        let events = times.map { "{ at: 0ms, next: { t: \($0.0)000, user: \($0.1) } }" }.joined(separator: ", ")
+        let result = try run(
+            """
+            source: { events: [\(events), { at: 0ms, complete: true }] }
+            eventTime: { time: .t, maxDelay: 10s }
+            ops:
+              - aggregate: { by: .user, every: 1m, allowedLateness: 30s, fields: { n: count } }
+            sink: { sqlite: { path: orders.db, table: counts, key: [key, start] } }
+            """, ["--clock", "virtual"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        // The table's columns come from the first row, which had no update (an update's is left out).
+        XCTAssertEqual(
+            try sqlite3("SELECT key, start, n FROM counts ORDER BY start, key"), "a|0|2\na|60000|1\nb|60000|1\n")
+    }
+
     func testRowsAreWrittenWithInferredTypesAndASecondRunAppends() throws {
         let orders = [
             "{ id: 1, customer: ada, total: 9.5, paid: true, items: [a, b], note: null }",

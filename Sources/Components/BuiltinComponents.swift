@@ -1,4 +1,5 @@
 @_spi(Host) import Pipeline
+import Reactive
 
 /// Rivulet's built-in sources, operators and sinks.
 ///
@@ -39,4 +40,10 @@ public enum BuiltinComponents {
         }
         return registry
     }
+}
+
+extension RxTimeInterval {
+    /// The shortest time the clocks tell apart: a window, period or gap shorter than it would
+    /// never end (or end at every step), so lint refuses one.
+    static let clockResolution = RxTimeInterval.milliseconds(1)
 }

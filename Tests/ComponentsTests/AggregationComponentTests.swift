@@ -201,4 +201,32 @@ final class AggregationComponentTests: LeakCheckingTestCase {
         XCTAssertEqual(failed.count, 1)
         XCTAssertTrue(failed[0].contains("'time' is not a number"), "\(failed)")
     }
+
+    func testExtremeTimesAreElementErrorsAndPeriodsBelowAMillisecondAreRefused() throws {
+        // Times that overflowed a window number trapped; now each is an element error at its element.
+        for ts in ["9223372036854775807", "-9223372036854775807", "1e300"] {
+            let failed = try run(
+                "  - aggregate: { every: 10ms, time: .ts, fields: { n: count } }",
+                "[{ at: 0ms, next: { ts: \(ts) } }, { at: 5ms, complete: true }]")
+            XCTAssertTrue(failed.first?.contains("is out of range") ?? false, "\(ts): \(failed)")
+        }
+        let late = try PipelineHarness().run(
+            """
+            source: { events: [{ at: 0ms, next: { t: -9223372036854775807 } }, { at: 5ms, complete: true }] }
+            eventTime: { time: .t, maxDelay: 10s }
+            sink: record
+            """
+        ).events()
+        XCTAssertTrue(late.first?.contains("not a time") ?? false, "\(late)")
+        // A period below the clocks' millisecond would never end (or end at every step).
+        for op in [
+            "aggregate: { every: 1ns, fields: { n: count } }", "window: { every: 1us }",
+            "window: { sessionGap: 0.5ms }",
+            "window: { every: 1s, slide: 1ns }", "groupBy: { key: ., idle: 1us, ops: [] }", "dedupe: { ttl: 1ns }",
+            "sample: 1ns", "buffer: { timeSpan: 1ns, count: 2 }",
+        ] {
+            let diagnostics = PipelineHarness().diagnostics("source: { events: [] }\nops:\n  - \(op)\nsink: stdout\n")
+            XCTAssertTrue(diagnostics.first?.contains("at least 1ms") ?? false, "\(op): \(diagnostics)")
+        }
+    }
 }

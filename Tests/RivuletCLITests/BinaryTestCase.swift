@@ -34,4 +34,28 @@ class BinaryTestCase: XCTestCase {
         try pipeline.write(to: file, atomically: true, encoding: .utf8)
         return try runRivulet(["run", file.path] + arguments, environment: environment)
     }
+
+    /// Runs `rivulet` with `arguments` again and again while `going()` holds, killing each run
+    /// with SIGKILL after a random 50 to 400 ms; then once to its end, unless a run finished by
+    /// itself (a run after a finished one starts afresh and writes everything again, which would
+    /// hide a loss). Returns how many runs were killed.
+    func runKilledAtRandom(
+        _ arguments: [String], while going: () -> Bool, file: StaticString = #filePath, line: UInt = #line
+    ) throws -> Int {
+        var killed = 0
+        while going() {
+            let process = try startRivulet(arguments, output: .null, error: .null)
+            Thread.sleep(forTimeInterval: Double.random(in: 0.05...0.4))
+            process.send(SIGKILL)
+            let end = process.wait()
+            guard end == .signalled(SIGKILL) else {
+                XCTAssertEqual(end, .exited(0), file: file, line: line)
+                return killed
+            }
+            killed += 1
+        }
+        let last = try runRivulet(arguments, timeout: 300)
+        XCTAssertEqual(last.status, 0, last.stderr, file: file, line: line)
+        return killed
+    }
 }

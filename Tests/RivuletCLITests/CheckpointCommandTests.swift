@@ -534,27 +534,9 @@ final class CheckpointCommandTests: BinaryTestCase {
             writing.withLock { $0 = false }
         }
         writer.start()
-        var killed = 0
-        var finished = false
-        while writing.withLock({ $0 }) && !finished {
-            let process = try startRivulet(
-                ["run", path("follow.yaml"), "--state", path("s.db"), "--checkpoint-interval", "15ms"], output: .null,
-                error: .null)
-            Thread.sleep(forTimeInterval: Double.random(in: 0.05...0.4))
-            process.send(SIGKILL)
-            let end = process.wait()
-            if end == .signalled(SIGKILL) {
-                killed += 1
-            } else {
-                XCTAssertEqual(end, .exited(0))
-                finished = true
-            }
-        }
-        // A run after one that finished would start afresh and write everything again, hiding a loss.
-        if !finished {
-            let last = try runRivulet(["run", path("follow.yaml"), "--state", path("s.db")], timeout: 300)
-            XCTAssertEqual(last.status, 0, last.stderr)
-        }
+        let killed = try runKilledAtRandom(
+            ["run", path("follow.yaml"), "--state", path("s.db"), "--checkpoint-interval", "15ms"],
+            while: { writing.withLock { $0 } })
         XCTAssertGreaterThan(killed, 3)
         let output = try Data(contentsOf: URL(fileURLWithPath: path("out.jsonl")))
         XCTAssertEqual(output.count, expected.count)

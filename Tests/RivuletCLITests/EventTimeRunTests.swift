@@ -120,26 +120,9 @@ final class EventTimeRunTests: BinaryTestCase {
             writing.withLock { $0 = false }
         }
         writer.start()
-        var killed = 0
-        var finished = false
-        let state = ["--state", path("s.db"), "--checkpoint-interval", "15ms"]
-        while writing.withLock({ $0 }) && !finished {
-            let process = try startRivulet(["run", path("follow.yaml")] + state, output: .null, error: .null)
-            Thread.sleep(forTimeInterval: Double.random(in: 0.05...0.4))
-            process.send(SIGKILL)
-            let end = process.wait()
-            if end == .signalled(SIGKILL) {
-                killed += 1
-            } else {
-                XCTAssertEqual(end, .exited(0))
-                finished = true
-            }
-        }
-        // A run after one that finished would start afresh and write everything again, hiding a loss.
-        if !finished {
-            let last = try runRivulet(["run", path("follow.yaml")] + state, timeout: 120)
-            XCTAssertEqual(last.status, 0, last.stderr)
-        }
+        let killed = try runKilledAtRandom(
+            ["run", path("follow.yaml"), "--state", path("s.db"), "--checkpoint-interval", "15ms"],
+            while: { writing.withLock { $0 } })
         XCTAssertGreaterThan(killed, 5)
         let output = try Data(contentsOf: URL(fileURLWithPath: path("counts.jsonl")))
         XCTAssertTrue(output == expected, "the windows of one uninterrupted run, byte for byte (\(killed) kills)")

@@ -69,6 +69,17 @@ final class MetricsEndpointTests: BinaryTestCase {
     }
 
     /// The value of the sample of `metric` whose labels include every one of `labels`.
+    /// The metrics page, once `metric` with `labels` reads `value` (or after 10 s).
+    static func metrics(_ port: Int, once metric: String, _ labels: [String], is value: Double) -> String {
+        var metrics = ""
+        let deadline = Date(timeIntervalSinceNow: 10)
+        repeat {
+            Thread.sleep(forTimeInterval: 0.05)
+            metrics = get(port, "/metrics")?.body ?? ""
+        } while sample(metrics, metric, labels) != value && Date() < deadline
+        return metrics
+    }
+
     static func sample(_ text: String, _ metric: String, _ labels: [String]) -> Double? {
         for line in text.split(separator: "\n") where line.hasPrefix(metric + "{") {
             guard labels.allSatisfy({ line.contains($0) }), let value = line.split(separator: " ").last else {
@@ -236,12 +247,7 @@ final class MetricsEndpointTests: BinaryTestCase {
             sink: stdout
             """)
         defer { if run.exited() == nil { run.send(SIGKILL) } }
-        var metrics = ""
-        let deadline = Date(timeIntervalSinceNow: 10)
-        repeat {
-            Thread.sleep(forTimeInterval: 0.05)
-            metrics = Self.get(port, "/metrics")?.body ?? ""
-        } while Self.sample(metrics, "rivulet_sink_bytes_total", [#"place="sink""#]) != 4 && Date() < deadline
+        let metrics = Self.metrics(port, once: "rivulet_sink_bytes_total", [#"place="sink""#], is: 4)
         XCTAssertEqual(Self.sample(metrics, "rivulet_sink_bytes_total", [#"place="sink""#]), 4, "2\\n3\\n: \(metrics)")
         XCTAssertGreaterThanOrEqual(Self.sample(metrics, "rivulet_sink_writes_total", [#"place="sink""#]) ?? 0, 1)
         XCTAssertEqual(
@@ -264,12 +270,7 @@ final class MetricsEndpointTests: BinaryTestCase {
             sink: stdout
             """)
         defer { if run.exited() == nil { run.send(SIGKILL) } }
-        var metrics = ""
-        let deadline = Date(timeIntervalSinceNow: 10)
-        repeat {
-            Thread.sleep(forTimeInterval: 0.05)
-            metrics = Self.get(port, "/metrics")?.body ?? ""
-        } while Self.sample(metrics, "rivulet_elements_late_total", []) != 2 && Date() < deadline
+        let metrics = Self.metrics(port, once: "rivulet_elements_late_total", [], is: 2)
         XCTAssertEqual(
             Self.sample(metrics, "rivulet_elements_late_total", [#"component="eventTime""#, #"place="ops.0""#]), 2,
             metrics)

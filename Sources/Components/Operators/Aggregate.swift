@@ -7,7 +7,7 @@ private enum Key {
     static let every = Parameter<RxTimeInterval?>(
         "every", doc: "Tumbling windows of this length (default: one window, to the end of the stream).",
         example: "1m"
-    ).above(RxTimeInterval.zero)
+    ).atLeast(RxTimeInterval.clockResolution)
     static let time = Parameter<Expression?>(
         "time", doc: "Event time in milliseconds, from the element (default: the pipeline's clock).", example: ".ts")
     static let allowedLateness = Parameter<RxTimeInterval?>(
@@ -127,15 +127,8 @@ extension BuiltinComponents {
             let eventClock = scheduler as? EventTimeScheduler
             let everyMilliseconds = every.map(\.milliseconds)
             // Late elements reach it only on event time, from the clock's eventTime.
-            let lateness = try parameters[Key.allowedLateness].map { lateness -> (EventTimeDomain, Int64) in
-                guard let domain = context.existing(EventTimeDomain.self), domain.clock === scheduler as AnyObject
-                else {
-                    throw context.error(
-                        "aggregate: allowedLateness is for an event-time stream; declare eventTime above it")
-                }
-                let milliseconds = lateness.totalNanoseconds / 1_000_000
-                domain.allowedLateness = Swift.max(domain.allowedLateness, milliseconds)
-                return (domain, milliseconds)
+            let lateness = try parameters[Key.allowedLateness].map {
+                (try EventTimeDomain.allowing($0, in: context), $0.totalNanoseconds / 1_000_000)
             }
             // Right behind eventTime, each element is counted in the window of its own time as it
             // comes (nothing waits for the watermark); the watermark closes the windows. The
@@ -239,6 +232,13 @@ extension BuiltinComponents {
                                             else {
                                                 throw context.error(
                                                     "aggregate: 'time' is not a number", element: element)
+                                            }
+                                            // Beyond ±2^53 ms a window number is no longer exact (nor, far
+                                            // enough, representable): an element error, not a trap.
+                                            guard at.magnitude < 9.007e15 else {
+                                                throw context.error(
+                                                    "aggregate: 'time' \(at) is out of range (milliseconds since the epoch)",
+                                                    element: element)
                                             }
                                             index = Int64((at / Double(everyMilliseconds)).rounded(.down))
                                         } else if let elementTime {

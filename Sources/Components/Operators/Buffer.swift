@@ -3,7 +3,7 @@ import Reactive
 
 private enum Key {
     static let timeSpan = Parameter<RxTimeInterval>("timeSpan", doc: "The longest time a list collects.", example: "1s")
-        .above(RxTimeInterval.zero)
+        .atLeast(RxTimeInterval.clockResolution)
     static let count = Parameter<Int>("count", default: 1000, doc: "The most elements in a list.", example: "100")
         .atLeast(1)
 }

@@ -6,7 +6,7 @@ private enum Key {
         "key", doc: "What makes two elements the same (default: the whole element).", example: ".id")
     static let ttl = Parameter<RxTimeInterval?>(
         "ttl", doc: "How long a key is remembered after its element passed.", example: "10m"
-    ).above(RxTimeInterval.zero)
+    ).atLeast(RxTimeInterval.clockResolution)
     static let max = Parameter<Int>(
         "max", default: 100_000, doc: "The most keys remembered; the oldest is forgotten first.", example: "5000"
     ).atLeast(1)

@@ -13,7 +13,7 @@ private enum Key {
     static let idle = Parameter<RxTimeInterval?>(
         "idle", doc: "Wall time without input after which the stream no longer holds the watermark back.",
         example: "1m"
-    ).above(RxTimeInterval.zero)
+    ).atLeast(RxTimeInterval.clockResolution)
     static let late = Parameter<LateElements>(
         "late", default: .drop,
         doc: "An element behind the watermark: drop it (counted), or send it to the side stream NAME.late.")
@@ -201,7 +201,8 @@ extension BuiltinComponents {
     /// An element's time as `time` gave it: milliseconds, or RFC 3339 text.
     static func eventTimeMilliseconds(_ value: Value, element: Value, context: ComponentContext) throws -> Int64 {
         switch value {
-        case .int(let milliseconds): return Int64(milliseconds)
+        case .int(let milliseconds) where milliseconds.magnitude < 1_000_000_000_000_000:
+            return Int64(milliseconds)
         case .double(let milliseconds) where milliseconds.isFinite && milliseconds.magnitude < 1e15:
             return Int64(milliseconds.rounded(.down))
         case .string(let text):

@@ -12,7 +12,7 @@ private enum Key {
     ).atLeast(1)
     static let idle = Parameter<RxTimeInterval?>(
         "idle", doc: "Close a group after this long without an element.", example: "5m"
-    ).above(RxTimeInterval.zero)
+    ).atLeast(RxTimeInterval.clockResolution)
 }
 
 extension BuiltinComponents {

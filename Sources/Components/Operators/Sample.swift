@@ -4,7 +4,7 @@ import Reactive
 private enum Key {
     static let every = Parameter<RxTimeInterval?>(
         "every", doc: "Sample every period, the first one period after subscription.", example: "1s"
-    ).above(RxTimeInterval.zero)
+    ).atLeast(RxTimeInterval.clockResolution)
     static let stream = Parameter<StreamName?>(
         "stream", doc: "Sample on each element of this stream instead.", example: "ticks")
     static let defaultValue = Parameter<Value?>(

@@ -4,19 +4,19 @@ import Reactive
 private enum Key {
     static let every = Parameter<RxTimeInterval?>(
         "every", doc: "The length of a time window (tumbling; with slide, sliding).", example: "1m"
-    ).above(RxTimeInterval.zero)
+    ).atLeast(RxTimeInterval.clockResolution)
     static let count = Parameter<Int?>(
         "count", doc: "Close a window when it holds this many elements.", example: "1000"
     ).atLeast(1)
     static let slide = Parameter<RxTimeInterval?>(
         "slide", doc: "With every: a new window starts this often, so windows overlap.", example: "10s"
-    ).above(RxTimeInterval.zero)
+    ).atLeast(RxTimeInterval.clockResolution)
     static let ops = Parameter<ParameterValues.OperatorChain?>(
         "ops", doc: "Operators each window's elements go through (instead of emitting the list).",
         example: "[{ reduce: { seed: 0, accumulator: acc + .bytes } }]")
     static let sessionGap = Parameter<RxTimeInterval?>(
         "sessionGap", doc: "A session window: it closes after this long without an element.", example: "30s"
-    ).above(RxTimeInterval.zero)
+    ).atLeast(RxTimeInterval.clockResolution)
     static let allowedLateness = Parameter<RxTimeInterval?>(
         "allowedLateness",
         doc:
@@ -83,14 +83,8 @@ extension BuiltinComponents {
                 sessionGap: parameters[Key.sessionGap])
             let scheduler = context.scheduler
             // Late elements reach it only on event time, from the clock's eventTime.
-            let lateness = try parameters[Key.allowedLateness].map { lateness -> (EventTimeDomain, RxTimeInterval) in
-                guard let domain = context.existing(EventTimeDomain.self), domain.clock === scheduler as AnyObject
-                else {
-                    throw context.error(
-                        "window: allowedLateness is for an event-time stream; declare eventTime above it")
-                }
-                domain.allowedLateness = Swift.max(domain.allowedLateness, lateness.totalNanoseconds / 1_000_000)
-                return (domain, lateness)
+            let lateness = try parameters[Key.allowedLateness].map {
+                (try EventTimeDomain.allowing($0, in: context), $0)
             }
             let chain = try parameters[Key.ops].map { try context.build($0) }
             let state = context.operatorState()

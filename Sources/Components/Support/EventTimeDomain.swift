@@ -93,6 +93,18 @@ final class EventTimeDomain {
 
     func add(_ input: Input) { inputs.append(input) }
 
+    /// The event-time domain of a component's clock, whose `allowedLateness` it raises to
+    /// `lateness` (the component's own); an error if the component is not on event time.
+    static func allowing(_ lateness: RxTimeInterval, in context: ComponentContext) throws -> EventTimeDomain {
+        guard let domain = context.existing(EventTimeDomain.self), domain.clock === context.scheduler as AnyObject
+        else {
+            throw context.error(
+                "\(context.componentName): allowedLateness is for an event-time stream; declare eventTime above it")
+        }
+        domain.allowedLateness = max(domain.allowedLateness, lateness.totalNanoseconds / 1_000_000)
+        return domain
+    }
+
     /// Whether an input has ended (until then, nothing is looked for to end).
     private var anyEnded = false
 

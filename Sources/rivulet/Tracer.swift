@@ -13,7 +13,8 @@ final class Tracer {
         let what: String
         switch trace.event {
         case .next(let value):
-            var text = value.description
+            // Masked before it is cut: a secret cut short would no longer be recognised.
+            var text = Secrets.shared.redact(value.description)
             if text.count > 120 { text = String(text.prefix(117)) + "..." }
             what = "next \(text)"
         case .error(let error): what = "error \(error)"

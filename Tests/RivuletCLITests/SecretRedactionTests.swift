@@ -64,4 +64,33 @@ final class SecretRedactionTests: BinaryTestCase {
             }
         }
     }
+
+    func testASecretIsMaskedBeforeTextIsCutShort() throws {
+        // A 128-character token: cut to a trace's 120 characters, a table column's 30 or a graph
+        // label's 48 before it was masked, most of it was printed.
+        let token = (0..<4).map { _ in UUID().uuidString.replacingOccurrences(of: "-", with: "") }.joined()
+        try """
+        source: { events: [{ at: 0ms, next: { auth: "${API_TOKEN}" } }, { at: 0ms, complete: true }] }
+        ops:
+          - log: "${API_TOKEN}"
+        sink: { table: { columns: [{ title: auth, value: .auth, width: 30 }] } }
+
+        """.write(to: directory.appendingPathComponent("p.yaml"), atomically: true, encoding: .utf8)
+        let pipeline = directory.appendingPathComponent("p.yaml").path
+        let environment = ["API_TOKEN": token]
+        let run = try runRivulet(["run", pipeline, "--trace"], environment: environment)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let text = try runRivulet(["graph", pipeline], environment: environment)
+        let svg = try runRivulet(["graph", pipeline, "--format", "svg"], environment: environment)
+        for (name, output) in [
+            ("stdout (the table)", run.stdout), ("stderr (the trace)", run.stderr), ("graph", text.stdout),
+            ("svg", svg.stdout),
+        ] {
+            XCTAssertTrue(output.contains("REDACTED"), "\(name): \(output)")
+            let pieces = stride(from: 0, to: token.count - 8, by: 4).map {
+                String(token.dropFirst($0).prefix(8))
+            }
+            XCTAssertNil(pieces.first { output.contains($0) }, "\(name) shows part of the token: \(output)")
+        }
+    }
 }

@@ -161,7 +161,9 @@ final class ExecProcess {
             var written = ""
             let line = try reader.nextLine { bytes -> Result<Value, JSONError>? in
                 do throws(JSONError) { return .success(try JSONParser.parse(bytes)) } catch {
-                    written = String(decoding: bytes.prefix(120), as: UTF8.self) + (bytes.count > 120 ? "…" : "")
+                    // Masked before it is cut: a secret cut short would no longer be recognised.
+                    let whole = Secrets.shared.redact(String(decoding: bytes, as: UTF8.self))
+                    written = String(whole.prefix(120)) + (whole.count > 120 ? "…" : "")
                     return .failure(error)
                 }
             }

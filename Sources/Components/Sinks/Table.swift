@@ -101,10 +101,11 @@ final class TableSink: PipelineSink {
     private func cells(_ element: Value) throws -> [String] {
         try columns.map { column in
             let value = try context.evaluate(column.value, element, in: scope)
+            // Masked before a column's width cuts it: a secret cut short would no longer be recognised.
             switch value {
             case .null: return ""
-            case .string(let text): return text.replacing("\n", with: " ")
-            default: return value.description
+            case .string(let text): return Secrets.shared.redact(text.replacing("\n", with: " "))
+            default: return Secrets.shared.redact(value.description)
             }
         }
     }

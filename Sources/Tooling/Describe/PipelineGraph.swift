@@ -154,7 +154,8 @@ import Reactive
             detail = pairs[0].key.scalar ?? ""
         default: detail = compact(node)
         }
-        detail = detail.replacingOccurrences(of: "\n", with: " ")
+        // Masked before it is cut: a secret cut short would no longer be recognised.
+        detail = Secrets.shared.redact(detail.replacingOccurrences(of: "\n", with: " "))
         if detail.count > 48 { detail = String(detail.prefix(45)) + "..." }
         return "\(component.spec.name) \(detail)"
     }

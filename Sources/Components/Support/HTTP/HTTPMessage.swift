@@ -163,9 +163,11 @@ enum HTTPBody {
     /// The first bytes of a body, printable, for error messages.
     static func preview(_ body: [UInt8], limit: Int = 80) -> String {
         if body.isEmpty { return "an empty body" }
-        let text = String(decoding: body.prefix(limit), as: UTF8.self)
-            .map { $0.isNewline ? " " : String($0) }.joined()
-        let quoted = "\"" + text + (body.count > limit ? "…" : "") + "\""
+        // Masked before it is cut: a secret cut short would no longer be recognised.
+        // (Of the first few KB only: enough for any secret that starts within the preview.)
+        let whole = Secrets.shared.redact(String(decoding: body.prefix(limit + 4_096), as: UTF8.self))
+        let text = whole.prefix(limit).map { $0.isNewline ? " " : String($0) }.joined()
+        let quoted = "\"" + text + (whole.count > limit || body.count > limit + 4_096 ? "…" : "") + "\""
         return "\(body.count) bytes starting \(quoted)"
     }
 

@@ -543,6 +543,46 @@ final class CheckpointCommandTests: BinaryTestCase {
         XCTAssertTrue(output == expected, "every line once, in order, byte for byte (\(killed) kills)")
     }
 
+    func testAnOutputChangedSinceTheCheckpointIsRefusedAndLeftAsItIs() throws {
+        try writeInput(lines: 3_000)
+        let paced = counting.replacingOccurrences(
+            of: "{ fixture: in.jsonl }", with: "{ fixture: { path: in.jsonl, every: 1ms } }")
+        try write(paced, to: "p.yaml")
+        let output = path("out.jsonl")
+        func stopped(_ store: String) throws -> Data {
+            let first = try runRivulet(["run", path("p.yaml"), "--state", path(store), "--until", "500ms"])
+            XCTAssertEqual(first.status, 0, first.stderr)
+            let written = try Data(contentsOf: URL(fileURLWithPath: output))
+            XCTAssertGreaterThan(written.count, 1_000)
+            return written
+        }
+        func refused(_ store: String, _ message: String, file: StaticString = #filePath, line: UInt = #line) throws {
+            let before = try Data(contentsOf: URL(fileURLWithPath: output))
+            let again = try runRivulet(["run", path("p.yaml"), "--state", path(store)])
+            XCTAssertEqual(again.status, 2, again.stderr, file: file, line: line)
+            XCTAssertTrue(again.stderr.contains(message), again.stderr, file: file, line: line)
+            XCTAssertTrue(again.stderr.contains("--reset"), again.stderr, file: file, line: line)
+            XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: output)), before, "left as it is", file: file, line: line)
+        }
+        // Cut short: cutting "back" would have grown it with zero bytes.
+        let written = try stopped("a.db")
+        try written.prefix(100).write(to: URL(fileURLWithPath: output))
+        try refused("a.db", "has 100 bytes, fewer than the")
+        // Another file under its name, longer than the checkpoint's length (made before the old one
+        // goes, so that it cannot be given the old one's inode).
+        _ = try stopped("b.db")
+        try Data(repeating: 0x41, count: 100_000).write(to: URL(fileURLWithPath: output + ".new"))
+        XCTAssertEqual(rename(output + ".new", output), 0)
+        try refused("b.db", "is not the file the checkpoint wrote")
+        // Changed in place, same length.
+        var changed = try stopped("c.db")
+        changed[changed.count / 2] = 0x58
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+        try handle.write(contentsOf: changed)
+        try handle.close()
+        try refused("c.db", "was changed since the checkpoint")
+    }
+
     func testResumeGoesOnFromACompletedRunWithOnlyTheNewLines() throws {
         try write("{\"v\":1}\n{\"v\":2}\n", to: "in.jsonl")
         let pipeline = """

@@ -75,6 +75,8 @@ final class FileSink: FlushingSink {
     private let path: String
     private let temporaryPath: String?
     private let descriptor: Int32
+    /// The file's inode, kept in checkpoints (a file replaced under its name is not resumed into).
+    private let inode: Int?
     private let writer: LineWriter
     private enum Format {
         case jsonLines, json, csv
@@ -105,7 +107,8 @@ final class FileSink: FlushingSink {
         // written on from there: what was written after it is written again, once.
         var append = append
         let restored = context.restoredState
-        if let committed = restored?["length"]?.intValue, format != "json" {
+        if let restored, let committed = restored["length"]?.intValue, format != "json" {
+            try Self.checkUnchanged(path, since: restored, committed: committed, context: context)
             if truncate(path, off_t(committed)) != 0 && !(errno == ENOENT && committed == 0) {
                 throw context.error("cannot cut '\(path)' back to its checkpoint: \(String(cString: strerror(errno)))")
             }
@@ -116,6 +119,8 @@ final class FileSink: FlushingSink {
         guard descriptor >= 0 else {
             throw context.error("cannot open '\(target)' for writing: \(String(cString: strerror(errno)))")
         }
+        var opened = stat()
+        inode = fstat(descriptor, &opened) == 0 ? Int(opened.st_ino) : nil
         var existing = stat()
         let size = fstat(descriptor, &existing) == 0 ? Int(existing.st_size) : 0
         wroteHeader = append && size > 0
@@ -143,13 +148,59 @@ final class FileSink: FlushingSink {
     /// out its lines, padding included, exactly as an uninterrupted run would.
     private func commit() throws -> Value {
         // Closed (the run ended): close wrote out and synced everything.
-        if closed { return ["length": .int(writer.writtenOffset), "pending": ""] }
-        writer.flush()
-        try check()
-        if fsync(descriptor) != 0 { throw failure(WriteError(code: errno), "syncing") }
-        return [
-            "length": .int(writer.writtenOffset), "pending": .string(String(decoding: writer.buffered, as: UTF8.self)),
-        ]
+        if !closed {
+            writer.flush()
+            try check()
+            if fsync(descriptor) != 0 { throw failure(WriteError(code: errno), "syncing") }
+        }
+        var state = JSONObject()
+        state["length"] = .int(writer.writtenOffset)
+        state["pending"] = .string(closed ? "" : String(decoding: writer.buffered, as: UTF8.self))
+        // What a resumed run checks the file by before it cuts it back (see `checkUnchanged`).
+        if let inode { state["inode"] = .int(inode) }
+        if let tail = Self.tailDigest(path, before: writer.writtenOffset) { state["tail"] = .string(tail) }
+        return .object(state)
+    }
+
+    /// A digest (FNV-1a, 64 bits) of the last 4 KB of `path` before `length`; nil if unreadable.
+    static func tailDigest(_ path: String, before length: Int) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { Glibc.close(descriptor) }
+        let count = min(4_096, length)
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(length - count)) }
+        guard read == count else { return nil }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return String(hash, radix: 16)
+    }
+
+    /// Refuses to resume into an output that is not what the checkpoint left: shorter than it
+    /// (cutting back would grow it with zero bytes), another file under its name, or one whose
+    /// last bytes before the checkpoint's length changed. It is left as it is.
+    static func checkUnchanged(_ path: String, since saved: Value, committed: Int, context: ComponentContext) throws {
+        let advice = "restore it, or start over by resetting the pipeline's state (rivulet state STORE --reset NAME)"
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            if errno == ENOENT && committed == 0 { return }
+            throw context.error(
+                "the output '\(path)' is gone, though the checkpoint wrote \(committed) bytes to it: \(advice)")
+        }
+        if Int(status.st_size) < committed {
+            throw context.error(
+                "the output '\(path)' has \(status.st_size) bytes, fewer than the \(committed) the checkpoint wrote: it "
+                    + "was changed since; \(advice)")
+        }
+        if let inode = saved["inode"]?.intValue, inode != Int(status.st_ino) {
+            throw context.error(
+                "the output '\(path)' is not the file the checkpoint wrote (another file has its name): \(advice)")
+        }
+        if let tail = saved["tail"]?.stringValue, tailDigest(path, before: committed) != tail {
+            throw context.error(
+                "the output '\(path)' was changed since the checkpoint (its last bytes before byte \(committed) differ): "
+                    + advice)
+        }
     }
 
     /// Removes `PATH.tmp-PID` files that runs killed before their rename left behind (their

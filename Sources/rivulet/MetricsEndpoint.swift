@@ -255,7 +255,11 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
     /// connection closes then (HTTP/1.0, no length). Query: `place=ops.1&limit=10`.
     private func startTap(context: ChannelHandlerContext, head: HTTPRequestHead, query: String) {
         let fields = Self.fields(query)
-        let limit = fields["limit"].flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil }
+        let limit = fields["limit"].flatMap(Int.init)
+        if let text = fields["limit"], (limit ?? 0) < 1 {
+            let message = "{\"error\":\"limit must be a whole number of at least 1, got '\(text)'\"}\n"
+            return respond(context, head, .badRequest, "application/json", Array(message.utf8), keepAlive: false)
+        }
         guard let meter = exporter.meter(at: fields["place"]) else {
             let message =
                 "{\"error\":\"no component at '\(fields["place"] ?? "")'; places: \(exporter.places.joined(separator: ", "))\"}\n"

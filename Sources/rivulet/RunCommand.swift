@@ -139,10 +139,13 @@ struct RunCommand: ParsableCommand {
         }
         if watch && file == "-" { throw ValidationError("--watch needs a pipeline file, not standard input") }
         if let metrics, HTTPServerAddress.parse(metrics) == nil {
-            throw ValidationError("--metrics expects HOST:PORT, such as 127.0.0.1:9464; got '\(metrics)'")
+            throw ValidationError(
+                "--metrics expects HOST:PORT, such as 127.0.0.1:9464 (0.0.0.0:9464 for every address); got '\(metrics)'"
+            )
         }
         if let ui, HTTPServerAddress.parse(ui) == nil {
-            throw ValidationError("--ui expects HOST:PORT, such as 127.0.0.1:8080; got '\(ui)'")
+            throw ValidationError(
+                "--ui expects HOST:PORT, such as 127.0.0.1:8080 (0.0.0.0:8080 for every address); got '\(ui)'")
         }
         if let replay, !FileManager.default.fileExists(atPath: replay) {
             throw ValidationError("--replay: no such file '\(replay)'")

@@ -32,7 +32,8 @@ struct TapCommand: ParsableCommand {
         guard let (host, port) = HTTPServerAddress.parse(address) else { throw ExitCode(2) }
         // A tap ends on Ctrl-C as any program does (runs block the signals to drain first).
         SignalWatcher.unblockSignals()
-        var query = ["limit=\(limit ?? 0)"]
+        // No limit: none asked for (the endpoint refuses a limit below one).
+        var query = limit.map { ["limit=\($0)"] } ?? []
         if let component {
             query.append(
                 "place=\(component.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? component)")

@@ -232,6 +232,12 @@ final class LiveViewTests: BinaryTestCase {
         let tapped = try XCTUnwrap(MetricsEndpointTests.get(port, "/tap?place=ops.0&limit=3")).body
         XCTAssertFalse(tapped.contains("tok-5up3r-s3cret-42"), tapped)
         XCTAssertTrue(tapped.contains("\"signed\":\"REDACTED"), tapped)
+        // A limit below one meant no limit at all; it is refused.
+        for limit in ["-1", "0", "x"] {
+            let refused = try XCTUnwrap(MetricsEndpointTests.get(port, "/tap?place=ops.0&limit=\(limit)"))
+            XCTAssertEqual(refused.status, 400, refused.body)
+            XCTAssertTrue(refused.body.contains("limit must be a whole number of at least 1"), refused.body)
+        }
     }
 
     func testUnderWatchANewVersionReplacesTheDrawing() throws {

@@ -173,6 +173,12 @@ final class MetricsEndpointTests: BinaryTestCase {
         let bad = try run("source: { events: [] }\nsink: stdout\n", ["--metrics", "9464"])
         XCTAssertNotEqual(bad.status, 0)
         XCTAssertTrue(bad.stderr.contains("--metrics expects HOST:PORT"), bad.stderr)
+        // `*` is no address: it was bound to [::1] and printed as http://*:PORT.
+        for address in ["*:\(port)", "::1:\(port)", "a b:\(port)"] {
+            let refused = try run("source: { events: [] }\nsink: stdout\n", ["--metrics", address])
+            XCTAssertEqual(refused.status, 2, "\(address): \(refused.stderr)")
+            XCTAssertTrue(refused.stderr.contains("(0.0.0.0:9464 for every address)"), refused.stderr)
+        }
     }
 
     func testAnHTTPSourceCountsItsRequestsAndTheirDurations() throws {

@@ -99,12 +99,18 @@ extension BuiltinComponents {
 
 /// `HOST:PORT` (`[::1]:9464` for IPv6), as the `httpServer` source and `run --metrics` take it.
 @_spi(Host) public enum HTTPServerAddress {
-    /// The host and port; nil when `text` is not `HOST:PORT`.
+    /// The host and port; nil when `text` is not `HOST:PORT` — a name, an IPv4 address or an
+    /// IPv6 one in brackets (`*` is not an address: it was bound to one chosen by the resolver).
     public static func parse(_ text: String) -> (host: String, port: Int)? {
         guard let colon = text.lastIndex(of: ":") else { return nil }
         var host = String(text[..<colon])
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty, let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+        let bracketed = host.hasPrefix("[") && host.hasSuffix("]")
+        if bracketed { host = String(host.dropFirst().dropLast()) }
+        let punctuation: Set<Character> = bracketed ? [":", ".", "%"] : [".", "-", "_"]
+        guard !host.isEmpty,
+            host.allSatisfy({ ($0.isASCII && ($0.isLetter || $0.isNumber)) || punctuation.contains($0) }),
+            let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port)
+        else {
             return nil
         }
         return (host, port)

@@ -202,6 +202,25 @@ final class AggregationComponentTests: LeakCheckingTestCase {
         XCTAssertTrue(failed[0].contains("'time' is not a number"), "\(failed)")
     }
 
+    func testMoreKeysThanMaxKeysInAWindowAreElementErrors() throws {
+        let harness = try PipelineHarness().run(
+            """
+            source: { events: [{ at: 0ms, next: a }, { at: 1ms, next: b }, { at: 2ms, next: c }, { at: 3ms, next: a },
+                               { at: 150ms, next: c }, { at: 160ms, complete: true }] }
+            ops:
+              - aggregate: { by: ., every: 100ms, maxKeys: 2, fields: { n: count } }
+                onError: skip
+            sink: record
+            """)
+        XCTAssertEqual(
+            harness.events(),
+            [
+                #"100: {"key":"a","start":0,"n":2}"#, #"100: {"key":"b","start":0,"n":1}"#,
+                #"160: {"key":"c","start":100,"n":1}"#, "160: completed",
+            ])
+        XCTAssertTrue(harness.skipped.first?.contains("holds 2 keys already (maxKeys)") ?? false, "\(harness.skipped)")
+    }
+
     func testExtremeTimesAreElementErrorsAndPeriodsBelowAMillisecondAreRefused() throws {
         // Times that overflowed a window number trapped; now each is an element error at its element.
         for ts in ["9223372036854775807", "-9223372036854775807", "1e300"] {

@@ -16,6 +16,10 @@ private enum Key {
             "On event time: how long after a window was emitted a late element still updates it (emitted again, with update: true).",
         example: "1m"
     ).above(RxTimeInterval.zero)
+    static let maxKeys = Parameter<Int>(
+        "maxKeys", default: 1_000_000,
+        doc: "The most keys one window holds; an element of one more key is an element error (onError)."
+    ).atLeast(1)
     static let fields = Parameter<ParameterMap<Value>>(
         "fields",
         doc: "Output fields: count, or { sum | min | max | avg | first | last: EXPR }.",
@@ -81,10 +85,12 @@ extension BuiltinComponents {
             even after it was emitted, and that key's object is emitted again with update: true (an \
             sqlite sink with key [key, start] then replaces its row); later than that it is late as \
             eventTime says. Memory is one accumulator per field per key of the open window (and of the \
-            windows still open to late elements). On completion the open window is emitted. sum, min, \
+            windows still open to late elements), at most maxKeys keys a window: an element of one \
+            key more is an element error (its onError decides), so a key with no bound cannot take all \
+            memory. On completion the open window is emitted. sum, min, \
             max and avg take numbers; null is skipped.
             """,
-        parameters: [Key.by, Key.every, Key.time, Key.allowedLateness, Key.fields],
+        parameters: [Key.by, Key.every, Key.time, Key.allowedLateness, Key.maxKeys, Key.fields],
         primary: Key.fields,
         example: """
             - aggregate:
@@ -119,6 +125,7 @@ extension BuiltinComponents {
                 throw context.error("aggregate: invalid fields")
             }
             let by = parameters[Key.by]
+            let maxKeys = parameters[Key.maxKeys]
             // Read in place per element (an optional's copy costs a retain and a release).
             let keyExpression = by ?? Expression(constant: .null)
             let every = parameters[Key.every]
@@ -179,7 +186,7 @@ extension BuiltinComponents {
                         forgetExpired()
                         let table = window.emitted[index] ?? window.makeTable()
                         let key = try context.evaluate(keyExpression, element, in: scope)
-                        try table.add(element, key: key, scope: scope, context: context, time: late)
+                        try table.add(element, key: key, scope: scope, context: context, maxKeys: maxKeys, time: late)
                         window.emitted[index] = table
                         for case .object(var row) in table.rows(start: index * length, keyed: by != nil, only: key) {
                             row["update"] = .bool(true)
@@ -261,7 +268,9 @@ extension BuiltinComponents {
                                     let table = window.table(index)
                                     armClock()
                                     let key = try context.evaluate(keyExpression, element, in: scope)
-                                    try table.add(element, key: key, scope: scope, context: context, time: elementTime)
+                                    try table.add(
+                                        element, key: key, scope: scope, context: context, maxKeys: maxKeys,
+                                        time: elementTime)
                                     if let origin = Origin.current { window.held[index, default: []].append(origin) }
                                 } catch {
                                     do { try context.elementFailed(error, element: element) } catch {

@@ -153,9 +153,10 @@ final class AggregateTable {
     }
 
     /// Counts `element` under `key`; `time` is its event time when the table `ordersByTime`.
-    func add(_ element: Value, key: Value, scope: EvaluationScope, context: ComponentContext, time: Int64? = nil)
-        throws
-    {
+    func add(
+        _ element: Value, key: Value, scope: EvaluationScope, context: ComponentContext, maxKeys: Int = .max,
+        time: Int64? = nil
+    ) throws {
         // Every field is worked out before anything changes, so an element that fails leaves the
         // table as it was (onError may drop it and go on).
         let width = fields.count
@@ -186,6 +187,12 @@ final class AggregateTable {
         if let existing = index[key] {
             row = existing
         } else {
+            // A bound on memory (about 600 bytes a key with two fields): past it, an element error.
+            guard keys.count < maxKeys else {
+                throw context.error(
+                    "aggregate: a window holds \(maxKeys) keys already (maxKeys); key \(key) is one more — raise "
+                        + "maxKeys or group by a coarser key", element: element)
+            }
             row = keys.count
             index[key] = row
             keys.append(key)

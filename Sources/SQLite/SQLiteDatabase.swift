@@ -8,8 +8,9 @@ public final class SQLiteDatabase {
 
     /// Opens (creating if `create`) the database at `path`; a locked database is waited for up to
     /// `busyTimeout` milliseconds before a statement fails with SQLITE_BUSY.
-    public init(path: String, create: Bool, busyTimeout: Int = 2000) throws(SQLiteError) {
-        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+    public init(path: String, create: Bool, readOnly: Bool = false, busyTimeout: Int = 2000) throws(SQLiteError) {
+        let access = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
+        let flags = access | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(path, &handle, flags, nil)
         guard status == SQLITE_OK else {
             let error = SQLiteError(code: status, message: handle.map { String(cString: sqlite3_errmsg($0)) })

@@ -36,22 +36,24 @@ public final class StateStore {
     static let applicationID: Int32 = 0x5249_5653
     static let schemaVersion = 1
 
-    /// Opens the store at `path`, creating it if there is no file there. A file that is not a
+    /// Opens the store at `path`, creating it if there is no file there (unless `readOnly`: then
+    /// only to read it, which a store the process may not write allows). A file that is not a
     /// Rivulet state store (another database, or not a database) is refused and left untouched.
-    public init(path: String) throws(StateStoreError) {
+    public init(path: String, readOnly: Bool = false) throws(StateStoreError) {
         self.path = path
         do {
-            database = try SQLiteDatabase(path: path, create: true)
+            database = try SQLiteDatabase(path: path, create: !readOnly, readOnly: readOnly)
         } catch {
             throw StateStoreError("cannot open the state store '\(path)': \(error)\(Self.hint(for: error, path: path))")
         }
         do {
-            try database.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")
+            // Who it is first: switching another program's database to WAL would change it for good.
             let identity = try database.query("PRAGMA application_id")
             let tables = try database.query("SELECT count(*) FROM sqlite_master")
             let id = Int32((identity.first?.first ?? nil) ?? "0") ?? 0
             let tableCount = Int((tables.first?.first ?? nil) ?? "0") ?? 0
-            if id == 0 && tableCount == 0 {
+            if id == 0 && tableCount == 0 && !readOnly {
+                try database.execute("PRAGMA journal_mode = WAL;")
                 try database.execute(
                     """
                     BEGIN IMMEDIATE;
@@ -67,6 +69,7 @@ public final class StateStore {
                     "'\(path)' is a database but not a Rivulet state store; it was left as it is",
                     hint: "give --state a new file, or the file of an earlier --state run")
             }
+            if !readOnly { try database.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;") }
         } catch let error as StateStoreError {
             throw error
         } catch {
@@ -154,8 +157,20 @@ public final class StateStore {
             do { state = try JSONParser.parse(row[2] ?? "{}") } catch {
                 throw StateStoreError("the checkpoint of '\(row[0] ?? "")' in '\(path)' is damaged: \(error)")
             }
+            // Not an object, or nothing for a run to resume with: resuming would start over while
+            // saying it resumes.
+            guard let object = state.objectValue else {
+                throw StateStoreError(
+                    "the checkpoint of '\(row[0] ?? "")' in '\(path)' is damaged: its state is \(state.typeName), not an "
+                        + "object", hint: "reset it to start over: rivulet state \(path) --reset \(row[0] ?? "")")
+            }
+            if object.isEmpty && row[3] != "1" && !(row[1] ?? "").isEmpty {
+                throw StateStoreError(
+                    "the checkpoint of '\(row[0] ?? "")' in '\(path)' is damaged: it holds no state for any of its "
+                        + "components", hint: "reset it to start over: rivulet state \(path) --reset \(row[0] ?? "")")
+            }
             var entries: [String: Value] = [:]
-            for (key, value) in state.objectValue ?? JSONObject() { entries[key] = value }
+            for (key, value) in object { entries[key] = value }
             return Checkpoint(
                 pipeline: row[0] ?? "", shape: (row[1] ?? "").split(separator: "\n").map(String.init), state: entries,
                 complete: row[3] == "1", sequence: Int(row[4] ?? "0") ?? 0, savedAt: Int(row[5] ?? "0") ?? 0)

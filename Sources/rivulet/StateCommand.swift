@@ -23,7 +23,8 @@ struct StateCommand: ParsableCommand {
             throw ExitCode(2)
         }
         do {
-            let store = try StateStore(path: path)
+            // Listing only reads: a store this process may not write is still listed.
+            let store = try StateStore(path: path, readOnly: reset == nil)
             if let reset {
                 try store.lock(pipeline: reset)
                 guard try store.reset(reset) else {

@@ -432,6 +432,50 @@ final class CheckpointCommandTests: BinaryTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("out.jsonl")), "nothing ran")
     }
 
+    func testAnotherProgramsDatabaseKeepsItsJournalModeAndListingAStoreOnlyReadsIt() throws {
+        try writeInput(lines: 3)
+        try write(counting, to: "p.yaml")
+        // Refused, and not switched to WAL first (that would have changed it for good).
+        _ = try query("theirs.db", "CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('mine');")
+        let before = try Data(contentsOf: URL(fileURLWithPath: path("theirs.db")))
+        let refused = try runRivulet(["run", path("p.yaml"), "--state", path("theirs.db")])
+        XCTAssertEqual(refused.status, 2, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("is a database but not a Rivulet state store"), refused.stderr)
+        XCTAssertEqual(try query("theirs.db", "PRAGMA journal_mode"), "delete\n")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path("theirs.db"))), before)
+        // Listing opens the store read-only: it works where the store may not be written, and
+        // changes nothing.
+        XCTAssertEqual(try runRivulet(["run", path("p.yaml"), "--state", path("s.db")]).status, 0)
+        let files = ["s.db", "s.db-wal"].filter { FileManager.default.fileExists(atPath: path($0)) }
+        let stored = try files.map { try Data(contentsOf: URL(fileURLWithPath: path($0))) }
+        let listing = try runRivulet(["state", path("s.db")])
+        XCTAssertEqual(listing.status, 0, listing.stderr)
+        XCTAssertTrue(listing.stdout.hasPrefix("counting\tcompleted"), listing.stdout)
+        XCTAssertEqual(try files.map { try Data(contentsOf: URL(fileURLWithPath: path($0))) }, stored)
+    }
+
+    func testADamagedCheckpointIsAnErrorNotAFreshStartThatSaysItResumes() throws {
+        try writeInput(lines: 100)
+        try write(
+            counting.replacingOccurrences(
+                of: "{ fixture: in.jsonl }", with: "{ fixture: { path: in.jsonl, every: 1ms } }"),
+            to: "p.yaml")
+        for (damage, says) in [("[]", "its state is array, not an object"), ("{}", "it holds no state for any of its")]
+        {
+            let first = try runRivulet(["run", path("p.yaml"), "--state", path("s.db"), "--until", "30ms"])
+            XCTAssertEqual(first.status, 0, first.stderr)
+            _ = try query("s.db", "UPDATE checkpoints SET state = '\(damage)'")
+            let resumed = try runRivulet(["run", path("p.yaml"), "--state", path("s.db")])
+            XCTAssertEqual(resumed.status, 2, resumed.stderr)
+            XCTAssertTrue(
+                resumed.stderr.contains("the checkpoint of 'counting' in '\(path("s.db"))' is damaged: \(says)"),
+                resumed.stderr)
+            XCTAssertFalse(resumed.stderr.contains("resuming"), resumed.stderr)
+            XCTAssertTrue(resumed.stderr.contains("rivulet state \(path("s.db")) --reset counting"), resumed.stderr)
+            XCTAssertEqual(try runRivulet(["state", path("s.db"), "--reset", "counting"]).status, 0)
+        }
+    }
+
     func testAComponentThatCannotBeCheckpointedIsALintError() throws {
         try write("source: stdin\nops:\n  - map: upper(.)\nsink: stdout\n", to: "p.yaml")
         XCTAssertEqual(try runRivulet(["lint", path("p.yaml")]).status, 0)

@@ -24,7 +24,7 @@ struct RunSummary {
     init(meters: RunMeters, skipped: Int, failed: Bool, seconds: Double) {
         let components = meters.components
         read = components.filter { $0.kind == .source }.reduce(0) { $0 + $1.elements }
-        written = components.filter { $0.kind == .sink }.reduce(0) { $0 + $1.elements }
+        written = components.filter { $0.kind == .sink }.reduce(0) { $0 + $1.written }
         errors = skipped + (failed ? 1 : 0)
         self.seconds = seconds
     }
@@ -142,7 +142,7 @@ final class ProgressLine: @unchecked Sendable {
             let components = meters.components
             let sources = components.filter { $0.kind == .source }
             let read = sources.reduce(0) { $0 + $1.elements }
-            let written = components.filter { $0.kind == .sink }.reduce(0) { $0 + $1.elements }
+            let written = components.filter { $0.kind == .sink }.reduce(0) { $0 + $1.written }
             let instant = Double(read - last.read) / max(now - last.time, 0.001)
             rate = rate == 0 ? instant : rate * 0.7 + instant * 0.3
             last = (now, read)

@@ -77,6 +77,8 @@ final class HTTPSinkTests: BinaryTestCase {
             failed.stderr.contains(
                 "error: http: POST \(server.baseURL)/orders/2: 422 Unprocessable Entity: unknown order"),
             failed.stderr)
+        // The failed one and the one queued behind it were received, not written.
+        XCTAssertTrue(failed.stderr.contains("3 elements read, 1 written"), failed.stderr)
         XCTAssertEqual(server.received.count, 2, "no retry on a 4xx, and nothing after the failure")
         let routed = try run(
             """

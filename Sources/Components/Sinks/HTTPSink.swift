@@ -222,9 +222,12 @@ final class HTTPSink: AsynchronousSink, OriginKeepingSink {
         inFlight = nil
         if !queue.isEmpty { queue.removeFirst() }
         if let failure {
+            // Received but not written: the run's summary counts only what was answered.
+            context.meter?.count(ComponentMeter.unwrittenCounter)
             do {
                 try Origin.with(origin) { try context.elementFailed(failure, element: value) }
             } catch {
+                context.meter?.count(ComponentMeter.unwrittenCounter, by: queue.count)
                 queue.removeAll()
                 fail?(error)
                 return

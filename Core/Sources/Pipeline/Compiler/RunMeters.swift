@@ -87,6 +87,15 @@ import Synchronization
     /// The counters and gauges so far.
     public var extraValues: [ExtraKey: Int] { extras.withLock { $0.values } }
 
+    /// What a sink counts of the elements it received but did not write (an HTTP request that
+    /// failed, and those queued behind it when the run fails): the run's summary leaves them out.
+    public static let unwrittenCounter = "sink_unwritten_total"
+
+    /// The elements a sink wrote: those it received, less those it counted as not written.
+    public var written: Int {
+        elements - (extraValues.first { $0.key.name == Self.unwrittenCounter }?.value ?? 0)
+    }
+
     /// The durations observed since the last call, by name.
     public func takeDurations() -> [String: [Double]] {
         extras.withLock { extras in

@@ -28,6 +28,20 @@ final class LintCommandTests: BinaryTestCase {
         XCTAssertTrue(output.contains("Pipelines/carousel.yaml: ok\n"), output)
     }
 
+    func testAFileWithTwentyThousandMistakesIsToldAllOfThemPromptly() throws {
+        // It took 27 s: the registry sorted per unknown name, each suggestion was worked out anew,
+        // and the YAML builder copied its list at every item. A 20 s limit (the process is killed
+        // past it) is a guard against that, not a measurement.
+        let steps = Array(repeating: "  - mapp: .x", count: 20_000).joined(separator: "\n")
+        try write(["many.yaml": "source: { events: [] }\nops:\n\(steps)\nsink: stdout\n"])
+        let lint = try runRivulet(["lint", directory.appendingPathComponent("many.yaml").path], timeout: 20)
+        XCTAssertEqual(lint.status, 2, String(lint.stderr.suffix(300)))
+        XCTAssertTrue(
+            lint.stderr.contains("many.yaml:3:5: error: unknown operator 'mapp'; did you mean 'map'?"),
+            String(lint.stderr.prefix(300)))
+        XCTAssertTrue(lint.stderr.hasSuffix("20000 errors in 1 file\n"), String(lint.stderr.suffix(200)))
+    }
+
     func testAReduceHoldingADurableSourcesMessagesIsAWarningWithoutState() throws {
         try write([
             "total.yaml": """

@@ -32,7 +32,11 @@
         }
         specs[key] = spec
         origins[key] = origin
+        sorted = nil
     }
+
+    /// `all`, kept until a component is registered: lint asks for it at every unknown name.
+    private var sorted: [ComponentSpec]?
 
     private static func key(_ name: String, _ kind: ComponentKind) -> String { "\(kind.rawValue) \(name)" }
 
@@ -49,12 +53,15 @@
 
     /// The names of the components of `kind`, sorted.
     public func names(of kind: ComponentKind) -> [String] {
-        specs.values.filter { $0.kind == kind }.map(\.name).sorted()
+        all.filter { $0.kind == kind }.map(\.name)
     }
 
     /// Every component, sorted by kind then name.
     public var all: [ComponentSpec] {
-        specs.values.sorted { ($0.kind.sortKey, $0.name) < ($1.kind.sortKey, $1.name) }
+        if let sorted { return sorted }
+        let all = specs.values.sorted { ($0.kind.sortKey, $0.name) < ($1.kind.sortKey, $1.name) }
+        sorted = all
+        return all
     }
 }
 

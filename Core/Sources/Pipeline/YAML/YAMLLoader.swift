@@ -216,9 +216,13 @@ private struct Builder {
         }
         switch frame {
         case .sequence(let start, let anchor, var items, let flow):
+            // The frame lets go of its list first, so that the append does not copy it (20,000
+            // items took seconds).
+            frame = .sequence(start: start, anchor: anchor, items: [], flow: flow)
             items.append(node)
             frame = .sequence(start: start, anchor: anchor, items: items, flow: flow)
         case .mapping(let start, let anchor, var pairs, let pendingKey, var merged, let flow):
+            frame = .mapping(start: start, anchor: anchor, pairs: [], pendingKey: nil, merged: [], flow: flow)
             if let key = pendingKey {
                 if key.scalar == "<<", case .plain = scalarStyle(key) {
                     merged.formUnion(merge(node, into: &pairs))

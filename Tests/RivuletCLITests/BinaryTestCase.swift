@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTestServer
+import Synchronization
 import XCTest
 
 /// A test case that runs the binary: a scratch directory and, once `serve` is called, a server on
@@ -57,5 +58,20 @@ class BinaryTestCase: XCTestCase {
         let last = try runRivulet(arguments, timeout: 300)
         XCTAssertEqual(last.status, 0, last.stderr, file: file, line: line)
         return killed
+    }
+
+    /// `runKilledAtRandom` for as long as `write` (on a thread of its own: appending to what the
+    /// runs read, say) goes on.
+    func runKilledAtRandom(
+        _ arguments: [String], whileWriting write: @escaping @Sendable () -> Void, file: StaticString = #filePath,
+        line: UInt = #line
+    ) throws -> Int {
+        let writing = Mutex(true)
+        let writer = Thread {
+            write()
+            writing.withLock { $0 = false }
+        }
+        writer.start()
+        return try runKilledAtRandom(arguments, while: { writing.withLock { $0 } }, file: file, line: line)
     }
 }

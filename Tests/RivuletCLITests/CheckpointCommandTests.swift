@@ -536,35 +536,31 @@ final class CheckpointCommandTests: BinaryTestCase {
         // The writer: appends in chunks (a chunk may end mid-line), and renames the file away every
         // 60,000 lines, as a log rotation does, starting a new one under the same name.
         let logs = path("logs")
-        let writing = Mutex(true)
         let bytes = [UInt8](all)
-        let writer = Thread {
-            var offset = 0
-            var rotations = 0
-            var linesInFile = 0
-            var descriptor = open(logs + "/app.jsonl", O_WRONLY | O_CREAT | O_APPEND, 0o644)
-            while offset < bytes.count {
-                let end = min(bytes.count, offset + Int.random(in: 5_000...40_000))
-                let chunk = bytes[offset..<end]
-                chunk.withUnsafeBytes { _ = Glibc.write(descriptor, $0.baseAddress, $0.count) }
-                linesInFile += chunk.filter { $0 == 0x0A }.count
-                offset = end
-                if linesInFile >= 60_000 && bytes[offset - 1] == 0x0A {
-                    close(descriptor)
-                    rotations += 1
-                    rename(logs + "/app.jsonl", logs + "/app.jsonl.\(rotations)")
-                    descriptor = open(logs + "/app.jsonl", O_WRONLY | O_CREAT | O_APPEND, 0o644)
-                    linesInFile = 0
-                }
-                usleep(useconds_t.random(in: 2_000...15_000))
-            }
-            close(descriptor)
-            writing.withLock { $0 = false }
-        }
-        writer.start()
         let killed = try runKilledAtRandom(
             ["run", path("follow.yaml"), "--state", path("s.db"), "--checkpoint-interval", "15ms"],
-            while: { writing.withLock { $0 } })
+            whileWriting: {
+                var offset = 0
+                var rotations = 0
+                var linesInFile = 0
+                var descriptor = open(logs + "/app.jsonl", O_WRONLY | O_CREAT | O_APPEND, 0o644)
+                while offset < bytes.count {
+                    let end = min(bytes.count, offset + Int.random(in: 5_000...40_000))
+                    let chunk = bytes[offset..<end]
+                    chunk.withUnsafeBytes { _ = Glibc.write(descriptor, $0.baseAddress, $0.count) }
+                    linesInFile += chunk.filter { $0 == 0x0A }.count
+                    offset = end
+                    if linesInFile >= 60_000 && bytes[offset - 1] == 0x0A {
+                        close(descriptor)
+                        rotations += 1
+                        rename(logs + "/app.jsonl", logs + "/app.jsonl.\(rotations)")
+                        descriptor = open(logs + "/app.jsonl", O_WRONLY | O_CREAT | O_APPEND, 0o644)
+                        linesInFile = 0
+                    }
+                    usleep(useconds_t.random(in: 2_000...15_000))
+                }
+                close(descriptor)
+            })
         XCTAssertGreaterThan(killed, 3)
         let output = try Data(contentsOf: URL(fileURLWithPath: path("out.jsonl")))
         XCTAssertEqual(output.count, expected.count)

@@ -104,25 +104,21 @@ final class EventTimeRunTests: BinaryTestCase {
         try FileManager.default.removeItem(atPath: path("counts.jsonl"))
         try FileManager.default.createDirectory(atPath: path("logs"), withIntermediateDirectories: true)
 
-        let writing = Mutex(true)
         let bytes = [UInt8](all)
         let log = path("logs/views.jsonl")
-        let writer = Thread {
-            var offset = 0
-            let descriptor = open(log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-            while offset < bytes.count {
-                let end = min(bytes.count, offset + Int.random(in: 1_000...8_000))
-                bytes[offset..<end].withUnsafeBytes { _ = Glibc.write(descriptor, $0.baseAddress, $0.count) }
-                offset = end
-                usleep(useconds_t.random(in: 10_000...40_000))
-            }
-            close(descriptor)
-            writing.withLock { $0 = false }
-        }
-        writer.start()
         let killed = try runKilledAtRandom(
             ["run", path("follow.yaml"), "--state", path("s.db"), "--checkpoint-interval", "15ms"],
-            while: { writing.withLock { $0 } })
+            whileWriting: {
+                var offset = 0
+                let descriptor = open(log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+                while offset < bytes.count {
+                    let end = min(bytes.count, offset + Int.random(in: 1_000...8_000))
+                    bytes[offset..<end].withUnsafeBytes { _ = Glibc.write(descriptor, $0.baseAddress, $0.count) }
+                    offset = end
+                    usleep(useconds_t.random(in: 10_000...40_000))
+                }
+                close(descriptor)
+            })
         XCTAssertGreaterThan(killed, 5)
         let output = try Data(contentsOf: URL(fileURLWithPath: path("counts.jsonl")))
         XCTAssertTrue(output == expected, "the windows of one uninterrupted run, byte for byte (\(killed) kills)")

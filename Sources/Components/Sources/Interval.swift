@@ -2,12 +2,12 @@
 import Reactive
 
 private enum Key {
-    static let period = Parameter<RxTimeInterval>("period", doc: "The time between elements.", example: "1s").above(
-        RxTimeInterval.zero)
+    static let period = Parameter<RxTimeInterval>("period", doc: "The time between elements.", example: "1s").atLeast(
+        RxTimeInterval.clockResolution)
     static let dueTime = Parameter<RxTimeInterval>("dueTime", doc: "The delay before the first element.", example: "2s")
     static let timerPeriod = Parameter<RxTimeInterval?>(
         "period", doc: "The time between later elements.", example: "500ms"
-    ).above(RxTimeInterval.zero)
+    ).atLeast(RxTimeInterval.clockResolution)
 }
 
 extension BuiltinComponents {

@@ -152,6 +152,52 @@ final class HTTPServerSourceTests: BinaryTestCase {
         XCTAssertFalse(result.stderr.contains("s3cret"))
     }
 
+    func testAClientThatHalfClosesAfterItsRequestIsStillAnswered() throws {
+        // As `nc -q`, some HTTP/1.0 clients and proxies do: the request, then shutdown(SHUT_WR),
+        // then read the answer. 191-199 of 200 got none though all 200 were taken (and a sender
+        // retrying them would have made duplicates).
+        let port = Self.freePort()
+        let pipeline = directory.appendingPathComponent("half.yaml")
+        try "source: { httpServer: { address: \"127.0.0.1:\(port)\", path: /orders } }\nsink: { file: orders.jsonl }\n"
+            .write(to: pipeline, atomically: true, encoding: .utf8)
+        let run = try startRivulet(["run", pipeline.path], output: .null, error: .pipe)
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        let client = try ChildProcess(
+            executable: "/usr/bin/env",
+            arguments: [
+                "python3", "-c",
+                """
+                import http.client, socket, sys, time
+                port = \(port)
+                \(Self.waitForServer)
+                statuses = []
+                for i in range(200):
+                    body = ('{"id": %d}' % i).encode()
+                    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+                    s.sendall(b"POST /orders HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body) + body)
+                    s.shutdown(socket.SHUT_WR)
+                    answer = b""
+                    while True:
+                        part = s.recv(4096)
+                        if not part: break
+                        answer += part
+                    s.close()
+                    statuses.append(answer.split(b" ")[1].decode() if answer else "none")
+                print(" ".join(statuses))
+                """,
+            ], input: .null)
+        let ended = client.communicate(timeout: 120)
+        let statuses = String(decoding: ended.standardOutput, as: UTF8.self).split(separator: " ")
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        XCTAssertEqual(statuses.count, 200, String(decoding: ended.standardError, as: UTF8.self))
+        XCTAssertEqual(
+            statuses.filter { $0 == "202" }.count, 200, "\(statuses.filter { $0 != "202" }.count) unanswered")
+        run.send(SIGINT)
+        _ = run.communicate(timeout: 30)
+        let written = try String(contentsOf: directory.appendingPathComponent("orders.jsonl"), encoding: .utf8)
+        XCTAssertEqual(written.split(separator: "\n").count, 200)
+    }
+
     func testABurstBeyondTheQueueIsRefusedWithRetryAfterAndNothingAcceptedIsLost() throws {
         // SIGINT from the client ends the run; what was accepted is written in full.
         // A slow stage (a program that takes 20 ms an element) keeps the pipeline behind.

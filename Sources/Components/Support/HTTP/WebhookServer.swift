@@ -94,6 +94,10 @@ final class WebhookServer: Sendable {
         let server = ServerReference()
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            // A client may shut its side down after the request (nc -q, some HTTP/1.0 clients and
+            // proxies): the connection stays open for the answer, which the HTTP pipeline handler
+            // sends before it closes.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 channel.pipeline.configureHTTPServerPipeline().flatMap {
                     channel.pipeline.addHandler(
@@ -168,6 +172,10 @@ private final class WebhookHandler: ChannelInboundHandler, @unchecked Sendable {
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private var refused: WebhookRefusal?
+    /// Whether the client shut its side down (it reads the answer, then the connection ends).
+    private var inputClosed = false
+    /// Whether a request was read whole and waits for its answer.
+    private var awaitingAnswer = false
 
     init(
         settings: WebhookSettings, queue: WebhookQueue, server: WebhookServer.ServerReference,
@@ -195,6 +203,7 @@ private final class WebhookHandler: ChannelInboundHandler, @unchecked Sendable {
             body += buffer.readBytes(length: buffer.readableBytes) ?? []
         case .end:
             guard let head else { return }
+            awaitingAnswer = true
             let keepAlive = head.isKeepAlive
             if let refused {
                 return answer(
@@ -293,7 +302,18 @@ private final class WebhookHandler: ChannelInboundHandler, @unchecked Sendable {
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
         let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        if !keepAlive { done.whenComplete { _ in context.close(promise: nil) } }
+        awaitingAnswer = false
+        if !keepAlive || inputClosed { done.whenComplete { _ in context.close(promise: nil) } }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // The client shut its side down: it gets the answer it waits for, then the connection ends.
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            inputClosed = true
+            if !awaitingAnswer { context.close(promise: nil) }
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

@@ -183,6 +183,27 @@ final class SQLiteTests: BinaryTestCase {
         XCTAssertEqual(polled.stdout, "1\n2\n3\n4\n5\n")
     }
 
+    func testTheSourceOnlyReadsAndASinceColumnTheRowsLackIsAnError() throws {
+        _ = try sqlite3(
+            "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT); INSERT INTO orders VALUES (1, 'ada')")
+        // Opened read-only: `query: DELETE FROM orders` deleted every row, exit 0.
+        let deleting = try run("source: { sqlite: { path: orders.db, query: \"DELETE FROM orders\" } }\nsink: stdout\n")
+        XCTAssertEqual(deleting.status, 1, deleting.stderr)
+        XCTAssertTrue(deleting.stderr.contains("readonly"), deleting.stderr)
+        XCTAssertEqual(try sqlite3("SELECT count(*) FROM orders"), "1\n")
+        // A since column the rows lack: every row was emitted again at every poll.
+        let missing = try run(
+            """
+            source: { sqlite: { path: orders.db, query: "SELECT customer FROM orders", every: 50ms, since: id } }
+            sink: stdout
+            """)
+        XCTAssertEqual(missing.status, 1, missing.stderr)
+        XCTAssertTrue(
+            missing.stderr.contains("the query's rows have no column 'id' (since); they have 'customer'"),
+            missing.stderr)
+        XCTAssertEqual(missing.stdout, "")
+    }
+
     func testLintChecksTheDatabaseAndTheKey() throws {
         let file = directory.appendingPathComponent("bad.yaml")
         try """

@@ -35,7 +35,9 @@ extension BuiltinComponents {
             wrapped: SELECT * FROM (query) WHERE since > ? ORDER BY since), so each new row is emitted \
             once. Under --state the largest since value is checkpointed, and a resumed run goes on \
             after it. A database locked by another program is waited for up to busyTimeout, then the \
-            run fails saying so; a query that SQLite refuses fails the run with SQLite's message.
+            run fails saying so; a query that SQLite refuses fails the run with SQLite's message. The \
+            database is opened read-only (a statement that writes fails), and rows without the since \
+            column are an error naming the columns they have.
             """,
         parameters: [Key.path, Key.query, Key.every, Key.since, SQLiteAccess.busyTimeout],
         example: "source: { sqlite: { path: data/orders.db, query: \"SELECT * FROM orders\", every: 5s, since: id } }",
@@ -61,7 +63,9 @@ extension BuiltinComponents {
                 Observable { observer, lifetime in
                     let database: SQLiteDatabase
                     do {
-                        database = try SQLiteAccess.open(path: path, create: false, busyTimeout: busy, context: context)
+                        // Read-only: a source reads (`query: DELETE FROM orders` deleted every row).
+                        database = try SQLiteAccess.open(
+                            path: path, create: false, readOnly: true, busyTimeout: busy, context: context)
                     } catch {
                         observer.on(.error(error))
                         return
@@ -76,6 +80,15 @@ extension BuiltinComponents {
                         } catch {
                             observer.on(
                                 .error(SQLiteAccess.failure(error, path: path, busyTimeout: busy, context: context)))
+                            return false
+                        }
+                        // A since column the result lacks was read as a constant: every row, every poll.
+                        if let since, let first = rows.first, !first.columns.contains(since) {
+                            observer.on(
+                                .error(
+                                    context.error(
+                                        "the query's rows have no column '\(since)' (since); they have "
+                                            + first.columns.map { "'\($0)'" }.joined(separator: ", "))))
                             return false
                         }
                         for row in rows {

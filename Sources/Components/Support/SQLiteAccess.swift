@@ -11,12 +11,13 @@ enum SQLiteAccess {
         doc: "How long a database locked by another program is waited for before the run fails.")
 
     /// The database at `path`, waiting up to `busyTimeout` for another program's lock.
-    static func open(path: String, create: Bool, busyTimeout: RxTimeInterval, context: ComponentContext) throws
-        -> SQLiteDatabase
-    {
+    static func open(
+        path: String, create: Bool, readOnly: Bool = false, busyTimeout: RxTimeInterval, context: ComponentContext
+    ) throws -> SQLiteDatabase {
         do {
             return try SQLiteDatabase(
-                path: path, create: create, busyTimeout: Int(busyTimeout.totalNanoseconds / 1_000_000))
+                path: path, create: create, readOnly: readOnly,
+                busyTimeout: Int(busyTimeout.totalNanoseconds / 1_000_000))
         } catch {
             throw context.error("cannot open the database \(path): \(error.description)")
         }

@@ -39,6 +39,8 @@ public final class SQLiteDatabase {
         case integer(Int)
         case real(Double)
         case null
+        /// A BLOB's bytes.
+        case blob([UInt8])
     }
 
     /// Runs one statement with `parameters`; returns its rows, each column as text (nil for NULL).
@@ -51,6 +53,7 @@ public final class SQLiteDatabase {
                 case .integer(let number): String(number)
                 case .real(let number): String(number)
                 case .null: nil
+                case .blob(let bytes): String(decoding: bytes, as: UTF8.self)
                 }
             }
         }
@@ -86,7 +89,9 @@ public final class SQLiteDatabase {
         for (index, parameter) in parameters.enumerated() {
             let position = Int32(index + 1)
             switch parameter {
-            case .text(let text): sqlite3_bind_text(statement, position, text, -1, transient)
+            // By its length in bytes: a NUL inside it is kept (with -1 the text ended there).
+            case .text(let text): sqlite3_bind_text(statement, position, text, Int32(text.utf8.count), transient)
+            case .blob(let bytes): sqlite3_bind_blob(statement, position, bytes, Int32(bytes.count), transient)
             case .integer(let value): sqlite3_bind_int64(statement, position, sqlite3_int64(value))
             case .real(let value): sqlite3_bind_double(statement, position, value)
             case .null: sqlite3_bind_null(statement, position)
@@ -104,7 +109,15 @@ public final class SQLiteDatabase {
                 case SQLITE_INTEGER: return .integer(Int(sqlite3_column_int64(statement, column)))
                 case SQLITE_FLOAT: return .real(sqlite3_column_double(statement, column))
                 case SQLITE_NULL: return .null
-                default: return .text(sqlite3_column_text(statement, column).map { String(cString: $0) } ?? "")
+                case SQLITE_BLOB:
+                    let count = Int(sqlite3_column_bytes(statement, column))
+                    guard let start = sqlite3_column_blob(statement, column), count > 0 else { return .blob([]) }
+                    return .blob(Array(UnsafeRawBufferPointer(start: start, count: count)))
+                default:
+                    // By its length in bytes, not up to its first NUL.
+                    guard let start = sqlite3_column_text(statement, column) else { return .text("") }
+                    let count = Int(sqlite3_column_bytes(statement, column))
+                    return .text(String(decoding: UnsafeBufferPointer(start: start, count: count), as: UTF8.self))
                 }
             }
             rows.append(Row(columns: columns, values: values))

@@ -204,6 +204,21 @@ final class SQLiteTests: BinaryTestCase {
         XCTAssertEqual(missing.stdout, "")
     }
 
+    func testBlobsAndTextWithANulAreKept() throws {
+        // A BLOB was read as "", text was cut at a NUL, and the sink stored such a string as "".
+        _ = try sqlite3("CREATE TABLE t (b BLOB, s TEXT); INSERT INTO t VALUES (x'00ff10', 'a' || char(0) || 'b')")
+        let read = try run("source: { sqlite: { path: orders.db, query: \"SELECT b, s FROM t\" } }\nsink: stdout\n")
+        XCTAssertEqual(read.status, 0, read.stderr)
+        XCTAssertEqual(read.stdout, "{\"b\":\"AP8Q\",\"s\":\"a\\u0000b\"}\n", "the BLOB as base64, the text whole")
+        let written = try run(
+            """
+            source: { events: [{ at: 0ms, next: { s: "a\\0b" } }, { at: 0ms, complete: true }] }
+            sink: { sqlite: { path: orders.db, table: u } }
+            """, ["--clock", "virtual"])
+        XCTAssertEqual(written.status, 0, written.stderr)
+        XCTAssertEqual(try sqlite3("SELECT length(CAST(s AS BLOB)), hex(s) FROM u"), "3|610062\n")
+    }
+
     func testLintChecksTheDatabaseAndTheKey() throws {
         let file = directory.appendingPathComponent("bad.yaml")
         try """

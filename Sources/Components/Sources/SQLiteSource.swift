@@ -29,7 +29,7 @@ extension BuiltinComponents {
         summary: "Emits the rows of an SQLite query as objects: once, or polled every period for new rows.",
         docs: """
             Each row is an object of its columns: INTEGER as integers, REAL as numbers, TEXT as \
-            strings, NULL as null. Without every, the query runs once at subscription and the source \
+            strings (whole, a NUL included), BLOB as base64 text, NULL as null. Without every, the query runs once at subscription and the source \
             completes. With every it runs again each period and never completes; with since, only rows \
             whose since column is above the largest value emitted so far are emitted (the query is \
             wrapped: SELECT * FROM (query) WHERE since > ? ORDER BY since), so each new row is emitted \

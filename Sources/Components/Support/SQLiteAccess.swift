@@ -1,3 +1,4 @@
+import Foundation
 @_spi(Host) import Pipeline
 import Reactive
 import SQLite
@@ -55,6 +56,8 @@ extension SQLiteDatabase.Parameter {
         case .real(let number): .double(number)
         case .text(let text): .string(text)
         case .null: .null
+        // JSON has no bytes: a BLOB is its base64 text.
+        case .blob(let bytes): .string(Data(bytes).base64EncodedString())
         }
     }
 }

@@ -207,7 +207,7 @@ final class HTTPComponentTests: LeakCheckingTestCase {
         defer { unsetenv("NYT_API_KEY") }
         let session = try recording([
             (
-                "/svc/search/v2/articlesearch.json", ["q": "x", "sort": "relevance", "page": "0"], 401, [:],
+                "/svc/search/v2/articlesearch.json", ["q": "x", "sort": "relevance"], 401, [:],
                 "{\"fault\": {\"faultstring\": \"Invalid ApiKey\"}}"
             )
         ])
@@ -216,7 +216,7 @@ final class HTTPComponentTests: LeakCheckingTestCase {
         XCTAssertEqual(
             harness.events(),
             [
-                "0: error p.yaml:1:11: error: nyt.search: GET http://api.test/svc/search/v2/articlesearch.json?q=x&sort=relevance&page=0: 401 Unauthorized: Invalid ApiKey"
+                "0: error p.yaml:1:11: error: nyt.search: GET http://api.test/svc/search/v2/articlesearch.json?q=x&sort=relevance: 401 Unauthorized: Invalid ApiKey"
             ])
     }
 

@@ -112,6 +112,84 @@ final class TestCommandTests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("    100ms GET /items/b?q=b answered 150ms (200)\n"), result.stdout)
     }
 
+    func testQueryExactRefusesAParameterTheExpectationDoesNotName() throws {
+        let url = try directory([
+            "p.yaml": """
+            source: { events: [{ at: 0ms, next: a }, { at: 1s, complete: true }] }
+            ops:
+              - flatMap: { http: { url: "http://127.0.0.1:9/items", query: { q: "{{ . }}", per_page: "3" }, maxPages: 1 } }
+            sink: stdout
+            """,
+            "p.test.yaml": """
+            pipeline: p.yaml
+            tests:
+              - name: some of them
+                http: [{ request: { path: /items }, response: { status: 200, body: "[1]" } }]
+                expectRequests: [{ at: 0ms, path: /items, query: { q: a } }]
+              - name: all of them
+                http: [{ request: { path: /items }, response: { status: 200, body: "[1]" } }]
+                expectRequests: [{ at: 0ms, path: /items, query: { q: a, per_page: "3" }, queryExact: true }]
+              - name: not all of them
+                http: [{ request: { path: /items }, response: { status: 200, body: "[1]" } }]
+                expectRequests: [{ at: 0ms, path: /items, query: { q: a }, queryExact: true }]
+            """,
+        ])
+        let result = try runRivulet(["test", url.path])
+        XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("ok    \(url.path)/p.test.yaml: some of them"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("ok    \(url.path)/p.test.yaml: all of them"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("FAIL  \(url.path)/p.test.yaml: not all of them"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("    0ms GET /items?q=a (exactly)\n"), result.stdout)
+    }
+
+    func testAnHTTPSinksRequestsAreAnsweredFromTheTestAndAsserted() throws {
+        let url = try directory([
+            "p.yaml": """
+            source: { events: [{ at: 0ms, next: { id: 1 } }, { at: 10ms, next: { id: 2 } }, { at: 20ms, complete: true }] }
+            sink: { http: { url: "https://hooks.example.com/orders/{{ .id }}?src=rivulet", retry: { backoff: 100ms } } }
+            """,
+            "p.test.yaml": """
+            pipeline: p.yaml
+            tests:
+              - name: each order is posted, a 503 tried again
+                http:
+                  - { request: { method: POST, path: /orders/1 }, response: { status: 200, delay: 5ms } }
+                  - { request: { method: POST, path: /orders/2 }, response: { status: 503, delay: 5ms } }
+                  - { request: { method: POST, path: /orders/2 }, response: { status: 201, delay: 5ms } }
+                expect: [{ at: 0ms, next: { id: 1 } }, { at: 10ms, next: { id: 2 } }, { at: 20ms, complete: true }]
+                expectRequests:
+                  - { at: 0ms, method: POST, path: /orders/1, query: { src: rivulet }, queryExact: true, body: { id: 1 }, answered: 5ms }
+                  - { at: 10ms, method: POST, path: /orders/2, body: { id: 2 }, answered: 15ms }
+                  - { at: 93.328ms, method: POST, path: /orders/2, body: { id: 2 }, answered: 98.328ms }
+              - name: a body that differs
+                http:
+                  - { request: { method: POST, path: /orders/1 }, response: { status: 200 } }
+                  - { request: { method: POST, path: /orders/2 }, response: { status: 200 } }
+                expect: [{ at: 0ms, next: { id: 1 } }, { at: 10ms, next: { id: 2 } }, { at: 20ms, complete: true }]
+                expectRequests:
+                  - { at: 0ms, method: POST, path: /orders/1, body: { id: 1 } }
+                  - { at: 10ms, method: POST, path: /orders/2, body: { id: 3 } }
+              - name: a request the test does not answer fails the run
+                http: [{ request: { method: POST, path: /orders/1 }, response: { status: 200 } }]
+                expect: [{ at: 0ms, next: { id: 1 } }, { at: 10ms, next: { id: 2 } }, { at: 20ms, complete: true }]
+            """,
+        ])
+        let result = try runRivulet(["test", url.path])
+        XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
+        XCTAssertTrue(
+            result.stdout.contains("ok    \(url.path)/p.test.yaml: each order is posted, a 503 tried again"),
+            result.stdout)
+        XCTAssertTrue(result.stdout.contains("FAIL  \(url.path)/p.test.yaml: a body that differs"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("    10ms POST /orders/2 body {\"id\":3}\n"), result.stdout)
+        XCTAssertTrue(
+            result.stdout.contains("10ms POST /orders/2?src=rivulet body {\"id\":2} answered 10ms (200)"), result.stdout
+        )
+        XCTAssertTrue(
+            result.stdout.contains("FAIL  \(url.path)/p.test.yaml: a request the test does not answer fails the run"),
+            result.stdout)
+        XCTAssertTrue(result.stdout.contains("has no answer for POST /orders/2?src=rivulet"), result.stdout)
+    }
+
     func testAnExpectedRequestWithAnUnknownKeyIsALocatedError() throws {
         let url = try directory([
             "p.yaml": Self.pipeline,

@@ -39,8 +39,9 @@ extension BuiltinComponents {
             request that fails for good fails the run, or with onError: skip is dropped, or with onError: \
             errors goes to ID.errors (the element, or the batch as a list). The run ends once every \
             element was answered. Secrets in headers and URLs never appear in messages. rivulet run \
-            --record and --replay record and replay its requests; under rivulet test it records what \
-            it receives, as every sink does.
+            --record and --replay record and replay its requests; under rivulet test its requests are \
+            answered from the case's http entries (and checked by expectRequests), and what it \
+            receives is recorded, as for every sink.
             """,
         parameters: [Key.url, Key.method, Key.headers, Key.body, Key.batch, Key.timeout, RetryPolicy.parameter],
         primary: Key.url,

@@ -33,7 +33,8 @@ import Reactive
     }
 
     /// A request the pipeline must send (`expectRequests`): when, to which path with which query
-    /// parameters (others may be there too), and whether it is cancelled before its answer.
+    /// parameters (others may be there too, unless `queryExact`), with which body, and whether it
+    /// is cancelled before its answer.
     public struct ExpectedRequest {
         /// When it is sent, in microseconds.
         public var microseconds: Int64
@@ -43,6 +44,10 @@ import Reactive
         public var path: String
         /// Query parameters it must carry.
         public var query: [(String, String)]
+        /// Whether `query` is all it carries, each parameter once (`queryExact: true`).
+        public var queryExact = false
+        /// Its body, as JSON (nil: not checked).
+        public var body: Value? = nil
         /// When it is cancelled (nil: it must not be).
         public var cancelled: Int64?
         /// When it is answered (nil: not checked).
@@ -53,6 +58,8 @@ import Reactive
             var text =
                 "\(PipelineTestFile.format(microseconds: microseconds)) "
                 + HTTPRequestLog.describe(method: method ?? "GET", path: path, query: query)
+            if queryExact { text += " (exactly)" }
+            if let body { text += " body \(body)" }
             if let cancelled { text += " cancelled \(PipelineTestFile.format(microseconds: cancelled))" }
             if let answered { text += " answered \(PipelineTestFile.format(microseconds: answered))" }
             return text
@@ -244,7 +251,7 @@ import Reactive
         return events
     }
 
-    static let requestKeys = ["at", "method", "path", "query", "cancelled", "answered"]
+    static let requestKeys = ["at", "method", "path", "query", "queryExact", "body", "cancelled", "answered"]
 
     static func parseRequests(_ node: YAMLNode, into collector: inout DiagnosticCollector) -> [ExpectedRequest] {
         guard let items = node.items else {
@@ -283,10 +290,18 @@ import Reactive
             for pair in item["query"]?.pairs ?? [] {
                 query.append((pair.key.scalar ?? "", pair.value.scalar ?? pair.value.toValue().description))
             }
-            requests.append(
-                ExpectedRequest(
-                    microseconds: at, method: item["method"]?.scalar?.uppercased(), path: path, query: query,
-                    cancelled: time("cancelled", of: item), answered: time("answered", of: item)))
+            var request = ExpectedRequest(
+                microseconds: at, method: item["method"]?.scalar?.uppercased(), path: path, query: query,
+                cancelled: time("cancelled", of: item), answered: time("answered", of: item))
+            if let exact = item["queryExact"] {
+                guard let flag = exact.toValue().boolValue else {
+                    collector.error("'queryExact' is true or false", at: exact.location)
+                    continue
+                }
+                request.queryExact = flag
+            }
+            request.body = item["body"]?.toValue()
+            requests.append(request)
         }
         return requests
     }

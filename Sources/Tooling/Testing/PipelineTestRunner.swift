@@ -64,6 +64,33 @@ import Reactive
         func close() {}
     }
 
+    /// A sink that runs (its requests answered from the test's `http:`) and is recorded.
+    final class RecordingTee: AsynchronousSink {
+        let recorder: Recorder
+        let sink: any PipelineSink
+
+        init(recorder: Recorder, sink: any PipelineSink) {
+            self.recorder = recorder
+            self.sink = sink
+        }
+
+        func receive(_ event: Event<Value>) throws {
+            recorder.receive(event)
+            try sink.receive(event)
+        }
+
+        func close() throws { try sink.close() }
+
+        func start(failing fail: @escaping (any Error) -> Void) {
+            (sink as? any AsynchronousSink)?.start(failing: fail)
+        }
+
+        func whenFinished(_ done: @escaping () -> Void) {
+            guard let sink = sink as? any AsynchronousSink else { return done() }
+            sink.whenFinished(done)
+        }
+    }
+
     /// Runs the cases of the test file at `path` whose name contains `filter` (all without one).
     public func run(testFile path: String, filter: String? = nil) -> FileResult {
         visit(testFile: path, execute: true, filter: filter)
@@ -232,7 +259,11 @@ import Reactive
         return node
     }
 
-    /// The registry with every sink recording instead of writing.
+    /// Sinks that also run for real under a test, against its canned HTTP answers, so that
+    /// `expectRequests` sees what they send.
+    static let sinksSendingToCannedAnswers: Set<String> = ["http"]
+
+    /// The registry with every sink recording instead of writing (an `http` sink does both).
     func recordingRegistry(scheduler: VirtualTimeScheduler, register: @escaping (String, Recorder) -> Void)
         -> ComponentRegistry
     {
@@ -240,10 +271,12 @@ import Reactive
         copy.loadedPlugins = registry.loadedPlugins
         for var spec in registry.all {
             if spec.kind == .sink {
-                spec.factory = .sink { _, context in
+                let real = Self.sinksSendingToCannedAnswers.contains(spec.name) ? spec.factory : nil
+                spec.factory = .sink { parameters, context in
                     let recorder = Recorder(scheduler: scheduler)
                     register(context.streamName ?? "", recorder)
-                    return recorder
+                    guard case .sink(let make)? = real else { return recorder }
+                    return RecordingTee(recorder: recorder, sink: try make(parameters, context))
                 }
             }
             try? copy.register(spec, origin: registry.origin(of: spec.name, kind: spec.kind) ?? "rivulet")
@@ -268,7 +301,11 @@ import Reactive
             return CaseResult(name: testCase.name, passed: false, report: "\(error)")
         }
         var finished = false
-        let run = compiled.start { _ in finished = true }
+        var failure: (any Error)?
+        let run = compiled.start { outcome in
+            finished = true
+            if case .failed(let error) = outcome { failure = error }
+        }
         if let until = testCase.until { scheduler.scheduleAt(scheduler.ticks(until)) { run.dispose() } }
         var steps = 0
         while !finished && steps < 10_000_000 && scheduler.runNext() { steps += 1 }
@@ -296,6 +333,10 @@ import Reactive
                 }
                 return selected
             }
+        }
+        // A sink's failure (an http sink's request the test does not answer) reaches no stream.
+        if let failure, !actual.contains(where: { if case .error = $0.kind { true } else { false } }) {
+            problems.append("the run failed: \(failure)")
         }
         if steps >= 10_000_000 {
             problems.append("the pipeline did not end within 10,000,000 steps; give the test an 'until'")
@@ -339,6 +380,8 @@ import Reactive
             guard wanted.microseconds == micro(request.sent), wanted.path == request.path else { return false }
             if let method = wanted.method, method != request.method { return false }
             guard wanted.query.allSatisfy({ pair in request.query.contains { $0 == pair } }) else { return false }
+            if wanted.queryExact && wanted.query.count != request.query.count { return false }
+            if let body = wanted.body, !Self.same(body, request.body ?? []) { return false }
             switch request.outcome {
             case .cancelled(let time):
                 return wanted.cancelled == micro(time)
@@ -350,10 +393,20 @@ import Reactive
         }
     }
 
+    /// Whether a request's `body` is `expected`: the same JSON value, or for a body that is not
+    /// JSON, the same text.
+    static func same(_ expected: Value, _ body: [UInt8]) -> Bool {
+        if let parsed = try? JSONParser.parse(body) { return expected.isEqualInExpressions(to: parsed) }
+        return expected == .string(String(decoding: body, as: UTF8.self))
+    }
+
     /// `300ms GET /path?a=1 answered 350ms (200)`.
     static func render(_ request: HTTPRequestLog.Entry) -> String {
         func format(_ time: RxTime) -> String { PipelineTestFile.format(microseconds: time.totalNanoseconds / 1000) }
         var text = "\(format(request.sent)) \(request.line)"
+        if let body = request.body, !body.isEmpty {
+            text += " body \(String(decoding: body.prefix(200), as: UTF8.self))"
+        }
         switch request.outcome {
         case .pending: text += " (no answer yet)"
         case .cancelled(let time): text += " cancelled \(format(time))"

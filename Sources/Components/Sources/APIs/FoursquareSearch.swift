@@ -7,7 +7,9 @@ private enum Key {
         "ll", doc: "Latitude,longitude to search around.", example: "\"35.6812,139.7671\"")
     static let near = Parameter<Template?>("near", doc: "A place name to search in.", example: "Tokyo")
     static let radius = Parameter<Int?>("radius", doc: "Metres around ll (up to 100000).", example: "1000")
-    static let limit = Parameter<Int>("limit", default: 10, doc: "Places a page, 1 to 50.")
+    static let limit = Parameter<Int?>(
+        "limit", doc: "Places a page, 1 to 50; without it, limit is not sent (Foursquare's default is 10).",
+        example: "20")
     static let version = Parameter<String>("version", default: "2025-06-17", doc: "The X-Places-Api-Version header.")
     static let api = APIParameters(
         baseURL: "https://places-api.foursquare.com", keyVariable: "FOURSQUARE_API_KEY",
@@ -33,8 +35,7 @@ extension BuiltinComponents {
                 foursquare.search: { query: "{{ . }}", ll: "35.6812,139.7671", radius: 2000 }
             """,
         validate: { values, validation in
-            let count = values[Key.limit]
-            if !(1...50).contains(count) {
+            if let count = values[Key.limit], !(1...50).contains(count) {
                 validation.error(
                     "limit must be between 1 and 50 (Foursquare's limit), not \(count)", at: Key.limit, in: values)
             }
@@ -63,7 +64,7 @@ extension BuiltinComponents {
                 }
                 var query = try source.query(templates, element: element)
                 if let radius { query.append(("radius", String(radius))) }
-                query.append(("limit", String(limit)))
+                if let limit { query.append(("limit", String(limit))) }
                 var headers = [("Accept", "application/json"), ("X-Places-Api-Version", version)]
                 if let key { headers.append(("Authorization", "Bearer \(key)")) }
                 return HTTPRequestData(url: try source.url("/places/search", query: query), headers: headers)

@@ -44,7 +44,7 @@ extension BuiltinComponents {
         checkpointing: PagedFetch.checkpointing,
         delivery: PagedFetch.delivery,
         factory: .source { parameters, context in
-            let perPage = parameters[GitHubAPI.perPage]
+            let perPage = parameters[GitHubAPI.perPage] ?? 30
             let (q, sort, order) = (parameters[Key.q], parameters[Key.sort], parameters[Key.order])
             let page = parameters[Key.page]
             return try GitHubAPI.source(

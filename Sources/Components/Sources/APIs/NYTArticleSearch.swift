@@ -13,13 +13,25 @@ enum NYTArticleSearch {
         "fq", doc: "A filter query (Lucene syntax).", example: "'news_desk:(\"Sports\")'")
     static let beginDate = Parameter<Template?>("beginDate", doc: "The first day, YYYYMMDD.", example: "\"20240101\"")
     static let endDate = Parameter<Template?>("endDate", doc: "The last day, YYYYMMDD.", example: "\"20241231\"")
-    static let page = Parameter<Int>("page", default: 0, doc: "The first page to fetch (0-based; 10 articles a page).")
+    static let page = Parameter<Int?>(
+        "page",
+        doc:
+            "The first page to fetch (0-based; 10 articles a page); without it, the first request sends no page (the API's default, 0).",
+        example: "0")
+    static let fl = Parameter<Template?>(
+        "fl", doc: "Only these fields of each article, comma-separated (the API's fl).",
+        example: "\"web_url,pub_date,headline,byline\"")
+    static let stopAtLastPage = Parameter<Bool>(
+        "stopAtLastPage", default: true,
+        doc:
+            "false: every page is followed by the next, even after a short or empty one or the API's 100-page cap (as an app with no last-page check; the API then answers 400)."
+    )
     static let api = APIParameters(
         baseURL: "https://api.nytimes.com", keyVariable: "NYT_API_KEY",
         keyDoc: "The environment variable holding the API key.")
 
     /// Parameters both sources take.
-    static let parameters: [any ParameterDeclaration] = [fq, beginDate, endDate, page] + api.all
+    static let parameters: [any ParameterDeclaration] = [fq, fl, beginDate, endDate, page, stopAtLastPage] + api.all
 
     /// The source searching for `q` in the order `sort`.
     static func source(_ parameters: ParameterValues, context: ComponentContext, q: Template?, sort: String) throws
@@ -29,11 +41,14 @@ enum NYTArticleSearch {
         let variable = parameters[api.keyVariable]
         let key = source.key(variable, fallbacks: ["NYT_KEY"])
         let isLive = source.isLive
-        let firstPage = max(0, min(parameters[page], pageLimit - 1))
+        let sendsFirstPage = parameters[page] != nil
+        let firstPage = max(0, min(parameters[page] ?? 0, pageLimit - 1))
+        let stopsAtLastPage = parameters[stopAtLastPage]
         let templates = [
-            ("q", q), ("fq", parameters[fq]), ("begin_date", parameters[beginDate]), ("end_date", parameters[endDate]),
+            ("q", q), ("fq", parameters[fq]), ("fl", parameters[fl]), ("begin_date", parameters[beginDate]),
+            ("end_date", parameters[endDate]),
         ]
-        let fetch = PagedFetch(
+        var fetch = PagedFetch(
             setup: source.setup, pagination: .page(parameter: "page", start: firstPage),
             items: { body in try ItemSelection.list(body, at: ["response", "docs"]).map(normalize) },
             maxPages: parameters[PagedFetch.maxPages],
@@ -48,13 +63,17 @@ enum NYTArticleSearch {
                 return page.items.count < pageSize || (number + 1) * pageSize >= min(hits, pageLimit * pageSize)
                     || number + 1 >= pageLimit
             })
+        if !stopsAtLastPage {
+            fetch.isLastPage = nil
+            fetch.endsOnEmptyPage = false
+        }
         return fetch.source(emit: parameters[PagedFetch.emit]) { element in
             if isLive && key == nil {
                 throw context.error("set \(variable) to your NYT API key (or run with --replay FILE)")
             }
             var query = try source.query(templates, element: element)
             query.append(("sort", sort))
-            query.append(("page", String(firstPage)))
+            if sendsFirstPage { query.append(("page", String(firstPage))) }
             if let key { query.append(("api-key", key)) }
             return HTTPRequestData(url: try source.url(path, query: query), headers: [("Accept", "application/json")])
         }

@@ -56,6 +56,9 @@ struct RetryPolicy {
 /// What every HTTP source shares to make its requests.
 struct HTTPClientSetup {
     let transport: any HTTPTransport
+    /// Whether an answer of any status is a response (a client that does not validate the
+    /// status, as RxAlamofire's `requestJSON`): nothing is then retried for its status.
+    var acceptsEveryStatus = false
     let policy: RetryPolicy
     let timeout: RxTimeInterval
     let redactor: SecretRedactor
@@ -88,7 +91,8 @@ struct HTTPClientSetup {
                 current.disposable = setup.transport.start(request, timeout: setup.timeout) { result in
                     if let meter { Self.measure(result, since: started, on: setup.context.scheduler, into: meter) }
                     switch result {
-                    case .success(let response) where (200..<300).contains(response.status):
+                    case .success(let response)
+                    where setup.acceptsEveryStatus || (200..<300).contains(response.status):
                         observer.on(.next(response))
                         observer.on(.completed)
                     case .success(let response):

@@ -154,7 +154,7 @@ final class HTTPPageReader: CheckpointedPageReader {
             guard let url = PagedFetch.nextLink(response.header("link"), base: response.url) else { return nil }
             following.url = url
         case .page(let parameter, let start):
-            guard !page.items.isEmpty else { return nil }
+            guard !page.items.isEmpty || !fetch.endsOnEmptyPage else { return nil }
             following.url = PagedFetch.setting(parameter, to: String(start + page.index + 1), in: request.url)
         case .cursor(let parameter, let next):
             guard let cursor = try? next(page.body) else { return nil }

@@ -22,6 +22,8 @@ public final class HTTPRequestLog {
         public var path: String
         /// The query parameters, in order, secret ones replaced by a placeholder.
         public var query: [(String, String)]
+        /// Its body, if it had one (a sink's request).
+        public var body: [UInt8]?
         /// When it was sent.
         public var sent: RxTime
         /// How it ended.
@@ -47,7 +49,9 @@ public final class HTTPRequestLog {
             (name, SecretRedactor.secretQueryNames.contains(name.lowercased()) ? SecretRedactor.placeholder : value)
         }
         entries.append(
-            Entry(method: request.method.uppercased(), path: request.path, query: query, sent: time, outcome: .pending))
+            Entry(
+                method: request.method.uppercased(), path: request.path, query: query, body: request.body, sent: time,
+                outcome: .pending))
         return entries.count - 1
     }
 

@@ -40,6 +40,8 @@ struct PagedFetch {
     let maxPages: Int?
     /// An API's own end rule (NYT's 100-page cap, GitHub's 1,000 results), after a page.
     var isLastPage: ((FetchedPage) -> Bool)?
+    /// Whether a page without items is the last (page-number pagination).
+    var endsOnEmptyPage = true
 
     /// What the source emits.
     static let emit = Parameter<EmitMode>(

@@ -140,6 +140,38 @@ final class NATSTests: NATSTestCase {
         XCTAssertFalse(wrong.stderr.contains("wrong-secret-token"), "the token is never printed: \(wrong.stderr)")
     }
 
+    func testTheSinkCreatesItsStreamOrSaysWhichStreamIsMissing() throws {
+        let orders = """
+            source: { events: [{ at: 0ms, next: { id: 1, customer: ada } }, { at: 1ms, complete: true }] }
+            sink: { nats: { url: "\(server.url)", subject: "invoices.{{ .customer }}", msgId: "{{ .id }}"
+            """
+        let noStream = try run(orders + ", retries: 0 } }\n")
+        XCTAssertEqual(noStream.status, 1, noStream.stderr)
+        XCTAssertTrue(
+            noStream.stderr.contains(
+                "no JetStream stream stores 'invoices.ada': give this sink stream: NAME and create: true"),
+            noStream.stderr)
+        let missing = try run(orders + ", stream: INVOICES } }\n")
+        XCTAssertEqual(missing.status, 2, "the sink cannot be built: \(missing.stderr)")
+        XCTAssertTrue(missing.stderr.contains("stream 'INVOICES' does not exist on"), missing.stderr)
+        XCTAssertTrue(missing.stderr.contains(":2:"), "located: \(missing.stderr)")
+        let created = try run(orders + ", stream: INVOICES, create: true } }\n")
+        XCTAssertEqual(created.status, 0, created.stderr)
+        // The created stream stores invoices.*: another customer's invoice is stored too.
+        let read = try run(
+            """
+            source: { nats: { url: "\(server.url)", stream: INVOICES, subject: "invoices.>", durable: r } }
+            ops: [{ take: 1 }]
+            sink: stdout
+            """)
+        XCTAssertEqual(read.status, 0, read.stderr)
+        XCTAssertEqual(read.stdout, "{\"id\":1,\"customer\":\"ada\"}\n")
+        let lint = try run(
+            "source: { events: [] }\nsink: { nats: { url: \"\(server.url)\", subject: a, create: true } }\n")
+        XCTAssertEqual(lint.status, 2, lint.stderr)
+        XCTAssertTrue(lint.stderr.contains("create needs stream"), lint.stderr)
+    }
+
     func testAConsumerWithOtherSettingsIsAClearErrorEveryTime() throws {
         let first = try startConsumer(consumerPipeline(durable: "writer", output: "out.jsonl"))
         Thread.sleep(forTimeInterval: 0.5)

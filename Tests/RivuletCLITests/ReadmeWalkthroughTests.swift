@@ -73,5 +73,8 @@ final class ReadmeWalkthroughTests: BinaryTestCase {
             under: "## Durable streams on NATS JetStream", pipeline: "nats-orders.yaml", port: "4222", free: port,
             environment: ["NATS_URL": "nats://127.0.0.1:\(port)"])
         XCTAssertTrue(stderr.contains("nats: reading ORDERS/invoicer on nats://127.0.0.1:\(port)"), stderr)
+        // The invoice reached the INVOICES stream (read back above), and no publish failed.
+        XCTAssertFalse(stderr.contains("error:"), stderr)
+        XCTAssertFalse(stderr.contains("failed"), stderr)
     }
 }

@@ -20,6 +20,16 @@ private enum Key {
     static let maxInFlight = Parameter<Int>(
         "maxInFlight", default: 1000, doc: "Publishes awaiting JetStream's acknowledgement at most."
     ).atLeast(1)
+    static let stream = Parameter<String?>(
+        "stream",
+        doc:
+            "The JetStream stream the subject is stored in, checked when the run starts (a missing one is an error naming it, unless create).",
+        example: "INVOICES")
+    static let create = Parameter<Bool>(
+        "create", default: false,
+        doc:
+            "Create stream when it does not exist (file storage), storing the subject with each templated token as * (invoices.{{ .customer }} stores invoices.*)."
+    )
     static let retries = Parameter<Int>(
         "retries", default: 5, doc: "How often a publish JetStream did not acknowledge is tried again."
     ).atLeast(0)
@@ -38,13 +48,27 @@ extension BuiltinComponents {
             were. With msgId, JetStream stores each id once, so a retried publish or a redelivered \
             input is not stored twice: exactly-once into the stream within its duplicate window, \
             at-least-once otherwise. With jetstream: false the publish is core NATS: at-most-once, \
-            flushed to the server before its input is acknowledged.
+            flushed to the server before its input is acknowledged. JetStream stores a subject only \
+            if a stream does: name it with stream (and create: true to create it at start); a publish \
+            no stream takes fails with an error that says so.
             """,
-        parameters: [Key.subject, Key.headers, Key.msgId, Key.jetstream, Key.maxInFlight, Key.retries]
+        parameters: [
+            Key.subject, Key.headers, Key.msgId, Key.jetstream, Key.stream, Key.create, Key.maxInFlight, Key.retries,
+        ]
             + NATSParameters.connection,
         primary: Key.subject,
-        example: "sink: { nats: { subject: \"invoices.{{ .region }}\", msgId: \"{{ .id }}\" } }",
-        validate: { values, validation in NATSParameters.validate(values, validation) },
+        example:
+            "sink: { nats: { subject: \"invoices.{{ .region }}\", msgId: \"{{ .id }}\", stream: INVOICES, create: true } }",
+        validate: { values, validation in
+            if values[Key.create] && values[Key.stream] == nil {
+                validation.error("create needs stream: the name of the stream to create", at: Key.create, in: values)
+            }
+            if values[Key.stream] != nil && !values[Key.jetstream] {
+                validation.error(
+                    "stream needs jetstream: true (core NATS publishes are not stored)", at: Key.stream, in: values)
+            }
+            NATSParameters.validate(values, validation)
+        },
         checkpointing: .restartsWork(
             "the JetStream publishes not acknowledged at the last checkpoint (kept in it, published again on "
                 + "restart: with msgId JetStream drops the repeats); core publishes are flushed to the server first"),
@@ -57,8 +81,9 @@ extension BuiltinComponents {
             try NATSSink(
                 endpoint: NATSParameters.endpoint(parameters, context: context), subject: parameters[Key.subject],
                 headers: parameters[Key.headers]?.pairs ?? [], msgId: parameters[Key.msgId],
-                jetstream: parameters[Key.jetstream], maxInFlight: parameters[Key.maxInFlight],
-                retries: parameters[Key.retries], context: context)
+                jetstream: parameters[Key.jetstream],
+                stream: parameters[Key.stream].map { ($0, parameters[Key.create]) },
+                maxInFlight: parameters[Key.maxInFlight], retries: parameters[Key.retries], context: context)
         })
 }
 
@@ -128,7 +153,8 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
 
     init(
         endpoint: NATSEndpoint, subject: Template, headers: [(key: String, value: Template)], msgId: Template?,
-        jetstream: Bool, maxInFlight: Int, retries: Int, context: ComponentContext
+        jetstream: Bool, stream: (name: String, create: Bool)? = nil, maxInFlight: Int, retries: Int,
+        context: ComponentContext
     ) throws {
         self.subject = subject
         self.headers = headers
@@ -148,6 +174,16 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
                 report: { line in scheduler?.enqueue { log.value("\(name): \(line)") } })
         } catch {
             throw context.error(Secrets.shared.redact("\(error)"))
+        }
+        if let stream, let js = connection.jetStream {
+            do {
+                try NATSStreams.ensure(
+                    stream.name, subjects: NATSStreams.subjects(storing: subject.source), create: stream.create,
+                    replicas: 1, js: js, endpoint: endpoint.described)
+            } catch {
+                connection.close()
+                throw context.error(Secrets.shared.redact("\(error)"))
+            }
         }
         restored = context.restoredState
         // The publishes not acknowledged yet: the sources have moved on past their elements.
@@ -227,6 +263,13 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
 
     private static func text(_ value: Value) -> String { value.stringValue ?? value.description }
 
+    /// What to do about a publish no stream took (JetStream's "no responders").
+    private static func hint(_ problem: String, subject: String) -> String {
+        guard problem.lowercased().contains("no responders") else { return "" }
+        return
+            "; no JetStream stream stores '\(subject)': give this sink stream: NAME and create: true, or create a stream for it"
+    }
+
     private func send(_ publish: Pending) throws {
         var publish = publish
         publish.tries += 1
@@ -284,7 +327,8 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
                     do {
                         try context.elementFailed(
                             context.error(
-                                "publish to '\(publish.subject)' failed after \(publish.tries) tries: \(problem)"),
+                                "publish to '\(publish.subject)' failed after \(publish.tries) tries: \(problem)"
+                                    + Self.hint(problem, subject: publish.subject)),
                             element: publish.element)
                     } catch {
                         fail?(error)

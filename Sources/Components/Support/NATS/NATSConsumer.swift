@@ -114,24 +114,12 @@ final class NATSConsumer: @unchecked Sendable {
         guard let js = connection.jetStream, let stream = settings.stream, let durable = settings.durable else {
             return
         }
+        try NATSStreams.ensure(
+            stream, subjects: settings.subject ?? "\(stream).>", create: settings.create, replicas: settings.replicas,
+            js: js, endpoint: connection.endpoint.described)
         var code = jsErrCode(rawValue: 0)
-        var streamInfo: UnsafeMutablePointer<jsStreamInfo>?
-        var status = js_GetStreamInfo(&streamInfo, js, stream, nil, &code)
-        if status == NATS_OK {
-            jsStreamInfo_Destroy(streamInfo)
-        } else if NATSError.isNotFound(status, code) {
-            guard settings.create else {
-                throw NATSSetupError(
-                    "stream '\(stream)' does not exist on \(connection.endpoint.described); create it, or write create: true to create it"
-                )
-            }
-            try createStream(stream, js: js)
-        } else {
-            throw NATSError(
-                status, code: code, doing: "cannot read stream '\(stream)' on \(connection.endpoint.described)")
-        }
         var info: UnsafeMutablePointer<jsConsumerInfo>?
-        status = js_GetConsumerInfo(&info, js, stream, durable, nil, &code)
+        var status = js_GetConsumerInfo(&info, js, stream, durable, nil, &code)
         if status == NATS_OK, let info {
             defer { jsConsumerInfo_Destroy(info) }
             let differences = differences(from: info.pointee.Config.pointee)
@@ -159,26 +147,6 @@ final class NATSConsumer: @unchecked Sendable {
             throw NATSError(status, code: code, doing: "cannot subscribe to consumer '\(durable)'")
         }
         subscription = made
-    }
-
-    private func createStream(_ stream: String, js: OpaquePointer) throws {
-        var config = jsStreamConfig()
-        jsStreamConfig_Init(&config)
-        var code = jsErrCode(rawValue: 0)
-        let subject = strdup(settings.subject ?? "\(stream).>")
-        defer { free(subject) }
-        var subjects: [UnsafePointer<CChar>?] = [UnsafePointer(subject)]
-        let status = stream.withCString { name in
-            subjects.withUnsafeMutableBufferPointer { buffer in
-                config.Name = name
-                config.Subjects = buffer.baseAddress
-                config.SubjectsLen = 1
-                config.Storage = js_FileStorage
-                config.Replicas = Int64(settings.replicas)
-                return js_AddStream(nil, js, &config, nil, &code)
-            }
-        }
-        guard status == NATS_OK else { throw NATSError(status, code: code, doing: "cannot create stream '\(stream)'") }
     }
 
     private func consumerConfig(_ body: (inout jsConsumerConfig) -> Void) {

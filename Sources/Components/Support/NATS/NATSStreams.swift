@@ -1,0 +1,84 @@
+import CNATS
+import Foundation
+
+/// JetStream streams as the `nats` source and sink find them: checked, or created when the file
+/// says `create: true`. One implementation for both components.
+enum NATSStreams {
+    /// Checks that `stream` exists; when it does not, creates it (file storage, storing
+    /// `subjects`, `replicas` copies) if `create` is set, and otherwise fails naming it.
+    static func ensure(
+        _ stream: String, subjects: String, create: Bool, replicas: Int, js: OpaquePointer, endpoint: String
+    ) throws {
+        var code = jsErrCode(rawValue: 0)
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        let status = js_GetStreamInfo(&info, js, stream, nil, &code)
+        if status == NATS_OK {
+            jsStreamInfo_Destroy(info)
+            return
+        }
+        guard NATSError.isNotFound(status, code) else {
+            throw NATSError(status, code: code, doing: "cannot read stream '\(stream)' on \(endpoint)")
+        }
+        guard create else {
+            throw NATSSetupError(
+                "stream '\(stream)' does not exist on \(endpoint); create it, or write create: true to create it")
+        }
+        try add(stream, subjects: subjects, replicas: replicas, js: js)
+    }
+
+    private static func add(_ stream: String, subjects: String, replicas: Int, js: OpaquePointer) throws {
+        var config = jsStreamConfig()
+        jsStreamConfig_Init(&config)
+        var code = jsErrCode(rawValue: 0)
+        let subject = strdup(subjects)
+        defer { free(subject) }
+        var list: [UnsafePointer<CChar>?] = [UnsafePointer(subject)]
+        let status = stream.withCString { name in
+            list.withUnsafeMutableBufferPointer { buffer in
+                config.Name = name
+                config.Subjects = buffer.baseAddress
+                config.SubjectsLen = 1
+                config.Storage = js_FileStorage
+                config.Replicas = Int64(replicas)
+                return js_AddStream(nil, js, &config, nil, &code)
+            }
+        }
+        guard status == NATS_OK else { throw NATSError(status, code: code, doing: "cannot create stream '\(stream)'") }
+    }
+
+    /// The subjects a stream created for a templated subject stores: each token that holds a
+    /// template is `*` (`invoices.{{ .customer }}` → `invoices.*`).
+    static func subjects(storing template: String) -> String {
+        var tokens: [String] = []
+        var token = ""
+        var templated = false
+        var depth = 0
+        var characters = Array(template)
+        characters.append(".")
+        var index = 0
+        while index < characters.count {
+            let character = characters[index]
+            let next = index + 1 < characters.count ? characters[index + 1] : nil
+            if character == "{" && next == "{" {
+                depth += 1
+                templated = true
+                index += 2
+                continue
+            }
+            if character == "}" && next == "}" && depth > 0 {
+                depth -= 1
+                index += 2
+                continue
+            }
+            if character == "." && depth == 0 {
+                tokens.append(templated ? "*" : token)
+                token = ""
+                templated = false
+            } else if depth == 0 {
+                token.append(character)
+            }
+            index += 1
+        }
+        return tokens.joined(separator: ".")
+    }
+}

@@ -51,6 +51,48 @@ final class OperatorComponentTests: LeakCheckingTestCase {
             harness.events("loading"), ["0: true", "300: false", "500: completed"], "ends with its operator")
     }
 
+    func testCombineKeepsTheElementBesideEachResultOfItsInner() throws {
+        for operation in ["flatMap", "concatMap", "flatMapLatest"] {
+            let harness = try PipelineHarness().run(
+                """
+                streams:
+                  orders:
+                    source:
+                      events:
+                        - { at: 0ms, next: { id: 1, events: [{ at: 10ms, next: { n: a } }, { at: 20ms, next: { n: b } }, { at: 30ms, complete: true }] } }
+                        - { at: 100ms, next: { id: 2, events: [{ at: 10ms, next: { n: c } }, { at: 10ms, complete: true }] } }
+                        - { at: 200ms, complete: true }
+                    ops:
+                      - \(operation): { source: { events: { timeline: "{{ .events }}" } }, combine: "{id: .value.id, n: .result.n}" }
+                sinks:
+                  - { stream: orders, record: results }
+                """)
+            XCTAssertEqual(
+                harness.events("results"),
+                [
+                    "10: {\"id\":1,\"n\":\"a\"}", "20: {\"id\":1,\"n\":\"b\"}", "110: {\"id\":2,\"n\":\"c\"}",
+                    "200: completed",
+                ], operation)
+        }
+    }
+
+    func testAnErrorInCombineIsTheInnersFailure() throws {
+        let harness = try PipelineHarness().run(
+            """
+            streams:
+              orders:
+                source: { events: [{ at: 0ms, next: 1 }, { at: 10ms, next: 2 }, { at: 20ms, complete: true }] }
+                ops:
+                  - id: lookup
+                    concatMap: { source: { events: [{ at: 1ms, next: 5 }, { at: 1ms, complete: true }] }, combine: "10 / (.value - 1)", onError: skip }
+            sinks:
+              - { stream: orders, record: results }
+              - { stream: lookup.errors, record: errors }
+            """)
+        XCTAssertEqual(harness.events("results"), ["11: 10", "20: completed"])
+        XCTAssertEqual(harness.events("errors").count, 2, harness.events("errors").joined(separator: "\n"))
+    }
+
     func testInnerErrorsGoToTheErrorsSideStreamUnderSkip() throws {
         let harness = try PipelineHarness().run(
             """

@@ -7,7 +7,7 @@ extension BuiltinComponents {
         name: "concatMap",
         summary: "Runs an inner source for each element, one at a time, in order.",
         docs: "Later elements wait for the running inner to complete. Side streams: NAME.executing and NAME.errors.",
-        parameters: InnerWork.parameters,
+        parameters: InnerWork.parameters + [InnerWork.combine],
         primary: InnerWork.source,
         example: "- concatMap: { events: { timeline: \"{{ .events }}\" } }",
         sideStreams: InnerWork.sideStreams,

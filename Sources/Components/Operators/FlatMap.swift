@@ -16,7 +16,7 @@ extension BuiltinComponents {
             The inner source's templates see the element as '.'. With maxConcurrent, further inners wait \
             their turn in order. Side streams: NAME.executing (true while any inner runs) and NAME.errors.
             """,
-        parameters: InnerWork.parameters + [Key.maxConcurrent],
+        parameters: InnerWork.parameters + [InnerWork.combine, Key.maxConcurrent],
         primary: InnerWork.source,
         example: "- flatMap: { events: { timeline: \"{{ .events }}\" } }",
         sideStreams: InnerWork.sideStreams,

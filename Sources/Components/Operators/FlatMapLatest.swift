@@ -11,7 +11,7 @@ extension BuiltinComponents {
             cancelled — and the new one starts. Completes when the stream and the current inner have. \
             Side streams: NAME.executing and NAME.errors.
             """,
-        parameters: InnerWork.parameters,
+        parameters: InnerWork.parameters + [InnerWork.combine],
         primary: InnerWork.source,
         example: "- flatMapLatest: { events: { timeline: \"{{ .events }}\" } }",
         sideStreams: InnerWork.sideStreams,

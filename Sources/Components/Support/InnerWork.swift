@@ -11,10 +11,14 @@ final class InnerWork {
     /// Whether a failed inner sends its element's message back (fail, skip) rather than counting
     /// it handled once its report is written (errors).
     private let failsOrigin: Bool
+    /// What each of an inner's elements becomes, from `.value` (the element that started the
+    /// inner) and `.result` (what the inner emitted); nil: the result as it is.
+    private let combine: Expression?
     private var active = 0
 
     init(parameters: ParameterValues, context: ComponentContext) throws {
         self.source = try context.build(parameters[Self.source])
+        self.combine = parameters[Self.combine]
         self.context = context
         self.skipErrors = parameters[Self.onError] != .fail
         self.failsOrigin = parameters[Self.onError] != .errors
@@ -29,7 +33,15 @@ final class InnerWork {
         let failsOrigin = self.failsOrigin
         changeActive(by: 1)
         let number = running?.add(element, origin: Origin.current)
-        return source.make(element)
+        var results = source.make(element)
+        if let combine {
+            let scope = context.makeScope()
+            results = results.map { result in
+                try context.evaluate(combine, ["value": element, "result": result], in: scope)
+            }
+        }
+        return
+            results
             .do(onDispose: { [weak self, weak running] in
                 self?.changeActive(by: -1)
                 if let number { running?.ended(number) }
@@ -97,6 +109,13 @@ final class InnerWork {
         doc:
             "fail: an inner error fails the pipeline. skip or errors: the operator goes on. Either way the failure is reported on NAME.errors."
     )
+
+    /// What to emit for each result of an inner (an enrichment that keeps its element).
+    static let combine = Parameter<Expression?>.valueExpression(
+        "combine",
+        doc:
+            "What to emit for each element an inner emits, from .value (the element that started it) and .result (what it emitted); an error in it is the inner's failure. Default: the result.",
+        example: "\"{order: .value, customer: .result}\"")
 
     /// The parameters every inner-work operator takes besides its own.
     static let parameters: [any ParameterDeclaration] = [source, onError]

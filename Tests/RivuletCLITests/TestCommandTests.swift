@@ -39,10 +39,52 @@ final class TestCommandTests: XCTestCase {
         XCTAssertEqual(result.status, 1)
         XCTAssertTrue(result.stdout.contains("ok    \(url.path)/p.test.yaml: times ten, later"), result.stdout)
         XCTAssertTrue(result.stdout.contains("FAIL  \(url.path)/p.test.yaml: a wrong expectation"), result.stdout)
-        XCTAssertTrue(result.stdout.contains("- 90ms next 30\n"), result.stdout)
-        XCTAssertTrue(result.stdout.contains("+ 100ms next 30\n"), result.stdout)
+        // What was expected first, then what came instead.
+        XCTAssertTrue(result.stdout.contains("  - 90ms next 30\n        + 100ms next 30\n"), result.stdout)
         XCTAssertTrue(result.stdout.contains("    100ms complete\n"), result.stdout)
         XCTAssertTrue(result.stdout.hasSuffix("1 passed, 1 failed\n"), result.stdout)
+    }
+
+    func testWithinAllowsJitteredTimesAndAnExpectCountFailureShowsTheElements() throws {
+        let url = try directory([
+            "p.yaml": Self.pipeline,
+            "p.test.yaml": """
+            pipeline: p.yaml
+            tests:
+              - name: near enough for the case
+                within: 15ms
+                inputs: { source: [{ at: 0ms, next: 3 }, { at: 0ms, complete: true }] }
+                expect: [{ at: 90ms, next: 30 }, { at: 110ms, complete: true }]
+              - name: near enough for one entry
+                inputs: { source: [{ at: 0ms, next: 3 }, { at: 0ms, complete: true }] }
+                expect: [{ at: 95ms, within: 5ms, next: 30 }, { at: 100ms, complete: true }]
+              - name: too far for its entry
+                within: 50ms
+                inputs: { source: [{ at: 0ms, next: 3 }, { at: 0ms, complete: true }] }
+                expect: [{ at: 95ms, within: 1ms, next: 30 }, { at: 100ms, complete: true }]
+              - name: a count that is wrong
+                inputs: { source: [{ at: 0ms, next: 3 }, { at: 5ms, next: 4 }, { at: 5ms, complete: true }] }
+                expectCount: 3
+              - name: a bad tolerance
+                within: soon
+                expectCount: 1
+            """,
+        ])
+        let result = try runRivulet(["test", url.path])
+        XCTAssertEqual(result.status, 2, result.stdout + result.stderr)
+        XCTAssertTrue(result.stderr.contains("'within' must be a duration such as 10ms"), result.stderr)
+        let url2 = url.appendingPathComponent("p.test.yaml")
+        var text = try String(contentsOf: url2, encoding: .utf8)
+        text = String(text[..<text.range(of: "  - name: a bad tolerance")!.lowerBound])
+        try text.write(to: url2, atomically: true, encoding: .utf8)
+        let run = try runRivulet(["test", url.path])
+        XCTAssertEqual(run.status, 1, run.stdout + run.stderr)
+        XCTAssertTrue(run.stdout.contains("ok    \(url.path)/p.test.yaml: near enough for the case"), run.stdout)
+        XCTAssertTrue(run.stdout.contains("ok    \(url.path)/p.test.yaml: near enough for one entry"), run.stdout)
+        XCTAssertTrue(run.stdout.contains("FAIL  \(url.path)/p.test.yaml: too far for its entry"), run.stdout)
+        XCTAssertTrue(
+            run.stdout.contains("expected 3 elements, got 2\n          100ms next 30\n          105ms next 40\n"),
+            run.stdout)
     }
 
     func testStartAtSetsTheDateOfTheVirtualClockAndABadOneIsALocatedError() throws {
@@ -348,7 +390,7 @@ final class TestCommandTests: XCTestCase {
         XCTAssertEqual(document["failed"] as? Int, 1)
         let cases = try XCTUnwrap(((document["files"] as? [[String: Any]])?.first?["cases"]) as? [[String: Any]])
         XCTAssertEqual(cases.map { $0["name"] as? String }, ["good", "bad <one>"])
-        XCTAssertEqual(cases[1]["report"] as? String, "expected 2 elements, got 1")
+        XCTAssertEqual(cases[1]["report"] as? String, "expected 2 elements, got 1\n    100ms next 10")
 
         let junit = try runRivulet(["test", url.path, "--format", "junit"])
         XCTAssertEqual(junit.status, 1)

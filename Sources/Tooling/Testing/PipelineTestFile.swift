@@ -10,6 +10,8 @@ import Reactive
         public var microseconds: Int64
         /// `next`, `error` (a message the actual error must contain) or `complete`.
         public var kind: Kind
+        /// How far, in microseconds, an actual time may be from `microseconds` (`within`).
+        public var tolerance: Int64 = 0
 
         /// What happened.
         public enum Kind: Equatable {
@@ -52,6 +54,8 @@ import Reactive
         public var cancelled: Int64?
         /// When it is answered (nil: not checked).
         public var answered: Int64?
+        /// How far, in microseconds, each actual time may be from the expected one (`within`).
+        public var tolerance: Int64 = 0
 
         /// `300ms GET /users/octocat/repos?per_page=3 cancelled 320ms`.
         public var rendered: String {
@@ -93,6 +97,9 @@ import Reactive
         /// When the virtual clock starts, for `now()` (`startAt: 2026-11-25T10:00:00Z`; default the
         /// Unix epoch).
         public var startAt: RxTime = .zero
+        /// How far, in microseconds, actual times may be from expected ones unless an entry says
+        /// otherwise (`within: 10ms`; jittered retries).
+        public var tolerance: Int64 = 0
         /// An expression applied to each element before it is compared (to check part of a big one).
         public var select: Expression? = nil
         /// Where `stream` is written.
@@ -142,7 +149,7 @@ import Reactive
 
     static let caseKeys = [
         "name", "inputs", "http", "until", "stream", "expect", "expectCount", "expectContains", "expectMarbles", "seed",
-        "select", "expectRequests", "startAt",
+        "select", "expectRequests", "startAt", "within",
     ]
 
     static func parseCase(_ node: YAMLNode, baseDirectory: String, into collector: inout DiagnosticCollector) -> Case? {
@@ -180,6 +187,9 @@ import Reactive
                     "'startAt' must be a time in RFC 3339, such as 2026-11-25T10:00:00Z", at: startAt.location)
             }
         }
+        if let within = node["within"] {
+            testCase.tolerance = parseTolerance(within, into: &collector) ?? 0
+        }
         if let until = node["until"] {
             if let duration = until.scalar.flatMap(DurationSyntax.parse) {
                 testCase.until = duration
@@ -189,7 +199,7 @@ import Reactive
         }
         if let expect = node["expect"] {
             testCase.expectNode = expect
-            testCase.expect = parseTimeline(expect, into: &collector)
+            testCase.expect = parseTimeline(expect, tolerance: testCase.tolerance, into: &collector)
         }
         if let count = node["expectCount"] {
             if let text = count.scalar, let value = Int(text) {
@@ -218,7 +228,7 @@ import Reactive
             }
         }
         if let requests = node["expectRequests"] {
-            testCase.expectRequests = parseRequests(requests, into: &collector)
+            testCase.expectRequests = parseRequests(requests, tolerance: testCase.tolerance, into: &collector)
         }
         if testCase.expect == nil && testCase.expectCount == nil && testCase.expectContains == nil
             && testCase.expectMarbles == nil && testCase.expectRequests == nil
@@ -230,7 +240,18 @@ import Reactive
         return testCase
     }
 
-    static func parseTimeline(_ node: YAMLNode, into collector: inout DiagnosticCollector) -> [TimedEvent] {
+    /// `within: 10ms`: a tolerance in microseconds.
+    static func parseTolerance(_ node: YAMLNode, into collector: inout DiagnosticCollector) -> Int64? {
+        guard let duration = node.scalar.flatMap(DurationSyntax.parse), duration >= .zero else {
+            collector.error("'within' must be a duration such as 10ms", at: node.location)
+            return nil
+        }
+        return duration.totalNanoseconds / 1000
+    }
+
+    static func parseTimeline(_ node: YAMLNode, tolerance: Int64 = 0, into collector: inout DiagnosticCollector)
+        -> [TimedEvent]
+    {
         var events: [TimedEvent] = []
         for item in node.items ?? [] {
             guard let at = item["at"]?.scalar, let duration = DurationSyntax.parse(at) else {
@@ -238,22 +259,31 @@ import Reactive
                 continue
             }
             let microseconds = duration.totalNanoseconds / 1000
+            let kind: TimedEvent.Kind
             if let next = item["next"] {
-                events.append(TimedEvent(microseconds: microseconds, kind: .next(next.toValue())))
+                kind = .next(next.toValue())
             } else if let error = item["error"] {
-                events.append(TimedEvent(microseconds: microseconds, kind: .error(error.scalar ?? "")))
+                kind = .error(error.scalar ?? "")
             } else if item["complete"] != nil {
-                events.append(TimedEvent(microseconds: microseconds, kind: .complete))
+                kind = .complete
             } else {
                 collector.error("an expected event needs next, error or complete", at: item.location)
+                continue
             }
+            var event = TimedEvent(microseconds: microseconds, kind: kind)
+            event.tolerance = item["within"].map { parseTolerance($0, into: &collector) ?? 0 } ?? tolerance
+            events.append(event)
         }
         return events
     }
 
-    static let requestKeys = ["at", "method", "path", "query", "queryExact", "body", "cancelled", "answered"]
+    static let requestKeys = [
+        "at", "method", "path", "query", "queryExact", "body", "cancelled", "answered", "within",
+    ]
 
-    static func parseRequests(_ node: YAMLNode, into collector: inout DiagnosticCollector) -> [ExpectedRequest] {
+    static func parseRequests(_ node: YAMLNode, tolerance: Int64 = 0, into collector: inout DiagnosticCollector)
+        -> [ExpectedRequest]
+    {
         guard let items = node.items else {
             collector.error("'expectRequests' is a list of {at, path, query, cancelled}", at: node.location)
             return []
@@ -301,6 +331,7 @@ import Reactive
                 request.queryExact = flag
             }
             request.body = item["body"]?.toValue()
+            request.tolerance = item["within"].map { parseTolerance($0, into: &collector) ?? 0 } ?? tolerance
             requests.append(request)
         }
         return requests

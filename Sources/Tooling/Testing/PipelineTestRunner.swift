@@ -349,7 +349,10 @@ import Reactive
             return nil
         }
         if let count = testCase.expectCount, count != elements.count {
-            problems.append("expected \(count) elements, got \(elements.count)")
+            let shown = actual.prefix(20).map { "    " + $0.rendered }.joined(separator: "\n")
+            problems.append(
+                "expected \(count) elements, got \(elements.count)\n" + shown
+                    + (actual.count > 20 ? "\n    … \(actual.count - 20) more" : ""))
         }
         for value in testCase.expectContains ?? [] where !elements.contains(value) {
             problems.append("expected an element \(value), none was emitted")
@@ -377,16 +380,17 @@ import Reactive
         guard expected.count == sent.count else { return false }
         return zip(expected, sent).allSatisfy { wanted, request in
             func micro(_ time: RxTime) -> Int64 { time.totalNanoseconds / 1000 }
-            guard wanted.microseconds == micro(request.sent), wanted.path == request.path else { return false }
+            func near(_ expected: Int64, _ time: RxTime) -> Bool { abs(expected - micro(time)) <= wanted.tolerance }
+            guard near(wanted.microseconds, request.sent), wanted.path == request.path else { return false }
             if let method = wanted.method, method != request.method { return false }
             guard wanted.query.allSatisfy({ pair in request.query.contains { $0 == pair } }) else { return false }
             if wanted.queryExact && wanted.query.count != request.query.count { return false }
             if let body = wanted.body, !Self.same(body, request.body ?? []) { return false }
             switch request.outcome {
             case .cancelled(let time):
-                return wanted.cancelled == micro(time)
+                return wanted.cancelled.map { near($0, time) } ?? false
             case .answered(let time, _):
-                return wanted.cancelled == nil && (wanted.answered.map { $0 == micro(time) } ?? true)
+                return wanted.cancelled == nil && (wanted.answered.map { near($0, time) } ?? true)
             case .pending:
                 return wanted.cancelled == nil && wanted.answered == nil
             }
@@ -422,7 +426,7 @@ import Reactive
     }
 
     static func same(_ expected: PipelineTestFile.TimedEvent, _ actual: PipelineTestFile.TimedEvent) -> Bool {
-        guard expected.microseconds == actual.microseconds else { return false }
+        guard abs(expected.microseconds - actual.microseconds) <= expected.tolerance else { return false }
         switch (expected.kind, actual.kind) {
         case (.error(let wanted), .error(let got)): return got.contains(wanted)
         case (.next(let a), .next(let b)): return a.isEqualInExpressions(to: b)
@@ -449,7 +453,7 @@ import Reactive
                 lines.append("    \(actual[j].rendered)")
                 i += 1
                 j += 1
-            } else if j < m && (i == n || table[i][j + 1] >= table[i + 1][j]) {
+            } else if j < m && (i == n || table[i][j + 1] > table[i + 1][j]) {
                 lines.append("  + \(actual[j].rendered)")
                 j += 1
             } else {

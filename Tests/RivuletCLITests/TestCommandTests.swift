@@ -45,6 +45,26 @@ final class TestCommandTests: XCTestCase {
         XCTAssertTrue(result.stdout.hasSuffix("1 passed, 1 failed\n"), result.stdout)
     }
 
+    func testASourceEveryCaseReplacesNeedNotExist() throws {
+        let pipeline = "source: { file: { path: \"logs/*.log\" } }\nsink: stdout\n"
+        let replaced = "    inputs: { source: [{ at: 0ms, next: a }, { at: 1ms, complete: true }] }\n"
+        let expect = "    expect: [{ at: 0ms, next: a }, { at: 1ms, complete: true }]\n"
+        let url = try directory([
+            "p.yaml": pipeline,
+            "p.test.yaml": "pipeline: p.yaml\ntests:\n  - name: one\n" + replaced + expect + "  - name: two\n"
+                + replaced + expect,
+            "q.yaml": pipeline,
+            "q.test.yaml": "pipeline: q.yaml\ntests:\n  - name: one\n" + replaced + expect
+                + "  - name: reads the folder\n    expectCount: 1\n",
+        ])
+        let every = try runRivulet(["test", url.appendingPathComponent("p.test.yaml").path])
+        XCTAssertEqual(every.status, 0, every.stdout + every.stderr)
+        XCTAssertTrue(every.stdout.hasSuffix("2 passed, 0 failed\n"), every.stdout)
+        let notEvery = try runRivulet(["test", url.appendingPathComponent("q.test.yaml").path])
+        XCTAssertEqual(notEvery.status, 2, notEvery.stdout + notEvery.stderr)
+        XCTAssertTrue(notEvery.stderr.contains("/logs' of 'logs/*.log'"), notEvery.stderr)
+    }
+
     func testWithinAllowsJitteredTimesAndAnExpectCountFailureShowsTheElements() throws {
         let url = try directory([
             "p.yaml": Self.pipeline,

@@ -384,7 +384,8 @@ final class TestCommandTests: XCTestCase {
                 expect: [{ at: 100ms, next: 10 }]   # kept too
               - name: block
                 expect:
-                  - { at: 100ms, next: 10 }
+                  - at: 100ms
+                    next: 10
               - name: right
                 expect: [{ at: 100ms, next: 10 }]
               - name: count

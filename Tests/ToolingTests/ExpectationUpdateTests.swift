@@ -23,9 +23,21 @@ final class ExpectationUpdateTests: LeakCheckingTestCase {
             "# é\ntests:\n  - expect: [{ at: 1.5ms, next: {\"naïve\": \"a: b\", \"n\": [1, 2.5, null, true]} }, "
                 + "{ at: 2ms, error: \"boom \\\"x\\\"\" }]  # c\n    name: x\n")
         XCTAssertEqual(
-            try rewrite("tests:\n  - expect:\n      - at: 0ms\n        next: 1\n    name: x\n"),
+            try rewrite("tests:\n  - expect:\n      - { at: 0ms, next: 1 }\n    name: x\n"),
             "tests:\n  - expect:\n      - { at: 1.5ms, next: {\"naïve\": \"a: b\", \"n\": [1, 2.5, null, true]} }\n"
                 + "      - { at: 2ms, error: \"boom \\\"x\\\"\" }\n    name: x\n")
+    }
+
+    func testBlockMappingEntriesStayBlockMappings() throws {
+        let text = try rewrite("tests:\n  - expect:\n      - at: 0ms\n        next: 1\n    name: x\n")
+        XCTAssertEqual(
+            text,
+            "tests:\n  - expect:\n      - at: 1.5ms\n        next: {\"naïve\": \"a: b\", \"n\": [1, 2.5, null, true]}\n"
+                + "      - at: 2ms\n        error: \"boom \\\"x\\\"\"\n    name: x\n")
+        let root = try YAMLLoader(file: "t.yaml", environment: [:]).load("pipeline: p.yaml\n" + text)
+        let (parsed, diagnostics) = PipelineTestFile.parse(root, file: "t.yaml", baseDirectory: ".")
+        XCTAssertEqual(diagnostics, [])
+        XCTAssertEqual(parsed?.cases.first?.expect, events)
     }
 
     func testTheWrittenEventsReadBackAsTheSameTimeline() throws {

@@ -4,7 +4,8 @@
 /// what the pipeline produced, the rest of the file (comments, layout) left as it was.
 @_spi(Host) public enum ExpectationUpdate {
     /// `text` with the text of each node replaced by its events, written in the node's style (a
-    /// flow list on one line, or a block list at the node's indentation).
+    /// flow list on one line, or a block list at the node's indentation, its entries flow
+    /// mappings or, as the file's first entry is, block mappings).
     public static func apply(_ replacements: [(node: YAMLNode, events: [PipelineTestFile.TimedEvent])], to text: String)
         -> String
     {
@@ -24,7 +25,12 @@
                 written = "[" + items.joined(separator: ", ") + "]"
             } else {
                 let indent = String(repeating: " ", count: node.location.column - 1)
-                written = items.map { "- " + $0 }.joined(separator: "\n" + indent)
+                if let first = node.items?.first, first.pairs != nil, !first.isFlowStyle {
+                    written = events.map { "- " + blockEntry($0, indent: indent + "  ") }.joined(
+                        separator: "\n" + indent)
+                } else {
+                    written = items.map { "- " + $0 }.joined(separator: "\n" + indent)
+                }
             }
             scalars.replaceSubrange(start..<end, with: Array(written.unicodeScalars))
         }
@@ -40,6 +46,16 @@
         case .next(let value): return "{ at: \(time), next: \(flow(value)) }"
         case .error(let message): return "{ at: \(time), error: \(flow(.string(message))) }"
         case .complete: return "{ at: \(time), complete: true }"
+        }
+    }
+
+    /// One timeline entry as a block mapping, its later lines at `indent`.
+    static func blockEntry(_ event: PipelineTestFile.TimedEvent, indent: String) -> String {
+        let time = "at: " + PipelineTestFile.format(microseconds: event.microseconds)
+        switch event.kind {
+        case .next(let value): return time + "\n" + indent + "next: " + flow(value)
+        case .error(let message): return time + "\n" + indent + "error: " + flow(.string(message))
+        case .complete: return time + "\n" + indent + "complete: true"
         }
     }
 

@@ -23,7 +23,7 @@ struct Rivulet: ParsableCommand {
             """,
         version: versionLine,
         subcommands: [
-            RunCommand.self, TestCommand.self, LintCommand.self, GraphCommand.self, ComponentsCommand.self,
+            RunCommand.self, TestCommand.self, LintCommand.self, GraphCommand.self, ComponentsCommand.self, SchemaCommand.self,
             StateCommand.self, InitCommand.self, CompletionsCommand.self, TopCommand.self, TapCommand.self,
         ]
     )

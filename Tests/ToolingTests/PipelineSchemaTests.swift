@@ -1,0 +1,43 @@
+@_spi(Host) import Components
+@_spi(Host) import Pipeline
+import XCTest
+
+@_spi(Host) @testable import Tooling
+
+/// The schemas `rivulet schema` writes, as values: every component is in them, with its
+/// parameters' types, defaults and choices.
+final class PipelineSchemaTests: XCTestCase {
+    private let schema = PipelineSchema(registry: BuiltinComponents.registry())
+
+    func testEveryComponentIsAFormOfItsKind() throws {
+        let file = schema.pipelineFile()
+        XCTAssertEqual(file["$schema"], "http://json-schema.org/draft-07/schema#")
+        let definitions = try XCTUnwrap(file["definitions"])
+        let operators = try XCTUnwrap(definitions["operator"]?["anyOf"]?.arrayValue)
+        let named = operators.compactMap { $0["required"]?.arrayValue?.first?.stringValue }
+        XCTAssertTrue(named.contains("debounce") && named.contains("flatMapLatest"), "\(named)")
+        let bare = try XCTUnwrap(operators.first?["enum"]?.arrayValue)
+        XCTAssertTrue(bare.contains("distinctUntilChanged"), "an operator with no required parameter may be its name")
+        let sinks = try XCTUnwrap(definitions["sinkItem"]?["anyOf"]?.arrayValue)
+        XCTAssertTrue(sinks.allSatisfy { $0["required"]?.arrayValue?.first == "stream" })
+    }
+
+    func testAParameterCarriesItsTypeDefaultAndChoices() throws {
+        let operators = try XCTUnwrap(schema.pipelineFile()["definitions"]?["operator"]?["anyOf"]?.arrayValue)
+        let aggregate = try XCTUnwrap(operators.first { $0["required"]?.arrayValue?.first == "aggregate" })
+        let forms = try XCTUnwrap(aggregate["properties"]?["aggregate"]?["anyOf"]?.arrayValue)
+        let maxKeys = try XCTUnwrap(forms.first?["properties"]?["maxKeys"])
+        XCTAssertEqual(maxKeys["default"], 1_000_000)
+        XCTAssertNotNil(maxKeys["description"]?.stringValue)
+        let sources = try XCTUnwrap(schema.pipelineFile()["definitions"]?["source"]?["anyOf"]?.arrayValue)
+        let http = try XCTUnwrap(sources.first { $0["required"]?.arrayValue?.first == "http" })
+        let emit = try XCTUnwrap(http["properties"]?["http"]?["anyOf"]?.arrayValue?.first?["properties"]?["emit"])
+        XCTAssertEqual(emit["anyOf"]?.arrayValue?.first?["enum"], ["items", "page", "all"])
+    }
+
+    func testTheTestFileSchemaNamesEveryCaseKey() throws {
+        let properties = try XCTUnwrap(
+            schema.testFile()["properties"]?["tests"]?["items"]?["properties"]?.objectValue)
+        for key in PipelineTestFile.caseKeys { XCTAssertNotNil(properties[key], key) }
+    }
+}

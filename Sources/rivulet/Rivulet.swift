@@ -23,7 +23,8 @@ struct Rivulet: ParsableCommand {
             """,
         version: versionLine,
         subcommands: [
-            RunCommand.self, TestCommand.self, LintCommand.self, GraphCommand.self, ComponentsCommand.self, SchemaCommand.self,
+            RunCommand.self, TestCommand.self, LintCommand.self, GraphCommand.self, ComponentsCommand.self,
+            SchemaCommand.self,
             StateCommand.self, InitCommand.self, CompletionsCommand.self, TopCommand.self, TapCommand.self,
         ]
     )

@@ -1,14 +1,18 @@
 # The two set-up commands of the README: `make run` and `make test`.
-.PHONY: deps build run test lint bench docs plugin-api fuzz install
+.PHONY: deps build-deps build run test lint bench docs plugin-api fuzz install
 
 deps:
 	@scripts/install-deps.sh
+
+# What building and running need, without the test-only packages (a browser, a NATS server).
+build-deps:
+	@scripts/install-deps.sh build
 
 build: deps
 	swift build
 
 # Builds Rivulet and runs a pipeline offline: the featured carousel, read from its fixture, in a table.
-run: deps
+run: build-deps
 	swift build --product rivulet
 	.build/debug/rivulet run Pipelines/carousel.yaml
 

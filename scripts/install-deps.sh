@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Installs the system packages Rivulet builds against and its tests use (libyaml, libxml2, SQLite and
-# its shell, the NATS C client and server, curl, pkg-config, jq, tmux, headless Chromium and
-# chromedriver for the browser tests),
-# only if one is missing. Safe to run again.
+# Installs the system packages Rivulet builds against (libyaml, libxml2, SQLite, the NATS C client,
+# pkg-config) and, unless the argument is `build`, those its tests use too (SQLite's shell, the
+# NATS server, curl, jq, tmux, headless Chromium and chromedriver for the browser tests), only if
+# one is missing. Safe to run again. `make run` asks for `build`; `make test` and CI for all.
 set -euo pipefail
-needed=(libyaml-dev libxml2-dev libsqlite3-dev sqlite3 libnats-dev nats-server curl pkg-config jq tmux chromium chromium-driver)
+needed=(libyaml-dev libxml2-dev libsqlite3-dev libnats-dev pkg-config)
+if [ "${1:-all}" != "build" ]; then
+  needed+=(sqlite3 nats-server curl jq tmux chromium chromium-driver)
+fi
 missing=()
 for package in "${needed[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

@@ -147,6 +147,10 @@ final class HTTPServerSourceTests: BinaryTestCase {
         XCTAssertEqual(
             answers[3].body, "{\"error\":\"line 2 is not JSON: unexpected end of input, expected a value at byte 7\"}")
         XCTAssertTrue(answers[6].body.contains("larger than maxBodyBytes (1000 bytes)"), answers[6].body)
+        // A wrong token is not reported as a missing one.
+        XCTAssertEqual(answers[4].body, "{\"error\":\"the bearer token is not the one this server takes\"}")
+        XCTAssertEqual(
+            answers[5].body, "{\"error\":\"a bearer token is required (Authorization: Bearer TOKEN)\"}")
         XCTAssertEqual(result.stdout, (1...5).map { "{\"id\":\($0)}\n" }.joined(), "nothing of a refused request")
         XCTAssertTrue(result.stderr.contains("httpServer: listening on http://127.0.0.1:"), result.stderr)
         XCTAssertFalse(result.stderr.contains("s3cret"))

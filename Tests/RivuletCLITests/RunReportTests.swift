@@ -54,6 +54,13 @@ final class RunReportTests: BinaryTestCase {
 
         let stopped = try run("source: { interval: 10ms }\nsink: stdout\n", ["--clock", "virtual", "--until", "55ms"])
         XCTAssertTrue(stopped.stderr.hasPrefix("run stopped: 5 elements read, 5 written, 0 errors in "), stopped.stderr)
+
+        // A JSON Lines file whose first line fails (its map runs on every core): that line was read.
+        let lines = directory.appendingPathComponent("two.jsonl")
+        try "{\"a\":1}\n{\"a\":2}\n".write(to: lines, atomically: true, encoding: .utf8)
+        let failed = try run("source: { fixture: \(lines.path) }\nops: [{ map: .a / 0 }]\nsink: stdout\n")
+        XCTAssertEqual(failed.status, 1)
+        XCTAssertTrue(failed.stderr.contains("run failed: 1 element read, 0 written, 1 error in "), failed.stderr)
     }
 
     func testSummaryAddsATablePerComponent() throws {

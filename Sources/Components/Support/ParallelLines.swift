@@ -162,9 +162,12 @@ enum ParallelLines {
                     case .dropped: dropped += 1
                     case .value(let value): emit(value)
                     case .failed(let error):
+                        // Read, though it failed: the summary counts it as read.
+                        dropped += 1
                         failed = error
                         return false
                     case .malformed(let error, let text):
+                        dropped += 1
                         let problem = context.error("\(what) line \(batch.firstLine + index): \(error)")
                         do { try context.elementFailed(problem, element: .string(text)) } catch {
                             failed = problem

@@ -45,6 +45,17 @@ public enum DurationSyntax {
         if nanoseconds % 1_000_000 == 0 { return "\(nanoseconds / 1_000_000)ms" }
         return "\(Double(nanoseconds) / 1e6)ms"
     }
+
+    /// A duration for people, rounded: `167ms` under a second, `1.2s` above (a jittered
+    /// backoff's nanoseconds say nothing to a reader).
+    public static func approximate(_ duration: RxTimeInterval) -> String {
+        let milliseconds = (max(0, duration.totalNanoseconds) + 500_000) / 1_000_000
+        if milliseconds < 1000 { return "\(milliseconds)ms" }
+        // A minute and more: whole seconds, written as a file would (60m, 1m30s → 90s).
+        if milliseconds >= 60_000 { return format(.seconds((milliseconds + 500) / 1000)) }
+        let tenths = (milliseconds + 50) / 100
+        return tenths % 10 == 0 ? "\(tenths / 10)s" : "\(tenths / 10).\(tenths % 10)s"
+    }
 }
 
 extension StringProtocol {

@@ -108,7 +108,7 @@ struct HTTPClientSetup {
                                     setup.failure(
                                         request, response: response, attempts: number + 1,
                                         note:
-                                            "rate limited for \(DurationSyntax.format(delay)), longer than retry.maxWait"
+                                            "rate limited for \(DurationSyntax.approximate(delay)), longer than retry.maxWait"
                                     )))
                         default:
                             observer.on(.error(setup.failure(request, response: response, attempts: number + 1)))
@@ -192,7 +192,7 @@ struct HTTPClientSetup {
         context.meter?.count("http_retries_total")
         context.log(
             "\(context.componentName): \(what) from \(request.method) \(redactor.redact(url: request.url)); "
-                + "attempt \(number + 2) of \(policy.maxRetries + 1) in \(DurationSyntax.format(delay))",
+                + "attempt \(number + 2) of \(policy.maxRetries + 1) in \(DurationSyntax.approximate(delay))",
             level: .warning)
     }
 

@@ -265,6 +265,12 @@ private final class WebhookHandler: ChannelInboundHandler, @unchecked Sendable {
         if let token = settings.token {
             let given = head.headers.first(name: "authorization") ?? ""
             guard given == "Bearer \(token)" else {
+                // A wrong token is not a missing one: say which, without the token.
+                guard given.isEmpty else {
+                    return WebhookRefusal(
+                        status: 401, message: "the bearer token is not the one this server takes",
+                        headers: [("WWW-Authenticate", "Bearer error=\"invalid_token\"")])
+                }
                 return WebhookRefusal(
                     status: 401, message: "a bearer token is required (Authorization: Bearer TOKEN)",
                     headers: [("WWW-Authenticate", "Bearer")])

@@ -65,7 +65,12 @@ final class NATSConnection: @unchecked Sendable {
             self.publishAcks = publishAcks
         }
 
+        private var closing = false
+
         func lost() { lock.withLock { lostSince = lostSince ?? .now } }
+        /// The run closes the connection: its disconnection is no loss to report.
+        func close() { lock.withLock { closing = true } }
+        var isClosing: Bool { lock.withLock { closing } }
         func back() { lock.withLock { lostSince = nil } }
         /// How long the server has been gone, or nil while connected.
         var downFor: Duration? { lock.withLock { lostSince.map { .now - $0 } } }
@@ -108,6 +113,7 @@ final class NATSConnection: @unchecked Sendable {
             options,
             { _, closure in
                 let events = Unmanaged<ConnectionEvents>.fromOpaque(closure!).takeUnretainedValue()
+                guard !events.isClosing else { return }
                 events.lost()
                 events.report("lost the connection to the NATS server; reconnecting")
             }, closure)
@@ -155,6 +161,7 @@ final class NATSConnection: @unchecked Sendable {
 
     /// Closes the connection (pending publishes are flushed first, for a short while).
     func close() {
+        events.close()
         natsConnection_FlushTimeout(connection, 2000)
         if let jetStream { jsCtx_Destroy(jetStream) }
         jetStream = nil

@@ -150,15 +150,21 @@ final class RunMetricsExporter: Sendable {
 
     var isReady: Bool { meters.readiness.isReady }
 
-    /// The component at `place`; without one, the first sink (what is written).
-    func meter(at place: String?) -> ComponentMeter? {
+    /// The component `place` means (a place, a stream's name or a glob: `PlacePattern`);
+    /// without one, the first sink (what is written).
+    func meter(at place: String?) -> Result<ComponentMeter, PlacePattern.PatternError> {
         let all = meters.components
-        guard let place else { return all.first { $0.kind == .sink } ?? all.last }
-        return all.first { $0.place == place }
+        guard let place else {
+            guard let meter = all.first(where: { $0.kind == .sink }) ?? all.last else {
+                return .failure(.init("the run has no components"))
+            }
+            return .success(meter)
+        }
+        return PlacePattern(text: place).single(among: all.map { ($0.place, $0.component) }).map { chosen in
+            all.first { $0.place == chosen }!
+        }
     }
 
-    /// Every component's place, for an error naming them.
-    var places: [String] { meters.components.map(\.place) }
 }
 
 /// The HTTP server of `run --metrics ADDRESS`, on SwiftNIO: `/metrics` (Prometheus text),
@@ -260,10 +266,13 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
             let message = "{\"error\":\"limit must be a whole number of at least 1, got '\(text)'\"}\n"
             return respond(context, head, .badRequest, "application/json", Array(message.utf8), keepAlive: false)
         }
-        guard let meter = exporter.meter(at: fields["place"]) else {
-            let message =
-                "{\"error\":\"no component at '\(fields["place"] ?? "")'; places: \(exporter.places.joined(separator: ", "))\"}\n"
-            return respond(context, head, .notFound, "application/json", Array(message.utf8), keepAlive: false)
+        let meter: ComponentMeter
+        switch exporter.meter(at: fields["place"]) {
+        case .success(let found): meter = found
+        case .failure(let problem):
+            var bytes: [UInt8] = []
+            JSONSerializer.write(["error": Value.string(problem.message)], to: &bytes)
+            return respond(context, head, .notFound, "application/json", bytes + [0x0A], keepAlive: false)
         }
         let headers = HTTPHeaders([("Content-Type", "application/x-ndjson"), ("Connection", "close")])
         context.writeAndFlush(

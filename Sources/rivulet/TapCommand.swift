@@ -15,7 +15,9 @@ struct TapCommand: ParsableCommand {
     var address: String
 
     @Option(
-        help: "Its place, as rivulet top shows it: source, ops.2, sink, streams.NAME.ops.0 (default: the first sink).")
+        help:
+            "Its place, as rivulet top shows it (source, ops.2, sink, streams.NAME.ops.0), a stream's name (what it emits) or a glob matching one place (default: the first sink)."
+    )
     var component: String?
 
     @Option(help: "Stop after this many elements (default: until the component ends or Ctrl-C).")

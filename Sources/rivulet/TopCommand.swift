@@ -14,6 +14,12 @@ struct TopCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("The address the run's --metrics serves.", valueName: "host:port"))
     var address: String
 
+    @Argument(
+        help: ArgumentHelp(
+            "Only these components: places (ops.2), streams' names (orders) or globs ('streams.*.source', '*debounce*').",
+            valueName: "component"))
+    var only: [String] = []
+
     @Flag(help: "Print one view (rates over one second) and exit; the default when standard output is not a terminal.")
     var once = false
 
@@ -37,7 +43,8 @@ struct TopCommand: ParsableCommand {
                 let first = try fetch()
                 Thread.sleep(forTimeInterval: 1)
                 let second = try fetch()
-                let lines = TopView.render(previous: first, current: second, address: address)
+                let lines = TopView.render(
+                    previous: first, current: second, address: address, only: only.map(PlacePattern.init))
                 FileHandleOutput.standardOutput.write(lines.joined(separator: "\n") + "\n")
                 return
             }
@@ -74,7 +81,8 @@ struct TopCommand: ParsableCommand {
                 if previous != nil { return "the run at \(address) has ended (\(failure.message))" }
                 throw failure
             }
-            let lines = TopView.render(previous: previous, current: current, address: address)
+            let lines = TopView.render(
+                previous: previous, current: current, address: address, only: only.map(PlacePattern.init))
             output.write("\u{1B}[H\u{1B}[2J" + lines.joined(separator: "\r\n") + "\r\n\r\nq quits")
             previous = current
             // Waits a second for a key; q or Ctrl-C quits.
@@ -124,8 +132,11 @@ enum TopView {
         }
     }
 
-    /// The view: a title line, a header, one row a component (rates between the two snapshots).
-    static func render(previous: Snapshot?, current: Snapshot, address: String) -> [String] {
+    /// The view: a title line, a header, one row a component (rates between the two snapshots);
+    /// with `only`, the components those patterns mean.
+    static func render(previous: Snapshot?, current: Snapshot, address: String, only: [PlacePattern] = [])
+        -> [String]
+    {
         let seconds = previous.map { current.uptime - $0.uptime } ?? 0
         func rate(_ now: Int?, _ before: Int?) -> String {
             guard let now else { return "-" }
@@ -136,7 +147,10 @@ enum TopView {
             "rivulet top — \(current.pipeline) at \(address) — \(current.ready ? "ready" : "connecting") — up "
             + String(format: "%.1fs", current.uptime)
         var rows = [["PLACE", "COMPONENT", "IN/s", "OUT/s", "IN", "OUT", "ERRORS", "STATE"]]
-        for component in current.components {
+        for component in current.components
+        where only.isEmpty
+            || only.contains(where: { $0.matches(place: component.place, component: component.component) })
+        {
             let before = previous?.components.first { $0.place == component.place }
             rows.append([
                 component.place, component.component, rate(component.elementsIn, before?.elementsIn),

@@ -33,6 +33,19 @@ final class TapCommandTests: BinaryTestCase {
         XCTAssertEqual(badAddress.status, 2)
         XCTAssertTrue(badAddress.stderr.contains("tap expects HOST:PORT"), badAddress.stderr)
 
+        // A stream's name is what it emits (its last stage); a glob names one place, or says which.
+        let stream = try runRivulet(["tap", address, "--component", "main", "--limit", "2"])
+        XCTAssertEqual(stream.status, 0, stream.stderr)
+        XCTAssertTrue(stream.stdout.split(separator: "\n").allSatisfy { $0.hasPrefix("{\"n\":") }, stream.stdout)
+        let glob = try runRivulet(["tap", address, "--component", "*filter*", "--limit", "2"])
+        XCTAssertEqual(glob.status, 0, glob.stderr)
+        XCTAssertTrue(
+            glob.stdout.split(separator: "\n").allSatisfy { Int($0).map { $0 % 2 == 0 } == true }, glob.stdout)
+        let several = try runRivulet(["tap", address, "--component", "ops.*", "--limit", "1"])
+        XCTAssertEqual(several.status, 1)
+        XCTAssertTrue(
+            several.stderr.contains("'ops.*' matches 2 places (ops.0, ops.1); tap takes one"), several.stderr)
+
         let nowhere = try runRivulet(["tap", address, "--component", "ops.7", "--limit", "1"])
         XCTAssertEqual(nowhere.status, 1)
         XCTAssertEqual(nowhere.stdout, "")

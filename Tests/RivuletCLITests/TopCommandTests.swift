@@ -70,6 +70,11 @@ final class TopCommandTests: BinaryTestCase {
         XCTAssertEqual(
             lines.dropFirst(2).map { String($0.prefix(while: { $0 != " " })) }, ["source", "ops.0", "ops.1", "sink"])
         XCTAssertFalse(view.stdout.contains("\u{1B}["), "no terminal codes on a pipe")
+        let some = try runRivulet(["top", "127.0.0.1:\(port)", "ops.*", "sink"])
+        XCTAssertEqual(some.status, 0, some.stderr)
+        XCTAssertEqual(
+            some.stdout.split(separator: "\n").dropFirst(2).map { String($0.prefix(while: { $0 != " " })) },
+            ["ops.0", "ops.1", "sink"], "the places asked for: \(some.stdout)")
 
         let free = HTTPServerSourceTests.freePort()
         let nothing = try runRivulet(["top", "127.0.0.1:\(free)"])

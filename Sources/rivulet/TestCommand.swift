@@ -80,14 +80,14 @@ struct TestCommand: ParsableCommand {
         var passed = 0
         var failed = 0
         var updated = 0
-        var invalid = false
+        var invalid = 0
         var results: [PipelineTestRunner.FileResult] = []
         for file in files {
             let result = runner.run(testFile: file, filter: filter)
             results.append(result)
             RunLog.report(result.diagnostics, source: result.diagnosticSource)
             if result.diagnostics.contains(where: { $0.severity == .error }) {
-                invalid = true
+                invalid += 1
                 continue
             }
             var replacements: [(node: YAMLNode, events: [PipelineTestFile.TimedEvent])] = []
@@ -125,11 +125,12 @@ struct TestCommand: ParsableCommand {
         switch format {
         case .text:
             FileHandleOutput.standardOutput.write(
-                "\(passed) passed, \(failed) failed" + (update ? ", \(updated) updated" : "") + "\n")
+                "\(passed) passed, \(failed) failed" + (update ? ", \(updated) updated" : "")
+                    + (invalid > 0 ? ", \(invalid) file\(invalid == 1 ? "" : "s") not run (errors above)" : "") + "\n")
         case .json: FileHandleOutput.standardOutput.write(Self.json(results, passed: passed, failed: failed))
         case .junit: FileHandleOutput.standardOutput.write(Self.junit(results))
         }
-        if invalid { throw ExitCode(2) }
+        if invalid > 0 { throw ExitCode(2) }
         if failed > 0 { throw ExitCode(1) }
     }
 

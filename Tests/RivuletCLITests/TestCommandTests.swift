@@ -45,6 +45,22 @@ final class TestCommandTests: XCTestCase {
         XCTAssertTrue(result.stdout.hasSuffix("1 passed, 1 failed\n"), result.stdout)
     }
 
+    func testAFileThatCannotRunIsCountedInTheSummaryAndAnUnbuiltPluginSaysHowToBuildIt() throws {
+        let url = try directory([
+            "good.yaml": Self.pipeline,
+            "good.test.yaml": "pipeline: good.yaml\ntests:\n  - name: one\n    expectCount: 1\n",
+            "plugged.yaml":
+                "plugins: [Words/.build/debug/libWords.so]\nsource: { events: [{ at: 0ms, next: a }] }\nops: [wordCount]\nsink: stdout\n",
+            "plugged.test.yaml": "pipeline: plugged.yaml\ntests:\n  - name: words\n    expectCount: 1\n",
+        ])
+        let result = try runRivulet(["test", url.path])
+        XCTAssertEqual(result.status, 2, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.hasSuffix("1 passed, 0 failed, 1 file not run (errors above)\n"), result.stdout)
+        XCTAssertTrue(
+            result.stderr.contains("; build it first: swift build --package-path \(url.path)/Words"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("note: the plugin that was not found may have it"), result.stderr)
+    }
+
     func testASourceEveryCaseReplacesNeedNotExist() throws {
         let pipeline = "source: { file: { path: \"logs/*.log\" } }\nsink: stdout\n"
         let replaced = "    inputs: { source: [{ at: 0ms, next: a }, { at: 1ms, complete: true }] }\n"
@@ -291,7 +307,7 @@ final class TestCommandTests: XCTestCase {
             result.stderr)
         XCTAssertTrue(
             result.stderr.contains("bad.test.yaml:3:5: error: test 'no expectation' has no expectation"), result.stderr)
-        XCTAssertTrue(result.stdout.hasSuffix("0 passed, 0 failed\n"))
+        XCTAssertTrue(result.stdout.hasSuffix("0 passed, 0 failed, 1 file not run (errors above)\n"), result.stdout)
     }
 
     func testSelectChecksPartOfEachElementAndABadOneIsAnError() throws {

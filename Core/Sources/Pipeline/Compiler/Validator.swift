@@ -8,6 +8,8 @@
     let fileExists: (String) -> Bool
     var diagnostics = DiagnosticCollector()
     var streamNames: Set<String> = []
+    /// Whether a plugin the file names was not found: an unknown component may be one of its.
+    var missesAPlugin = false
     var operatorIDs: [String: SideStreamOwner] = [:]
     var streamOperators: [String: [SideStreamOwner]] = [:]
     var sideStreams: [String: (stream: String, operatorIndex: Int, side: String)] = [:]
@@ -88,8 +90,13 @@
         for plugin in spec.plugins {
             let path = Self.resolve(plugin.path, against: baseDirectory)
             if !fileExists(path) {
+                // A plugin under a package's .build folder is one that was not built yet.
+                missesAPlugin = true
+                let package = path.firstRange(of: "/.build/").map { String(path[..<$0.lowerBound]) }
                 diagnostics.error(
-                    "plugin file '\(plugin.path)' not found", at: plugin.location, note: "looked for \(path)")
+                    "plugin file '\(plugin.path)' not found", at: plugin.location,
+                    note: "looked for \(path)"
+                        + (package.map { "; build it first: swift build --package-path \($0)" } ?? ""))
             }
         }
         streamNames = Set(spec.streams.map(\.name))
@@ -259,6 +266,8 @@
                     var note = "see 'rivulet components' for every \(kind.rawValue)"
                     if let owner = registry.all.first(where: { $0.kind == kind && $0.parameter(use.name) != nil }) {
                         note = "'\(use.name)' is a parameter of \(owner.name): { \(owner.name): { \(use.name): ... } }"
+                    } else if missesAPlugin {
+                        note = "the plugin that was not found may have it"
                     }
                     return (Suggestions.didYouMean(use.name, in: registry.names(of: kind)), note)
                 }()

@@ -124,8 +124,9 @@ extension Parameter {
         return copy
     }
 
-    private func bounded<V: ParameterConvertible>(_ type: V.Type, _ problem: @escaping @Sendable (V) -> String?) -> Self
-    {
+    private func bounded<V: ParameterConvertible & SendableMetatype>(
+        _ type: V.Type, _ problem: @escaping @Sendable (V) -> String?
+    ) -> Self {
         var copy = self
         copy.spec.bound = { value in V(checked: value).flatMap(problem) }
         return copy

@@ -19,7 +19,7 @@ class ObjectBox: @unchecked Sendable {
 /// value is parsed only when it is asked for, and an object written out unchanged copies its
 /// bytes. Made only from text already validated whole, with distinct keys free of escapes, and
 /// never changed after, so it is shared across threads freely.
-final class RawObject: ObjectBox {
+final class RawObject: ObjectBox, @unchecked Sendable {
     /// Where one member's key (without quotes) and value lie in `bytes`.
     struct Member {
         var keyStart: UInt32

@@ -1,4 +1,5 @@
 @_spi(Host) import Components
+import Foundation
 @_spi(Host) import Pipeline
 import Synchronization
 @_spi(Host) import Tooling
@@ -61,9 +62,19 @@ final class LiveView: Sendable {
             })
     }
 
-    /// The page: the graph, the selected node's panel, the tables. No resource from elsewhere.
-    var page: [UInt8] {
-        Array(
+    /// The page: the graph, the selected node's panel, the tables, with `initial` (the run's
+    /// stats and tables as JSON) in it, so that it shows the run at once, before its script has
+    /// fetched anything (a screenshot taken at load shows rates, not "connecting…"). No resource
+    /// from elsewhere.
+    func page(initial: Value) -> [UInt8] {
+        var state: [UInt8] = []
+        JSONSerializer.write(initial, to: &state)
+        // Inside <script>, "</" would end it early.
+        let json = String(decoding: state, as: UTF8.self).replacingOccurrences(of: "</", with: "<\\/")
+        // Inline in HTML an SVG needs no namespace (and the page names no address elsewhere).
+        let drawing = String(decoding: svg, as: UTF8.self).replacingOccurrences(
+            of: " xmlns=\"http://www.w3.org/2000/svg\"", with: "")
+        return Array(
             """
             <!doctype html>
             <html lang="en">
@@ -77,7 +88,7 @@ final class LiveView: Sendable {
             <body>
             <header><h1>\(XMLText.escape(title))</h1><span id="status" role="status">connecting…</span></header>
             <main>
-            <section id="graph" aria-label="the pipeline's graph: Tab to a node, Enter to open it"></section>
+            <section id="graph" aria-label="the pipeline's graph: Tab to a node, Enter to open it">\(drawing)</section>
             <aside id="panel" hidden>
               <h2 id="node-title"></h2>
               <p id="node-location"></p>
@@ -87,6 +98,7 @@ final class LiveView: Sendable {
             </aside>
             </main>
             <section id="tables" aria-label="table sinks"></section>
+            <script id="initial" type="application/json">\(json)</script>
             <script src="/ui.js"></script>
             </body>
             </html>
@@ -103,7 +115,7 @@ final class LiveView: Sendable {
         #status { color: var(--muted); }
         main { display: flex; flex-wrap: wrap; gap: 12px; padding: 12px 16px; }
         #graph { flex: 1 1 100%; overflow: auto; min-width: 0; }
-        #graph svg { max-width: none; }
+        #graph svg { max-width: 100%; height: auto; }
         .node { cursor: pointer; }
         .node:focus { outline: none; }
         aside { flex: 1 1 420px; min-width: 260px; background: var(--panel); border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; }
@@ -117,7 +129,7 @@ final class LiveView: Sendable {
         table { border-collapse: collapse; margin: 8px 0 16px; }
         th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; }
         th { background: var(--panel); }
-        caption { text-align: left; color: var(--muted); }
+        caption { text-align: left; color: var(--muted); white-space: nowrap; }
         """
 
     /// The page's script: draws the SVG, follows `/events`, opens a node on click or Enter.
@@ -141,7 +153,9 @@ final class LiveView: Sendable {
             const before = previous && previous.components.find(p => p.place === c.place);
             const seconds = previous ? Math.max(now - previous.uptimeSeconds, 0.001) : 0;
             const count = c.out ?? c.in ?? 0;
-            const out = before && seconds ? (count - (before.out ?? before.in ?? 0)) / seconds : 0;
+            // The first snapshot has no earlier one: its rate is the average since the start.
+            const out = before && seconds ? (count - (before.out ?? before.in ?? 0)) / seconds
+              : (!previous && now > 0 ? count / now : 0);
             for (const edge of graph.querySelectorAll('g.edge[data-from="' + CSS.escape(c.place) + '"] .rate')) {
               edge.textContent = rate(out);
             }
@@ -163,11 +177,11 @@ final class LiveView: Sendable {
           for (const t of tables) {
             const table = document.createElement("table");
             table.dataset.place = t.place;
-            table.createCaption().textContent = "table sink at " + t.place;
+            table.createCaption().textContent = "table sink at " + t.place + ", newest first";
             const head = table.createTHead().insertRow();
             for (const column of t.columns) { const th = document.createElement("th"); th.textContent = column; head.appendChild(th); }
             const body = table.createTBody();
-            for (const row of t.rows) { const tr = body.insertRow(); for (const cell of row) tr.insertCell().textContent = cell; }
+            for (const row of t.rows.slice().reverse()) { const tr = body.insertRow(); for (const cell of row) tr.insertCell().textContent = cell; }
             host.appendChild(table);
           }
         }
@@ -210,19 +224,18 @@ final class LiveView: Sendable {
           pause.setAttribute("aria-pressed", String(paused));
         });
 
-        fetch("/graph.svg").then(r => r.text()).then(text => {
-          graph.innerHTML = text;
-          for (const node of graph.querySelectorAll("g.node")) {
-            node.setAttribute("role", "button");
-            node.addEventListener("click", () => open(node));
-            node.addEventListener("keydown", event => {
-              if (event.key === "Enter" || event.key === " ") { event.preventDefault(); open(node); }
-            });
-          }
-          const events = new EventSource("/events");
-          events.onmessage = message => update(JSON.parse(message.data));
-          events.onerror = () => { status.textContent = "the run has ended or cannot be reached"; };
-        });
+        // The drawing and the first snapshot came with the page: shown at once, then followed.
+        for (const node of graph.querySelectorAll("g.node")) {
+          node.setAttribute("role", "button");
+          node.addEventListener("click", () => open(node));
+          node.addEventListener("keydown", event => {
+            if (event.key === "Enter" || event.key === " ") { event.preventDefault(); open(node); }
+          });
+        }
+        update(JSON.parse(document.getElementById("initial").textContent));
+        const events = new EventSource("/events");
+        events.onmessage = message => update(JSON.parse(message.data));
+        events.onerror = () => { status.textContent = "the run has ended or cannot be reached"; };
 
         """.utf8)
 }

@@ -384,7 +384,11 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
         }
         if let live {
             switch path {
-            case "/": return (.ok, "text/html; charset=utf-8", live.page)
+            case "/":
+                var initial = exporter.stats()
+                initial["tables"] = live.tablesJSON()
+                let page = live.page(initial: .object(initial))
+                return (.ok, "text/html; charset=utf-8", Secrets.shared.redact(bytes: page) ?? page)
             case "/ui.js": return (.ok, "text/javascript; charset=utf-8", LiveView.script)
             case "/graph.svg": return (.ok, "image/svg+xml", live.svg)
             case "/node":

@@ -130,6 +130,57 @@ final class LiveViewTests: BinaryTestCase {
         }
     }
 
+    func testAFreshlyOpenedPageShowsTheRunAtOnceAndAllOfItAt1280By800() throws {
+        guard WebDriver.isInstalled else { throw XCTSkip("chromium and chromedriver are not installed") }
+        // A wide graph: long labels in four columns.
+        let pipeline = """
+            name: wide
+            streams:
+              numbers:
+                source: { interval: 20ms }
+                ops:
+                  - filter: ". % 2 == 0 && . >= 0 && . < 1000000000 && len(string(.)) < 20 && . != -1"
+                  - map: { number: ., square: . * ., cube: . * . * ., text: "'number ' + string(.) + ' squared'" }
+                  - map: { n: .number, square: .square, description: .text, parity: ".number % 4 == 0 ? 'four' : 'two'" }
+            sinks:
+              - { stream: numbers, table: { columns: [n, square] } }
+              - { stream: numbers, file: { path: "\(directory.appendingPathComponent("wide.jsonl").path)" } }
+            """
+        let (run, port) = try startViewed(pipeline, name: "wide")
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        Thread.sleep(forTimeInterval: 1)
+        let browser = try WebDriver(width: 1280, height: 800)
+        try browser.open("http://127.0.0.1:\(port)/")
+        // What the page shows when it has loaded, before any event came: the screenshot's state.
+        let image = try browser.screenshot()
+        XCTAssertEqual(Array(image.prefix(4)), [0x89, 0x50, 0x4E, 0x47], "a PNG")
+        let shown = try XCTUnwrap(
+            try browser.run(
+                "const rate = document.querySelector('g.edge[data-from=\"streams.numbers.ops.1\"] .rate').textContent; "
+                    + "const sink = Array.from(document.querySelectorAll('#graph g.node')).map(n => n.getBoundingClientRect().right); "
+                    + "const rows = Array.from(document.querySelectorAll('#tables tbody tr')).map(r => parseInt(r.cells[0].textContent)); "
+                    + "return {status: document.getElementById('status').textContent, rate: rate, "
+                    + "right: Math.max(...sink), width: window.innerWidth, rows: rows};") as? [String: Any])
+        let status = try XCTUnwrap(shown["status"] as? String)
+        XCTAssertTrue(status.hasPrefix("ready — up "), "not connecting…: \(status)")
+        let rate = try XCTUnwrap(shown["rate"] as? String)
+        XCTAssertNotNil(rate.range(of: #"^[0-9.]+/s$"#, options: .regularExpression), rate)
+        XCTAssertGreaterThan(Double(rate.dropLast(2)) ?? 0, 0, "the rate since the start: \(rate)")
+        let right = try XCTUnwrap(shown["right"] as? Double)
+        let width = try XCTUnwrap((shown["width"] as? Int).map(Double.init) ?? (shown["width"] as? Double))
+        XCTAssertLessThanOrEqual(right, width, "every node, the sinks too, is in the window")
+        let rows = try XCTUnwrap(shown["rows"] as? [Int])
+        XCTAssertGreaterThan(rows.count, 2)
+        XCTAssertEqual(rows, rows.sorted(by: >), "the newest row first")
+        // An edge's rate and its label do not overlap.
+        let apart = try browser.run(
+            "const edge = document.querySelector('g.edge[data-from=\"streams.numbers.ops.0\"]'); "
+                + "const label = edge.querySelector('.stream').getBoundingClientRect(); "
+                + "const rate = edge.querySelector('.rate').getBoundingClientRect(); "
+                + "return rate.top >= label.bottom || rate.bottom <= label.top;")
+        XCTAssertEqual(apart as? Bool, true)
+    }
+
     func testWhatThePageShowsIsEscaped() throws {
         guard WebDriver.isInstalled else { throw XCTSkip("chromium and chromedriver are not installed") }
         let hostile = "<script>window.pwned = 1</script><img src=x onerror=window.pwned=2>"
@@ -150,7 +201,9 @@ final class LiveViewTests: BinaryTestCase {
         try browser.waitUntil("elements arrive") { "return document.querySelectorAll('#samples li').length >= 2;" }
         try browser.waitUntil("the table") { "return document.querySelectorAll('#tables tbody tr').length >= 2;" }
         XCTAssertEqual(try browser.run("return String(window.pwned);") as? String, "undefined")
-        XCTAssertEqual(try browser.run("return document.scripts.length;") as? Int, 1, "only the page's own")
+        XCTAssertEqual(
+            try browser.run("return Array.from(document.scripts).map(s => s.src ? 'src' : s.type);") as? [String],
+            ["application/json", "src"], "only the page's own: its first snapshot (data) and /ui.js")
         XCTAssertEqual(
             try browser.run("return document.querySelectorAll('#tables img, #samples img').length;") as? Int, 0)
         let cell = try browser.run("return document.querySelector('#tables tbody td').textContent;") as? String

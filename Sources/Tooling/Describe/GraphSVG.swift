@@ -29,8 +29,11 @@ extension PipelineGraph {
                     + "<path d=\"\(path.data)\" marker-end=\"url(#arrow)\"/>"
                     + "<text class=\"edge-label\" x=\"\(GraphLayout.number(path.labelX))\" "
                     + "y=\"\(GraphLayout.number(path.labelY))\" text-anchor=\"middle\">"
-                    + "<tspan class=\"stream\">\(Self.xml(edge.label ?? ""))</tspan>"
-                    + "<tspan class=\"rate\" dx=\"4\"></tspan></text></g>")
+                    + "<tspan class=\"stream\">\(Self.xml(edge.label ?? ""))</tspan></text>"
+                    // The rate on a line of its own under the label: filled in, it never covers it.
+                    + "<text class=\"edge-label\" x=\"\(GraphLayout.number(path.labelX))\" "
+                    + "y=\"\(GraphLayout.number(path.labelY + 20))\" text-anchor=\"middle\">"
+                    + "<tspan class=\"rate\"></tspan></text></g>")
         }
         lines.append("</g>")
         lines.append("<g class=\"nodes\">")

@@ -98,6 +98,14 @@ extension BuiltinComponents {
                         "replicas \(values[Key.replicas]) is more than NATS allows", at: Key.replicas, in: values,
                         note: "a stream has 1 to 5 replicas")
                 }
+                // Dead letters the consumer itself reads come back to it, over and over.
+                let filter = values[Key.subject] ?? (values[Key.create] ? "\(values[Key.stream] ?? "").>" : nil)
+                if let dead = values[Key.deadLetter], let filter, NATSStreams.subject(dead, matches: filter) {
+                    validation.error(
+                        "deadLetter '\(dead)' is one of the subjects this consumer reads ('\(filter)'): each dead letter would be read again, failed again and dead-lettered again",
+                        at: Key.deadLetter, in: values,
+                        note: "publish dead letters outside '\(filter)', such as dead.\(dead)")
+                }
                 if NATSDeliverPolicy(values[Key.deliver]) == nil {
                     validation.error(
                         "deliver '\(values[Key.deliver])' is not all, new, last, a sequence or a time",

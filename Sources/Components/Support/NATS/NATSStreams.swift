@@ -46,6 +46,18 @@ enum NATSStreams {
         guard status == NATS_OK else { throw NATSError(status, code: code, doing: "cannot create stream '\(stream)'") }
     }
 
+    /// Whether the subject `subject` is one that `filter` (with NATS's wildcards: `*` one token,
+    /// `>` the rest, at least one) takes.
+    static func subject(_ subject: String, matches filter: String) -> Bool {
+        let tokens = subject.split(separator: ".", omittingEmptySubsequences: false)
+        let wanted = filter.split(separator: ".", omittingEmptySubsequences: false)
+        for (index, token) in wanted.enumerated() {
+            if token == ">" { return tokens.count > index }
+            guard index < tokens.count, token == "*" || token == tokens[index] else { return false }
+        }
+        return tokens.count == wanted.count
+    }
+
     /// The subjects a stream created for a templated subject stores: each token that holds a
     /// template is `*` (`invoices.{{ .customer }}` → `invoices.*`).
     static func subjects(storing template: String) -> String {

@@ -138,6 +138,15 @@ final class NATSTests: NATSTestCase {
         XCTAssertEqual(wrong.status, 1, wrong.stderr)
         XCTAssertTrue(wrong.stderr.lowercased().contains("authorization"), wrong.stderr)
         XCTAssertFalse(wrong.stderr.contains("wrong-secret-token"), "the token is never printed: \(wrong.stderr)")
+        // The sink is refused the same way, with the same exit code as the source.
+        let wrongSink = try run(
+            """
+            source: { events: [{ at: 0ms, next: 1 }] }
+            sink: { nats: { url: "\(guarded.url)", subject: orders.new, token: "${NATS_TOKEN}" } }
+            """, environment: ["NATS_TOKEN": "wrong-secret-token"])
+        XCTAssertEqual(wrongSink.status, 1, wrongSink.stderr)
+        XCTAssertTrue(wrongSink.stderr.lowercased().contains("authorization"), wrongSink.stderr)
+        XCTAssertFalse(wrongSink.stderr.contains("wrong-secret-token"), wrongSink.stderr)
     }
 
     func testTheSinkCreatesItsStreamOrSaysWhichStreamIsMissing() throws {
@@ -152,7 +161,7 @@ final class NATSTests: NATSTestCase {
                 "no JetStream stream stores 'invoices.ada': give this sink stream: NAME and create: true"),
             noStream.stderr)
         let missing = try run(orders + ", stream: INVOICES } }\n")
-        XCTAssertEqual(missing.status, 2, "the sink cannot be built: \(missing.stderr)")
+        XCTAssertEqual(missing.status, 1, "as the source's: \(missing.stderr)")
         XCTAssertTrue(missing.stderr.contains("stream 'INVOICES' does not exist on"), missing.stderr)
         XCTAssertTrue(missing.stderr.contains(":2:"), "located: \(missing.stderr)")
         let created = try run(orders + ", stream: INVOICES, create: true } }\n")

@@ -91,7 +91,10 @@ extension BuiltinComponents {
 /// of the element and its tries until JetStream answers (on the client's thread, handed to the
 /// pipeline's).
 final class NATSSink: AsynchronousSink, OriginKeepingSink {
-    private let connection: NATSConnection
+    /// Made when the run starts (`start`), so that a server that refuses it (credentials, a
+    /// missing stream) fails the run as it does for the `nats` source: exit 1, not 2.
+    private var connection: NATSConnection?
+    private let connect: () throws -> NATSConnection
     private let subject: Template
     private let headers: [(key: String, value: Template)]
     private let msgId: Template?
@@ -168,22 +171,26 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
         let log = SchedulerBound({ (line: String) in context.log(line, level: .warning) })
         let name = context.componentName
         let scheduler = context.scheduler as? any ConcurrentDeliveryScheduler
-        do {
-            connection = try NATSConnection(
-                endpoint, name: "rivulet \(name)", publishAcks: jetstream ? answers : nil, maxPending: maxInFlight,
-                report: { line in scheduler?.enqueue { log.value("\(name): \(line)") } })
-        } catch {
-            throw context.error(Secrets.shared.redact("\(error)"))
-        }
-        if let stream, let js = connection.jetStream {
+        connect = {
+            let connection: NATSConnection
             do {
-                try NATSStreams.ensure(
-                    stream.name, subjects: NATSStreams.subjects(storing: subject.source), create: stream.create,
-                    replicas: 1, js: js, endpoint: endpoint.described)
+                connection = try NATSConnection(
+                    endpoint, name: "rivulet \(name)", publishAcks: jetstream ? answers : nil, maxPending: maxInFlight,
+                    report: { line in scheduler?.enqueue { log.value("\(name): \(line)") } })
             } catch {
-                connection.close()
                 throw context.error(Secrets.shared.redact("\(error)"))
             }
+            if let stream, let js = connection.jetStream {
+                do {
+                    try NATSStreams.ensure(
+                        stream.name, subjects: NATSStreams.subjects(storing: subject.source), create: stream.create,
+                        replicas: 1, js: js, endpoint: endpoint.described)
+                } catch {
+                    connection.close()
+                    throw context.error(Secrets.shared.redact("\(error)"))
+                }
+            }
+            return connection
         }
         restored = context.restoredState
         // The publishes not acknowledged yet: the sources have moved on past their elements.
@@ -208,6 +215,11 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
 
     func start(failing fail: @escaping (any Error) -> Void) {
         self.fail = fail
+        do {
+            connection = try connect()
+        } catch {
+            return fail(error)
+        }
         if let scheduler = context.scheduler as? any ConcurrentDeliveryScheduler {
             let target = SchedulerBound(self)
             answers.schedule = { answers in
@@ -282,6 +294,10 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
         }
         for (key, value) in publish.headers { natsMsgHeader_Set(message, key, value) }
         if let id = publish.msgId { natsMsgHeader_Set(message, "Nats-Msg-Id", id) }
+        guard let connection else {
+            natsMsg_Destroy(message)
+            throw context.error("cannot publish to '\(publish.subject)': not connected to NATS")
+        }
         guard jetstream, let js = connection.jetStream else {
             status = natsConnection_PublishMsg(connection.connection, message)
             natsMsg_Destroy(message)
@@ -344,6 +360,7 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
 
     /// Core publishes: the server has them once a round trip after them came back.
     private func flushCore() {
+        guard let connection else { return }
         let status = natsConnection_FlushTimeout(connection.connection, 5000)
         if status != NATS_OK {
             for origin in flushing { origin.fail(NATSError(status, doing: "flushing to NATS")) }
@@ -355,14 +372,15 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
     }
 
     func close() throws {
-        if jetstream, let js = connection.jetStream {
+        if jetstream, let js = connection?.jetStream {
             var options = jsPubOptions()
             jsPubOptions_Init(&options)
             options.MaxWait = 5000
             js_PublishAsyncComplete(js, &options)
         }
         closed?.value = unacknowledged()
-        connection.close()
+        connection?.close()
+        connection = nil
         pending.removeAll()
         // They hold the run, which holds this sink.
         fail = nil

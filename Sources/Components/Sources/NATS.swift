@@ -22,7 +22,9 @@ private enum Key {
         doc: "How long the server waits for a message's acknowledgement before delivering it again."
     ).above(RxTimeInterval.zero)
     static let maxDeliver = Parameter<Int>(
-        "maxDeliver", default: 5, doc: "How often a message is delivered at most; after that, deadLetter."
+        "maxDeliver", default: 5,
+        doc:
+            "How many deliveries a message that fails may have; at the one that fails past it, deadLetter (or dropped)."
     ).atLeast(1)
     static let maxAckPending = Parameter<Int>(
         "maxAckPending", default: 1000,
@@ -66,9 +68,13 @@ extension BuiltinComponents {
             with the same durable shares its messages. A message is acknowledged only when all the \
             work it caused is done: every element derived from it was written by every sink that \
             received it, or was dropped on purpose (filter, a superseded debounce, take past its \
-            end). A message whose element fails goes back after nakDelay; once it was delivered \
-            maxDeliver times it is published to deadLetter (if named) and no longer delivered. \
-            Delivery: at-least-once. Without stream: a core NATS subscription to subject, in the \
+            end). A message whose element fails (under any onError, fail included: the run fails \
+            and the message goes back) is delivered again after nakDelay; when it fails on its \
+            maxDeliver-th delivery or later it is published to deadLetter (if named; dropped \
+            otherwise) and no longer delivered, so a restarted runner gets past it. Deliveries that \
+            a failed or stopped run gave back unprocessed count too, but the server never drops a \
+            message on its own: only a failure does, so a good message behind a bad one is never \
+            lost. Delivery: at-least-once. Without stream: a core NATS subscription to subject, in the \
             queue group durable when named; at-most-once (what is in flight when a runner dies is \
             lost). Each element is the message's data; metadata adds its subject, sequence, \
             delivery count and headers. The source never completes: a signal (SIGINT, SIGTERM) \

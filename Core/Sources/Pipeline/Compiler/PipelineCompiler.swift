@@ -87,6 +87,7 @@ import Reactive
                         try compiled.sink.receive(event)
                         if let origins, let origin = Origin.current { origins.hold(origin) }
                     } catch {
+                        Origin.current?.fail(error)
                         lifetime.dispose()
                         run.fail(error)
                         return
@@ -105,6 +106,10 @@ import Reactive
                             finished()
                         }
                     case .error(let error):
+                        // An error delivered with an origin ended the stream at that message's
+                        // element: the message failed (it counts towards maxDeliver), whichever
+                        // operator threw and however its onError path was built.
+                        Origin.current?.fail(error)
                         lifetime.dispose()
                         run.fail(error)
                     }

@@ -128,6 +128,9 @@ final class NATSConsumer: @unchecked Sendable {
                     "consumer '\(durable)' on stream '\(stream)' exists with other settings: \(differences.joined(separator: "; ")); delete it or write the same settings"
                 )
             }
+            if info.pointee.Config.pointee.MaxDeliver != Self.serverMaxDeliver {
+                try updateConsumer(stream: stream, durable: durable, js: js)
+            }
         } else if NATSError.isNotFound(status, code) {
             try createConsumer(stream: stream, durable: durable, js: js)
         } else {
@@ -149,12 +152,18 @@ final class NATSConsumer: @unchecked Sendable {
         subscription = made
     }
 
+    /// The server never stops delivering a message on its own: a message given back unprocessed
+    /// (its run failed on another one, or was stopped) counts as delivered there, and a limit on
+    /// the server dropped good messages after a few failed runs. `maxDeliver` is counted here,
+    /// on failures, where the message is dead-lettered rather than dropped.
+    static let serverMaxDeliver: Int64 = -1
+
     private func consumerConfig(_ body: (inout jsConsumerConfig) -> Void) {
         var config = jsConsumerConfig()
         jsConsumerConfig_Init(&config)
         config.AckPolicy = js_AckExplicit
         config.AckWait = settings.ackWait.totalNanoseconds
-        config.MaxDeliver = Int64(settings.maxDeliver)
+        config.MaxDeliver = Self.serverMaxDeliver
         config.MaxAckPending = Int64(settings.maxAckPending)
         switch settings.deliver {
         case .all: config.DeliverPolicy = js_DeliverAll
@@ -190,6 +199,28 @@ final class NATSConsumer: @unchecked Sendable {
         }
     }
 
+    /// A consumer made by an earlier Rivulet (a limit on deliveries kept by the server) moved to
+    /// the server's unlimited one; its other settings are the file's, as checked.
+    private func updateConsumer(stream: String, durable: String, js: OpaquePointer) throws {
+        var code = jsErrCode(rawValue: 0)
+        var status = NATS_OK
+        consumerConfig { config in
+            status = durable.withCString { name in
+                (settings.subject ?? "").withCString { filter in
+                    config.Durable = name
+                    if settings.subject != nil { config.FilterSubject = filter }
+                    var info: UnsafeMutablePointer<jsConsumerInfo>?
+                    let status = js_UpdateConsumer(&info, js, stream, &config, nil, &code)
+                    jsConsumerInfo_Destroy(info)
+                    return status
+                }
+            }
+        }
+        guard status == NATS_OK else {
+            throw NATSError(status, code: code, doing: "cannot update consumer '\(durable)' on stream '\(stream)'")
+        }
+    }
+
     /// The settings of an existing consumer that differ from the file's, each as "NAME THERE (file: HERE)".
     private func differences(from existing: jsConsumerConfig) -> [String] {
         var found: [String] = []
@@ -197,7 +228,10 @@ final class NATSConsumer: @unchecked Sendable {
             if there != here { found.append("\(name) \(there) (the file: \(here))") }
         }
         compare("ackWait", "\(existing.AckWait / 1_000_000)ms", "\(settings.ackWait.natsMilliseconds)ms")
-        compare("maxDeliver", "\(existing.MaxDeliver)", "\(settings.maxDeliver)")
+        // Unlimited on the server is this version's; the file's own limit, an earlier one's.
+        if existing.MaxDeliver != Self.serverMaxDeliver {
+            compare("maxDeliver", "\(existing.MaxDeliver)", "\(settings.maxDeliver)")
+        }
         compare("maxAckPending", "\(existing.MaxAckPending)", "\(settings.maxAckPending)")
         let filter = existing.FilterSubject.map { String(cString: $0) } ?? ""
         compare("subject", filter.isEmpty ? "(all)" : filter, settings.subject ?? "(all)")
@@ -245,7 +279,14 @@ final class NATSConsumer: @unchecked Sendable {
                 condition.lock()
                 inFlight += messages.count
                 let pending = inFlight
+                let stoppedMeanwhile = stopped
                 condition.unlock()
+                // The run ended during the fetch: what came back now goes back at once, before
+                // the connection closes (left alone, each would wait out ackWait).
+                if stoppedMeanwhile {
+                    for message in messages { giveBack(message) }
+                    return nil
+                }
                 measure(messages, pending: pending)
                 deliver(messages)
                 continue
@@ -290,9 +331,7 @@ final class NATSConsumer: @unchecked Sendable {
             natsMsg_Destroy(message)
             return
         }
-        if ending.isAbandoned {
-            natsMsg_Nak(message, nil)
-        } else if let failure {
+        if let failure {
             var meta: UnsafeMutablePointer<jsMsgMetaData>?
             var delivered = 1
             if natsMsg_GetMetaData(&meta, message) == NATS_OK, let meta {
@@ -310,6 +349,9 @@ final class NATSConsumer: @unchecked Sendable {
             } else {
                 natsMsg_NakWithDelay(message, settings.nakDelay.natsMilliseconds, nil)
             }
+        } else if ending.isAbandoned {
+            // Let go while a failed or stopped run was torn down: not finished, so it goes back.
+            natsMsg_Nak(message, nil)
         } else {
             natsMsg_Ack(message, nil)
         }
@@ -330,6 +372,15 @@ final class NATSConsumer: @unchecked Sendable {
     private func settled() {
         inFlight -= 1
         if settings.maxAckPending - inFlight == fetchRoom { condition.signal() }
+    }
+
+    /// Publishes the dead letters settled since the fetch loop last did.
+    func publishPendingDeadLetters() {
+        condition.lock()
+        let letters = deadLetters
+        deadLetters = []
+        condition.unlock()
+        publishDeadLetters(letters)
     }
 
     private func publishDeadLetters(_ letters: [(OpaquePointer, String)]) {
@@ -406,9 +457,14 @@ final class NATSWorker: @unchecked Sendable {
     func waitUntilSettled(_ consumer: NATSConsumer) {
         lock.lock()
         while consumer.hasInFlight && !runOver {
+            // The message a failing run failed on is dead-lettered after the fetching stopped.
+            lock.unlock()
+            consumer.publishPendingDeadLetters()
+            lock.lock()
             _ = lock.wait(until: Date(timeIntervalSinceNow: 0.05))
         }
         lock.unlock()
+        consumer.publishPendingDeadLetters()
     }
 
     /// After the run: stops waiting for settlements and waits (up to 5 s) for the fetch thread

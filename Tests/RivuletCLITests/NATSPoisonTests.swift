@@ -1,0 +1,89 @@
+import Components
+import Foundation
+import XCTest
+
+/// Bad messages among good ones under the default `onError: fail`: every run that meets one
+/// fails, and a restarted runner must still write every good message and dead-letter the bad
+/// ones once they failed `maxDeliver` times (a run that failed once used up the good messages'
+/// deliveries too, until the server stopped delivering them).
+final class NATSPoisonTests: NATSTestCase {
+    private var server: NATSServer!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path)
+    }
+
+    override func tearDown() {
+        server?.stop()
+        server = nil
+        super.tearDown()
+    }
+
+    override var natsURL: String { server.url }
+
+    func testGoodMessagesSurviveRestartsAndBadOnesAreDeadLetteredAfterMaxDeliver() throws {
+        // Good, not JSON, good, a quantity that is not a number, good.
+        try """
+        {"id":1,"qty":2,"price":2.5}
+        "not json"
+        {"id":3,"qty":1,"price":1}
+        {"id":4,"qty":"two","price":1}
+        {"id":5,"qty":3,"price":1}
+
+        """.write(toFile: path("orders.jsonl"), atomically: true, encoding: .utf8)
+        let dead = try startConsumer(
+            """
+            source: { nats: { url: "\(natsURL)", stream: DEAD, subject: "dead.>", durable: d, create: true, format: text, metadata: _nats } }
+            ops:
+              - map: '{ text: .value, error: ._nats.headers["Rivulet-Error"] }'
+            sink: { file: \(path("dead.jsonl")) }
+            """)
+        waitForStderr(dead, containing: "nats: reading DEAD/d")
+        // Every run adds to one file (each would replace it otherwise).
+        let pipeline = """
+            source: { nats: { url: "\(natsURL)", stream: ORDERS, subject: "orders.>", durable: w, create: true, maxDeliver: 3, nakDelay: 50ms, deadLetter: dead.orders } }
+            ops:
+              - filter: .qty > 0
+              - map: { id: .id, total: .qty * .price }
+            sink: { file: { path: \(path("out.jsonl")), mode: append } }
+            """
+        let setup = try startConsumer(pipeline)
+        waitForStderr(setup, containing: "nats: reading ORDERS/w")
+        XCTAssertEqual(stop(setup).0, 143)
+        let published = try run(
+            """
+            source: { fixture: \(path("orders.jsonl")) }
+            sink: { nats: { url: "\(natsURL)", subject: orders.new } }
+            """)
+        XCTAssertEqual(published.status, 0, published.stderr)
+
+        // Each run fails on the first bad message it meets; five restarts are enough for two bad
+        // messages of three deliveries each. A run that meets none goes on until stopped.
+        // (A message given back by a failing run counts as delivered too, so the second bad one
+        // may reach maxDeliver with fewer failures of its own.)
+        var failures = 0
+        var settled = false
+        for _ in 0..<8 {
+            let runner = try startConsumer(pipeline)
+            let output = runner.communicate(input: [], timeout: 5)
+            if output.timedOut {
+                settled = true  // still running after 5 s, nothing bad left: killed, as a machine dies
+                break
+            }
+            let stderr = String(decoding: output.standardError, as: UTF8.self)
+            XCTAssertEqual(output.termination.status, 1, stderr)
+            XCTAssertTrue(stderr.contains("error:"), stderr)
+            failures += 1
+        }
+        XCTAssertTrue(settled, "a run after the bad messages were dead-lettered goes on")
+        XCTAssertTrue((2...6).contains(failures), "\(failures) runs failed")
+        waitForLines("dead.jsonl", atLeast: 2)
+        XCTAssertEqual(stop(dead).0, 143)
+        XCTAssertEqual(Set(ids("out.jsonl")), [1, 3, 5], "every good message written (at least once)")
+        let letters = lines("dead.jsonl")
+        XCTAssertEqual(letters.count, 2, letters.joined(separator: "\n"))
+        XCTAssertTrue(letters.contains { $0.contains("not json") && $0.contains("is not JSON") }, letters.joined())
+        XCTAssertTrue(letters.contains { $0.contains("two") && $0.contains("\"error\":\"") }, letters.joined())
+    }
+}

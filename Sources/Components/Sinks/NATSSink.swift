@@ -31,7 +31,9 @@ private enum Key {
             "Create stream when it does not exist (file storage), storing the subject with each templated token as * (invoices.{{ .customer }} stores invoices.*)."
     )
     static let retries = Parameter<Int>(
-        "retries", default: 5, doc: "How often a publish JetStream did not acknowledge is tried again."
+        "retries", default: 5,
+        doc:
+            "How often a publish the stream refused (an error from JetStream) is tried again; timeouts and outages are tried until lostAfter."
     ).atLeast(0)
 }
 
@@ -42,8 +44,12 @@ extension BuiltinComponents {
         summary: "Publishes each element (as JSON, a string as its text) to a NATS subject, JetStream-acknowledged.",
         docs: """
             With jetstream (the default) every publish waits for the stream's acknowledgement, with at \
-            most maxInFlight outstanding; one that is not acknowledged (a timeout, a server going \
-            away) is tried again up to retries times, then fails the run (or is handled by onError). \
+            most maxInFlight outstanding (the rest wait their turn, in order). One not answered \
+            within 5 s, or not sent because the server is away, is sent again (after 100 ms, \
+            doubling up to 2 s) until lostAfter has passed since it was first sent; one the stream \
+            refuses is tried again up to retries times; then it fails the run (or is handled by \
+            onError). A server killed and restarted within lostAfter loses nothing and holds \
+            nothing up for ever. \
             A message from a durable nats source is acknowledged only after the publishes it caused \
             were. With msgId, JetStream stores each id once, so a retried publish or a redelivered \
             input is not stored twice: exactly-once into the stream within its duplicate window, \
@@ -102,9 +108,20 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
     private let retries: Int
     private let context: ComponentContext
     private let scope: EvaluationScope
-    private let answers: Answers
+    private let answers: NATSPublishAnswers
     private var pending: [Int: Pending] = [:]
     private var nextKey = 1
+    /// Publishes handed to the client and not answered yet; at most maxInFlight.
+    private var sent = 0
+    private let maxInFlight: Int
+    /// Publishes waiting for room under maxInFlight, in the order they came (handing one more
+    /// to a full client would block the pipeline's thread, and fail it after a while).
+    private var waiting: [Int] = []
+    /// How long a publish keeps being tried while the server is away or does not answer.
+    private let lostAfter: RxTimeInterval
+    /// A stream was checked to store the subject when the run started: "no responders" is then
+    /// JetStream not ready yet (a restarting server), not a missing stream.
+    private let streamChecked: Bool
     private var ended = false
     private var fail: ((any Error) -> Void)?
     private var finished: (() -> Void)?
@@ -118,40 +135,12 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
         let headers: [(String, String)]
         let msgId: String?
         let origin: Origin?
+        /// Answers that were errors from the stream (a timeout or an outage is not counted).
         var tries: Int
-    }
-
-    /// JetStream's answers, matched to publishes by the key kept in a header-less map: the C
-    /// client hands back the message it published, whose pointer is the key. Answers that arrive
-    /// together reach the run in one action: one wake-up of its thread a burst, not one an answer.
-    final class Answers: PublishAckSink, @unchecked Sendable {
-        private let lock = NSLock()
-        private var keys: [OpaquePointer: Int] = [:]
-        private var arrived: [(key: Int, problem: String?)] = []
-        /// Schedules the hand-over of what arrived (set once the sink has started; given the
-        /// answers rather than holding them, so that they do not hold themselves).
-        var schedule: (@Sendable (Answers) -> Void)?
-
-        func expect(_ message: OpaquePointer, key: Int) { lock.withLock { keys[message] = key } }
-        func forget(_ message: OpaquePointer) { lock.withLock { keys[message] = nil } }
-
-        override func answered(_ message: OpaquePointer?, failure: (natsStatus, jsErrCode)?) {
-            let problem = failure.map { NATSError($0.0, code: $0.1, doing: "not stored").description }
-            let first: Bool? = lock.withLock {
-                guard let message, let key = keys.removeValue(forKey: message) else { return nil }
-                arrived.append((key, problem))
-                return arrived.count == 1
-            }
-            if first == true { schedule?(self) }
-        }
-
-        /// What arrived since the last call.
-        func take() -> [(key: Int, problem: String?)] {
-            lock.withLock {
-                defer { arrived = [] }
-                return arrived
-            }
-        }
+        /// When it was first sent, on the scheduler's clock.
+        var since: RxTime?
+        /// Failed attempts of any kind, for the wait before the next (100 ms, doubling, 2 s at most).
+        var attempts = 0
     }
 
     init(
@@ -164,9 +153,12 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
         self.msgId = msgId
         self.jetstream = jetstream
         self.retries = retries
+        self.maxInFlight = maxInFlight
+        self.lostAfter = endpoint.lostAfter
+        self.streamChecked = stream != nil
         self.context = context
         self.scope = context.makeScope()
-        let answers = Answers()
+        let answers = NATSPublishAnswers()
         self.answers = answers
         let log = SchedulerBound({ (line: String) in context.log(line, level: .warning) })
         let name = context.componentName
@@ -283,75 +275,131 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
     }
 
     private func send(_ publish: Pending) throws {
-        var publish = publish
-        publish.tries += 1
-        var message: OpaquePointer?
-        var status = publish.data.withUnsafeBytes { raw in
-            natsMsg_Create(&message, publish.subject, nil, raw.baseAddress, Int32(raw.count))
-        }
-        guard status == NATS_OK, let message else {
-            throw context.error("cannot publish to '\(publish.subject)': \(NATSError(status, doing: "creating it"))")
-        }
-        for (key, value) in publish.headers { natsMsgHeader_Set(message, key, value) }
-        if let id = publish.msgId { natsMsgHeader_Set(message, "Nats-Msg-Id", id) }
         guard let connection else {
-            natsMsg_Destroy(message)
             throw context.error("cannot publish to '\(publish.subject)': not connected to NATS")
         }
-        guard jetstream, let js = connection.jetStream else {
-            status = natsConnection_PublishMsg(connection.connection, message)
-            natsMsg_Destroy(message)
-            guard status == NATS_OK else {
-                throw context.error(
-                    "cannot publish to '\(publish.subject)': \(NATSError(status, doing: "core publish"))")
-            }
-            if let origin = publish.origin {
-                flushing.append(origin)
-                if flushing.count == 1 {
-                    Origin.with(nil) { _ = context.scheduler.schedule { [weak self] in self?.flushCore() } }
-                }
-            }
-            return
-        }
+        guard jetstream, let js = connection.jetStream else { return try publishCore(publish, on: connection) }
         let key = nextKey
         nextKey += 1
+        var publish = publish
+        publish.since = context.scheduler.now
         pending[key] = publish
+        transmit(key, js: js)
+    }
+
+    /// The message for `publish`, with its headers and msgId.
+    private static func message(for publish: Pending) -> (OpaquePointer?, natsStatus) {
+        var message: OpaquePointer?
+        let status = publish.data.withUnsafeBytes { raw in
+            natsMsg_Create(&message, publish.subject, nil, raw.baseAddress, Int32(raw.count))
+        }
+        guard status == NATS_OK, let message else { return (nil, status) }
+        for (name, value) in publish.headers { natsMsgHeader_Set(message, name, value) }
+        if let id = publish.msgId { natsMsgHeader_Set(message, "Nats-Msg-Id", id) }
+        return (message, status)
+    }
+
+    /// A core publish: its origin is let go once a flush after it returned.
+    private func publishCore(_ publish: Pending, on connection: NATSConnection) throws {
+        var (message, status) = Self.message(for: publish)
+        guard let message else {
+            throw context.error("cannot publish to '\(publish.subject)': \(NATSError(status, doing: "creating it"))")
+        }
+        status = natsConnection_PublishMsg(connection.connection, message)
+        natsMsg_Destroy(message)
+        guard status == NATS_OK else {
+            throw context.error("cannot publish to '\(publish.subject)': \(NATSError(status, doing: "core publish"))")
+        }
+        if let origin = publish.origin {
+            flushing.append(origin)
+            if flushing.count == 1 {
+                Origin.with(nil) { _ = context.scheduler.schedule { [weak self] in self?.flushCore() } }
+            }
+        }
+    }
+
+    /// Hands the publish `key` to the client, or queues it while maxInFlight are out.
+    private func transmit(_ key: Int, js: OpaquePointer? = nil) {
+        guard let publish = pending[key], let js = js ?? connection?.jetStream else { return }
+        guard sent < maxInFlight else { return waiting.append(key) }
+        var (message, status) = Self.message(for: publish)
+        guard let message else { return failPublish(key, "\(NATSError(status, doing: "creating it"))") }
         answers.expect(message, key: key)
         var owned: OpaquePointer? = message
         var options = jsPubOptions()
         jsPubOptions_Init(&options)
+        // An answer lost with a server that went away would otherwise be waited for for ever.
+        options.MaxWait = Self.answerWait.natsMilliseconds
         status = js_PublishMsgAsync(js, &owned, &options)
-        if status != NATS_OK {
-            answers.forget(message)
-            if owned != nil { natsMsg_Destroy(message) }
-            pending[key] = nil
-            throw context.error(
-                "cannot publish to '\(publish.subject)': \(NATSError(status, doing: "JetStream publish"))")
+        if status == NATS_OK {
+            sent += 1
+            return
+        }
+        answers.forget(message)
+        if owned != nil { natsMsg_Destroy(message) }
+        retry(
+            key,
+            NATSPublishProblem(
+                text: "\(NATSError(status, doing: "JetStream publish"))", status: status, code: jsErrCode(0)))
+    }
+
+    /// How long a publish waits for its answer before it is sent again (with msgId, a repeat the
+    /// stream already has is dropped).
+    static let answerWait: RxTimeInterval = .seconds(5)
+
+    /// Tries the publish `key` again after a wait, or fails it: a timeout or an outage (or
+    /// "no responders" with a checked stream: a server still starting) until lostAfter has passed
+    /// since it was first sent, an error from the stream `retries` times.
+    private func retry(_ key: Int, _ problem: NATSPublishProblem) {
+        guard var publish = pending[key] else { return }
+        let transient =
+            [NATS_TIMEOUT, NATS_CONNECTION_DISCONNECTED, NATS_NOT_YET_CONNECTED, NATS_INSUFFICIENT_BUFFER]
+            .contains(problem.status) || (problem.status == NATS_NO_RESPONDERS && streamChecked)
+        let elapsed = context.scheduler.now - (publish.since ?? context.scheduler.now)
+        if transient ? elapsed > lostAfter : publish.tries >= retries {
+            let tries = publish.tries + (transient ? 0 : 1)
+            let why =
+                transient
+                ? "not stored within lostAfter (\(DurationSyntax.approximate(lostAfter))): \(problem.text)"
+                : "failed after \(tries) tries: \(problem.text)" + Self.hint(problem.text, subject: publish.subject)
+            return failPublish(key, why)
+        }
+        if !transient { publish.tries += 1 }
+        publish.attempts += 1
+        pending[key] = publish
+        let wait = RxTimeInterval.milliseconds(min(2000, 100 << min(publish.attempts - 1, 5)))
+        Origin.with(nil) {
+            _ = context.scheduler.schedule(after: wait) { [weak self] in self?.transmit(key) }
         }
     }
 
-    /// JetStream answered the publish `key`: done, tried again, or failed.
-    private func answered(_ key: Int, problem: String?) {
+    /// The publish `key` is given up on: an element error, routed by onError.
+    private func failPublish(_ key: Int, _ why: String) {
         guard let publish = pending.removeValue(forKey: key) else { return }
-        if problem == nil, let origin = publish.origin {
-            context.letGo([origin])
-        } else if let problem {
-            if publish.tries <= retries {
-                do { try send(publish) } catch { fail?(error) }
-            } else {
-                Origin.with(publish.origin) {
-                    do {
-                        try context.elementFailed(
-                            context.error(
-                                "publish to '\(publish.subject)' failed after \(publish.tries) tries: \(problem)"
-                                    + Self.hint(problem, subject: publish.subject)),
-                            element: publish.element)
-                    } catch {
-                        fail?(error)
-                    }
-                }
+        Origin.with(publish.origin) {
+            do {
+                try context.elementFailed(
+                    context.error("publish to '\(publish.subject)' \(why)"), element: publish.element)
+            } catch {
+                fail?(error)
             }
         }
+        finishIfDone()
+    }
+
+    /// JetStream answered the publish `key`: done, tried again, or failed.
+    private func answered(_ key: Int, problem: NATSPublishProblem?) {
+        sent -= 1
+        if let problem {
+            retry(key, problem)
+        } else if let publish = pending.removeValue(forKey: key), let origin = publish.origin {
+            context.letGo([origin])
+        }
+        while sent < maxInFlight, !waiting.isEmpty { transmit(waiting.removeFirst()) }
+        finishIfDone()
+    }
+
+    private func finishIfDone() {
         if ended && pending.isEmpty, let finished {
             self.finished = nil
             finished()

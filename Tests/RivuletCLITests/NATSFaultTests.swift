@@ -2,11 +2,8 @@ import Components
 import Foundation
 import XCTest
 
-/// Bad messages among good ones under the default `onError: fail`: every run that meets one
-/// fails, and a restarted runner must still write every good message and dead-letter the bad
-/// ones once they failed `maxDeliver` times (a run that failed once used up the good messages'
-/// deliveries too, until the server stopped delivering them).
-final class NATSPoisonTests: NATSTestCase {
+/// Faults around NATS: bad messages among good ones, and a server that goes away under a sink.
+final class NATSFaultTests: NATSTestCase {
     private var server: NATSServer!
 
     override func setUpWithError() throws {
@@ -22,6 +19,10 @@ final class NATSPoisonTests: NATSTestCase {
 
     override var natsURL: String { server.url }
 
+    /// Under the default `onError: fail` every run that meets a bad message fails; a restarted
+    /// runner must still write every good message and dead-letter the bad ones once they failed
+    /// `maxDeliver` times (failed runs used up the good messages' deliveries too, once, until the
+    /// server stopped delivering them).
     func testGoodMessagesSurviveRestartsAndBadOnesAreDeadLetteredAfterMaxDeliver() throws {
         // Good, not JSON, good, a quantity that is not a number, good.
         try """
@@ -85,5 +86,51 @@ final class NATSPoisonTests: NATSTestCase {
         XCTAssertEqual(letters.count, 2, letters.joined(separator: "\n"))
         XCTAssertTrue(letters.contains { $0.contains("not json") && $0.contains("is not JSON") }, letters.joined())
         XCTAssertTrue(letters.contains { $0.contains("two") && $0.contains("\"error\":\"") }, letters.joined())
+    }
+
+    /// A server killed 20 times for 1 to 4 s while a sink publishes 3,000 elements with msgId:
+    /// the run completes, and the stream holds each element once (a publish whose answer was lost
+    /// once waited for ever, and a full buffer of outstanding publishes failed the run).
+    func testTwentyServerOutagesUnderTheSinkLoseNothingAndNeverHang() throws {
+        let count = 3000
+        let reader = try startConsumer(
+            """
+            source: { nats: { url: "\(natsURL)", stream: OUT, subject: "out.>", durable: r, create: true } }
+            sink: { file: \(path("stored.jsonl")) }
+            """)
+        waitForStderr(reader, containing: "nats: reading OUT/r")
+        XCTAssertEqual(stop(reader).0, 143)
+        let writer = try startConsumer(
+            """
+            source: { interval: 20ms }
+            ops:
+              - take: \(count)
+              - map: { id: . }
+            sink: { nats: { url: "\(natsURL)", subject: out.items, msgId: "{{ .id }}", stream: OUT } }
+            """)
+        // Outages of 1 to 4 s, the same ones every time (a linear congruential sequence).
+        var seed: UInt64 = 7
+        for _ in 0..<20 {
+            Thread.sleep(forTimeInterval: 0.5)
+            server.stop(SIGKILL)
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            Thread.sleep(forTimeInterval: 1 + 3 * Double(seed >> 11) / Double(1 << 53))
+            server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path, port: server.port)
+        }
+        let output = writer.communicate(input: [], timeout: 120)
+        let stderr = String(decoding: output.standardError, as: UTF8.self)
+        XCTAssertFalse(output.timedOut, "the run hung: \(stderr.suffix(2000))")
+        XCTAssertEqual(output.termination.status, 0, String(stderr.suffix(2000)))
+        let again = try startConsumer(
+            """
+            source: { nats: { url: "\(natsURL)", stream: OUT, subject: "out.>", durable: r, create: true } }
+            sink: { file: \(path("stored.jsonl")) }
+            """)
+        waitForLines("stored.jsonl", atLeast: count)
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertEqual(stop(again).0, 143)
+        let stored = ids("stored.jsonl")
+        XCTAssertEqual(stored.count, count, "each element stored once")
+        XCTAssertEqual(Set(0..<count).subtracting(stored).sorted(), [], "nothing lost")
     }
 }

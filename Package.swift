@@ -96,7 +96,11 @@ let package = Package(
         ),
         .testTarget(
             name: "ComponentsTests",
-            dependencies: ["Components", "RivuletTestSupport", .product(name: "RivuletCore", package: "Core")]
+            dependencies: [
+                "Components", "RivuletTestSupport", .product(name: "RivuletCore", package: "Core"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "ToolingTests",

@@ -178,12 +178,19 @@ final class MetricsEndpoint: Sendable {
 
     /// Listens on `host:port`: with `metrics`, `/metrics`, `/health`, `/ready`; with `live`, the
     /// live view's page and its routes; `/stats` and `/tap` always (both need them).
-    init(host: String, port: Int, exporter: RunMetricsExporter, metrics: Bool = true, live: LiveView? = nil) throws {
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+    init(
+        host: String, port: Int, exporter: RunMetricsExporter, metrics: Bool = true, live: LiveView? = nil,
+        limits: HTTPConnectionLimits = .standard
+    ) throws {
+        // Idle clients are closed after a while and are never more than the cap (see HTTPConnectionGuard).
+        let connections = HTTPConnections(limits: limits)
+        let bootstrap = HTTPConnections.accepting(ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton))
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.pipeline.configureHTTPServerPipeline().flatMap {
-                    channel.pipeline.addHandler(MetricsHandler(exporter: exporter, metrics: metrics, live: live))
+                    channel.pipeline.addHandlers(
+                        HTTPConnectionGuard(connections),
+                        MetricsHandler(exporter: exporter, metrics: metrics, live: live))
                 }
             }
         channel = try bootstrap.bind(host: host, port: port).wait()

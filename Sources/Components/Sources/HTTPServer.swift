@@ -25,6 +25,16 @@ private enum Key {
         "queue", default: 1000,
         doc: "How many elements may wait for the pipeline; past that, requests are answered 503 with Retry-After."
     ).atLeast(1)
+    static let requestTimeout = Parameter<RxTimeInterval>(
+        "requestTimeout", default: .seconds(10),
+        doc:
+            "A request must arrive whole within this of its connection opening (or of the previous answer); otherwise the connection is closed."
+    ).atLeast(RxTimeInterval.milliseconds(1))
+    static let maxConnections = Parameter<Int>(
+        "maxConnections", default: 1024,
+        doc:
+            "Connections kept open at most; one more closes the one that has waited longest for a request (or is closed itself when every one is being answered)."
+    ).atLeast(1)
 }
 
 /// When `httpServer` answers a request it took.
@@ -57,9 +67,15 @@ extension BuiltinComponents {
             that request is taken, so a client that retries loses nothing, and memory stays bounded. \
             A request's elements are taken all or none. The source never completes; stop it with a \
             signal (or take, or --until). It needs the real clock; under rivulet test give its stream \
-            an input instead. The address it listens on is logged at start.
+            an input instead. The address it listens on is logged at start. A connection that sends \
+            nothing, half a header or a body shorter than its Content-Length is closed after \
+            requestTimeout, and at most maxConnections are kept, so idle clients cannot use up the \
+            process's file descriptors.
             """,
-        parameters: [Key.address, Key.path, Key.paths, Key.token, Key.maxBodyBytes, Key.respond, Key.queue],
+        parameters: [
+            Key.address, Key.path, Key.paths, Key.token, Key.maxBodyBytes, Key.respond, Key.queue, Key.requestTimeout,
+            Key.maxConnections,
+        ],
         example: "source: { httpServer: { address: \"127.0.0.1:8080\", path: /orders, token: \"${WEBHOOK_TOKEN}\" } }",
         validate: { values, validation in
             if HTTPServerAddress.parse(values[Key.address]) == nil {
@@ -88,7 +104,10 @@ extension BuiltinComponents {
             let settings = WebhookSettings(
                 host: host, port: port, paths: Set(parameters[Key.paths] ?? [parameters[Key.path]]),
                 token: parameters[Key.token], maxBodyBytes: parameters[Key.maxBodyBytes],
-                queueLimit: parameters[Key.queue])
+                queueLimit: parameters[Key.queue],
+                limits: HTTPConnectionLimits(
+                    requestTimeout: .nanoseconds(parameters[Key.requestTimeout].totalNanoseconds),
+                    maxConnections: parameters[Key.maxConnections]))
             let respond = parameters[Key.respond]
             if let token = settings.token {
                 context.shared(HTTPSession.self) { HTTPSession(mode: .live) }.redactor.add(token)

@@ -13,6 +13,7 @@ struct WebhookSettings: Sendable {
     let token: String?
     let maxBodyBytes: Int
     let queueLimit: Int
+    let limits: HTTPConnectionLimits
 }
 
 /// What a request's body holds: its elements, or why it was refused.
@@ -92,7 +93,8 @@ final class WebhookServer: Sendable {
     init(settings: WebhookSettings, queue: WebhookQueue, deliver: @escaping Deliver) throws {
         // The handlers reach the server (to count what they owe) once it exists.
         let server = ServerReference()
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let connections = HTTPConnections(limits: settings.limits)
+        let bootstrap = HTTPConnections.accepting(ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton))
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             // A client may shut its side down after the request (nc -q, some HTTP/1.0 clients and
             // proxies): the connection stays open for the answer, which the HTTP pipeline handler
@@ -100,7 +102,8 @@ final class WebhookServer: Sendable {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 channel.pipeline.configureHTTPServerPipeline().flatMap {
-                    channel.pipeline.addHandler(
+                    channel.pipeline.addHandlers(
+                        HTTPConnectionGuard(connections),
                         WebhookHandler(settings: settings, queue: queue, server: server, deliver: deliver))
                 }
             }

@@ -108,6 +108,7 @@ let package = Package(
                 "Tooling", "Components", "RivuletTestSupport", .product(name: "RivuletCore", package: "Core"),
             ]
         ),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(
             name: "StateStoreTests",
             dependencies: ["StateStore", .product(name: "RivuletCore", package: "Core")]

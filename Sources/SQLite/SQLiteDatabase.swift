@@ -25,6 +25,7 @@ public final class SQLiteDatabase {
     deinit {
         for statement in cache.values { sqlite3_finalize(statement) }
         sqlite3_close(handle)
+        stopCheck?.release()
     }
 
     /// Runs statements that return nothing.
@@ -70,6 +71,17 @@ public final class SQLiteDatabase {
     /// Runs one statement (prepared once and kept, since a sink runs the same insert many times)
     /// with `parameters`; returns its rows with their types.
     public func rows(_ sql: String, _ parameters: [Parameter] = []) throws(SQLiteError) -> [Row] {
+        var rows: [Row] = []
+        try eachRow(sql, parameters) { row in
+            rows.append(row)
+            return true
+        }
+        return rows
+    }
+
+    /// Runs one statement with `parameters`, handing `body` each row as SQLite makes it (an
+    /// endless recursive query is read as far as `body` wants); `body` returns false to stop.
+    public func eachRow(_ sql: String, _ parameters: [Parameter] = [], _ body: (Row) -> Bool) throws(SQLiteError) {
         let statement: OpaquePointer
         if let cached = cache[sql] {
             statement = cached
@@ -99,10 +111,9 @@ public final class SQLiteDatabase {
         }
         let count = sqlite3_column_count(statement)
         let columns = (0..<count).map { String(cString: sqlite3_column_name(statement, $0)) }
-        var rows: [Row] = []
         while true {
             let step = sqlite3_step(statement)
-            if step == SQLITE_DONE { return rows }
+            if step == SQLITE_DONE { return }
             guard step == SQLITE_ROW else { throw error(step) }
             let values = (0..<count).map { column -> Parameter in
                 switch sqlite3_column_type(statement, column) {
@@ -120,9 +131,29 @@ public final class SQLiteDatabase {
                     return .text(String(decoding: UnsafeBufferPointer(start: start, count: count), as: UTF8.self))
                 }
             }
-            rows.append(Row(columns: columns, values: values))
+            guard body(Row(columns: columns, values: values)) else { return }
         }
     }
+
+    /// Makes every statement stop (failing with SQLITE_INTERRUPT) once `stop` says so, checked
+    /// every few thousand steps of SQLite's machine: a query that sorts millions of rows before
+    /// its first one is not waited for by a signal.
+    public func interrupt(when stop: @escaping () -> Bool) {
+        let box = Unmanaged.passRetained(StopCheck(stop))
+        stopCheck?.release()
+        stopCheck = box
+        sqlite3_progress_handler(
+            handle, 10_000,
+            { pointer in Unmanaged<StopCheck>.fromOpaque(pointer!).takeUnretainedValue().stop() ? 1 : 0 },
+            box.toOpaque())
+    }
+
+    private final class StopCheck {
+        let stop: () -> Bool
+        init(_ stop: @escaping () -> Bool) { self.stop = stop }
+    }
+
+    private var stopCheck: Unmanaged<StopCheck>?
 
     /// `name` as an SQL identifier, quoted (a double quote in it doubled).
     public static func quote(_ name: String) -> String {

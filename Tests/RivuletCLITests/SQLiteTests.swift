@@ -204,6 +204,29 @@ final class SQLiteTests: BinaryTestCase {
         XCTAssertEqual(missing.stdout, "")
     }
 
+    func testRowsAreStreamedSoTakeEndsAnEndlessQueryAndASignalStopsALongOne() throws {
+        _ = try sqlite3("CREATE TABLE t (x INTEGER)")
+        let endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c"
+        // Every row was read before the first was emitted: nothing came, memory grew 35 MB/s.
+        let taken = try run(
+            "source: { sqlite: { path: orders.db, query: \"\(endless)\" } }\nops:\n  - take: 3\nsink: stdout\n")
+        XCTAssertEqual(taken.status, 0, taken.stderr)
+        XCTAssertEqual(taken.stdout, "{\"x\":1}\n{\"x\":2}\n{\"x\":3}\n")
+        // Endless rows, and an endless sort before the first row: SIGTERM ends either at once.
+        for query in [endless, endless + " ORDER BY x DESC"] {
+            let file = directory.appendingPathComponent("q-\(UUID().uuidString).yaml")
+            try "source: { sqlite: { path: orders.db, query: \"\(query)\" } }\nsink: { file: rows.jsonl }\n"
+                .write(to: file, atomically: true, encoding: .utf8)
+            let runner = try startRivulet(["run", file.path], output: .null, error: .pipe)
+            Thread.sleep(forTimeInterval: 1)
+            let signalled = Date()
+            runner.send(SIGTERM)
+            let output = runner.communicate(timeout: 20)
+            XCTAssertEqual(output.termination.status, 143, String(decoding: output.standardError, as: UTF8.self))
+            XCTAssertLessThan(Date().timeIntervalSince(signalled), 2, "acted on at once: \(query)")
+        }
+    }
+
     func testBlobsAndTextWithANulAreKept() throws {
         // A BLOB was read as "", text was cut at a NUL, and the sink stored such a string as "".
         _ = try sqlite3("CREATE TABLE t (b BLOB, s TEXT); INSERT INTO t VALUES (x'00ff10', 'a' || char(0) || 'b')")

@@ -37,7 +37,9 @@ extension BuiltinComponents {
             after it. A database locked by another program is waited for up to busyTimeout, then the \
             run fails saying so; a query that SQLite refuses fails the run with SQLite's message. The \
             database is opened read-only (a statement that writes fails), and rows without the since \
-            column are an error naming the columns they have.
+            column are an error naming the columns they have. Rows are emitted one at a time as \
+            SQLite makes them, so take ends even an endless recursive query, and a signal stops a \
+            long query (a sort before its first row) at once.
             """,
         parameters: [Key.path, Key.query, Key.every, Key.since, SQLiteAccess.busyTimeout],
         example: "source: { sqlite: { path: data/orders.db, query: \"SELECT * FROM orders\", every: 5s, since: id } }",
@@ -72,33 +74,49 @@ extension BuiltinComponents {
                     }
                     let last = StateBox<Value>(context.restoredState ?? .null)
                     context.keepState { last.value }
-                    /// Runs the query once; false when it failed (and the error was sent).
+                    // A signal stops a long query inside SQLite too (a sort before the first row).
+                    let scheduler = context.scheduler
+                    database.interrupt { scheduler.isInterrupted }
+                    /// Runs the query once, emitting each row as SQLite makes it (an endless
+                    /// recursive query is read as far as take wants); false when it failed (and
+                    /// the error was sent) or the run stopped.
                     func poll() -> Bool {
-                        let rows: [SQLiteDatabase.Row]
-                        do {
-                            rows = try database.rows(sql, since == nil ? [] : [SQLiteDatabase.Parameter(last.value)])
-                        } catch {
-                            observer.on(
-                                .error(SQLiteAccess.failure(error, path: path, busyTimeout: busy, context: context)))
-                            return false
-                        }
-                        // A since column the result lacks was read as a constant: every row, every poll.
-                        if let since, let first = rows.first, !first.columns.contains(since) {
-                            observer.on(
-                                .error(
-                                    context.error(
+                        var problem: (any Error)?
+                        var stopped = false
+                        let parameters = since == nil ? [] : [SQLiteDatabase.Parameter(last.value)]
+                        let outcome = Result { () throws(SQLiteError) in
+                            try database.eachRow(sql, parameters) { row in
+                                if lifetime.isDisposed || scheduler.isInterrupted {
+                                    stopped = true
+                                    return false
+                                }
+                                // A since column the result lacks would be read as a constant:
+                                // every row, every poll.
+                                if let since, !row.columns.contains(since) {
+                                    problem = context.error(
                                         "the query's rows have no column '\(since)' (since); they have "
-                                            + first.columns.map { "'\($0)'" }.joined(separator: ", "))))
+                                            + row.columns.map { "'\($0)'" }.joined(separator: ", "))
+                                    return false
+                                }
+                                var object = JSONObject()
+                                for (column, value) in Swift.zip(row.columns, row.values) {
+                                    object[column] = value.element
+                                }
+                                if let since { last.value = object[since] ?? last.value }
+                                observer.on(.next(.object(object)))
+                                return true
+                            }
+                        }
+                        if case .failure(let error) = outcome {
+                            // Interrupted by a signal: the run is stopping, not failing.
+                            if scheduler.isInterrupted { return false }
+                            problem = SQLiteAccess.failure(error, path: path, busyTimeout: busy, context: context)
+                        }
+                        if let problem {
+                            observer.on(.error(problem))
                             return false
                         }
-                        for row in rows {
-                            if lifetime.isDisposed { return false }
-                            var object = JSONObject()
-                            for (column, value) in Swift.zip(row.columns, row.values) { object[column] = value.element }
-                            if let since { last.value = object[since] ?? last.value }
-                            observer.on(.next(.object(object)))
-                        }
-                        return true
+                        return !stopped
                     }
                     guard let every else {
                         if poll(), !lifetime.isDisposed { observer.on(.completed) }

@@ -65,7 +65,11 @@ let package = Package(
         // libFuzzer targets (`make fuzz`); a normal build replays inputs once (`make test` runs the seeds).
         .executableTarget(
             name: "RivuletFuzz",
-            dependencies: ["Components", "Tooling", .product(name: "RivuletCore", package: "Core")]
+            dependencies: [
+                "Components", "Tooling", "SQLite", .product(name: "RivuletCore", package: "Core"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
         ),
         .executableTarget(
             name: "rivulet",

@@ -6,11 +6,15 @@ import Foundation
 
 /// The parsers a user's file or a server's answer reaches, as libFuzzer targets: the YAML loader
 /// with the whole validation, test files, expressions (parsed and evaluated), the JSON parser,
-/// marble diagrams and timelines, and the HTML image extractor. `RIVULET_FUZZ_TARGET` picks one.
+/// marble diagrams and timelines, the HTML image extractor, and (ServerFuzzTargets) the webhook
+/// server's request parsing, SQLite row decoding and the stateful operators with extreme numbers.
+/// `RIVULET_FUZZ_TARGET` picks one.
 /// A normal build runs inputs once instead (`RivuletFuzz TARGET FILE|DIR...`): how `make test`
 /// replays the seeds and every crash that fuzzing found.
 enum FuzzTargets {
-    static let names = ["pipeline", "testfile", "expression", "json", "marbles", "html"]
+    static let names = [
+        "pipeline", "testfile", "expression", "json", "marbles", "html", "webhook", "sqlite", "operators",
+    ]
 
     // Built once and only read: libFuzzer calls the target from one thread.
     nonisolated(unsafe) static let registry = BuiltinComponents.registry()
@@ -58,6 +62,9 @@ enum FuzzTargets {
             _ = try? HTMLImages.extract(
                 bytes, pageURL: "https://example.test/", charset: "shift_jis",
                 options: HTMLImages.Options(includeData: true, selector: "div img", limit: 5))
+        case "webhook": ServerFuzzTargets.webhook(bytes)
+        case "sqlite": ServerFuzzTargets.sqliteRow(bytes)
+        case "operators": ServerFuzzTargets.operators(bytes)
         default:
             fatalError("unknown fuzz target '\(target)'; one of \(names.joined(separator: ", "))")
         }

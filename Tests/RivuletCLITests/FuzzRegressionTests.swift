@@ -13,6 +13,8 @@ final class FuzzRegressionTests: XCTestCase {
             "pipeline": ["Pipelines", "Tests/RivuletCLITests/LintCorpus"], "testfile": ["Pipelines"],
             "expression": ["Tests/Fuzz/Seeds/expression"], "json": ["Tests/Fuzz/Seeds/json", "Examples/recordings"],
             "marbles": ["Tests/Fuzz/Seeds/marbles"], "html": ["Tests/Fuzz/Seeds/html"],
+            "webhook": ["Tests/Fuzz/Seeds/webhook"], "sqlite": ["Tests/Fuzz/Seeds/sqlite"],
+            "operators": ["Tests/Fuzz/Seeds/operators"],
         ]
         for (target, directories) in inputs.sorted(by: { $0.key < $1.key }) {
             let paths = (directories + ["Tests/Fuzz/Regressions/\(target)"]).map {

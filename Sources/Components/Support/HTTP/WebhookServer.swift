@@ -113,7 +113,7 @@ final class WebhookServer: Sendable {
     }
 
     /// The server, as its connections' handlers find it.
-    fileprivate final class ServerReference: Sendable {
+    final class ServerReference: Sendable {
         let value = Mutex<WebhookServer?>(nil)
     }
 
@@ -164,7 +164,7 @@ enum WebhookAnswer: Sendable {
 
 /// One connection: reads a request (refusing a body over the limit as soon as it is), checks the
 /// path, method and token, and answers.
-private final class WebhookHandler: ChannelInboundHandler, @unchecked Sendable {
+final class WebhookHandler: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 

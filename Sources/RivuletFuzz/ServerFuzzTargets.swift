@@ -1,0 +1,140 @@
+import Foundation
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+@_spi(Host) import Pipeline
+import Reactive
+import SQLite
+
+@_spi(Host) @testable import Components
+
+/// Fuzz targets for what arrives from outside at run time: raw bytes on an `httpServer`
+/// connection, values read back from SQLite, and extreme numbers through the stateful operators.
+enum ServerFuzzTargets {
+    /// The bytes as a client's on a connection of `httpServer`: the HTTP decoder, the connection
+    /// guard and the webhook handler (path, method, token, lengths, the body's JSON), fed in two
+    /// parts split where the first byte says. Whatever comes back must be HTTP.
+    static func webhook(_ bytes: [UInt8]) {
+        let settings = WebhookSettings(
+            host: "127.0.0.1", port: 0, paths: ["/", "/orders"],
+            token: bytes.first.map { $0 & 1 == 1 } == true ? "t" : nil,
+            maxBodyBytes: 4096, queueLimit: 8,
+            limits: HTTPConnectionLimits(requestTimeout: .seconds(1), maxConnections: 4))
+        let channel = EmbeddedChannel()
+        do {
+            try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+            try channel.pipeline.syncOperations.addHandlers(
+                HTTPConnectionGuard(HTTPConnections(limits: settings.limits)),
+                WebhookHandler(
+                    settings: settings, queue: WebhookQueue(limit: settings.queueLimit),
+                    server: WebhookServer.ServerReference(),
+                    deliver: { elements, answer in answer(.accepted(elements.count)) }))
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        } catch {
+            fatalError("the webhook pipeline could not be built: \(error)")
+        }
+        let split = min(bytes.count, Int(bytes.first ?? 0))
+        for part in [bytes[..<split], bytes[split...]] where channel.isActive {
+            _ = try? channel.writeInbound(channel.allocator.buffer(bytes: part))
+        }
+        (channel.embeddedEventLoop).advanceTime(by: .seconds(2))
+        var answered: [UInt8] = []
+        while let buffer = try? channel.readOutbound(as: ByteBuffer.self) { answered += buffer.readableBytesView }
+        guard answered.isEmpty || answered.starts(with: Array("HTTP/1.1 ".utf8)) else {
+            fatalError("an answer that is not HTTP: \(String(decoding: answered.prefix(80), as: UTF8.self))")
+        }
+        _ = try? channel.finish()
+    }
+
+    /// The bytes as one value of the type the first byte picks, bound and read back: it must come
+    /// back as the element it stands for (text whole, a NUL included; a BLOB as base64).
+    static func sqliteRow(_ bytes: [UInt8]) {
+        guard let database = try? SQLiteDatabase(path: ":memory:", create: true) else {
+            fatalError("no in-memory database")
+        }
+        let payload = Array(bytes.dropFirst())
+        let parameter: SQLiteDatabase.Parameter
+        let expected: Value
+        switch (bytes.first ?? 0) % 5 {
+        case 0:
+            let text = String(decoding: payload, as: UTF8.self)
+            (parameter, expected) = (.text(text), .string(text))
+        case 1: (parameter, expected) = (.blob(payload), .string(Data(payload).base64EncodedString()))
+        case 2:
+            let number = payload.prefix(8).reduce(0) { $0 << 8 | Int($1) }
+            (parameter, expected) = (.integer(number), .int(number))
+        case 3:
+            let bits = payload.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            let number = Double(bitPattern: bits)
+            (parameter, expected) = (.real(number), number.isNaN ? .null : .double(number))
+        default: (parameter, expected) = (.null, .null)
+        }
+        guard let row = try? database.rows("SELECT ?1 AS v", [parameter]).first, let value = row.values.first else {
+            fatalError("no row for \(parameter)")
+        }
+        let element = value.element
+        guard element.isEqualInExpressions(to: expected) else {
+            fatalError("\(parameter) came back as \(element), not \(expected)")
+        }
+    }
+
+    /// Numbers the stateful operators must survive: the largest and smallest integers, infinities
+    /// in text, NaN-like values, fractions and zero.
+    private static let extremes = [
+        "9223372036854775807", "-9223372036854775807", "-9223372036854775808", "0", "1", "-1", "1e308", "-1e308",
+        "4.9e-324", "0.5", "\"x\"", "null", "[]", "{}", "true", "1e19", "-1e19", "9007199254740993",
+    ]
+
+    /// A pipeline of one stateful operator (picked by the first byte) over events whose times, keys
+    /// and values are extreme numbers picked by the next bytes, with the rest as an expression,
+    /// run on the virtual clock: it may fail, never crash or run for ever.
+    static func operators(_ bytes: [UInt8]) {
+        guard bytes.count >= 2 else { return }
+        let count = min(Int(bytes[1] % 8) + 1, (bytes.count - 2) / 3)
+        var events: [String] = []
+        for index in 0..<count {
+            let pick = bytes[2 + index * 3..<2 + index * 3 + 3].map { extremes[Int($0) % extremes.count] }
+            events.append("{ at: \(index * 7)ms, next: { t: \(pick[0]), k: \(pick[1]), v: \(pick[2]) } }")
+        }
+        let rest = String(decoding: bytes.dropFirst(2 + count * 3), as: UTF8.self)
+        let expression = rest.isEmpty ? ".v" : rest.replacing("\"", with: "'").replacing("\n", with: " ")
+        let operators = [
+            "aggregate: { by: .k, every: 10ms, time: .t, fields: { n: count, s: { sum: \"\(expression)\" }, m: { max: .v } } }",
+            "aggregate: { every: 1ms, fields: { a: { min: \"\(expression)\" } } }",
+            "window: { every: 10ms, slide: 5ms, ops: [{ reduce: { seed: 0, accumulator: \"acc + (\(expression))\" } }] }",
+            "groupBy: { key: \"\(expression)\", ops: [{ window: 5ms }, { map: len(.) }] }",
+            "dedupe: { key: \"\(expression)\", ttl: 10ms }",
+            "reduce: { seed: 0, accumulator: \"acc + (\(expression))\" }",
+            "scan: { seed: .v, accumulator: \"acc * 2 + (\(expression))\" }",
+        ]
+        let chosen = operators[Int(bytes[0]) % operators.count]
+        let text = """
+            source: { events: [\(events.joined(separator: ", ")), { at: 100ms, complete: true }] }
+            ops:
+              - \(chosen)\(chosen.hasPrefix("window") ? "" : "\n    onError: skip")
+            sink: { file: /dev/null }
+            """
+        let loaded = PipelineLoader(registry: FuzzTargets.registry, environment: [:]).load(
+            text: text, path: "fuzz.yaml")
+        guard let pipeline = loaded.pipeline else {
+            if ProcessInfo.processInfo.environment["RIVULET_FUZZ_SHOW"] != nil {
+                print(text, loaded.diagnostics.map(\.message))
+            }
+            return
+        }
+        let scheduler = VirtualTimeScheduler(resolution: .microseconds(1))
+        let environment = ExpressionEnvironment(seed: 1, clock: { scheduler.now })
+        guard
+            let compiled = try? PipelineCompiler.compile(
+                pipeline, scheduler: scheduler, environment: environment, baseDirectory: "/tmp", log: { _ in })
+        else { return }
+        var finished = false
+        let run = compiled.start { _ in finished = true }
+        var steps = 0
+        while !finished && scheduler.runNext() {
+            steps += 1
+            guard steps < 1_000_000 else { fatalError("no end after a million steps: \(text)") }
+        }
+        if !finished { run.dispose() }
+    }
+}

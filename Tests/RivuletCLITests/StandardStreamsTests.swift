@@ -58,4 +58,17 @@ final class StandardStreamsTests: XCTestCase {
             lists.stdout,
             "a\n-\n1\n2\n… 1 more row held back (maxRows: 2); raise maxRows to show them\n\na\n-\nnothing found\n\n")
     }
+
+    func testAColumnIsNeverWiderThanTheTable() throws {
+        // width: 100000000 wrote 100 MB of padding a row, and a signal waited 20 s for it.
+        let started = Date()
+        let wide = try run(
+            "source: { events: [{ at: 0ms, next: { a: x, b: y } }, { at: 0ms, next: [{ a: x, b: y }] }] }\n"
+                + "sink: { table: { columns: [{ title: A, value: .a, width: 100000000 }, b], maxWidth: 30 } }\n")
+        XCTAssertEqual(wide.status, 0, wide.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
+        let lines = wide.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.count, 6, wide.stdout)
+        XCTAssertTrue(lines.allSatisfy { $0.count <= 32 }, lines.map { "\($0.count)" }.joined(separator: " "))
+    }
 }

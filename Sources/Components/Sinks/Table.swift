@@ -21,7 +21,8 @@ extension BuiltinComponents {
             Asian wide characters as two columns, so Japanese titles line up; long cells are cut with an \
             ellipsis. When an element is a list, the table shows that list and, on a terminal, redraws it \
             in place (the table view bound to the latest search results); other elements add a row each. \
-            Piped, it prints plain rows with no escape codes.
+            Piped, it prints plain rows with no escape codes. No column is wider than maxWidth, \
+            whatever its width says.
             """,
         parameters: [Key.columns, Key.maxRows, Key.maxWidth, Key.empty],
         primary: Key.columns,
@@ -110,9 +111,15 @@ final class TableSink: PipelineSink {
         }
     }
 
-    private func widths(header: [String], rows: [[String]]) -> [Int] {
+    /// Each column's width: its own, or its widest cell (at least `least`), then the widest
+    /// narrowed until the table fits maxWidth.
+    private func widths(header: [String], rows: [[String]], least: Int = 1) -> [Int] {
+        // No column is wider than the table may be (width: 100000000 wrote 100 MB of padding a row).
         var widths = columns.indices.map { index in
-            columns[index].width ?? ([header[index]] + rows.map { $0[index] }).map(DisplayWidth.of).max() ?? 1
+            min(
+                maxWidth,
+                columns[index].width
+                    ?? max(least, ([header[index]] + rows.map { $0[index] }).map(DisplayWidth.of).max() ?? 1))
         }
         let separator = 2 * max(0, columns.count - 1)
         // Shrink the widest column until the table fits.
@@ -168,7 +175,7 @@ final class TableSink: PipelineSink {
         if appendWidths == nil {
             let header = columns.map(\.title)
             // Later rows cannot widen a column already printed: leave room beyond the first row.
-            let widths = widths(header: header, rows: [row]).enumerated().map { columns[$0].width ?? max($1, 16) }
+            let widths = widths(header: header, rows: [row], least: 16)
             appendWidths = widths
             lines += [line(header, widths), rule(widths)]
         }

@@ -27,6 +27,24 @@ final class ElementErrorsTests: BinaryTestCase {
         XCTAssertTrue(result.stderr.contains("orders.jsonl line 2: "), result.stderr)
     }
 
+    func testAnAccumulatorThatDoublesStopsAtTheValueLimitNotAtTheMachinesMemory() throws {
+        // acc + acc reached 6-10 GB in 40 s and ignored SIGTERM.
+        let started = Date()
+        let result = try run(
+            """
+            source: { interval: 1ms }
+            ops:
+              - take: 40
+              - scan: { seed: x, accumulator: acc + acc }
+              - map: len(.)
+            sink: stdout
+            """, ["--clock", "virtual"])
+        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains("more than the 64 MiB a value may hold"), result.stderr)
+        XCTAssertTrue(result.stdout.hasSuffix("\n33554432\n67108864\n"), result.stdout)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 20)
+    }
+
     func testSkipDropsAndCountsEachBadElement() throws {
         let result = try run(pipeline(source: ", onError: skip", map: "\n    onError: skip"))
         XCTAssertEqual(result.status, 0, result.stderr)

@@ -47,6 +47,20 @@ final class ExpressionTests: LeakCheckingTestCase {
         XCTAssertEqual(try eval(Array(repeating: "1", count: 200).joined(separator: " + ")), 200)
     }
 
+    func testATextOrListPastTheLimitIsAnErrorOfTheElement() throws {
+        // acc + acc in a scan doubled each element and reached 10 GB before anything stopped it.
+        let half = Value.string(String(repeating: "x", count: ValueLimits.textBytes / 2))
+        XCTAssertEqual(try eval("acc + acc", acc: half).stringValue?.utf8.count, ValueLimits.textBytes)
+        XCTAssertThrowsError(try eval("acc + acc + 'y'", acc: half)) { error in
+            XCTAssertTrue("\(error)".contains("more than the 64 MiB a value may hold"), "\(error)")
+        }
+        XCTAssertThrowsError(try eval("acc + 1", acc: .string(String(repeating: "x", count: ValueLimits.textBytes))))
+        let items = Value.array(Array(repeating: 1, count: ValueLimits.listItems / 2 + 1))
+        XCTAssertThrowsError(try eval("acc + acc", acc: items)) { error in
+            XCTAssertTrue("\(error)".contains("items, more than the 8388608 a value may hold"), "\(error)")
+        }
+    }
+
     func testArithmeticComparisonAndLogic() throws {
         XCTAssertEqual(try eval("1 + 2 * 3"), 7)
         XCTAssertEqual(try eval("(1 + 2) * 3"), 9)

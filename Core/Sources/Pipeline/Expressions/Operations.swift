@@ -154,10 +154,12 @@ enum Operations {
         }
         if op == "+" {
             switch (a, b) {
-            case (.string(let x), .string(let y)): return .string(x + y)
-            case (.string(let x), _): return .string(x + Functions.text(b))
-            case (_, .string(let y)): return .string(Functions.text(a) + y)
-            case (.array(let x), .array(let y)): return .array(x + y)
+            case (.string(let x), .string(let y)): return .string(try ValueLimits.joined(x, y))
+            case (.string(let x), _): return .string(try ValueLimits.joined(x, Functions.text(b)))
+            case (_, .string(let y)): return .string(try ValueLimits.joined(Functions.text(a), y))
+            case (.array(let x), .array(let y)):
+                try ValueLimits.check(items: x.count + y.count)
+                return .array(x + y)
             case (.object(var x), .object(let y)):
                 for (key, value) in y { x[key] = value }
                 return .object(x)
@@ -165,5 +167,33 @@ enum Operations {
             }
         }
         throw ExpressionRuntimeError("cannot apply '\(op)' to \(describe(a)) and \(describe(b))")
+    }
+}
+
+/// How large a value an expression may make: `acc + acc` in a `scan` doubles each element and
+/// reached 10 GB in 40 s, out of reach of a signal. Past these, the expression fails on that
+/// element (routed by `onError`).
+@_spi(Host) public enum ValueLimits {
+    /// The longest text, in bytes of UTF-8: 64 MiB.
+    public static let textBytes = 1 << 26
+    /// The most items of a list: 8 Mi.
+    public static let listItems = 1 << 23
+
+    /// `x` followed by `y`, unless that is longer than `textBytes`.
+    static func joined(_ x: String, _ y: String) throws -> String {
+        let length = x.utf8.count + y.utf8.count
+        guard length <= textBytes else {
+            throw ExpressionRuntimeError(
+                "the text would be \(length) bytes, more than the \(textBytes >> 20) MiB a value may hold")
+        }
+        return x + y
+    }
+
+    /// Fails when a list of `items` would be longer than `listItems`.
+    static func check(items: Int) throws {
+        guard items <= listItems else {
+            throw ExpressionRuntimeError(
+                "the list would have \(items) items, more than the \(listItems) a value may hold")
+        }
     }
 }

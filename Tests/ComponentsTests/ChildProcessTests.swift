@@ -54,4 +54,18 @@ final class ChildProcessTests: LeakCheckingTestCase {
         XCTAssertEqual(output.standardOutput, Array("xxxxx".utf8))
         XCTAssertEqual(output.termination, .exited(0))
     }
+
+    func testASignalToItsGroupReachesWhatTheChildStarted() throws {
+        // The child starts a grandchild that holds its output open, then exits: only a signal to
+        // the group ends the grandchild, and with it the output.
+        let process = try ChildProcess(
+            executable: "sh", arguments: ["-c", "sleep 1000 & echo started"], output: .pipe, ownGroup: true)
+        var buffer = [UInt8](repeating: 0, count: 64)
+        XCTAssertGreaterThan(read(process.standardOutput, &buffer, buffer.count), 0)
+        XCTAssertEqual(process.wait(), .exited(0))
+        process.sendToGroup(SIGKILL)
+        var ended = pollfd(fd: process.standardOutput, events: Int16(POLLIN), revents: 0)
+        XCTAssertEqual(poll(&ended, 1, 5000), 1, "the grandchild's end closed the output")
+        XCTAssertEqual(read(process.standardOutput, &buffer, buffer.count), 0)
+    }
 }

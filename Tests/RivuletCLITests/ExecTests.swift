@@ -87,6 +87,61 @@ final class ExecTests: BinaryTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 10)
     }
 
+    /// The processes whose command line holds `marker`.
+    private func running(_ marker: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { entry in
+            guard Int(entry) != nil,
+                let line = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline")
+            else { return false }
+            return String(decoding: line, as: UTF8.self).contains(marker)
+        }
+    }
+
+    func testAProgramThatIgnoresSIGTERMAndWhatItStartedAreKilledWhenTheRunEnds() throws {
+        // Left running after rivulet exited; a grandchild holding the output kept the run going.
+        let marker = "rivulet-exec-\(UUID().uuidString.prefix(8))"
+        let script = """
+            import json, os, subprocess, sys
+            subprocess.Popen(["sleep", "1000", "\(marker)-grandchild"])
+            import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            for line in sys.stdin:
+                print(json.dumps({"emit": json.loads(line)["value"]}), flush=True)
+                print(json.dumps({"done": True}), flush=True)
+            import time
+            time.sleep(1000)
+            """
+        try script.write(to: directory.appendingPathComponent("\(marker).py"), atomically: true, encoding: .utf8)
+        let path = directory.appendingPathComponent("stubborn.yaml")
+        try """
+        source: { events: [{ at: 0ms, next: a }, { at: 1ms, complete: true }] }
+        ops: [{ exec: [python3, ./\(marker).py] }]
+        sink: stdout
+        """.write(to: path, atomically: true, encoding: .utf8)
+        let started = Date()
+        let result = try runRivulet(["run", path.path, "--clock", "virtual"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "\"a\"\n")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10)
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while !running(marker).isEmpty, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        XCTAssertEqual(running(marker), [], "the program and its grandchild are gone")
+    }
+
+    func testAnAnswerWithoutEndFailsTheElementAtTheLimit() throws {
+        // One element answered with 10,000,000 lines grew memory 5 MB/s until the timeout.
+        let path = directory.appendingPathComponent("endless.yaml")
+        try """
+        source: { events: [{ at: 0ms, next: a }, { at: 1ms, complete: true }] }
+        ops: [{ exec: { command: [sh, -c, "read line; yes '{\\"emit\\":1}'"], timeout: 60s } }]
+        sink: stdout
+        """.write(to: path, atomically: true, encoding: .utf8)
+        let started = Date()
+        let result = try runRivulet(["run", path.path, "--clock", "virtual"])
+        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains("answered one element with more than 100000 values"), result.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 15)
+    }
+
     func testAMissingProgramIsReported() throws {
         let path = directory.appendingPathComponent("m.yaml")
         try "source: { events: [{ at: 0ms, next: a }] }\nops: [{ exec: [no-such-program-rivulet] }]\nsink: stdout\n"

@@ -23,8 +23,11 @@ extension BuiltinComponents {
             fails the pipeline (or, with onError: skip or errors, drops that element). Elements are handled one at \
             a time, in order. A program that exits, crashes, writes something that is not such a line, or \
             takes longer than timeout for one element fails the pipeline with the tail of its standard \
-            error. The program is stopped when the pipeline ends. While the program works on an element \
-            the pipeline's thread waits for it (timers run late); keep exec programs quick.
+            error. The program is stopped when the pipeline ends: SIGTERM to it and the programs it \
+            started (its process group), SIGKILL 2 s later or when rivulet exits. One element's answer \
+            holds at most 100,000 values and lines of at most 64 MiB; past that the element fails. \
+            While the program works on an element the pipeline's thread waits for it (timers run \
+            late; a signal does not); keep exec programs quick.
             """,
         parameters: [Key.command, Key.timeout],
         primary: Key.command,
@@ -105,15 +108,22 @@ final class ExecProcess {
         // `env -C` runs the program in the pipeline's directory (posix_spawn has no portable chdir).
         let directoryPath = URL(fileURLWithPath: directory).standardizedFileURL.path
         do {
+            // In a group of its own: stopping it reaches the programs it started (a grandchild
+            // holding its output kept the run going).
             process = try ChildProcess(
-                executable: "/usr/bin/env", arguments: ["-C", directoryPath] + command, input: .pipe)
+                executable: "/usr/bin/env", arguments: ["-C", directoryPath] + command, input: .pipe, ownGroup: true)
         } catch {
             throw context.error("cannot start '\(commandLine)': \(error)")
         }
         reader = LineReader(descriptor: process.standardOutput)
         stderrTail = StderrTail.reading(process.standardError)
         signal(SIGPIPE, SIG_IGN)
+        ExecGroups.shared.add(process.pid)
     }
+
+    /// The most values a program may answer one element with: past it, the element fails (one
+    /// answered with 10,000,000 lines grew memory 5 MB/s until its timeout).
+    static let maximumAnswers = 100_000
 
     private func failure(_ message: String) -> PipelineRuntimeError {
         let tail = stderrTail.text
@@ -158,6 +168,10 @@ final class ExecProcess {
                 throw failure(
                     "'\(commandLine)' did not answer within \(DurationSyntax.format(timeout)) (element: \(element))")
             }
+            // Checked on every line too: a program that answers without end keeps poll ready.
+            if context.scheduler.isInterrupted {
+                throw context.error("'\(commandLine)' was stopped by a signal", element: element)
+            }
             var written = ""
             let line = try reader.nextLine { bytes -> Result<Value, JSONError>? in
                 do throws(JSONError) { return .success(try JSONParser.parse(bytes)) } catch {
@@ -179,6 +193,11 @@ final class ExecProcess {
                         + "standard output carries only the protocol's lines: write debug output to standard error")
             }
             if let value = object["emit"] {
+                guard emitted.count < Self.maximumAnswers else {
+                    throw failure(
+                        "'\(commandLine)' answered one element with more than \(Self.maximumAnswers) values (element: \(element))"
+                    )
+                }
                 emitted.append(value)
             } else if object["done"] != nil {
                 return emitted
@@ -193,11 +212,47 @@ final class ExecProcess {
         }
     }
 
-    /// Closes the program's input and stops it; a thread reaps it, so the pipeline never waits.
+    /// Closes the program's input and sends its group SIGTERM; a thread gives it 2 s, then kills
+    /// the group (a program that ignores SIGTERM, and what it started) and reaps it, so the
+    /// pipeline never waits. If rivulet exits first, its exit kills the group.
     func stop() {
         process.closeInput()
-        process.send(SIGTERM)
+        process.sendToGroup(SIGTERM)
         let process = self.process
-        Thread { process.wait() }.start()
+        Thread {
+            var waited = 0
+            while process.exited() == nil, waited < 100 {
+                _ = poll(nil, 0, 20)
+                waited += 1
+            }
+            process.sendToGroup(SIGKILL)
+            process.wait()
+            ExecGroups.shared.remove(process.pid)
+        }.start()
+    }
+}
+
+/// The process groups of running exec programs, killed when rivulet exits: a program that
+/// ignores SIGTERM was left running after the run.
+final class ExecGroups: @unchecked Sendable {
+    static let shared = ExecGroups()
+    private let lock = NSLock()
+    private var groups: Set<pid_t> = []
+    private var installed = false
+
+    func add(_ group: pid_t) {
+        lock.withLock {
+            groups.insert(group)
+            if !installed {
+                installed = true
+                atexit { ExecGroups.shared.killAll() }
+            }
+        }
+    }
+
+    func remove(_ group: pid_t) { _ = lock.withLock { groups.remove(group) } }
+
+    private func killAll() {
+        for group in lock.withLock({ groups }) { kill(-group, SIGKILL) }
     }
 }

@@ -71,9 +71,11 @@ public final class ChildProcess: @unchecked Sendable {
     /// Starts `executable` (looked up in PATH when it has no slash) with `arguments`.
     ///
     /// - Throws: `ChildProcessError` when the program cannot be started.
+    /// With `ownGroup`, the child leads a process group of its own, so `sendToGroup` reaches the
+    /// programs it starts too.
     public init(
         executable: String, arguments: [String], input: Stream = .null, output: Stream = .pipe,
-        error: Stream = .pipe
+        error: Stream = .pipe, ownGroup: Bool = false
     ) throws {
         var parentEnds: [Int32] = [-1, -1, -1]
         var childEnds: [Int32] = [-1, -1, -1]
@@ -114,7 +116,12 @@ public final class ChildProcess: @unchecked Sendable {
         sigemptyset(&defaults)
         for signal in [SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP] { sigaddset(&defaults, signal) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+        if ownGroup {
+            posix_spawnattr_setpgroup(&attributes, 0)
+            flags |= POSIX_SPAWN_SETPGROUP
+        }
+        posix_spawnattr_setflags(&attributes, Int16(flags))
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
@@ -144,6 +151,12 @@ public final class ChildProcess: @unchecked Sendable {
     /// Sends `signal` to the child, unless it has been reaped.
     public func send(_ signal: Int32) {
         if termination == nil { kill(pid, signal) }
+    }
+
+    /// Sends `signal` to the child's process group (started with `ownGroup`): the programs it
+    /// started as well, even after it exited itself.
+    public func sendToGroup(_ signal: Int32) {
+        kill(-pid, signal)
     }
 
     /// Waits for the child to end and reaps it.

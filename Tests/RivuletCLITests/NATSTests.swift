@@ -160,6 +160,8 @@ final class NATSTests: NATSTestCase {
             noStream.stderr.contains(
                 "no JetStream stream stores 'invoices.ada': give this sink stream: NAME and create: true"),
             noStream.stderr)
+        XCTAssertTrue(
+            noStream.stderr.contains("1 element read, 0 written"), "not stored, not written: \(noStream.stderr)")
         let missing = try run(orders + ", stream: INVOICES } }\n")
         XCTAssertEqual(missing.status, 1, "as the source's: \(missing.stderr)")
         XCTAssertTrue(missing.stderr.contains("stream 'INVOICES' does not exist on"), missing.stderr)

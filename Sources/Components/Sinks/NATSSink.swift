@@ -376,6 +376,8 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
     /// The publish `key` is given up on: an element error, routed by onError.
     private func failPublish(_ key: Int, _ why: String) {
         guard let publish = pending.removeValue(forKey: key) else { return }
+        // Received but not written: the run's summary counts only what the stream stored.
+        context.meter?.count(ComponentMeter.unwrittenCounter)
         Origin.with(publish.origin) {
             do {
                 try context.elementFailed(
@@ -425,8 +427,13 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
             jsPubOptions_Init(&options)
             options.MaxWait = 5000
             js_PublishAsyncComplete(js, &options)
+            // The answers that came meanwhile would reach the run only after it ended.
+            for (key, problem) in answers.take() where problem == nil {
+                if let origin = pending.removeValue(forKey: key)?.origin { context.letGo([origin]) }
+            }
         }
         closed?.value = unacknowledged()
+        if !pending.isEmpty { context.meter?.count(ComponentMeter.unwrittenCounter, by: pending.count) }
         connection?.close()
         connection = nil
         pending.removeAll()

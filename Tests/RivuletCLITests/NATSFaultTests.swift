@@ -3,22 +3,7 @@ import Foundation
 import XCTest
 
 /// Faults around NATS: bad messages among good ones, and a server that goes away under a sink.
-final class NATSFaultTests: NATSTestCase {
-    private var server: NATSServer!
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path)
-    }
-
-    override func tearDown() {
-        server?.stop()
-        server = nil
-        super.tearDown()
-    }
-
-    override var natsURL: String { server.url }
-
+final class NATSFaultTests: OneNATSServerTestCase {
     /// Under the default `onError: fail` every run that meets a bad message fails; a restarted
     /// runner must still write every good message and dead-letter the bad ones once they failed
     /// `maxDeliver` times (failed runs used up the good messages' deliveries too, once, until the

@@ -199,3 +199,21 @@ class NATSTestCase: BinaryTestCase {
         }
     }
 }
+
+/// NATS binary tests against one `nats-server` of their own, started for each test.
+class OneNATSServerTestCase: NATSTestCase {
+    var server: NATSServer!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path)
+    }
+
+    override func tearDown() {
+        server?.stop()
+        server = nil
+        super.tearDown()
+    }
+
+    override var natsURL: String { server.url }
+}

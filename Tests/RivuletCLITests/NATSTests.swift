@@ -5,22 +5,7 @@ import XCTest
 /// The `nats` source and sink against a real nats-server: publish, consume, acknowledge,
 /// failed messages to a dead-letter subject, de-duplication by msgId, signals, a restarted
 /// server, and the errors a user meets first (killed runners: NATSScaleOutTests).
-final class NATSTests: NATSTestCase {
-    private var server: NATSServer!
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path)
-    }
-
-    override func tearDown() {
-        server?.stop()
-        server = nil
-        super.tearDown()
-    }
-
-    override var natsURL: String { server.url }
-
+final class NATSTests: OneNATSServerTestCase {
     func testConsumesAcknowledgesAndDeduplicatesByMessageID() throws {
         try writeOrders(1...500)
         let consumer = try startConsumer(consumerPipeline(durable: "writer", output: "out.jsonl"))

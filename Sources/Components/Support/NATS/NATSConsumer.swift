@@ -180,28 +180,17 @@ final class NATSConsumer: @unchecked Sendable {
     }
 
     private func createConsumer(stream: String, durable: String, js: OpaquePointer) throws {
-        var code = jsErrCode(rawValue: 0)
-        var status = NATS_OK
-        consumerConfig { config in
-            status = durable.withCString { name in
-                (settings.subject ?? "").withCString { filter in
-                    config.Durable = name
-                    if settings.subject != nil { config.FilterSubject = filter }
-                    var info: UnsafeMutablePointer<jsConsumerInfo>?
-                    let status = js_AddConsumer(&info, js, stream, &config, nil, &code)
-                    jsConsumerInfo_Destroy(info)
-                    return status
-                }
-            }
-        }
-        guard status == NATS_OK else {
-            throw NATSError(status, code: code, doing: "cannot create consumer '\(durable)' on stream '\(stream)'")
-        }
+        try putConsumer(stream: stream, durable: durable, js: js, updating: false)
     }
 
     /// A consumer made by an earlier Rivulet (a limit on deliveries kept by the server) moved to
     /// the server's unlimited one; its other settings are the file's, as checked.
     private func updateConsumer(stream: String, durable: String, js: OpaquePointer) throws {
+        try putConsumer(stream: stream, durable: durable, js: js, updating: true)
+    }
+
+    /// Creates the consumer with the file's settings, or updates an existing one to them.
+    private func putConsumer(stream: String, durable: String, js: OpaquePointer, updating: Bool) throws {
         var code = jsErrCode(rawValue: 0)
         var status = NATS_OK
         consumerConfig { config in
@@ -210,14 +199,19 @@ final class NATSConsumer: @unchecked Sendable {
                     config.Durable = name
                     if settings.subject != nil { config.FilterSubject = filter }
                     var info: UnsafeMutablePointer<jsConsumerInfo>?
-                    let status = js_UpdateConsumer(&info, js, stream, &config, nil, &code)
+                    let status =
+                        updating
+                        ? js_UpdateConsumer(&info, js, stream, &config, nil, &code)
+                        : js_AddConsumer(&info, js, stream, &config, nil, &code)
                     jsConsumerInfo_Destroy(info)
                     return status
                 }
             }
         }
         guard status == NATS_OK else {
-            throw NATSError(status, code: code, doing: "cannot update consumer '\(durable)' on stream '\(stream)'")
+            throw NATSError(
+                status, code: code,
+                doing: "cannot \(updating ? "update" : "create") consumer '\(durable)' on stream '\(stream)'")
         }
     }
 

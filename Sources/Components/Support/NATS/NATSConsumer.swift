@@ -421,67 +421,6 @@ struct NATSSetupError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
-/// The fetch thread's stop switch, safe to flip from the pipeline's thread before or after the
-/// consumer exists.
-final class NATSWorker: @unchecked Sendable {
-    private let lock = NSCondition()
-    private var consumer: NATSConsumer?
-    private var stopped = false
-    private var runOver = false
-    private var done = false
-
-    /// Hands over the consumer; false if the run stopped meanwhile.
-    func begin(_ consumer: NATSConsumer) -> Bool {
-        lock.withLock {
-            self.consumer = consumer
-            return !stopped
-        }
-    }
-
-    func stop() {
-        let consumer = lock.withLock {
-            stopped = true
-            return self.consumer
-        }
-        consumer?.stop()
-    }
-
-    /// Waits until the consumer has no message in flight, or the run is over; then marks the
-    /// thread done (its caller closes the connection right after).
-    func waitUntilSettled(_ consumer: NATSConsumer) {
-        lock.lock()
-        while consumer.hasInFlight && !runOver {
-            // The message a failing run failed on is dead-lettered after the fetching stopped.
-            lock.unlock()
-            consumer.publishPendingDeadLetters()
-            lock.lock()
-            _ = lock.wait(until: Date(timeIntervalSinceNow: 0.05))
-        }
-        lock.unlock()
-        consumer.publishPendingDeadLetters()
-    }
-
-    /// After the run: stops waiting for settlements and waits (up to 5 s) for the fetch thread
-    /// to flush its acknowledgements and close.
-    func finish() {
-        stop()
-        lock.lock()
-        runOver = true
-        lock.broadcast()
-        let limit = Date(timeIntervalSinceNow: 5)
-        while !done && lock.wait(until: limit) {}
-        lock.unlock()
-    }
-
-    /// The fetch thread has closed its connection.
-    func markDone() {
-        lock.lock()
-        done = true
-        lock.broadcast()
-        lock.unlock()
-    }
-}
-
 extension NATSConsumer {
     var hasInFlight: Bool {
         condition.lock()

@@ -73,6 +73,29 @@ final class NATSFaultTests: OneNATSServerTestCase {
         XCTAssertTrue(letters.contains { $0.contains("two") && $0.contains("\"error\":\"") }, letters.joined())
     }
 
+    func testADeadLetterNoStreamStoresIsReportedAndTheMessageKept() throws {
+        // It went back silently, again and again.
+        try "\"not json\"\n".write(toFile: path("orders.jsonl"), atomically: true, encoding: .utf8)
+        let runner = try startConsumer(
+            """
+            source: { nats: { url: "\(natsURL)", stream: ORDERS, subject: "orders.>", durable: w, create: true, maxDeliver: 1, nakDelay: 50ms, deadLetter: dead.orders }, onError: skip }
+            sink: { file: \(path("out.jsonl")) }
+            """)
+        waitForStderr(runner, containing: "nats: reading ORDERS/w")
+        let published = try run(
+            """
+            source: { fixture: \(path("orders.jsonl")) }
+            sink: { nats: { url: "\(natsURL)", subject: orders.new } }
+            """)
+        XCTAssertEqual(published.status, 0, published.stderr)
+        Thread.sleep(forTimeInterval: 1.5)
+        let (status, stderr) = stop(runner, SIGINT)
+        XCTAssertEqual(status, 130, stderr)
+        XCTAssertTrue(
+            stderr.contains("cannot store a dead letter on 'dead.orders'")
+                && stderr.contains("create a stream that stores 'dead.orders'"), stderr)
+    }
+
     /// A server killed 20 times for 1 to 4 s while a sink publishes 3,000 elements with msgId:
     /// the run completes, and the stream holds each element once (a publish whose answer was lost
     /// once waited for ever, and a full buffer of outstanding publishes failed the run).

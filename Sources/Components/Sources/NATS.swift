@@ -204,7 +204,7 @@ enum NATSSource {
                     return fail(error)
                 }
                 let consumer = NATSConsumer(
-                    connection: connection, settings: settings, ending: ending, meter: meter)
+                    connection: connection, settings: settings, ending: ending, meter: meter, report: report)
                 defer {
                     consumer.close()
                     connection.close()

@@ -85,12 +85,20 @@ final class NATSConsumer: @unchecked Sendable {
     private var closed = false
     /// In a watched run: pending acknowledgements and redeliveries are counted here.
     private let meter: ComponentMeter?
+    /// Where lines a user should see go (a dead letter that could not be stored).
+    private let report: @Sendable (String) -> Void
+    /// Whether a dead letter that could not be stored was reported (once a run is enough).
+    private var reportedUnstoredDeadLetter = false
 
-    init(connection: NATSConnection, settings: NATSConsumerSettings, ending: RunEnding, meter: ComponentMeter? = nil) {
+    init(
+        connection: NATSConnection, settings: NATSConsumerSettings, ending: RunEnding, meter: ComponentMeter? = nil,
+        report: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.connection = connection
         self.settings = settings
         self.ending = ending
         self.meter = meter
+        self.report = report
     }
 
     /// A watched run's view of a fetched batch: how many were delivered before, and what is pending.
@@ -391,8 +399,15 @@ final class NATSConsumer: @unchecked Sendable {
                 let status = js_PublishMsg(&ack, js, copy, nil, &code)
                 jsPubAck_Destroy(ack)
                 natsMsg_Destroy(copy)
-                // Not stored: leave the message to come back rather than lose it.
+                // Not stored: leave the message to come back rather than lose it, and say so once
+                // (without a stream for the subject, every such message comes back for ever).
                 if status != NATS_OK {
+                    if !reportedUnstoredDeadLetter {
+                        reportedUnstoredDeadLetter = true
+                        report(
+                            "cannot store a dead letter on '\(subject)' (\(NATSError(status, code: code, doing: "publishing it"))); "
+                                + "the message goes back and comes again: create a stream that stores '\(subject)'")
+                    }
                     natsMsg_Nak(message, nil)
                     natsMsg_Destroy(message)
                     release()

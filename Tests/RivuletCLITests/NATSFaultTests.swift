@@ -73,15 +73,21 @@ final class NATSFaultTests: OneNATSServerTestCase {
         XCTAssertTrue(letters.contains { $0.contains("two") && $0.contains("\"error\":\"") }, letters.joined())
     }
 
-    func testADeadLetterNoStreamStoresIsReportedAndTheMessageKept() throws {
-        // It went back silently, again and again.
+    func testDeadLettersGetAStreamOrTheUserIsToldWhyTheyComeBack() throws {
+        // A dead letter no stream stored went back silently, again and again.
         try "\"not json\"\n".write(toFile: path("orders.jsonl"), atomically: true, encoding: .utf8)
-        let runner = try startConsumer(
+        func consumer(durable: String, deadLetter: String, create: Bool) -> String {
             """
-            source: { nats: { url: "\(natsURL)", stream: ORDERS, subject: "orders.>", durable: w, create: true, maxDeliver: 1, nakDelay: 50ms, deadLetter: dead.orders }, onError: skip }
-            sink: { file: \(path("out.jsonl")) }
-            """)
-        waitForStderr(runner, containing: "nats: reading ORDERS/w")
+            source: { nats: { url: "\(natsURL)", stream: ORDERS, subject: "orders.>", durable: \(durable), create: \(create), maxDeliver: 1, nakDelay: 50ms, deadLetter: \(deadLetter) }, onError: skip }
+            sink: { file: \(path("\(durable).jsonl")) }
+            """
+        }
+        // create: true makes a stream for them when none stores the subject.
+        let creating = try startConsumer(consumer(durable: "w", deadLetter: "dead.orders", create: true))
+        Thread.sleep(forTimeInterval: 1)
+        // Without create and without a stream: said at start, and again when one comes back.
+        let told = try startConsumer(consumer(durable: "v", deadLetter: "dead.other", create: false))
+        Thread.sleep(forTimeInterval: 1)
         let published = try run(
             """
             source: { fixture: \(path("orders.jsonl")) }
@@ -89,11 +95,24 @@ final class NATSFaultTests: OneNATSServerTestCase {
             """)
         XCTAssertEqual(published.status, 0, published.stderr)
         Thread.sleep(forTimeInterval: 1.5)
-        let (status, stderr) = stop(runner, SIGINT)
-        XCTAssertEqual(status, 130, stderr)
+        let (createdStatus, created) = stop(creating, SIGINT)
+        XCTAssertEqual(createdStatus, 130, created)
+        XCTAssertTrue(created.contains("created stream 'ORDERS_DEAD' for the dead letters on 'dead.orders'"), created)
+        let (toldStatus, toldText) = stop(told, SIGINT)
+        XCTAssertEqual(toldStatus, 130, toldText)
+        XCTAssertTrue(toldText.contains("no stream stores the dead letters on 'dead.other'"), toldText)
         XCTAssertTrue(
-            stderr.contains("cannot store a dead letter on 'dead.orders'")
-                && stderr.contains("create a stream that stores 'dead.orders'"), stderr)
+            toldText.contains("cannot store a dead letter on 'dead.other'")
+                && toldText.contains("create a stream that stores 'dead.other'"), toldText)
+        // The first consumer's dead letter is in the stream made for it.
+        let dead = try run(
+            """
+            source: { nats: { url: "\(natsURL)", stream: ORDERS_DEAD, subject: dead.orders, durable: r, format: text } }
+            ops: [{ take: 1 }]
+            sink: stdout
+            """)
+        XCTAssertEqual(dead.status, 0, dead.stderr)
+        XCTAssertEqual(dead.stdout, "\"not json\"\n")
     }
 
     /// A server killed 20 times for 1 to 4 s while a sink publishes 3,000 elements with msgId:

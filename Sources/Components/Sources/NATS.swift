@@ -37,7 +37,7 @@ private enum Key {
     static let deadLetter = Parameter<String?>(
         "deadLetter",
         doc:
-            "A subject a message is published to (with its error in the Rivulet-Error header) once it failed maxDeliver times.",
+            "A subject a message is published to (with its error in the Rivulet-Error header) once it failed maxDeliver times; a stream must store it (create: true makes STREAM_DEAD when none does).",
         example: "orders.dead")
     static let format = Parameter<NATSFormat>(
         "format", default: .json,

@@ -125,6 +125,10 @@ final class NATSConsumer: @unchecked Sendable {
         try NATSStreams.ensure(
             stream, subjects: settings.subject ?? "\(stream).>", create: settings.create, replicas: settings.replicas,
             js: js, endpoint: connection.endpoint.described)
+        if let deadLetter = settings.deadLetter {
+            try NATSStreams.ensureDeadLetters(
+                deadLetter, of: stream, create: settings.create, replicas: settings.replicas, js: js, report: report)
+        }
         var code = jsErrCode(rawValue: 0)
         var info: UnsafeMutablePointer<jsConsumerInfo>?
         var status = js_GetConsumerInfo(&info, js, stream, durable, nil, &code)

@@ -26,6 +26,41 @@ enum NATSStreams {
         try add(stream, subjects: subjects, replicas: replicas, js: js)
     }
 
+    /// The streams that store `subject`, as JetStream lists them.
+    static func streams(storing subject: String, js: OpaquePointer) throws -> [String] {
+        var options = jsOptions()
+        jsOptions_Init(&options)
+        var code = jsErrCode(rawValue: 0)
+        var list: UnsafeMutablePointer<jsStreamNamesList>?
+        let status = subject.withCString { filter in
+            options.Stream.Info.SubjectsFilter = filter
+            return js_StreamNames(&list, js, &options, &code)
+        }
+        defer { jsStreamNamesList_Destroy(list) }
+        if NATSError.isNotFound(status, code) { return [] }
+        guard status == NATS_OK, let list else {
+            throw NATSError(status, code: code, doing: "cannot list the streams storing '\(subject)'")
+        }
+        return (0..<Int(list.pointee.Count)).compactMap { list.pointee.List[$0].map { String(cString: $0) } }
+    }
+
+    /// Makes sure a stream stores the dead letters a source publishes to `subject`: when none
+    /// does, `create` makes `STREAM_DEAD` for them, and otherwise the user is told at start (a
+    /// dead letter no stream stores goes back and comes again).
+    static func ensureDeadLetters(
+        _ subject: String, of stream: String, create: Bool, replicas: Int, js: OpaquePointer,
+        report: (String) -> Void
+    ) throws {
+        guard try streams(storing: subject, js: js).isEmpty else { return }
+        guard create else {
+            return report(
+                "no stream stores the dead letters on '\(subject)': create one (or write create: true), or a "
+                    + "failed message goes back and comes again")
+        }
+        try add("\(stream)_DEAD", subjects: subject, replicas: replicas, js: js)
+        report("created stream '\(stream)_DEAD' for the dead letters on '\(subject)'")
+    }
+
     private static func add(_ stream: String, subjects: String, replicas: Int, js: OpaquePointer) throws {
         var config = jsStreamConfig()
         jsStreamConfig_Init(&config)

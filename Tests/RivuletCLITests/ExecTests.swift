@@ -142,6 +142,26 @@ final class ExecTests: BinaryTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 15)
     }
 
+    func testAFiftyMegabyteAnswerIsReadInOneGo() throws {
+        // One 50 MB line took 21 s: the line buffer grew a byte at a time.
+        try """
+        import sys
+        for line in sys.stdin:
+            sys.stdout.write('{"emit":"' + 'x' * 50_000_000 + '"}\\n{"done":true}\\n'); sys.stdout.flush()
+        """.write(to: directory.appendingPathComponent("big.py"), atomically: true, encoding: .utf8)
+        let path = directory.appendingPathComponent("big.yaml")
+        try """
+        source: { events: [{ at: 0ms, next: a }, { at: 1ms, complete: true }] }
+        ops: [{ exec: { command: [python3, ./big.py], timeout: 60s } }, { map: len(.) }]
+        sink: stdout
+        """.write(to: path, atomically: true, encoding: .utf8)
+        let started = Date()
+        let result = try runRivulet(["run", path.path, "--clock", "virtual"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "50000000\n")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10)
+    }
+
     func testAMissingProgramIsReported() throws {
         let path = directory.appendingPathComponent("m.yaml")
         try "source: { events: [{ at: 0ms, next: a }] }\nops: [{ exec: [no-such-program-rivulet] }]\nsink: stdout\n"

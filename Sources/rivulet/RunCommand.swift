@@ -168,7 +168,7 @@ struct RunCommand: ParsableCommand {
         let reload: @Sendable () -> Void = { [self] in
             reloader.with { loader in self.reload(loader, control) }
         }
-        SignalWatcher.start(hangUp: watch ? reload : nil) { control.stop() }
+        SignalWatcher.start(hangUp: watch ? reload : nil, giveUpAfter: drainTimeout + .seconds(5)) { control.stop() }
         let watcher = watch ? FileWatcher(paths: { [file] }, changed: reload) : nil
         let tracer = trace ? Tracer() : nil
         RunLog.pipeline = Self.name(of: pipeline)

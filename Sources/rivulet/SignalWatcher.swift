@@ -50,8 +50,13 @@ enum SignalWatcher {
     }
 
     /// Starts the thread that waits for a signal and then calls `stop` (once); with `hangUp`,
-    /// each SIGHUP calls it instead (after `blockHangUp`).
-    static func start(hangUp: (@Sendable () -> Void)? = nil, _ stop: @escaping @Sendable () -> Void) {
+    /// each SIGHUP calls it instead (after `blockHangUp`). With `giveUpAfter`, a process still
+    /// running that long after the signal exits anyway (128 + the signal): whatever holds the
+    /// stop (a sink's commit waiting on a locked database, a server that does not answer), a
+    /// signal is honoured within the drain timeout and a little more.
+    static func start(
+        hangUp: (@Sendable () -> Void)? = nil, giveUpAfter: Duration? = nil, _ stop: @escaping @Sendable () -> Void
+    ) {
         let thread = Thread {
             var set = handled
             if hangUp != nil { sigaddset(&set, SIGHUP) }
@@ -67,8 +72,18 @@ enum SignalWatcher {
             lock.unlock()
             stop()
             // A second signal while stopping ends the process at once, as users expect.
-            var again: Int32 = 0
-            if sigwait(&set, &again) == 0 { _exit(128 + again) }
+            guard let giveUpAfter else {
+                var again: Int32 = 0
+                if sigwait(&set, &again) == 0 { _exit(128 + again) }
+                return
+            }
+            let seconds = giveUpAfter.components.seconds
+            var limit = timespec(tv_sec: Int(seconds), tv_nsec: Int(giveUpAfter.components.attoseconds / 1_000_000_000))
+            let again = sigtimedwait(&set, nil, &limit)
+            if again > 0 { _exit(128 + again) }
+            FileHandleOutput.standardError.write(
+                "rivulet: still stopping \(seconds)s after the signal (the drain timeout and 5s more); exiting now\n")
+            _exit(128 + signal)
         }
         thread.start()
     }

@@ -18,13 +18,13 @@ final class SQLiteTests: BinaryTestCase {
     }
 
     /// Another program (Python's sqlite3) that runs `statements` on the database and holds what
-    /// they lock for 8 seconds; returned once the lock is held. Terminate it when done.
-    private func holdLock(_ statements: String) throws -> Process {
+    /// they lock for `seconds`; returned once the lock is held. Terminate it when done.
+    private func holdLock(_ statements: String, seconds: Int = 8) throws -> Process {
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         holder.arguments = [
             "python3", "-c",
-            "import sqlite3,time,sys; c=sqlite3.connect(sys.argv[1], isolation_level=None); \(statements); print('held', flush=True); time.sleep(8)",
+            "import sqlite3,time,sys; c=sqlite3.connect(sys.argv[1], isolation_level=None); \(statements); print('held', flush=True); time.sleep(\(seconds))",
             database,
         ]
         let output = Pipe()
@@ -126,6 +126,29 @@ final class SQLiteTests: BinaryTestCase {
         XCTAssertTrue(
             result.stderr.contains("orders.db is locked by another program and stayed locked for 300ms (busyTimeout)"),
             result.stderr)
+    }
+
+    func testASignalIsHonouredWhileASinkWaitsForALockedDatabase() throws {
+        // The sink's commit waited out busyTimeout (60 s here) with the signal pending.
+        _ = try sqlite3("CREATE TABLE orders (id INTEGER)")
+        let holder = try holdLock("c.execute('BEGIN EXCLUSIVE')", seconds: 60)
+        defer { holder.terminate() }
+        let file = directory.appendingPathComponent("locked.yaml")
+        try """
+        source: { stdin: { format: jsonl } }
+        sink: { sqlite: { path: orders.db, table: orders, busyTimeout: 60s } }
+        """.write(to: file, atomically: true, encoding: .utf8)
+        let runner = try startRivulet(["run", file.path, "--drain-timeout", "1s"], input: .pipe, output: .null)
+        let line = Array("{\"id\":1}\n".utf8)
+        _ = line.withUnsafeBytes { write(runner.standardInput, $0.baseAddress, $0.count) }
+        Thread.sleep(forTimeInterval: 1)
+        let signalled = Date()
+        runner.send(SIGINT)
+        let output = runner.communicate(timeout: 30)
+        let stderr = String(decoding: output.standardError, as: UTF8.self)
+        XCTAssertEqual(output.termination.status, 130, stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(signalled), 10, "the drain timeout (1 s) and 5 s more: \(stderr)")
+        XCTAssertTrue(stderr.contains("still stopping 6s after the signal"), stderr)
     }
 
     func testACommitThatFailsBetweenElementsFailsTheRunAtOnce() throws {

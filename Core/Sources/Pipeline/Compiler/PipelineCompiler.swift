@@ -87,7 +87,8 @@ import Reactive
                         try compiled.sink.receive(event)
                         if let origins, let origin = Origin.current { origins.hold(origin) }
                     } catch {
-                        Origin.current?.fail(error)
+                        // A sink that cannot write (a full disk) is not the message's fault: it
+                        // goes back on the run's end without counting towards maxDeliver.
                         lifetime.dispose()
                         run.fail(error)
                         return

@@ -134,6 +134,8 @@ extension BuiltinComponents {
         ),
         elementErrors: true,
         factory: .source { parameters, context in
+            // Its messages carry origins, which only the pipeline's thread may touch.
+            _ = context.shared(AcknowledgedSources.self) { AcknowledgedSources() }
             let endpoint = NATSParameters.endpoint(parameters, context: context)
             let settings = NATSConsumerSettings(
                 stream: parameters[Key.stream], subject: parameters[Key.subject], durable: parameters[Key.durable],

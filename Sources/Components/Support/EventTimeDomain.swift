@@ -31,6 +31,9 @@ final class EventTimeDomain {
         let maxDelay: Int64
         /// Whether its elements go on as they come (see `Offer`).
         var asTheyCome = false
+        /// Whether its watermark is given (`drive`: a partition following the run's event time)
+        /// rather than read from its elements.
+        var isDriven = false
         // Those read per element are unchecked, as the domain's own (see `inOrder`).
         /// The largest time seen; nil before the first element.
         @exclusivity(unchecked) var latest: Int64?
@@ -158,7 +161,7 @@ final class EventTimeDomain {
             input.deliver(element)
             return true
         }
-        input.latest = max(input.latest ?? time, time)
+        if !input.isDriven { input.latest = max(input.latest ?? time, time) }
         input.isIdle = false
         input.idleMark = nil
         if input.asTheyCome {
@@ -246,6 +249,15 @@ final class EventTimeDomain {
         if let removed = input.waitingWhenRemoved { return removed }
         let mine = inOrder[head...].filter { $0.input === input } + outOfOrder.elements.filter { $0.input === input }
         return mine.sorted(by: Waiting.before).map { ($0.time, $0.element, $0.origin) }
+    }
+
+    /// A driven input's watermark is now `mark`: what waits up to it goes on, and the clock
+    /// follows.
+    func drive(_ input: Input, to mark: Int64) {
+        if !clock.isStarted { clock.start(at: mark) }
+        guard input.latest != mark else { return }
+        input.latest = mark
+        release()
     }
 
     /// `input` has had no element for `quiet` milliseconds of wall time (at least its `idle`): it

@@ -309,8 +309,9 @@ final class Multicast {
         func context(
             for component: ValidatedComponent, key: String, sides: [String: PublishSubject<Value>],
             streamName: String? = nil, meterKey: String? = nil, group: String? = nil,
-            clock: any SchedulerType = scheduler
+            clock: any SchedulerType = scheduler, services scope: SharedServices? = nil
         ) -> ComponentContext {
+            let scope = scope ?? services
             let meterKey = meterKey ?? key
             return ComponentContext(
                 scheduler: clock, environment: environment, componentName: component.spec.name,
@@ -320,28 +321,44 @@ final class Multicast {
                         inner.spec, inner.parameters, inner.location, key: "", sides: [:], meterKey: meterKey,
                         clock: clock)
                 },
-                chainBuilder: { chain, prefix in
-                    try buildChain(chain, meterKey: meterKey, keyPrefix: prefix, clock: clock)
+                chainBuilder: { chain, prefix, placement in
+                    try buildChain(
+                        chain, meterKey: meterKey, keyPrefix: prefix, clock: clock, placement: placement,
+                        services: scope)
                 },
-                sideStreams: sides, services: services, streamName: streamName, checkpointKey: key,
+                sideStreams: sides, services: scope, streamName: streamName, checkpointKey: key,
                 checkpointGroup: group, meterKey: meterKey,
                 onError: component.spec.routesElementErrors ? component.parameters[ElementErrors.onError] : .fail)
         }
         /// The operators of an inner chain, each with a context of its own that keeps no checkpoints,
-        /// or with `keyPrefix` (one group's chain), checkpoints under keys that start with it.
+        /// or with `keyPrefix` (one group's chain), checkpoints under keys that start with it. With
+        /// a `placement` (a partition's chain), it runs on the placement's clock and services, and
+        /// each operator is handed what the one before it handed on, as in a stream.
         func buildChain(
-            _ chain: ParameterValues.OperatorChain, meterKey: String, keyPrefix: String, clock: any SchedulerType
+            _ chain: ParameterValues.OperatorChain, meterKey: String, keyPrefix: String, clock: any SchedulerType,
+            placement: ChainPlacement? = nil, services scope: SharedServices
         ) throws -> PipelineOperator {
+            var clock = placement?.clock ?? clock
+            let chainServices = placement.map { placement in
+                let local = SharedServices(parent: scope)
+                for service in placement.services { local.insert(service) }
+                return local
+            }
+            var handOn = placement?.handedOn
             let operators = try chain.operators.enumerated().map { index, component -> PipelineOperator in
                 guard let factory = component.spec.factory.operatorFactory else {
                     preconditionFailure("validated as an operator")
                 }
                 let key = keyPrefix.isEmpty ? "" : "\(keyPrefix) ops#\(index) \(component.spec.name)"
-                return try factory(
-                    component.parameters,
-                    context(
-                        for: component, key: key, sides: [:], meterKey: meterKey,
-                        group: keyPrefix.isEmpty ? nil : keyPrefix, clock: clock))
+                let operatorContext = context(
+                    for: component, key: key, sides: [:], meterKey: meterKey,
+                    group: keyPrefix.isEmpty ? nil : keyPrefix, clock: clock, services: chainServices ?? scope)
+                guard placement != nil else { return try factory(component.parameters, operatorContext) }
+                operatorContext.handedOn = handOn
+                let apply = try factory(component.parameters, operatorContext)
+                if let after = operatorContext.clockAfter { clock = after }
+                handOn = operatorContext.handOn
+                return apply
             }
             return { source in operators.reduce(source) { stream, apply in apply(stream) } }
         }
@@ -385,9 +402,8 @@ final class Multicast {
                 let workers =
                     pipeline.spec.parallel
                     ?? (pipeline.streams.count == 1 && handable == stream.operators.count ? min(cores, 64) : 1)
-                if workers > 1, handable > 0, let runParallel = source.parallel, tracer == nil,
-                    meters?.metersOperators != true
-                {
+                // With no operator to hand over, the source still parses on several threads.
+                if workers > 1, let runParallel = source.parallel, tracer == nil, meters?.metersOperators != true {
                     var makers: [() -> ElementStep] = []
                     for (index, operation) in stream.operators.prefix(handable).enumerated() {
                         guard case .elementwise(let makeStep) = operation.spec.factory else { break }
@@ -395,15 +411,12 @@ final class Multicast {
                         makers.append(
                             try makeStep(operation.parameters, context(for: operation, key: operatorKey, sides: [:])))
                     }
-                    if !makers.isEmpty {
-                        handedToSource = makers.count
-                        observable = runParallel(
-                            .null,
-                            ParallelStretch(
-                                workers: workers,
-                                makeStep: { ElementSteps.compose(makers.map { $0() }) },
-                                dropped: { sourceMeter?.countUnemitted($0) }))
-                    }
+                    handedToSource = makers.count
+                    observable = runParallel(
+                        .null,
+                        ParallelStretch(
+                            workers: workers, makeStep: { ElementSteps.compose(makers.map { $0() }) },
+                            dropped: { sourceMeter?.countUnemitted($0) }))
                 }
                 // A signal completes it as if it had ended, unless it drains itself (nats, httpServer).
                 observable = services.object(SourceDrains.self) { SourceDrains() }.completing(observable)

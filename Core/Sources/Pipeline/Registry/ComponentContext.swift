@@ -17,7 +17,8 @@ public final class ComponentContext {
     let logRecord: (LogRecord) -> Void
     let streamResolver: (String) -> Observable<Value>?
     let sourceBuilder: (ParameterValues.InnerSource) throws -> PipelineSource
-    let chainBuilder: (ParameterValues.OperatorChain, _ keyPrefix: String) throws -> PipelineOperator
+    let chainBuilder:
+        (ParameterValues.OperatorChain, _ keyPrefix: String, _ placement: ChainPlacement?) throws -> PipelineOperator
     /// The side streams the pipeline reads from this component, by name (`executing`, `errors`).
     public let sideStreams: [String: PublishSubject<Value>]
     /// For a sink, the stream it reads.
@@ -41,7 +42,9 @@ public final class ComponentContext {
         location: SourceLocation, baseDirectory: String, log: @escaping (LogRecord) -> Void,
         streamResolver: @escaping (String) -> Observable<Value>?,
         sourceBuilder: @escaping (ParameterValues.InnerSource) throws -> PipelineSource,
-        chainBuilder: @escaping (ParameterValues.OperatorChain, _ keyPrefix: String) throws -> PipelineOperator,
+        chainBuilder:
+            @escaping (ParameterValues.OperatorChain, _ keyPrefix: String, _ placement: ChainPlacement?)
+            throws -> PipelineOperator,
         sideStreams: [String: PublishSubject<Value>], services: SharedServices, streamName: String? = nil,
         checkpointKey: String, checkpointGroup: String? = nil, meterKey: String? = nil,
         onError: ElementErrorPolicy = .fail
@@ -148,7 +151,7 @@ public final class ComponentContext {
     /// Builds an inner chain of operators (the `ops` of `groupBy`): apply it to each group's stream.
     /// Its operators keep no checkpoints of their own (their owner restarts their work).
     public func build(_ chain: ParameterValues.OperatorChain) throws -> PipelineOperator {
-        try chainBuilder(chain, "")
+        try chainBuilder(chain, "", nil)
     }
 
     /// Builds an inner chain whose operators keep checkpoints of their own, under keys that
@@ -157,7 +160,16 @@ public final class ComponentContext {
     public func build(_ chain: ParameterValues.OperatorChain, checkpointedAs keyPrefix: String) throws
         -> PipelineOperator
     {
-        try chainBuilder(chain, checkpoints == nil ? "" : keyPrefix)
+        try chainBuilder(chain, checkpoints == nil ? "" : keyPrefix, nil)
+    }
+
+    /// Builds an inner chain that runs elsewhere than its owner (one partition of `partitionBy`):
+    /// on `placement`'s clock, finding `placement`'s services first, its first operator handed
+    /// `placement.handedOn`; checkpointed under `keyPrefix` when the run keeps checkpoints.
+    @_spi(Host) public func build(
+        _ chain: ParameterValues.OperatorChain, checkpointedAs keyPrefix: String, placement: ChainPlacement
+    ) throws -> PipelineOperator {
+        try chainBuilder(chain, checkpoints == nil ? "" : keyPrefix, placement)
     }
 
     /// A new evaluation scope over the pipeline's environment, for one subscription.
@@ -260,9 +272,15 @@ public final class ComponentContext {
 /// Objects shared by the components of one pipeline, one per type.
 final class SharedServices {
     private var objects: [ObjectIdentifier: AnyObject] = [:]
+    /// The run's services, under those of one place (a partition's event-time domain).
+    private let parent: SharedServices?
+
+    init(parent: SharedServices? = nil) {
+        self.parent = parent
+    }
 
     func existing<T: AnyObject>(_ type: T.Type) -> T? {
-        objects[ObjectIdentifier(type)] as? T
+        objects[ObjectIdentifier(type)] as? T ?? parent?.existing(type)
     }
 
     /// Puts `object` in as the service of its own type.
@@ -272,8 +290,26 @@ final class SharedServices {
 
     func object<T: AnyObject>(_ type: T.Type, _ make: () -> T) -> T {
         if let existing = objects[ObjectIdentifier(type)] as? T { return existing }
+        if let parent { return parent.object(type, make) }
         let made = make()
         objects[ObjectIdentifier(type)] = made
         return made
+    }
+}
+
+/// Where an inner chain runs when not on its owner's clock (one partition of `partitionBy`).
+@_spi(Host) public struct ChainPlacement {
+    /// The clock its operators run on.
+    public var clock: any SchedulerType
+    /// Objects its operators find (by type) before the run's.
+    public var services: [AnyObject]
+    /// What its first operator is handed, as if the operator before it had handed it on.
+    public var handedOn: AnyObject?
+
+    /// A placement on `clock`.
+    public init(clock: any SchedulerType, services: [AnyObject] = [], handedOn: AnyObject? = nil) {
+        self.clock = clock
+        self.services = services
+        self.handedOn = handedOn
     }
 }

@@ -1,0 +1,194 @@
+@_spi(Host) import Pipeline
+import Reactive
+
+private enum Key {
+    static let key = Parameter<Expression>(
+        "key", doc: "What decides an element's partition: elements with the same key go to the same one.",
+        example: ".customer")
+    static let partitions = Parameter<Int>(
+        "partitions", default: 16,
+        doc: "How many partitions the keys are spread over (the state is kept per partition).", example: "8"
+    ).atLeast(1)
+    static let threads = Parameter<Value>(
+        "threads", default: .string("auto"),
+        doc: "How many threads run the partitions: auto (one per core) or a number.", example: "2")
+    static let ops = Parameter<ParameterValues.OperatorChain>(
+        "ops", doc: "The operators each partition's elements go through, as a stream's ops.",
+        example: "[{ aggregate: { by: .customer, every: 1m, fields: { orders: count } } }]")
+}
+
+extension BuiltinComponents {
+    /// `partitionBy: {key: EXPR, partitions: N, threads: auto, ops: [...]}` — keyed state on every core.
+    public static let partitionBy = ComponentSpec(
+        name: "partitionBy",
+        summary: "Splits the stream by key into partitions, each running its own copy of ops, on several threads.",
+        docs: """
+            Flink's and Kafka Streams' keyed parallelism: each element goes to partition \
+            fnv1a32(key) % partitions (the FNV-1a hash of a text key's UTF-8 bytes, of any other key's \
+            JSON text), and each partition runs its own copy of ops on its elements in order, with its \
+            own state, on one of threads threads; what the partitions emit is merged. Elements of one \
+            key keep their order; across keys, results come in the order the partitions produce them. \
+            On event time every partition follows the stream's watermark, so each element is on time \
+            or late exactly as without partitions. Keyed operators in ops (aggregate with by, groupBy, \
+            dedupe) give the same results as without partitions when their key decides the partition \
+            key (lint warns otherwise). An operator that needs the whole stream (reduce, window, scan, \
+            take, zip...) cannot be split: lint names it and ops then run as one partition. Partitions \
+            run on the pipeline's thread (same partitions, same state, same results) on the virtual \
+            clock, under --state, after a source whose messages are acknowledged (nats, httpServer), \
+            in a watched run (--metrics, --ui, --summary), and when an operator in ops routes element \
+            errors (onError) or calls now() or random().
+            """,
+        parameters: [Key.key, Key.partitions, Key.threads, Key.ops],
+        example: """
+            - partitionBy:
+                key: .customer
+                partitions: 8
+                ops:
+                  - aggregate: { by: .customer, every: 1m, fields: { orders: count, total: { sum: .amount } } }
+            """,
+        validate: { values, validation in
+            if case .string(let text) = values[Key.threads], text == "auto" {
+            } else if case .int(let count) = values[Key.threads], (1...256).contains(count) {
+            } else {
+                validation.error(
+                    "threads is auto or a number from 1 to 256, not \(values[Key.threads])", at: Key.threads, in: values
+                )
+            }
+            let key = values[Key.key].source
+            for component in values[Key.ops].operators {
+                switch PartitionSafety.of(component, partitionKey: key) {
+                case .safe: continue
+                case .splitKey(let parameter, let written):
+                    validation.warning(
+                        "\(component.spec.name) keyed by \(written), not by the partition key \(key): a value of "
+                            + "\(written) found in several partitions is counted in each",
+                        at: Key.ops, in: values,
+                        note: "partition by the same key (key: \(written)) for one answer per key")
+                    _ = parameter
+                case .wholeStream:
+                    validation.warning(
+                        "\(component.spec.name) needs the whole stream: ops run as one partition, on one thread",
+                        at: Key.ops, in: values,
+                        note: "keep \(component.spec.name) after partitionBy, or put it in a groupBy by the key")
+                }
+            }
+        },
+        checkpointing: .depending(
+            "keeps, for each partition, the state of its ops (each as it keeps its own); needs every one of its ops "
+                + "to be checkpointable",
+            on: { values in
+                for component in values[Key.ops].operators {
+                    if case .unsupported(let why) = component.spec.checkpointing.resolved(for: component.parameters) {
+                        return .unsupported(
+                            "its ops use '\(component.spec.name)', which cannot be checkpointed: \(why)")
+                    }
+                }
+                return .keepsState("for each partition, the state of its ops")
+            }),
+        elementErrors: true,
+        factory: .operator { parameters, context in
+            let key = parameters[Key.key]
+            let ops = parameters[Key.ops]
+            let splittable = ops.operators.allSatisfy {
+                PartitionSafety.of($0, partitionKey: key.source) != .wholeStream
+            }
+            let partitions = splittable ? parameters[Key.partitions] : 1
+            var threads = min(partitions, parameters[Key.threads].intValue ?? PartitionThreads.cores)
+            let eventClock = context.scheduler as? EventTimeScheduler
+            let runLoop = (eventClock?.base ?? context.scheduler) as? SerialRunLoopScheduler
+            if runLoop == nil || context.checkpoints != nil || context.existing(RunMeters.self)?.metersOperators == true
+                || context.existing(AcknowledgedSources.self) != nil
+                || !ops.operators.allSatisfy(PartitionSafety.runsOnItsOwnThread)
+            {
+                threads = 1
+            }
+            let prefix = context.checkpointKey
+            if threads > 1, let runLoop {
+                let offer = context.handedOn as? EventTimeDomain.Offer
+                offer?.isTaken = true
+                return PartitionedRun.threaded(
+                    partitions: partitions, threads: threads, key: key, context: context, runLoop: runLoop,
+                    eventTime: offer?.domain,
+                    build: { index, placement in
+                        try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: placement)
+                    })
+            }
+            // On one thread every partition runs on the stream's own clock, and the first
+            // operator of each is offered what was offered to partitionBy (eventTime's elements
+            // as they come), exactly as without partitions.
+            let placement = ChainPlacement(clock: context.scheduler, handedOn: context.handedOn)
+            let chains = try (0..<partitions).map { index in
+                try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: placement)
+            }
+            return PartitionedRun.inline(chains: chains, key: key, context: context)
+        }
+    ).keepingState(of: [Key.key, Key.partitions])
+}
+
+/// Whether an operator in `partitionBy`'s ops gives the same results split by key as on the whole
+/// stream, and whether it may run on a thread of its own.
+enum PartitionSafety: Equatable {
+    case safe
+    /// Keyed by something that may not decide the partition key (the parameter, as written).
+    case splitKey(parameter: String, written: String)
+    case wholeStream
+
+    /// Operators keyed by a parameter (nil: they are whole-stream without it).
+    private static let keyedBy: [String: String] = ["aggregate": "by", "groupBy": "key", "dedupe": "key"]
+    /// Operators that work on each element alone (besides the element-wise ones).
+    private static let perElement: Set<String> = ["flatMap", "concatMap", "log"]
+
+    static func of(_ component: ValidatedComponent, partitionKey: String) -> PartitionSafety {
+        if case .elementwise = component.spec.factory { return .safe }
+        let name = component.spec.name
+        if perElement.contains(name) { return .safe }
+        guard let parameter = keyedBy[name] else { return .wholeStream }
+        guard let expression = component.parameters.values[parameter] as? Expression else {
+            // dedupe without a key compares whole elements: the element decides its partition.
+            return name == "dedupe" ? .safe : .wholeStream
+        }
+        if expression.source == "." || contains(expression.source, term: partitionKey) { return .safe }
+        return .splitKey(parameter: parameter, written: expression.source)
+    }
+
+    /// Whether `text` has `term` as a whole term (`.k` in `[.k, .v]`, not in `.kind`): a key made
+    /// of the partition key and more decides the partition key.
+    static func contains(_ text: String, term: String) -> Bool {
+        let text = Array(text.filter { $0 != " " }.utf8)
+        let term = Array(term.filter { $0 != " " }.utf8)
+        guard !term.isEmpty, text.count >= term.count else { return false }
+        func isBoundary(_ index: Int) -> Bool {
+            guard index >= 0, index < text.count else { return true }
+            return "[]{},:()".utf8.contains(text[index])
+        }
+        for start in 0...(text.count - term.count) where text[start..<start + term.count].elementsEqual(term) {
+            if isBoundary(start - 1) && isBoundary(start + term.count) { return true }
+        }
+        return false
+    }
+
+    /// Operators that may run on a partition's own thread: those that only use the clock they are
+    /// given and their own state (no I/O, no shared services), with pure expressions and no
+    /// `onError` routing (which counts on the pipeline's thread), their inner chains likewise.
+    private static let threadable: Set<String> = [
+        "aggregate", "groupBy", "dedupe", "window", "scan", "reduce", "distinctUntilChanged", "buffer", "take",
+        "skip", "takeWhile", "startWith", "debounce", "throttle", "sample", "delay",
+    ]
+
+    static func runsOnItsOwnThread(_ component: ValidatedComponent) -> Bool {
+        if case .elementwise = component.spec.factory {
+            return PipelineCompiler.runsInParallel(component)
+        }
+        guard threadable.contains(component.spec.name), PipelineCompiler.runsInParallel(component) else {
+            return false
+        }
+        return component.parameters.values.values.allSatisfy { value in
+            guard let chain = value as? ParameterValues.OperatorChain else { return true }
+            return chain.operators.allSatisfy(runsOnItsOwnThread)
+        }
+    }
+}
+
+/// Marks a run whose sources set message origins (`nats`, `httpServer`): origins are counted on
+/// the pipeline's thread only, so partitions then stay on it.
+final class AcknowledgedSources {}

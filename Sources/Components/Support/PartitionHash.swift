@@ -1,0 +1,32 @@
+@_spi(Host) import Pipeline
+
+/// Which partition a key belongs to, the same in every run, on every machine and in every
+/// version: FNV-1a (32 bits) of the key's bytes, modulo the number of partitions.
+///
+/// A text key hashes its UTF-8 bytes; any other key its JSON text (`42`, `true`, `["a",1]`).
+/// NATS's subject mapping `partition(n, ...)` hashes the chosen subject tokens with the same
+/// function, so a text key sent as one subject token lands in the partition it names.
+public enum PartitionHash {
+    /// The partition of `key` among `count` (at least 1).
+    public static func partition(of key: Value, count: Int) -> Int {
+        let hash: UInt32
+        if case .string(var text) = key {
+            hash = text.withUTF8 { fnv1a($0) }
+        } else {
+            var bytes: [UInt8] = []
+            JSONSerializer.write(key, to: &bytes)
+            hash = bytes.withUnsafeBufferPointer { fnv1a($0) }
+        }
+        return Int(hash % UInt32(count))
+    }
+
+    /// FNV-1a, 32 bits: offset basis 2166136261, prime 16777619.
+    public static func fnv1a(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        var hash: UInt32 = 2_166_136_261
+        for byte in bytes {
+            hash ^= UInt32(byte)
+            hash = hash &* 16_777_619
+        }
+        return hash
+    }
+}

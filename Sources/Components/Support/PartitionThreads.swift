@@ -1,0 +1,177 @@
+import Dispatch
+import Foundation
+@_spi(Host) import Pipeline
+import Reactive
+
+/// The threads a `partitionBy` runs its partitions on in a real-time run. Each runs a serial run
+/// loop of its own, so a partition's operators take no locks and keep their timers there, as on
+/// the pipeline's thread; partition `p` of `n` runs on thread `p % threads`.
+final class PartitionThreads: @unchecked Sendable {
+    let loops: [SerialRunLoopScheduler]
+    /// The machine's cores: what `threads: auto` uses.
+    static var cores: Int { ProcessInfo.processInfo.activeProcessorCount }
+    /// Room for batches not yet taken, per thread: the pipeline's thread waits for a thread that
+    /// falls behind instead of queueing without bound.
+    private let room: [DispatchSemaphore]
+
+    init(count: Int, batchesAhead: Int = 64) {
+        loops = (0..<count).map { _ in SerialRunLoopScheduler() }
+        room = (0..<count).map { _ in DispatchSemaphore(value: batchesAhead) }
+    }
+
+    func start() {
+        for (index, loop) in loops.enumerated() {
+            let thread = Thread { loop.run() }
+            thread.name = "rivulet-partition-\(index)"
+            thread.start()
+        }
+    }
+
+    /// Runs `work` on thread `index`, after waiting for room there.
+    func send(to index: Int, _ work: @escaping @Sendable () -> Void) {
+        room[index].wait()
+        let room = room[index]
+        loops[index].enqueue {
+            work()
+            room.signal()
+        }
+    }
+
+    /// Runs `work` on thread `index` without waiting for room (starting, ending, disposing).
+    func control(_ index: Int, _ work: @escaping @Sendable () -> Void) {
+        loops[index].enqueue(work)
+    }
+
+    /// Runs `last` on each thread after what it was sent, then ends the thread.
+    func stop(after last: @escaping @Sendable (Int) -> Void) {
+        for (index, loop) in loops.enumerated() {
+            loop.enqueue {
+                last(index)
+                loop.stop()
+            }
+        }
+    }
+}
+
+/// Elements for one partition, sent to its thread in one piece. On event time each carries its
+/// own time and the run's event-time clock when it was sent (see `PartitionLane.receive`).
+struct PartitionBatch: @unchecked Sendable {
+    struct Entry {
+        var element: Value
+        var time: Int64
+        var mark: Int64
+    }
+
+    var entries: [Entry] = []
+    /// The run's event-time clock when the batch was sent, for the partition to follow.
+    var mark: Int64?
+}
+
+/// Batches a partition has delivered, on their way back to the pipeline's thread: their elements
+/// are freed there, where they were made (glibc frees a block from another thread's arena under
+/// that arena's lock, and the thread that made it then allocates afresh instead of reusing it),
+/// and their storage is filled again.
+final class ReturnedBatches: @unchecked Sendable {
+    private let lock = NSLock()
+    private var batches: [[PartitionBatch.Entry]] = []
+
+    func giveBack(_ entries: consuming [PartitionBatch.Entry]) {
+        lock.lock()
+        batches.append(entries)
+        lock.unlock()
+    }
+
+    /// What came back since last asked.
+    func take() -> [[PartitionBatch.Entry]] {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !batches.isEmpty else { return [] }
+        var taken: [[PartitionBatch.Entry]] = []
+        swap(&taken, &batches)
+        return taken
+    }
+}
+
+/// One partition's chain in a threaded run: touched only on its thread once started.
+final class PartitionLane: @unchecked Sendable {
+    /// Its own event time, following the run's (nil off event time), and what it offers the
+    /// chain's first operator.
+    let domain: EventTimeDomain?
+    let offer: EventTimeDomain.Offer?
+    private var input: EventTimeDomain.Input?
+    /// The chain's input, once the chain subscribed.
+    private var feed: AnyObserver<Value>?
+    let lifetime: Lifetime
+
+    init(domain: EventTimeDomain?, lifetime: Lifetime) {
+        self.domain = domain
+        self.lifetime = lifetime
+        offer = domain.map { EventTimeDomain.Offer(domain: $0) }
+    }
+
+    /// The chain as its elements come in: subscribe to it on the lane's thread.
+    var source: Observable<Value> {
+        Observable { [self] observer, _ in
+            feed = observer
+            guard let domain, let offer else { return }
+            // Its watermark is given (`drive`), not read from its elements.
+            let input = EventTimeDomain.Input(maxDelay: 0) { observer.on(.next($0)) }
+            input.isDriven = true
+            input.asTheyCome = offer.isTaken
+            input.ended = { observer.on(.completed) }
+            domain.add(input)
+            self.input = input
+        }
+    }
+
+    /// Delivers a batch: on event time, each element once the partition's clock is where the
+    /// run's was when the element was sent, so each is on time, late or waiting exactly as it
+    /// was in the run's own event time.
+    func receive(_ batch: consuming PartitionBatch, returning returned: ReturnedBatches) {
+        defer { returned.giveBack(batch.entries) }
+        guard let feed, !lifetime.isDisposed else { return }
+        if let domain, let input {
+            for entry in batch.entries {
+                // Moving the clock shows only when work is due by then, when elements wait for
+                // it, or when this element is behind it (late): otherwise it is left for later.
+                if !input.asTheyCome || entry.time < entry.mark || entry.mark >= domain.clock.nextDue ?? .max {
+                    domain.drive(input, to: entry.mark)
+                }
+                _ = domain.take(entry.element, at: entry.time, from: input)
+            }
+            if let mark = batch.mark { domain.drive(input, to: mark) }
+        } else {
+            for entry in batch.entries { feed.on(.next(entry.element)) }
+        }
+    }
+
+    private var outgoing: [Event<Value>] = []
+    private var outgoingPending = false
+
+    /// An observer for the chain's output on thread `loop`: what the chain emits in one turn of
+    /// the loop (a batch, a timer) goes to `send` together, once the turn is done.
+    func outbox(on loop: SerialRunLoopScheduler, _ send: @escaping ([Event<Value>]) -> Void) -> AnyObserver<Value> {
+        AnyObserver { [self] event in
+            outgoing.append(event)
+            guard !outgoingPending else { return }
+            outgoingPending = true
+            loop.schedule { [self] in
+                outgoingPending = false
+                var events: [Event<Value>] = []
+                swap(&events, &outgoing)
+                send(events)
+            }
+        }
+    }
+
+    /// Delivers one element at once (partitions on the pipeline's thread).
+    func deliver(_ element: Value) {
+        feed?.on(.next(element))
+    }
+
+    /// The partition's input ended.
+    func end() {
+        guard let feed, !lifetime.isDisposed else { return }
+        if let domain, let input { domain.end(input) } else { feed.on(.completed) }
+    }
+}

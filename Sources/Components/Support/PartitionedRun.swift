@@ -1,0 +1,275 @@
+@_spi(Host) import Pipeline
+import Reactive
+
+/// How `partitionBy` runs its partitions: all on the stream's own thread, or on threads of their
+/// own. Either way each partition is one copy of the chain, fed its keys' elements in order.
+enum PartitionedRun {
+    /// Every partition on the stream's own thread and clock: each element goes to its
+    /// partition's chain at once, and what the chains emit goes on as they emit it.
+    static func inline(chains: [PipelineOperator], key: Expression, context: ComponentContext) -> PipelineOperator {
+        { source in
+            Observable { observer, lifetime in
+                let merge = PartitionMerge(observer: observer, lifetime: lifetime, running: chains.count)
+                let lanes = chains.map { chain in
+                    let lane = PartitionLane(domain: nil, lifetime: lifetime.makeChild())
+                    chain(lane.source).subscribe(AnyObserver { merge.take($0) }, in: lane.lifetime)
+                    return lane
+                }
+                let scope = context.makeScope()
+                source.subscribe(
+                    AnyObserver { event in
+                        if lifetime.isDisposed { return }
+                        switch event {
+                        case .next(let element):
+                            do {
+                                guard
+                                    let partition = try partition(
+                                        of: element, by: key, among: lanes.count, context: context, scope: scope)
+                                else { return }
+                                lanes[partition].deliver(element)
+                            } catch {
+                                merge.take(.error(error))
+                            }
+                        case .error: merge.take(event)
+                        case .completed:
+                            for lane in lanes { lane.end() }
+                            merge.upstreamCompleted()
+                        }
+                    }, in: lifetime.makeChild())
+            }
+        }
+    }
+
+    /// The partition of `element` (nil when its key failed and `onError` dropped it); the key is
+    /// not worked out for one partition.
+    static func partition(
+        of element: Value, by key: Expression, among count: Int, context: ComponentContext, scope: EvaluationScope
+    ) throws -> Int? {
+        guard count > 1 else { return 0 }
+        guard let value = try context.handling(element, { try context.evaluate(key, element, in: scope) }) else {
+            return nil
+        }
+        return PartitionHash.partition(of: value, count: count)
+    }
+
+    /// Partitions on `threads` threads of their own (partition `p` on thread `p % threads`), each
+    /// on its own clock: the thread's run loop, or on event time an event-time clock of its own
+    /// that follows the stream's watermark. The pipeline's thread works out each element's
+    /// partition and sends elements in batches; what the partitions emit comes back to it.
+    static func threaded(
+        partitions: Int, threads: Int, key: Expression, context: ComponentContext, runLoop: SerialRunLoopScheduler,
+        eventTime: EventTimeDomain?, build: @escaping (Int, ChainPlacement) throws -> PipelineOperator
+    ) -> PipelineOperator {
+        { source in
+            Observable { observer, lifetime in
+                let pool = PartitionThreads(count: threads)
+                let lanes = (0..<partitions).map { index in
+                    PartitionLane(
+                        domain: eventTime.map { _ in EventTimeDomain(base: pool.loops[index % threads]) },
+                        lifetime: Lifetime())
+                }
+                let chains: [PipelineOperator]
+                do {
+                    chains = try lanes.enumerated().map { index, lane in
+                        let clock: any SchedulerType = lane.domain?.clock ?? pool.loops[index % threads]
+                        return try build(
+                            index,
+                            ChainPlacement(
+                                clock: clock, services: lane.domain.map { [$0] } ?? [], handedOn: lane.offer))
+                    }
+                } catch {
+                    observer.on(.error(error))
+                    return
+                }
+                // The stream's event time lets late elements on as far as a partition's operators
+                // take them (an aggregate's allowedLateness), as it does for operators behind it.
+                if let eventTime {
+                    for lane in lanes {
+                        eventTime.allowedLateness = max(eventTime.allowedLateness, lane.domain?.allowedLateness ?? 0)
+                    }
+                }
+                let merge = PartitionMerge(observer: observer, lifetime: lifetime, running: partitions)
+                let back = Unchecked(merge)
+                lifetime.onDispose {
+                    pool.stop { thread in
+                        for (index, lane) in lanes.enumerated() where index % threads == thread {
+                            lane.lifetime.dispose()
+                        }
+                    }
+                }
+                pool.start()
+                for (index, lane) in lanes.enumerated() {
+                    let chain = Unchecked(chains[index])
+                    pool.control(index % threads) {
+                        chain.value(lane.source).subscribe(
+                            lane.outbox(on: pool.loops[index % threads]) { events in
+                                let events = Unchecked(events)
+                                runLoop.enqueue { for event in events.value { back.value.take(event) } }
+                            }, in: lane.lifetime)
+                    }
+                }
+                let dispatch = PartitionDispatch(
+                    pool: pool, lanes: lanes, eventTime: eventTime, runLoop: runLoop, lifetime: lifetime)
+                let scope = context.makeScope()
+                source.subscribe(
+                    AnyObserver { event in
+                        if lifetime.isDisposed { return }
+                        switch event {
+                        case .next(let element):
+                            do {
+                                guard
+                                    let partition = try partition(
+                                        of: element, by: key, among: partitions, context: context, scope: scope)
+                                else { return }
+                                dispatch.add(element, to: partition)
+                            } catch {
+                                merge.take(.error(error))
+                            }
+                        case .error: merge.take(event)
+                        case .completed:
+                            dispatch.end()
+                            merge.upstreamCompleted()
+                        }
+                    }, in: lifetime.makeChild())
+            }
+        }
+    }
+}
+
+/// Holds a value that crosses to a partition's thread and back, touched by one thread at a time.
+struct Unchecked<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// The pipeline's side of a threaded `partitionBy`: the batches being filled, one per partition,
+/// sent when full or once the pipeline's thread has done what is due now.
+final class PartitionDispatch {
+    private let pool: PartitionThreads
+    private let lanes: [PartitionLane]
+    private let eventTime: EventTimeDomain?
+    private let runLoop: SerialRunLoopScheduler
+    private let lifetime: Lifetime
+    private var batches: [PartitionBatch]
+    /// The event-time clock each partition was last told.
+    private var told: [Int64?]
+    private var flushPending = false
+    /// Batches given back, and those taken back but not filled again yet.
+    private let returned = ReturnedBatches()
+    private var spare: [[PartitionBatch.Entry]] = []
+    /// Elements per batch: enough to make a send's cost small beside the batch's work.
+    private static let batchSize = 256
+
+    init(
+        pool: PartitionThreads, lanes: [PartitionLane], eventTime: EventTimeDomain?, runLoop: SerialRunLoopScheduler,
+        lifetime: Lifetime
+    ) {
+        self.pool = pool
+        self.lanes = lanes
+        self.eventTime = eventTime
+        self.runLoop = runLoop
+        self.lifetime = lifetime
+        batches = Array(repeating: PartitionBatch(), count: lanes.count)
+        told = Array(repeating: nil, count: lanes.count)
+    }
+
+    func add(_ element: Value, to partition: Int) {
+        var time: Int64 = 0
+        var mark: Int64 = 0
+        if let eventTime {
+            // As eventTime delivers it: its own time (as it comes, or late), else the clock's.
+            mark = eventTime.clock.clock
+            time = eventTime.elementTime ?? eventTime.lateTime ?? mark
+        }
+        if batches[partition].entries.capacity == 0 { batches[partition].entries = storage() }
+        batches[partition].entries.append(PartitionBatch.Entry(element: element, time: time, mark: mark))
+        if batches[partition].entries.count >= Self.batchSize { send(partition) }
+        if !flushPending {
+            flushPending = true
+            runLoop.schedule { [weak self] in self?.flush() }
+        }
+    }
+
+    /// Storage for a batch: one a partition gave back (its elements freed here), or new.
+    private func storage() -> [PartitionBatch.Entry] {
+        if spare.isEmpty { spare = returned.take() }
+        guard var entries = spare.popLast() else {
+            var entries: [PartitionBatch.Entry] = []
+            entries.reserveCapacity(Self.batchSize)
+            return entries
+        }
+        entries.removeAll(keepingCapacity: true)
+        return entries
+    }
+
+    private func send(_ partition: Int) {
+        var batch = PartitionBatch()
+        swap(&batch, &batches[partition])
+        if eventTime != nil, let last = batch.entries.last { told[partition] = last.mark }
+        if let clock = eventTime?.clock.clock, told[partition] != clock {
+            batch.mark = clock
+            told[partition] = clock
+        }
+        let lane = lanes[partition]
+        let sent = Unchecked(batch)
+        let returned = returned
+        pool.send(to: partition % pool.loops.count) { lane.receive(sent.value, returning: returned) }
+    }
+
+    /// Sends every batch with elements, and tells every partition where the event-time clock is.
+    func flush() {
+        flushPending = false
+        guard !lifetime.isDisposed else { return }
+        let clock = eventTime?.clock.clock
+        for partition in lanes.indices where !batches[partition].entries.isEmpty || told[partition] != clock {
+            send(partition)
+        }
+    }
+
+    /// The stream ended: what is left goes, then each partition ends.
+    func end() {
+        flush()
+        for (index, lane) in lanes.enumerated() {
+            pool.control(index % pool.loops.count) { lane.end() }
+        }
+    }
+}
+
+/// What the partitions emit, on the pipeline's thread: passed on as it comes; the result completes
+/// once the stream and every partition have, and an error of any ends it.
+final class PartitionMerge {
+    private let observer: AnyObserver<Value>
+    private let lifetime: Lifetime
+    private var running: Int
+    private var upstreamEnded = false
+
+    init(observer: AnyObserver<Value>, lifetime: Lifetime, running: Int) {
+        self.observer = observer
+        self.lifetime = lifetime
+        self.running = running
+    }
+
+    func take(_ event: Event<Value>) {
+        if lifetime.isDisposed { return }
+        switch event {
+        case .next: observer.on(event)
+        case .error:
+            observer.on(event)
+            lifetime.dispose()
+        case .completed:
+            running -= 1
+            finishIfDone()
+        }
+    }
+
+    func upstreamCompleted() {
+        upstreamEnded = true
+        finishIfDone()
+    }
+
+    private func finishIfDone() {
+        guard upstreamEnded, running == 0, !lifetime.isDisposed else { return }
+        observer.on(.completed)
+        lifetime.dispose()
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import XCTest
+
+/// `partitionBy` in real runs, where its partitions run on threads of their own: each keyed
+/// operator gives per key what it gives without partitions, whatever the partitions and threads.
+final class PartitionRunTests: BinaryTestCase {
+    private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    /// `count` records `{key, v, ts}` over `keys` keys and 20 minutes of event time, one in 20 up
+    /// to 8 s out of order and one in 500 a minute behind (late for a 10 s maxDelay).
+    private func writeRecords(_ count: Int, keys: Int) throws -> String {
+        var state: UInt64 = 42
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 33
+        }
+        var text = ""
+        for index in 0..<count {
+            var ts = index * 1_200_000 / count
+            if next() % 20 == 0 { ts -= Int(next() % 8000) }
+            if next() % 500 == 0 { ts -= 60_000 }
+            text += #"{"key": "k\#(next() % UInt64(keys))", "v": \#(next() % 100), "ts": \#(max(0, ts))}"# + "\n"
+        }
+        let file = path("records.jsonl")
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    /// The output of `ops` after the records (on event time unless `eventTime` is empty), its
+    /// lines without the spaces that pad them.
+    private func output(_ records: String, ops: String, eventTime: String = "{ time: .ts, maxDelay: 10s }") throws
+        -> [String]
+    {
+        let out = path("out-\(UUID().uuidString).jsonl")
+        let result = try run(
+            """
+            source: { fixture: \(records) }
+            \(eventTime.isEmpty ? "" : "eventTime: \(eventTime)")
+            ops:
+            \(ops.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+            sink: { file: \(out) }
+            """)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").map {
+            String($0.reversed().drop { $0 == " " }.reversed())
+        }
+    }
+
+    /// The lines grouped by their `"key"`, each key's in order.
+    private func byKey(_ lines: [String]) -> [String: [String]] {
+        Dictionary(grouping: lines) { line in
+            guard let start = line.range(of: #""key":"#) else { return "" }
+            return String(line[start.upperBound...].prefix { $0 != "," && $0 != "}" })
+        }
+    }
+
+    private func assertSameByKey(
+        _ ops: String, eventTime: String = "{ time: .ts, maxDelay: 10s }", count: Int = 20_000,
+        keys: Int = 300, file: StaticString = #filePath, line: UInt = #line
+    ) throws {
+        let records = try writeRecords(count, keys: keys)
+        let whole = try output(records, ops: ops, eventTime: eventTime)
+        XCTAssertGreaterThan(whole.count, keys, file: file, line: line)
+        let indented = ops.split(separator: "\n").map { "      " + $0 }.joined(separator: "\n")
+        for (partitions, threads) in [(1, 1), (2, 2), (8, 1), (8, 2)] {
+            let split = try output(
+                records,
+                ops: "- partitionBy:\n    key: .key\n    partitions: \(partitions)\n    threads: \(threads)\n"
+                    + "    ops:\n\(indented)",
+                eventTime: eventTime)
+            XCTAssertEqual(
+                split.count, whole.count, "\(partitions) partitions on \(threads) threads", file: file, line: line)
+            XCTAssertTrue(
+                byKey(split) == byKey(whole), "\(partitions) partitions on \(threads) threads", file: file, line: line)
+        }
+    }
+
+    func testAggregateByKeyOnEventTime() throws {
+        try assertSameByKey(
+            "- aggregate: { by: .key, every: 1m, allowedLateness: 30s, fields: { n: count, sum: { sum: .v } } }")
+    }
+
+    func testWindowInsideGroupByOnEventTime() throws {
+        try assertSameByKey(
+            """
+            - groupBy:
+                key: .key
+                ops: [ { window: 2m }, { map: "{key: .[0].key, n: len(.), first: .[0].v, last: .[-1].v}" } ]
+            """)
+    }
+
+    func testDedupeAndScanPerKey() throws {
+        try assertSameByKey(
+            """
+            - map: "{key: .key, v: .v % 10}"
+            - dedupe: "[.key, .v]"
+            - groupBy:
+                key: .key
+                ops: [ { scan: { seed: { total: 0 }, accumulator: "{key: .key, total: acc.total + .v}" } } ]
+            """, keys: 50)
+    }
+
+    func testDistinctUntilChangedPerKeyWithoutEventTime() throws {
+        try assertSameByKey(
+            """
+            - map: "{key: .key, even: .v % 2 == 0}"
+            - groupBy: { key: .key, ops: [ { distinctUntilChanged: .even } ] }
+            """, eventTime: "", keys: 40)
+    }
+}
+
+/// The example of docs/pipelines.md's `partitionBy` section, run as written.
+final class PartitionDocsTests: BinaryTestCase {
+    func testTheDocsExampleRunsAndCountsEachCustomerOnce() throws {
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/pipelines.md")
+        let text = try String(contentsOf: docs, encoding: .utf8)
+        let section = try XCTUnwrap(text.range(of: "## Keyed state on several cores: `partitionBy`"))
+        let block = try XCTUnwrap(text[section.upperBound...].range(of: "```yaml\n"))
+        let end = try XCTUnwrap(text[block.upperBound...].range(of: "```"))
+        let pipeline = String(text[block.upperBound..<end.lowerBound])
+        var orders = ""
+        for index in 0..<3000 {
+            orders += #"{"customer": "c\#(index % 37)", "amount": \#(index % 10), "ts": \#(index * 100)}"# + "\n"
+        }
+        try orders.write(to: directory.appendingPathComponent("orders.jsonl"), atomically: true, encoding: .utf8)
+        let file = directory.appendingPathComponent("orders.yaml")
+        try pipeline.write(to: file, atomically: true, encoding: .utf8)
+        let lint = try runRivulet(["lint", file.path])
+        XCTAssertEqual(lint.status, 0, lint.stdout + lint.stderr)
+        let result = try runRivulet(["run", file.path])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let rows = try String(
+            contentsOf: directory.appendingPathComponent("per-customer.jsonl"), encoding: .utf8
+        ).split(separator: "\n")
+        // 300 s of orders: 5 one-minute windows, each with every one of the 37 customers.
+        XCTAssertEqual(rows.count, 5 * 37)
+    }
+}

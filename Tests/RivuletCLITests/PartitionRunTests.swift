@@ -137,3 +137,88 @@ final class PartitionDocsTests: BinaryTestCase {
         XCTAssertEqual(rows.count, 5 * 37)
     }
 }
+
+/// `partitionBy` under `--state`: a followed file appended to while runs on two threads and on
+/// one are killed with SIGKILL at random gives what one uninterrupted run gives.
+final class PartitionCheckpointTests: BinaryTestCase {
+    private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    private func pipeline(source: String, threads: Int) -> String {
+        """
+        name: per-key
+        source: \(source)
+        eventTime: { time: .ts, maxDelay: 5s }
+        ops:
+          - take: 60000
+          - partitionBy:
+              key: .key
+              partitions: 8
+              threads: \(threads)
+              ops:
+                - aggregate: { by: .key, every: 10s, fields: { n: count, sum: { sum: .v } } }
+        sink: { file: out.jsonl }
+        """
+    }
+
+    /// The lines of out.jsonl without their padding, sorted.
+    private func output() throws -> [String] {
+        try String(contentsOfFile: path("out.jsonl"), encoding: .utf8).split(separator: "\n").map {
+            String($0.reversed().drop { $0 == " " }.reversed())
+        }.sorted()
+    }
+
+    func testKilledRunsOnTwoThreadsAndOnOneResumeEachOthersCheckpoints() throws {
+        var all = ""
+        // 500 more than the runs take, so that the watermark passes the 60,000th.
+        for index in 0..<60_500 {
+            let disorder = index % 17 == 0 ? 3_000 : 0
+            all +=
+                #"{"key": "k\#(index * 7 % 101)", "v": \#(index % 13), "ts": \#(max(0, index * 20 - disorder))}"# + "\n"
+        }
+        try all.write(toFile: path("all.jsonl"), atomically: true, encoding: .utf8)
+        try pipeline(source: "{ fixture: all.jsonl }", threads: 1).write(
+            toFile: path("whole.yaml"), atomically: true, encoding: .utf8)
+        let whole = try runRivulet(["run", path("whole.yaml")])
+        XCTAssertEqual(whole.status, 0, whole.stderr)
+        let expected = try output()
+        XCTAssertGreaterThan(expected.count, 5_000)
+        try FileManager.default.removeItem(atPath: path("out.jsonl"))
+        try FileManager.default.createDirectory(atPath: path("logs"), withIntermediateDirectories: true)
+        let follow = "{ file: { path: logs/app.jsonl, follow: true, poll: 10ms } }"
+        for threads in [1, 2] {
+            try pipeline(source: follow, threads: threads).write(
+                toFile: path("follow-\(threads).yaml"), atomically: true, encoding: .utf8)
+        }
+        let bytes = Array(all.utf8)
+        let logs = path("logs")
+        let writer = Thread {
+            let descriptor = open(logs + "/app.jsonl", O_WRONLY | O_CREAT | O_APPEND, 0o644)
+            var offset = 0
+            while offset < bytes.count {
+                let end = min(bytes.count, offset + Int.random(in: 20_000...60_000))
+                bytes[offset..<end].withUnsafeBytes { _ = Glibc.write(descriptor, $0.baseAddress, $0.count) }
+                offset = end
+                usleep(useconds_t.random(in: 20_000...60_000))
+            }
+            close(descriptor)
+        }
+        writer.start()
+        var killed = 0
+        let state = ["--state", path("s.db"), "--checkpoint-interval", "20ms"]
+        while killed < 8 {
+            let process = try startRivulet(
+                ["run", path("follow-\(killed % 2 == 0 ? 2 : 1).yaml")] + state, output: .null, error: .null)
+            Thread.sleep(forTimeInterval: Double.random(in: 0.1...0.5))
+            process.send(SIGKILL)
+            guard process.wait() == .signalled(SIGKILL) else { break }
+            killed += 1
+        }
+        while writer.isExecuting { Thread.sleep(forTimeInterval: 0.05) }
+        let last = try runRivulet(["run", path("follow-1.yaml")] + state, timeout: 300)
+        XCTAssertEqual(last.status, 0, last.stderr)
+        XCTAssertGreaterThan(killed, 3)
+        let resumed = try output()
+        XCTAssertEqual(resumed.count, expected.count, "\(killed) kills")
+        XCTAssertTrue(resumed == expected, "every window's row once (\(killed) kills)")
+    }
+}

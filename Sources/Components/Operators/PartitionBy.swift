@@ -34,9 +34,10 @@ extension BuiltinComponents {
             key (lint warns otherwise). An operator that needs the whole stream (reduce, window, scan, \
             take, zip...) cannot be split: lint names it and ops then run as one partition. Partitions \
             run on the pipeline's thread (same partitions, same state, same results) on the virtual \
-            clock, under --state, after a source whose messages are acknowledged (nats, httpServer), \
-            in a watched run (--metrics, --ui, --summary), and when an operator in ops routes element \
-            errors (onError) or calls now() or random().
+            clock, after a source whose messages are acknowledged (nats, httpServer), in a watched run \
+            (--metrics, --ui, --summary), under --state when ops has a groupBy, and when an operator \
+            in ops routes element errors (onError) or calls now() or random(). Checkpoints keep each \
+            partition's state; a run resumes with any threads, but the same key and partitions.
             """,
         parameters: [Key.key, Key.partitions, Key.threads, Key.ops],
         example: """
@@ -96,19 +97,36 @@ extension BuiltinComponents {
             var threads = min(partitions, parameters[Key.threads].intValue ?? PartitionThreads.cores)
             let eventClock = context.scheduler as? EventTimeScheduler
             let runLoop = (eventClock?.base ?? context.scheduler) as? SerialRunLoopScheduler
-            if runLoop == nil || context.checkpoints != nil || context.existing(RunMeters.self)?.metersOperators == true
+            // A chain built while the run goes on (a groupBy's per group) registers its state with
+            // the run's checkpoints, which only the pipeline's thread may touch.
+            let buildsChains = ops.operators.contains { component in
+                component.parameters.values.values.contains { $0 is ParameterValues.OperatorChain }
+            }
+            if runLoop == nil || (context.checkpoints != nil && buildsChains)
+                || context.existing(RunMeters.self)?.metersOperators == true
                 || context.existing(AcknowledgedSources.self) != nil
                 || !ops.operators.allSatisfy(PartitionSafety.runsOnItsOwnThread)
             {
                 threads = 1
             }
             let prefix = context.checkpointKey
+            // What the partitions emitted and had not passed on when the run stopped.
+            let state = context.operatorState()
             if threads > 1, let runLoop {
-                let offer = context.handedOn as? EventTimeDomain.Offer
+                // On event time, right behind eventTime, elements come as they come (each with its
+                // time) when the partitions' first operator takes them so (an aggregate); else in
+                // time order, at the clock's time. Either way nothing waits in a partition for the
+                // watermark: what waits is in eventTime's checkpointed state.
+                let offer = (context.handedOn as? EventTimeDomain.Offer).flatMap { offer in
+                    ops.operators.first.map(PartitionSafety.takesElementsAsTheyCome) == true ? offer : nil
+                }
                 offer?.isTaken = true
+                let domain = eventClock.flatMap { clock in
+                    offer?.domain ?? context.existing(EventTimeDomain.self).flatMap { $0.clock === clock ? $0 : nil }
+                }
                 return PartitionedRun.threaded(
                     partitions: partitions, threads: threads, key: key, context: context, runLoop: runLoop,
-                    eventTime: offer?.domain,
+                    eventTime: domain, state: state,
                     build: { index, placement in
                         try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: placement)
                     })
@@ -120,7 +138,7 @@ extension BuiltinComponents {
             let chains = try (0..<partitions).map { index in
                 try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: placement)
             }
-            return PartitionedRun.inline(chains: chains, key: key, context: context)
+            return PartitionedRun.inline(chains: chains, key: key, context: context, state: state)
         }
     ).keepingState(of: [Key.key, Key.partitions])
 }
@@ -174,6 +192,13 @@ enum PartitionSafety: Equatable {
         "aggregate", "groupBy", "dedupe", "window", "scan", "reduce", "distinctUntilChanged", "buffer", "take",
         "skip", "takeWhile", "startWith", "debounce", "throttle", "sample", "delay",
     ]
+
+    /// Whether `component` takes event time's elements as they come, rather than in time order
+    /// once the watermark reaches them (an aggregate with windows and no `time`).
+    static func takesElementsAsTheyCome(_ component: ValidatedComponent) -> Bool {
+        component.spec.name == "aggregate" && component.parameters.values["every"] != nil
+            && component.parameters.values["time"] == nil
+    }
 
     static func runsOnItsOwnThread(_ component: ValidatedComponent) -> Bool {
         if case .elementwise = component.spec.factory {

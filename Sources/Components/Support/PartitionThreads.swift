@@ -17,6 +17,7 @@ final class PartitionThreads: @unchecked Sendable {
     init(count: Int, batchesAhead: Int = 64) {
         loops = (0..<count).map { _ in SerialRunLoopScheduler() }
         room = (0..<count).map { _ in DispatchSemaphore(value: batchesAhead) }
+        proceed = (0..<count).map { _ in DispatchSemaphore(value: 0) }
     }
 
     func start() {
@@ -42,15 +43,43 @@ final class PartitionThreads: @unchecked Sendable {
         loops[index].enqueue(work)
     }
 
-    /// Runs `last` on each thread after what it was sent, then ends the thread.
+    /// Runs `last` on each thread after what it was sent, then ends the thread; returns once
+    /// every thread has run it (what they did is then seen by the caller).
     func stop(after last: @escaping @Sendable (Int) -> Void) {
+        let done = DispatchSemaphore(value: 0)
         for (index, loop) in loops.enumerated() {
             loop.enqueue {
                 last(index)
                 loop.stop()
+                done.signal()
             }
         }
+        for _ in loops { done.wait() }
     }
+
+    /// Has every thread run `work` after what it was sent, then wait until `resume`; returns once
+    /// all of them are waiting (what they did is then seen by the caller).
+    func pause(with work: @escaping @Sendable (Int) -> Void) {
+        for (index, loop) in loops.enumerated() {
+            // One semaphore per thread: with one for all, a thread slow to wake from the last
+            // pause would leave its signal to one already in the next.
+            let (arrived, proceed) = (arrived, proceed[index])
+            loop.enqueue {
+                work(index)
+                arrived.signal()
+                proceed.wait()
+            }
+        }
+        for _ in loops { arrived.wait() }
+    }
+
+    /// Lets the threads `pause` stopped go on.
+    func resume() {
+        for proceed in proceed { proceed.signal() }
+    }
+
+    private let arrived = DispatchSemaphore(value: 0)
+    private let proceed: [DispatchSemaphore]
 }
 
 /// Elements for one partition, sent to its thread in one piece. On event time each carries its
@@ -139,7 +168,9 @@ final class PartitionLane: @unchecked Sendable {
                 }
                 _ = domain.take(entry.element, at: entry.time, from: input)
             }
-            if let mark = batch.mark { domain.drive(input, to: mark) }
+            // The clock ends each batch where the stream's was when it was sent: a checkpoint
+            // keeps operators' times relative to it, and the run that resumes restores it.
+            if let mark = batch.mark ?? batch.entries.last?.mark { domain.drive(input, to: mark) }
         } else {
             for entry in batch.entries { feed.on(.next(entry.element)) }
         }
@@ -151,17 +182,24 @@ final class PartitionLane: @unchecked Sendable {
     /// An observer for the chain's output on thread `loop`: what the chain emits in one turn of
     /// the loop (a batch, a timer) goes to `send` together, once the turn is done.
     func outbox(on loop: SerialRunLoopScheduler, _ send: @escaping ([Event<Value>]) -> Void) -> AnyObserver<Value> {
-        AnyObserver { [self] event in
+        self.send = send
+        return AnyObserver { [self] event in
             outgoing.append(event)
             guard !outgoingPending else { return }
             outgoingPending = true
-            loop.schedule { [self] in
-                outgoingPending = false
-                var events: [Event<Value>] = []
-                swap(&events, &outgoing)
-                send(events)
-            }
+            loop.schedule { [self] in flushOutbox() }
         }
+    }
+
+    private var send: (([Event<Value>]) -> Void)?
+
+    /// Sends what the chain emitted so far now (a checkpoint's pause, the end).
+    func flushOutbox() {
+        outgoingPending = false
+        guard !outgoing.isEmpty, let send else { return }
+        var events: [Event<Value>] = []
+        swap(&events, &outgoing)
+        send(events)
     }
 
     /// Delivers one element at once (partitions on the pipeline's thread).
@@ -173,5 +211,44 @@ final class PartitionLane: @unchecked Sendable {
     func end() {
         guard let feed, !lifetime.isDisposed else { return }
         if let domain, let input { domain.end(input) } else { feed.on(.completed) }
+    }
+}
+
+/// What the partitions emitted, on its way to the pipeline's thread.
+final class PartitionMailbox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [Event<Value>] = []
+    private var wakeAsked = false
+
+    /// Posts `new` (on a partition's thread); true when the pipeline's thread is to be asked to
+    /// take them (it was not asked since it last took).
+    func post(_ new: [Event<Value>]) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        events += new
+        let wake = !wakeAsked
+        wakeAsked = true
+        return wake
+    }
+
+    /// Everything posted since last taken.
+    func take() -> [Event<Value>] {
+        lock.lock()
+        defer { lock.unlock() }
+        wakeAsked = false
+        var taken: [Event<Value>] = []
+        swap(&taken, &events)
+        return taken
+    }
+
+    /// The elements waiting, for a checkpoint.
+    var elements: Value {
+        lock.lock()
+        defer { lock.unlock() }
+        return .array(
+            events.compactMap { event in
+                if case .next(let element) = event { return element }
+                return nil
+            })
     }
 }

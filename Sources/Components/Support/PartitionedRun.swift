@@ -6,9 +6,15 @@ import Reactive
 enum PartitionedRun {
     /// Every partition on the stream's own thread and clock: each element goes to its
     /// partition's chain at once, and what the chains emit goes on as they emit it.
-    static func inline(chains: [PipelineOperator], key: Expression, context: ComponentContext) -> PipelineOperator {
-        { source in
+    static func inline(
+        chains: [PipelineOperator], key: Expression, context: ComponentContext, state: OperatorState<Value>?
+    ) -> PipelineOperator {
+        { [weak state] source in
             Observable { observer, lifetime in
+                // Nothing waits between the partitions and the stream on one thread; what a
+                // run on threads kept goes on first.
+                emitRestored(state, to: observer)
+                state?.keep({ .array([]) }, origins: { [] }, until: lifetime)
                 let merge = PartitionMerge(observer: observer, lifetime: lifetime, running: chains.count)
                 let lanes = chains.map { chain in
                     let lane = PartitionLane(domain: nil, lifetime: lifetime.makeChild())
@@ -55,18 +61,27 @@ enum PartitionedRun {
     /// Partitions on `threads` threads of their own (partition `p` on thread `p % threads`), each
     /// on its own clock: the thread's run loop, or on event time an event-time clock of its own
     /// that follows the stream's watermark. The pipeline's thread works out each element's
-    /// partition and sends elements in batches; what the partitions emit comes back to it.
+    /// partition and sends elements in batches; what the partitions emit comes back to it. A
+    /// checkpoint pauses the threads once they have done what they were sent and what they
+    /// emitted has gone on; what they emitted that has not gone on when the run stops is kept in
+    /// `state` and emitted first by the run that resumes.
     static func threaded(
         partitions: Int, threads: Int, key: Expression, context: ComponentContext, runLoop: SerialRunLoopScheduler,
-        eventTime: EventTimeDomain?, build: @escaping (Int, ChainPlacement) throws -> PipelineOperator
+        eventTime: EventTimeDomain?, state: OperatorState<Value>?,
+        build: @escaping (Int, ChainPlacement) throws -> PipelineOperator
     ) -> PipelineOperator {
-        { source in
+        { [weak state] source in
             Observable { observer, lifetime in
+                emitRestored(state, to: observer)
                 let pool = PartitionThreads(count: threads)
                 let lanes = (0..<partitions).map { index in
-                    PartitionLane(
-                        domain: eventTime.map { _ in EventTimeDomain(base: pool.loops[index % threads]) },
-                        lifetime: Lifetime())
+                    let domain = eventTime.map { eventTime in
+                        let domain = EventTimeDomain(base: pool.loops[index % threads])
+                        // A resumed run's partitions start where the stream's watermark was kept.
+                        if eventTime.clock.isStarted { domain.clock.restore(clock: eventTime.clock.clock) }
+                        return domain
+                    }
+                    return PartitionLane(domain: domain, lifetime: Lifetime())
                 }
                 let chains: [PipelineOperator]
                 do {
@@ -89,27 +104,46 @@ enum PartitionedRun {
                     }
                 }
                 let merge = PartitionMerge(observer: observer, lifetime: lifetime, running: partitions)
-                let back = Unchecked(merge)
+                let mailbox = PartitionMailbox()
+                let drain = { for event in mailbox.take() { merge.take(event) } }
+                let dispatch = PartitionDispatch(
+                    pool: pool, lanes: lanes, eventTime: eventTime, runLoop: runLoop, lifetime: lifetime)
+                /// What the threads do last, or before a checkpoint: send on what they emitted.
+                let flushOutboxes = { @Sendable (thread: Int) in
+                    for (index, lane) in lanes.enumerated() where index % threads == thread { lane.flushOutbox() }
+                }
+                let barrier = PartitionBarrier(
+                    pause: {
+                        dispatch.flush(evenWhenStopped: true)
+                        pool.pause(with: flushOutboxes)
+                        drain()
+                    }, resume: pool.resume)
+                let checkpoints = context.checkpoints
+                checkpoints?.add(barrier)
                 lifetime.onDispose {
+                    checkpoints?.remove(barrier)
+                    // What was sent is done, and what it emitted waits in the mailbox for the
+                    // last checkpoint, before the threads end.
+                    dispatch.flush(evenWhenStopped: true)
                     pool.stop { thread in
+                        flushOutboxes(thread)
                         for (index, lane) in lanes.enumerated() where index % threads == thread {
                             lane.lifetime.dispose()
                         }
                     }
                 }
+                state?.keep({ mailbox.elements }, origins: { [] }, until: lifetime)
                 pool.start()
+                let wake = Unchecked(drain)
                 for (index, lane) in lanes.enumerated() {
                     let chain = Unchecked(chains[index])
                     pool.control(index % threads) {
                         chain.value(lane.source).subscribe(
                             lane.outbox(on: pool.loops[index % threads]) { events in
-                                let events = Unchecked(events)
-                                runLoop.enqueue { for event in events.value { back.value.take(event) } }
+                                if mailbox.post(events) { runLoop.enqueue { wake.value() } }
                             }, in: lane.lifetime)
                     }
                 }
-                let dispatch = PartitionDispatch(
-                    pool: pool, lanes: lanes, eventTime: eventTime, runLoop: runLoop, lifetime: lifetime)
                 let scope = context.makeScope()
                 source.subscribe(
                     AnyObserver { event in
@@ -134,6 +168,27 @@ enum PartitionedRun {
             }
         }
     }
+
+    /// What the partitions had emitted and had not gone on when the run this one resumes stopped:
+    /// it goes on first.
+    static func emitRestored(_ state: OperatorState<Value>?, to observer: AnyObserver<Value>) {
+        guard let state else { return }
+        for element in state.takeRestored()?.arrayValue ?? [] { observer.on(.next(element)) }
+    }
+}
+
+/// A checkpoint's pause of `partitionBy`'s threads.
+final class PartitionBarrier: CheckpointBarrier {
+    private let pauseThreads: () -> Void
+    private let resumeThreads: () -> Void
+
+    init(pause: @escaping () -> Void, resume: @escaping () -> Void) {
+        pauseThreads = pause
+        resumeThreads = resume
+    }
+
+    func pause() { pauseThreads() }
+    func resume() { resumeThreads() }
 }
 
 /// Holds a value that crosses to a partition's thread and back, touched by one thread at a time.
@@ -217,9 +272,9 @@ final class PartitionDispatch {
     }
 
     /// Sends every batch with elements, and tells every partition where the event-time clock is.
-    func flush() {
+    func flush(evenWhenStopped: Bool = false) {
         flushPending = false
-        guard !lifetime.isDisposed else { return }
+        guard evenWhenStopped || !lifetime.isDisposed else { return }
         let clock = eventTime?.clock.clock
         for partition in lanes.indices where !batches[partition].entries.isEmpty || told[partition] != clock {
             send(partition)

@@ -25,6 +25,18 @@ public final class Checkpoints {
     public var onFailure: ((any Error) -> Void)?
     /// How many checkpoints were committed.
     public private(set) var committed = 0
+    /// What must stop while a checkpoint reads the state (partitions on threads of their own).
+    private var barriers: [ObjectIdentifier: any CheckpointBarrier] = [:]
+
+    /// Has `barrier` paused around every checkpoint's reading of the state, until `remove`.
+    @_spi(Host) public func add(_ barrier: any CheckpointBarrier) {
+        barriers[ObjectIdentifier(barrier)] = barrier
+    }
+
+    /// Stops pausing `barrier`.
+    @_spi(Host) public func remove(_ barrier: any CheckpointBarrier) {
+        barriers[ObjectIdentifier(barrier)] = nil
+    }
 
     /// Checkpoints every `interval` on `scheduler`'s clock, resuming from `restored`; `commit`
     /// stores a snapshot (an object of component key → state) and throws if it cannot.
@@ -126,6 +138,9 @@ public final class Checkpoints {
         do {
             var snapshot = JSONObject()
             var kept: [Origin] = []
+            let paused = Array(barriers.values)
+            for barrier in paused { barrier.pause() }
+            defer { for barrier in paused { barrier.resume() } }
             for (key, reader) in readers.sorted(by: { $0.key < $1.key }) {
                 snapshot[key] = try reader.read()
                 if let origins = reader.origins { kept += origins() }
@@ -144,4 +159,14 @@ public final class Checkpoints {
             onFailure?(error)
         }
     }
+}
+
+/// Work on other threads that a checkpoint must stop while it reads the state: `pause` returns
+/// once the work is stopped at a point where its state is consistent with what it passed on, on
+/// the pipeline's thread; `resume` lets it go on.
+@_spi(Host) public protocol CheckpointBarrier: AnyObject {
+    /// Stops the work; called on the pipeline's thread.
+    func pause()
+    /// Lets it go on.
+    func resume()
 }

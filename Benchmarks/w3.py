@@ -9,7 +9,9 @@ with a 10 s allowance (exact windows, nothing late), four ways:
 - the hand-written Swift loop (same JSON code, a dictionary per open window, the same watermark);
 - Bytewax (PyPI `bytewax`, one worker): `EventClock` with a 10 s wait and a `TumblingWindower` of
   1 minute aligned to the epoch, `fold_window`; installed into Benchmarks/.venv on first use;
-- DuckDB's batch `GROUP BY` over the same file, the reference of what two cores can do.
+- DuckDB's batch `GROUP BY` over the same file, the reference of what two cores can do;
+- Rivulet again with the aggregate inside `partitionBy: {key: .key, partitions: 16}`, on one
+  thread and on two (the keyed parallelism of several cores).
 
 Rivulet and the loop run five times, interleaved, and keep their best (this machine's times
 vary by a third from run to run); Bytewax and DuckDB once (Bytewax takes about four minutes
@@ -70,16 +72,27 @@ with open(spec, "w") as f:
             "eventTime: { time: .ts, maxDelay: 10s }\n"
             "ops:\n  - aggregate: { by: .key, every: 1m, fields: { count: count, sum: { sum: .v } } }\n"
             "sink: { file: w3-rivulet.jsonl }\n")
-outputs = {name: os.path.join(data, f"w3-{name}.jsonl") for name in ["rivulet", "loop", "bytewax", "duckdb"]}
-times = {"rivulet": [], "loop": []}
-rss = {"rivulet": 0.0, "loop": 0.0}
+partitioned = {}
+for threads in (1, 2):
+    partitioned[threads] = os.path.join(data, f"w3-threads{threads}.yaml")
+    with open(partitioned[threads], "w") as f:
+        f.write(f"source: {{ fixture: {os.path.basename(source)} }}\n"
+                "eventTime: { time: .ts, maxDelay: 10s }\n"
+                "ops:\n"
+                f"  - partitionBy:\n      key: .key\n      partitions: 16\n      threads: {threads}\n"
+                "      ops:\n"
+                "        - aggregate: { by: .key, every: 1m, fields: { count: count, sum: { sum: .v } } }\n"
+                f"sink: {{ file: w3-threads{threads}.jsonl }}\n")
+outputs = {name: os.path.join(data, f"w3-{name}.jsonl")
+           for name in ["rivulet", "loop", "bytewax", "duckdb", "threads1", "threads2"]}
+times = {"rivulet": [], "loop": [], "threads1": [], "threads2": []}
+rss = {name: 0.0 for name in times}
 for _ in range(5):
-    elapsed, peak = timed([rivulet, "run", spec])
-    times["rivulet"].append(elapsed)
-    rss["rivulet"] = max(rss["rivulet"], peak)
-    elapsed, peak = timed([bench, "w3-loop", source, outputs["loop"]])
-    times["loop"].append(elapsed)
-    rss["loop"] = max(rss["loop"], peak)
+    for name, command in [("rivulet", [rivulet, "run", spec]), ("loop", [bench, "w3-loop", source, outputs["loop"]]),
+                          ("threads1", [rivulet, "run", partitioned[1]]), ("threads2", [rivulet, "run", partitioned[2]])]:
+        elapsed, peak = timed(command)
+        times[name].append(elapsed)
+        rss[name] = max(rss[name], peak)
 best = {name: min(values) for name, values in times.items()}
 
 python = python_with("bytewax==0.21.1", "duckdb")
@@ -100,3 +113,7 @@ print("w3 peak_rss_mb " + " ".join(f"{name}={value:.1f}" for name, value in rss.
 print(f"w3 rivulet_vs_loop={best['rivulet'] / best['loop']:.2f} bytewax_vs_rivulet={best['bytewax'] / best['rivulet']:.1f}")
 print(f"w3 rivulet_s={best['rivulet']:.3f} loop_s={best['loop']:.3f} bytewax_s={best['bytewax']:.3f} "
       f"duckdb_s={best['duckdb']:.3f} equal={'true' if all(equal.values()) else 'false'}")
+print(f"w3-parallel one_s={best['threads1']:.3f} two_s={best['threads2']:.3f} "
+      f"speedup={best['threads1'] / best['threads2']:.2f} duckdb_s={best['duckdb']:.3f} "
+      f"two_vs_duckdb={best['threads2'] / best['duckdb']:.2f} "
+      f"equal={'true' if equal['threads1'] and equal['threads2'] else 'false'}")

@@ -282,6 +282,26 @@ final class MetricsEndpointTests: BinaryTestCase {
             metrics)
     }
 
+    func testPartitionByCountsTheElementsOfEachPartition() throws {
+        // Keys a, b, c: FNV-1a 32 modulo 4 puts a in 0, b in 1, c in 2.
+        let (run, port) = try startWatched(
+            """
+            source: { events: [{ at: 0ms, next: a }, { at: 0ms, next: b }, { at: 0ms, next: a }, { at: 0ms, next: c }, { at: 30s, next: x }] }
+            ops:
+              - partitionBy: { key: ., partitions: 4, ops: [ { map: . } ] }
+            sink: stdout
+            """)
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        let metrics = Self.metrics(port, once: "rivulet_partition_elements_total", [#"partition="0""#], is: 2)
+        let place = [#"component="partitionBy""#, #"place="ops.0""#]
+        XCTAssertEqual(
+            Self.sample(metrics, "rivulet_partition_elements_total", place + [#"partition="0""#]), 2, metrics)
+        XCTAssertEqual(
+            Self.sample(metrics, "rivulet_partition_elements_total", place + [#"partition="1""#]), 1, metrics)
+        XCTAssertEqual(
+            Self.sample(metrics, "rivulet_partition_elements_total", place + [#"partition="2""#]), 1, metrics)
+    }
+
     func testReadyOnlyOnceTheNATSSourceIsConnected() throws {
         let server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path)
         defer { server.stop() }

@@ -17,6 +17,8 @@ final class PartitionRunTests: BinaryTestCase {
         var text = ""
         for index in 0..<count {
             var ts = index * 1_200_000 / count
+            // The first 200 come newest first: behind the first by up to 8 s, none late.
+            if index < 200 { ts = 8_000 - index * 40 }
             if next() % 20 == 0 { ts -= Int(next() % 8000) }
             if next() % 500 == 0 { ts -= 60_000 }
             text += #"{"key": "k\#(next() % UInt64(keys))", "v": \#(next() % 100), "ts": \#(max(0, ts))}"# + "\n"
@@ -78,6 +80,10 @@ final class PartitionRunTests: BinaryTestCase {
     func testAggregateByKeyOnEventTime() throws {
         try assertSameByKey(
             "- aggregate: { by: .key, every: 1m, allowedLateness: 30s, fields: { n: count, sum: { sum: .v } } }")
+    }
+
+    func testAggregateByKeyOnEventTimeWithNoLateness() throws {
+        try assertSameByKey("- aggregate: { by: .key, every: 30s, fields: { n: count, sum: { sum: .v } } }")
     }
 
     func testWindowInsideGroupByOnEventTime() throws {

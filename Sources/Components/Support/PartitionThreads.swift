@@ -163,7 +163,11 @@ final class PartitionLane: @unchecked Sendable {
             for entry in batch.entries {
                 // Moving the clock shows only when work is due by then, when elements wait for
                 // it, or when this element is behind it (late): otherwise it is left for later.
-                if !input.asTheyCome || entry.time < entry.mark || entry.mark >= domain.clock.nextDue ?? .max {
+                // It starts at the stream's clock, not at the first element's time (an element
+                // a little behind that one would be late).
+                if !domain.clock.isStarted || !input.asTheyCome || entry.time < entry.mark
+                    || entry.mark >= domain.clock.nextDue ?? .max
+                {
                     domain.drive(input, to: entry.mark)
                 }
                 _ = domain.take(entry.element, at: entry.time, from: input)

@@ -22,6 +22,7 @@ enum PartitionedRun {
                     return lane
                 }
                 let scope = context.makeScope()
+                let meter = context.meter
                 source.subscribe(
                     AnyObserver { event in
                         if lifetime.isDisposed { return }
@@ -30,7 +31,8 @@ enum PartitionedRun {
                             do {
                                 guard
                                     let partition = try partition(
-                                        of: element, by: key, among: lanes.count, context: context, scope: scope)
+                                        of: element, by: key, among: lanes.count, context: context, scope: scope,
+                                        meter: meter)
                                 else { return }
                                 lanes[partition].deliver(element)
                             } catch {
@@ -49,13 +51,25 @@ enum PartitionedRun {
     /// The partition of `element` (nil when its key failed and `onError` dropped it); the key is
     /// not worked out for one partition.
     static func partition(
-        of element: Value, by key: Expression, among count: Int, context: ComponentContext, scope: EvaluationScope
+        of element: Value, by key: Expression, among count: Int, context: ComponentContext, scope: EvaluationScope,
+        meter: ComponentMeter?
     ) throws -> Int? {
-        guard count > 1 else { return 0 }
-        guard let value = try context.handling(element, { try context.evaluate(key, element, in: scope) }) else {
-            return nil
+        let partition: Int
+        if count > 1 {
+            let value: Value
+            do {
+                value = try context.evaluate(key, element, in: scope)
+            } catch {
+                try context.elementFailed(error, element: element)
+                return nil
+            }
+            partition = PartitionHash.partition(of: value, count: count)
+        } else {
+            partition = 0
         }
-        return PartitionHash.partition(of: value, count: count)
+        // In a watched run: how the elements spread over the partitions.
+        meter?.count("partition_elements_total", label: ("partition", String(partition)))
+        return partition
     }
 
     /// Partitions on `threads` threads of their own (partition `p` on thread `p % threads`), each
@@ -145,6 +159,7 @@ enum PartitionedRun {
                     }
                 }
                 let scope = context.makeScope()
+                let meter = context.meter
                 source.subscribe(
                     AnyObserver { event in
                         if lifetime.isDisposed { return }
@@ -153,7 +168,8 @@ enum PartitionedRun {
                             do {
                                 guard
                                     let partition = try partition(
-                                        of: element, by: key, among: partitions, context: context, scope: scope)
+                                        of: element, by: key, among: partitions, context: context, scope: scope,
+                                        meter: meter)
                                 else { return }
                                 dispatch.add(element, to: partition)
                             } catch {

@@ -14,6 +14,8 @@ import Reactive
         /// Its parameters as written, in YAML's flow style, and where it is in the file.
         var parameters = ""
         var location: SourceLocation?
+        /// The operators of its inner chain (`partitionBy`'s, `groupBy`'s `ops`), labelled.
+        var inner: [String] = []
     }
 
     /// What the live view shows of a node: its place, component, label, parameters as written
@@ -119,7 +121,20 @@ import Reactive
         var node = Node(id: id, label: label(component), place: place, component: component.spec.name)
         node.parameters = component.use.parameters.map(compact) ?? ""
         node.location = component.use.location
+        if let chain = component.parameters.values["ops"] as? ParameterValues.OperatorChain {
+            node.inner = chain.operators.map(label)
+        }
         return node
+    }
+
+    /// What one run of a component's inner chain is called in the text: `each partition`.
+    static func innerRun(_ component: String) -> String {
+        switch component {
+        case "partitionBy": return "each partition"
+        case "groupBy": return "each group"
+        case "window": return "each window"
+        default: return "each run"
+        }
     }
 
     /// A node written back in YAML's flow style: `{title: .headline.main, url: .web_url}`.
@@ -175,6 +190,9 @@ import Reactive
             }
             for (index, id) in chain.nodes.enumerated() {
                 lines.append("  \(index == 0 ? "  " : "→ ")\(labels[id] ?? id)")
+                if let node = nodes.first(where: { $0.id == id }), !node.inner.isEmpty {
+                    lines.append("      \(Self.innerRun(node.component)): " + node.inner.joined(separator: " → "))
+                }
                 for edge in edges
                 where edge.to == id && chainOf[edge.from] != chain.stream && edge.label != nil
                     && edge.label != chain.stream

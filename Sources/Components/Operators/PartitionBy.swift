@@ -74,18 +74,10 @@ extension BuiltinComponents {
                 }
             }
         },
-        checkpointing: .depending(
-            "keeps, for each partition, the state of its ops (each as it keeps its own); needs every one of its ops "
-                + "to be checkpointable",
-            on: { values in
-                for component in values[Key.ops].operators {
-                    if case .unsupported(let why) = component.spec.checkpointing.resolved(for: component.parameters) {
-                        return .unsupported(
-                            "its ops use '\(component.spec.name)', which cannot be checkpointed: \(why)")
-                    }
-                }
-                return .keepsState("for each partition, the state of its ops")
-            }),
+        checkpointing: .ofInnerChain(
+            Key.ops, keeping: "for each partition, the state of its ops",
+            described: "keeps, for each partition, the state of its ops (each as it keeps its own); needs every one "
+                + "of its ops to be checkpointable"),
         elementErrors: true,
         factory: .operator { parameters, context in
             let key = parameters[Key.key]

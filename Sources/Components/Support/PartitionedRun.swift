@@ -21,31 +21,42 @@ enum PartitionedRun {
                     chain(lane.source).subscribe(AnyObserver { merge.take($0) }, in: lane.lifetime)
                     return lane
                 }
-                let scope = context.makeScope()
-                let meter = context.meter
-                source.subscribe(
-                    AnyObserver { event in
-                        if lifetime.isDisposed { return }
-                        switch event {
-                        case .next(let element):
-                            do {
-                                guard
-                                    let partition = try partition(
-                                        of: element, by: key, among: lanes.count, context: context, scope: scope,
-                                        meter: meter)
-                                else { return }
-                                lanes[partition].deliver(element)
-                            } catch {
-                                merge.take(.error(error))
-                            }
-                        case .error: merge.take(event)
-                        case .completed:
-                            for lane in lanes { lane.end() }
-                            merge.upstreamCompleted()
-                        }
-                    }, in: lifetime.makeChild())
+                split(
+                    source, by: key, among: lanes.count, context: context, merge: merge, lifetime: lifetime,
+                    send: { element, partition in lanes[partition].deliver(element) },
+                    end: { for lane in lanes { lane.end() } })
             }
         }
+    }
+
+    /// Subscribes to `source`, sending each element with its partition to `send`, and calling
+    /// `end` when it completes; an error, or a key that fails the run, goes to `merge`.
+    static func split(
+        _ source: Observable<Value>, by key: Expression, among count: Int, context: ComponentContext,
+        merge: PartitionMerge, lifetime: Lifetime, send: @escaping (Value, Int) -> Void, end: @escaping () -> Void
+    ) {
+        let scope = context.makeScope()
+        let meter = context.meter
+        source.subscribe(
+            AnyObserver { event in
+                if lifetime.isDisposed { return }
+                switch event {
+                case .next(let element):
+                    do {
+                        guard
+                            let partition = try partition(
+                                of: element, by: key, among: count, context: context, scope: scope, meter: meter)
+                        else { return }
+                        send(element, partition)
+                    } catch {
+                        merge.take(.error(error))
+                    }
+                case .error: merge.take(event)
+                case .completed:
+                    end()
+                    merge.upstreamCompleted()
+                }
+            }, in: lifetime.makeChild())
     }
 
     /// The partition of `element` (nil when its key failed and `onError` dropped it); the key is
@@ -56,11 +67,7 @@ enum PartitionedRun {
     ) throws -> Int? {
         let partition: Int
         if count > 1 {
-            let value: Value
-            do {
-                value = try context.evaluate(key, element, in: scope)
-            } catch {
-                try context.elementFailed(error, element: element)
+            guard let value = try context.handling(element, { try context.evaluate(key, element, in: scope) }) else {
                 return nil
             }
             partition = PartitionHash.partition(of: value, count: count)
@@ -158,29 +165,9 @@ enum PartitionedRun {
                             }, in: lane.lifetime)
                     }
                 }
-                let scope = context.makeScope()
-                let meter = context.meter
-                source.subscribe(
-                    AnyObserver { event in
-                        if lifetime.isDisposed { return }
-                        switch event {
-                        case .next(let element):
-                            do {
-                                guard
-                                    let partition = try partition(
-                                        of: element, by: key, among: partitions, context: context, scope: scope,
-                                        meter: meter)
-                                else { return }
-                                dispatch.add(element, to: partition)
-                            } catch {
-                                merge.take(.error(error))
-                            }
-                        case .error: merge.take(event)
-                        case .completed:
-                            dispatch.end()
-                            merge.upstreamCompleted()
-                        }
-                    }, in: lifetime.makeChild())
+                split(
+                    source, by: key, among: partitions, context: context, merge: merge, lifetime: lifetime,
+                    send: dispatch.add(_:to:), end: dispatch.end)
             }
         }
     }

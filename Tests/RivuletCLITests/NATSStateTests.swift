@@ -127,6 +127,10 @@ final class NATSStateTests: NATSTestCase {
             "dedupe": "- dedupe: { key: .id }",
             "delay": "- delay: 300ms",
             "session": "- window: { sessionGap: 1h, count: 25 }",
+            // After a source whose messages are acknowledged, partitions run on the pipeline's thread.
+            "partitionBy":
+                "- partitionBy: { key: .qty, partitions: 4, threads: 2, ops: [ { aggregate: { by: .qty, every: 1h, "
+                + "fields: { n: count, ids: { sum: .id } } } } ] }",
         ]
         var generator = SystemRandomNumberGenerator()
         func pipelineFile(_ name: String) -> String { path("\(name).yaml") }
@@ -168,7 +172,7 @@ final class NATSStateTests: NATSTestCase {
             XCTAssertEqual(drained?.pending, 0, "\(name): every message delivered")
             let (status, stderr) = stop(last, SIGINT)
             XCTAssertEqual(status, 130, stderr)
-            if name != "aggregate" {
+            if name != "aggregate" && name != "partitionBy" {
                 let ids = allIDs(output)
                 XCTAssertEqual(Set(ids), Set(1...3000), "\(name): every message written at least once")
                 print("nats -> \(name), killed 5 times: 3000 messages, \(ids.count - 3000) written twice")
@@ -185,11 +189,11 @@ final class NATSStateTests: NATSTestCase {
                 }
                 for key in 0..<7 {
                     let truth = (1...3000).filter { $0 % 7 == key }
-                    XCTAssertGreaterThanOrEqual(counts[key] ?? 0, truth.count, "aggregate: key \(key) counted")
-                    XCTAssertGreaterThanOrEqual(sums[key] ?? 0, truth.reduce(0, +), "aggregate: key \(key) summed")
+                    XCTAssertGreaterThanOrEqual(counts[key] ?? 0, truth.count, "\(name): key \(key) counted")
+                    XCTAssertGreaterThanOrEqual(sums[key] ?? 0, truth.reduce(0, +), "\(name): key \(key) summed")
                 }
                 print(
-                    "nats -> aggregate, killed 5 times: 3000 messages, \(counts.values.reduce(0, +) - 3000) counted twice"
+                    "nats -> \(name), killed 5 times: 3000 messages, \(counts.values.reduce(0, +) - 3000) counted twice"
                 )
             }
         }

@@ -228,3 +228,33 @@ final class PartitionCheckpointTests: BinaryTestCase {
         XCTAssertTrue(resumed == expected, "every window's row once (\(killed) kills)")
     }
 }
+
+/// A run on threads that ends while a checkpoint has them paused (an element the checkpoint passed
+/// on fails the run, or completes it) ends; it does not wait for a resume.
+final class PartitionStopTests: BinaryTestCase {
+    func testAFailureOrTheEndReachedDuringACheckpointEndsTheRun() throws {
+        var records = ""
+        for index in 0..<20_000 {
+            records += #"{"key": "k\#(index % 97)", "v": \#(index == 15_000 ? "\"x\"" : String(index))}"# + "\n"
+        }
+        let input = directory.appendingPathComponent("in.jsonl").path
+        try records.write(toFile: input, atomically: true, encoding: .utf8)
+        for (after, status) in [("- map: .v * 2", Int32(1)), ("- map: .", Int32(0))] {
+            for attempt in 0..<4 {
+                let result = try run(
+                    """
+                    source: { fixture: \(input) }
+                    ops:
+                      - partitionBy: { key: .key, partitions: 8, threads: 2, ops: [ { map: "{key: .key, v: .v}" } ] }
+                      \(after)
+                    sink: { file: \(directory.appendingPathComponent("out-\(attempt).jsonl").path) }
+                    """,
+                    [
+                        "--state", directory.appendingPathComponent("s-\(status)-\(attempt).db").path,
+                        "--checkpoint-interval", "1ms",
+                    ])
+                XCTAssertEqual(result.status, status, "\(after), attempt \(attempt): \(result.stderr)")
+            }
+        }
+    }
+}

@@ -46,6 +46,9 @@ final class PartitionThreads: @unchecked Sendable {
     /// Runs `last` on each thread after what it was sent, then ends the thread; returns once
     /// every thread has run it (what they did is then seen by the caller).
     func stop(after last: @escaping @Sendable (Int) -> Void) {
+        // Stopped while paused (what a checkpoint passed on ended the run): the threads go on to
+        // their end first, or they would wait for a resume that comes after this returns.
+        if isPaused { resume() }
         let done = DispatchSemaphore(value: 0)
         for (index, loop) in loops.enumerated() {
             loop.enqueue {
@@ -71,12 +74,19 @@ final class PartitionThreads: @unchecked Sendable {
             }
         }
         for _ in loops { arrived.wait() }
+        isPaused = true
     }
 
-    /// Lets the threads `pause` stopped go on.
+    /// Lets the threads `pause` stopped go on (nothing if they are not paused).
     func resume() {
+        guard isPaused else { return }
+        isPaused = false
         for proceed in proceed { proceed.signal() }
     }
+
+    /// Whether `pause` stopped the threads and `resume` has not let them go on (read and written
+    /// on the pipeline's thread only).
+    private var isPaused = false
 
     private let arrived = DispatchSemaphore(value: 0)
     private let proceed: [DispatchSemaphore]

@@ -402,8 +402,9 @@ final class Multicast {
                 let workers =
                     pipeline.spec.parallel
                     ?? (pipeline.streams.count == 1 && handable == stream.operators.count ? min(cores, 64) : 1)
-                // With no operator to hand over, the source still parses on several threads.
-                if workers > 1, let runParallel = source.parallel, tracer == nil, meters?.metersOperators != true {
+                if workers > 1, handable > 0, let runParallel = source.parallel, tracer == nil,
+                    meters?.metersOperators != true
+                {
                     var makers: [() -> ElementStep] = []
                     for (index, operation) in stream.operators.prefix(handable).enumerated() {
                         guard case .elementwise(let makeStep) = operation.spec.factory else { break }

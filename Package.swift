@@ -71,9 +71,12 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
+        // Blocks SIGINT and SIGTERM before any initialiser runs (see early_signals.c).
+        .target(name: "CEarlySignals"),
         .executableTarget(
             name: "rivulet",
             dependencies: [
+                "CEarlySignals",
                 "Components",
                 "Tooling",
                 "StateStore",

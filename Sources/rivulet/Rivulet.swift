@@ -34,6 +34,9 @@ struct Rivulet: ParsableCommand {
         SignalWatcher.blockSignals()
         do {
             var command = try parseAsRoot()
+            // A signal that came while starting is delivered now to a command that does not
+            // handle it, and ends the process as it would have.
+            if (command as? HandlesStopSignals)?.handlesStopSignals != true { SignalWatcher.unblockSignals() }
             try command.run()
         } catch {
             let code = exitCode(for: error)

@@ -8,7 +8,9 @@ import Reactive
 import StateStore
 
 /// `rivulet run FILE`: runs a pipeline on the real clock (or a virtual one) until it ends.
-struct RunCommand: ParsableCommand {
+struct RunCommand: ParsableCommand, HandlesStopSignals {
+    var handlesStopSignals: Bool { true }
+
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Run a pipeline until it ends, fails (exit 1) or is interrupted (exit 130/143).")
@@ -155,20 +157,28 @@ struct RunCommand: ParsableCommand {
     func run() throws {
         // Before any thread starts, so that none of them gets SIGHUP's default action (exit).
         if watch { SignalWatcher.blockHangUp() }
+        let control = RunControl<Version>()
+        let reloadAction = LateAction()
+        SignalWatcher.start(hangUp: watch ? reloadAction.call : nil, giveUpAfter: drainTimeout + .seconds(5)) {
+            control.stop()
+        }
+        // Nothing is read or written yet while the pipeline loads (from standard input, perhaps,
+        // which a signal does not interrupt): a signal then ends the process at once.
+        control.install { _exit(128 + (SignalWatcher.received ?? SIGTERM)) }
         let loader = CommandSupport.loader(try CommandSupport.prepare(options))
         let loaded = load(loader)
+        control.uninstall()
         guard let pipeline = loaded.pipeline else {
             CommandSupport.report(loaded)
             throw ExitCode(2)
         }
-        let control = RunControl<Version>()
         // Under --watch, a change of the file (or SIGHUP) reads it again; only a valid version
         // replaces the running one.
         let reloader = Serialized(loader)
         let reload: @Sendable () -> Void = { [self] in
             reloader.with { loader in self.reload(loader, control) }
         }
-        SignalWatcher.start(hangUp: watch ? reload : nil, giveUpAfter: drainTimeout + .seconds(5)) { control.stop() }
+        reloadAction.set(reload)
         let watcher = watch ? FileWatcher(paths: { [file] }, changed: reload) : nil
         let tracer = trace ? Tracer() : nil
         RunLog.pipeline = Self.name(of: pipeline)

@@ -4,6 +4,13 @@ import Foundation
     import Glibc
 #endif
 
+/// A command that acts on SIGINT and SIGTERM itself (an orderly stop, a terminal given back). Any
+/// other command gets their default action back once its arguments are parsed.
+protocol HandlesStopSignals {
+    /// Whether this invocation does (`test` only with `--watch`, say).
+    var handlesStopSignals: Bool { get }
+}
+
 /// Turns SIGINT and SIGTERM into an orderly stop: the signals are blocked in every thread and a
 /// dedicated thread waits for them with sigwait, then asks the pipeline to stop on its own thread,
 /// so sinks flush and close and the terminal is restored. No work happens in a signal handler.
@@ -27,7 +34,18 @@ enum SignalWatcher {
         return set
     }
 
+    /// The stop signal waiting to be taken, if one is (taken by this call), without waiting: for
+    /// commands that poll, such as `top`.
+    static func takePendingStopSignal() -> Int32? {
+        var set = handled
+        var none = timespec(tv_sec: 0, tv_nsec: 0)
+        let signal = sigtimedwait(&set, nil, &none)
+        return signal > 0 ? signal : nil
+    }
+
     /// Blocks SIGINT and SIGTERM in this thread and the threads it starts later. Call first thing.
+    /// (The executable has them blocked already before any initialiser runs, by CEarlySignals, so
+    /// a signal sent while the process starts is not lost to the default action.)
     static func blockSignals() {
         var set = handled
         pthread_sigmask(SIG_BLOCK, &set, nil)

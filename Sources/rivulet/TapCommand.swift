@@ -32,8 +32,6 @@ struct TapCommand: ParsableCommand {
 
     func run() throws {
         guard let (host, port) = HTTPServerAddress.parse(address) else { throw ExitCode(2) }
-        // A tap ends on Ctrl-C as any program does (runs block the signals to drain first).
-        SignalWatcher.unblockSignals()
         // No limit: none asked for (the endpoint refuses a limit below one).
         var query = limit.map { ["limit=\($0)"] } ?? []
         if let component {

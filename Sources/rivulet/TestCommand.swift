@@ -4,7 +4,10 @@ import Foundation
 @_spi(Host) import Tooling
 
 /// `rivulet test [PATH...]`: runs `*.test.yaml` files on a virtual clock.
-struct TestCommand: ParsableCommand {
+struct TestCommand: ParsableCommand, HandlesStopSignals {
+    /// Only `--watch` stops on a signal itself; a plain test run just ends.
+    var handlesStopSignals: Bool { watch }
+
     static let configuration = CommandConfiguration(
         commandName: "test",
         abstract:

@@ -5,7 +5,10 @@ import Foundation
 
 /// `rivulet top HOST:PORT`: a live view of a run started with `--metrics HOST:PORT`, from its
 /// `/stats`: one row a component with its rates and totals, refreshed every second; `q` quits.
-struct TopCommand: ParsableCommand {
+struct TopCommand: ParsableCommand, HandlesStopSignals {
+    /// The full-screen view gives the terminal back before a signal ends it.
+    var handlesStopSignals: Bool { !once && FileHandleOutput.standardOutput.isTerminal }
+
     static let configuration = CommandConfiguration(
         commandName: "top",
         abstract: "Watch a running pipeline (started with --metrics HOST:PORT): rates, totals and errors per component."
@@ -73,7 +76,10 @@ struct TopCommand: ParsableCommand {
             if hasTerminalInput { tcsetattr(0, TCSANOW, &saved) }
         }
         var previous: TopView.Snapshot?
+        // SIGINT and SIGTERM stay blocked and are looked for once a redraw, so the terminal is
+        // given back (the defer above) before the process exits with 128 + the signal.
         while true {
+            if let signal = SignalWatcher.takePendingStopSignal() { throw ExitCode(128 + signal) }
             let current: TopView.Snapshot
             do {
                 current = try fetch()

@@ -138,3 +138,23 @@ final class Serialized<Value>: @unchecked Sendable {
         return body(value)
     }
 }
+
+/// An action known only later (what SIGHUP does, once the pipeline is loaded); calls before it is
+/// set do nothing.
+final class LateAction: @unchecked Sendable {
+    private let lock = NSLock()
+    private var action: (@Sendable () -> Void)?
+
+    func set(_ action: @escaping @Sendable () -> Void) {
+        lock.lock()
+        self.action = action
+        lock.unlock()
+    }
+
+    @Sendable func call() {
+        lock.lock()
+        let action = self.action
+        lock.unlock()
+        action?()
+    }
+}

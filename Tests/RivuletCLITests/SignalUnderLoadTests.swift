@@ -135,3 +135,74 @@ final class StandardInputFloodTests: BinaryTestCase {
         return nil
     }
 }
+
+/// A signal that comes before the run has begun: while `run -` waits for its pipeline on standard
+/// input, and for commands that have nothing to flush.
+final class SignalWhileStartingTests: BinaryTestCase {
+    /// A signal sent before any of rivulet's code runs (here by a library preloaded into it, whose
+    /// initialiser runs once the loader is done and before main) is held, not acted on by the
+    /// default action, and the run stops on it as on any other: exit 143.
+    func testASignalBeforeMainIsHeldUntilTheRunActsOnIt() throws {
+        let source = directory.appendingPathComponent("signal-at-start.c")
+        try """
+        #include <signal.h>
+        #include <unistd.h>
+        __attribute__((constructor)) static void signal_at_start(void) { kill(getpid(), SIGTERM); }
+
+        """.write(to: source, atomically: true, encoding: .utf8)
+        let library = directory.appendingPathComponent("signal-at-start.so")
+        let compiler = try ChildProcess(
+            executable: "clang", arguments: ["-shared", "-fPIC", "-o", library.path, source.path])
+        XCTAssertEqual(compiler.communicate(timeout: 60).termination, .exited(0))
+        let pipeline = directory.appendingPathComponent("ticks.yaml")
+        try "source: { interval: 1s }\nsink: stdout\n".write(to: pipeline, atomically: true, encoding: .utf8)
+        let process = try startRivulet(
+            ["run", pipeline.path], environment: ["LD_PRELOAD": library.path], output: .null, error: .null)
+        let output = process.communicate(timeout: 30)
+        XCTAssertFalse(output.timedOut, "the signal was not acted on")
+        XCTAssertEqual(output.termination, .exited(143))
+    }
+
+    /// `run -` reading a pipeline that never comes held SIGTERM blocked with nobody waiting for it,
+    /// and went on waiting until standard input closed.
+    func testASignalWhileThePipelineIsReadFromStandardInputEndsTheRunAtOnce() throws {
+        for signal in [SIGTERM, SIGINT] {
+            let process = try startRivulet(["run", "-"], input: .pipe, output: .null, error: .null)
+            Thread.sleep(forTimeInterval: 0.5)
+            let sent = Date()
+            process.send(signal)
+            let output = process.communicate(timeout: 10)
+            XCTAssertFalse(output.timedOut, "signal \(signal) was not acted on")
+            XCTAssertEqual(output.termination, .exited(128 + signal))
+            XCTAssertLessThan(Date().timeIntervalSince(sent), 1)
+        }
+    }
+
+    /// `rivulet test` (without --watch) has nothing of its own to flush: a signal ends it by its
+    /// default action, as any program, instead of waiting, blocked, until the tests are done.
+    func testATestRunEndsOnASignalByItsDefaultAction() throws {
+        let pipeline = directory.appendingPathComponent("slow.yaml")
+        try """
+        source: { events: [{ at: 0ms, next: 1 }, { at: 10ms, complete: true }] }
+        ops:
+          - exec: { command: [sh, -c, "sleep 30"], timeout: 20s }
+        sink: stdout
+
+        """.write(to: pipeline, atomically: true, encoding: .utf8)
+        try """
+        pipeline: slow.yaml
+        tests:
+          - name: waits for a slow program
+            expect: [{ at: 10ms, next: 1 }]
+
+        """.write(to: directory.appendingPathComponent("slow.test.yaml"), atomically: true, encoding: .utf8)
+        let process = try startRivulet(
+            ["test", directory.appendingPathComponent("slow.test.yaml").path], output: .null, error: .null)
+        Thread.sleep(forTimeInterval: 0.5)
+        let sent = Date()
+        process.send(SIGTERM)
+        let output = process.communicate(timeout: 60)
+        XCTAssertEqual(output.termination, .signalled(SIGTERM))
+        XCTAssertLessThan(Date().timeIntervalSince(sent), 1)
+    }
+}

@@ -228,5 +228,7 @@ final class PartitionSafetyTests: XCTestCase {
             PartitionHash.partition(of: .int(42), count: 16),
             PartitionHash.partition(of: .string("42"), count: 16))
         XCTAssertEqual(PartitionHash.partition(of: .string("anything"), count: 1), 0)
+        // docs/running-several-runners.md's example: customer c7 among 16 partitions.
+        XCTAssertEqual(PartitionHash.partition(of: .string("c7"), count: 16), 15)
     }
 }

@@ -30,6 +30,14 @@ private enum Key {
         doc:
             "Create stream when it does not exist (file storage), storing the subject with each templated token as * (invoices.{{ .customer }} stores invoices.*)."
     )
+    static let partitionBy = Parameter<Pipeline.Expression?>(
+        "partitionBy",
+        doc:
+            "A key: each element is published to subject.P, P = fnv1a32(key) % partitions, the hash partitionBy and NATS's partition() mapping use.",
+        example: ".customer")
+    static let partitions = Parameter<Int?>(
+        "partitions", doc: "How many partitions partitionBy spreads the keys over (default 16).", example: "16"
+    ).atLeast(1)
     static let retries = Parameter<Int>(
         "retries", default: 5,
         doc:
@@ -56,10 +64,18 @@ extension BuiltinComponents {
             at-least-once otherwise. With jetstream: false the publish is core NATS: at-most-once, \
             flushed to the server before its input is acknowledged. JetStream stores a subject only \
             if a stream does: name it with stream (and create: true to create it at start); a publish \
-            no stream takes fails with an error that says so.
+            no stream takes fails with an error that says so. \
+            With partitionBy, an element goes to subject.P, where P is the partition of its key \
+            (0 to partitions - 1): the partitions a nats source with partitions reads, one runner \
+            each. Producers that are not Rivulet get the same partitions from the server's subject \
+            mapping: publishing to orders.in.KEY with the mapping "orders.in.*" -> \
+            "orders.{{partition(16,1)}}" lands where partitionBy: .key, partitions: 16 on subject \
+            orders does, for a key that is a text of one subject token (no dots, spaces or \
+            wildcards); any other key only Rivulet can place.
             """,
         parameters: [
-            Key.subject, Key.headers, Key.msgId, Key.jetstream, Key.stream, Key.create, Key.maxInFlight, Key.retries,
+            Key.subject, Key.headers, Key.msgId, Key.jetstream, Key.stream, Key.create, Key.partitionBy,
+            Key.partitions, Key.maxInFlight, Key.retries,
         ]
             + NATSParameters.connection,
         primary: Key.subject,
@@ -72,6 +88,11 @@ extension BuiltinComponents {
             if values[Key.stream] != nil && !values[Key.jetstream] {
                 validation.error(
                     "stream needs jetstream: true (core NATS publishes are not stored)", at: Key.stream, in: values)
+            }
+            if values[Key.partitions] != nil && values[Key.partitionBy] == nil {
+                validation.error(
+                    "partitions needs partitionBy: the key that picks an element's partition", at: Key.partitions,
+                    in: values)
             }
             NATSParameters.validate(values, validation)
         },
@@ -88,6 +109,7 @@ extension BuiltinComponents {
                 endpoint: NATSParameters.endpoint(parameters, context: context), subject: parameters[Key.subject],
                 headers: parameters[Key.headers]?.pairs ?? [], msgId: parameters[Key.msgId],
                 jetstream: parameters[Key.jetstream],
+                partitioning: parameters[Key.partitionBy].map { ($0, parameters[Key.partitions] ?? 16) },
                 stream: parameters[Key.stream].map { ($0, parameters[Key.create]) },
                 maxInFlight: parameters[Key.maxInFlight], retries: parameters[Key.retries], context: context)
         })
@@ -104,6 +126,8 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
     private let subject: Template
     private let headers: [(key: String, value: Template)]
     private let msgId: Template?
+    /// The key and the number of partitions: the subject gains `.P`.
+    private let partitioning: (key: Pipeline.Expression, count: Int)?
     private let jetstream: Bool
     private let retries: Int
     private let context: ComponentContext
@@ -145,10 +169,12 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
 
     init(
         endpoint: NATSEndpoint, subject: Template, headers: [(key: String, value: Template)], msgId: Template?,
-        jetstream: Bool, stream: (name: String, create: Bool)? = nil, maxInFlight: Int, retries: Int,
-        context: ComponentContext
+        jetstream: Bool, partitioning: (key: Pipeline.Expression, count: Int)? = nil,
+        stream: (name: String, create: Bool)? = nil,
+        maxInFlight: Int, retries: Int, context: ComponentContext
     ) throws {
         self.subject = subject
+        self.partitioning = partitioning
         self.headers = headers
         self.msgId = msgId
         self.jetstream = jetstream
@@ -175,7 +201,9 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
             if let stream, let js = connection.jetStream {
                 do {
                     try NATSStreams.ensure(
-                        stream.name, subjects: NATSStreams.subjects(storing: subject.source), create: stream.create,
+                        stream.name,
+                        subjects: NATSStreams.subjects(storing: subject.source) + (partitioning == nil ? "" : ".*"),
+                        create: stream.create,
                         replicas: 1, js: js, endpoint: endpoint.described)
                 } catch {
                     connection.close()
@@ -246,7 +274,11 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
             let publish = try context.handling(
                 element,
                 { () throws -> Pending in
-                    let subject = try context.render(self.subject, element, in: scope)
+                    var subject = try Self.text(context.render(self.subject, element, in: scope))
+                    if let partitioning {
+                        let key = try context.evaluate(partitioning.key, element, in: scope)
+                        subject += ".\(PartitionHash.partition(of: key, count: partitioning.count))"
+                    }
                     var data: [UInt8] = []
                     if case .string(let text) = element {
                         data = Array(text.utf8)
@@ -258,7 +290,7 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
                     }
                     let id = try msgId.map { try Self.text(context.render($0, element, in: scope)) }
                     return Pending(
-                        element: element, subject: Self.text(subject), data: data, headers: headers, msgId: id,
+                        element: element, subject: subject, data: data, headers: headers, msgId: id,
                         origin: Origin.current, tries: 0)
                 })
         else { return }

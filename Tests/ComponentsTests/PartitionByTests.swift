@@ -193,8 +193,9 @@ final class PartitionByTests: LeakCheckingTestCase {
     }
 }
 
-/// A small deterministic random source for test data.
-private struct SplitMix {
+/// A small deterministic random source for test data (SplitMix64): a failing case is the same
+/// every run.
+struct SplitMix: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {

@@ -42,7 +42,7 @@ final class NATSLeaseBucketTests: OneNATSServerTestCase {
 
     func testThreeRunnersDivideSixteenPartitionsAndTakeOverADeadOnesAfterItsLeasesExpire() throws {
         let connections = try (0..<3).map { _ in try connect() }
-        defer { connections.forEach { $0.close() } }
+        defer { for connection in connections { connection.close() } }
         let leases = try connections.enumerated().map { index, connection in
             PartitionLeases(
                 runner: "runner\(index)", partitions: 16,

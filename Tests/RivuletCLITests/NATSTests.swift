@@ -65,6 +65,14 @@ final class NATSTests: OneNATSServerTestCase {
         try
             "{\"id\":1,\"qty\":2,\"price\":2.5}\n{\"id\":2,\"qty\":3,\"price\":\"free\"}\n{\"id\":3,\"qty\":1,\"price\":1}\n"
             .write(toFile: path("orders.jsonl"), atomically: true, encoding: .utf8)
+        // DEAD (dead.>) first: the orders source, finding no stream for dead.orders, would make
+        // ORDERS_DEAD for it, and then DEAD's subjects would overlap (the two start at once).
+        let dead = try run(
+            """
+            source: { nats: { url: "\(server.url)", stream: DEAD, subject: "dead.>", durable: d, create: true } }
+            sink: stdout
+            """, ["--until", "1s"])
+        XCTAssertEqual(dead.status, 0, dead.stderr)
         let consumer = try startConsumer(
             """
             streams:
@@ -90,10 +98,10 @@ final class NATSTests: OneNATSServerTestCase {
         XCTAssertEqual(status, 143, stderr)
         XCTAssertEqual(
             lines("out.jsonl"), ["{\"id\":1,\"total\":5.0,\"delivered\":1}", "{\"id\":3,\"total\":1,\"delivered\":1}"])
-        let dead = lines("dead.jsonl")
-        XCTAssertEqual(dead.count, 1, "dead-lettered once, after its third delivery")
-        XCTAssertTrue(dead.first?.contains("\"id\":2") ?? false, dead.joined())
-        XCTAssertTrue(dead.first?.contains("free") ?? false, "the error names the value: \(dead.joined())")
+        let letters = lines("dead.jsonl")
+        XCTAssertEqual(letters.count, 1, "dead-lettered once, after its third delivery")
+        XCTAssertTrue(letters.first?.contains("\"id\":2") ?? false, letters.joined())
+        XCTAssertTrue(letters.first?.contains("free") ?? false, "the error names the value: \(letters.joined())")
     }
 
     func testAMissingStreamAndAWrongTokenAreClearErrors() throws {

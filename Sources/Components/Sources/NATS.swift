@@ -50,6 +50,22 @@ private enum Key {
     static let create = Parameter<Bool>(
         "create", default: false,
         doc: "Create the stream when it does not exist (file storage, the subject as its subjects): for local use.")
+    static let group = Parameter<String?>(
+        "group",
+        doc:
+            "With partitions: the runners with the same group divide the partitions among themselves, each partition read by one runner at a time (leases in the key-value bucket rivulet-leases-GROUP).",
+        example: "order-totals")
+    static let partitions = Parameter<Int?>(
+        "partitions",
+        doc:
+            "How many partitions subject.0 ... subject.N-1 there are (as a nats sink with partitionBy writes them); needs group.",
+        example: "16"
+    ).atLeast(1)
+    static let leaseTimeout = Parameter<RxTimeInterval>(
+        "leaseTimeout", default: .seconds(10),
+        doc:
+            "With group: how long a runner that stopped renewing its leases (every third of it) keeps its partitions."
+    ).atLeast(RxTimeInterval.seconds(1))
     static let replicas = Parameter<Int>(
         "replicas", default: 1,
         doc: "With create: how many servers of a cluster keep a copy of the stream (1 to 5; 3 survives losing one)."
@@ -85,13 +101,37 @@ extension BuiltinComponents {
         parameters: [
             Key.stream, Key.subject, Key.durable, Key.deliver, Key.ackWait, Key.maxDeliver, Key.maxAckPending,
             Key.batch, Key.nakDelay, Key.deadLetter, Key.format, Key.metadata, Key.create,
-            Key.replicas,
+            Key.replicas, Key.group, Key.partitions, Key.leaseTimeout,
         ] + NATSParameters.connection,
         example: "source: { nats: { stream: ORDERS, subject: \"orders.>\", durable: order-writer } }",
         validate: { values, validation in
             NATSParameters.validate(values, validation)
+            if values.has(Key.group) != values.has(Key.partitions) {
+                validation.error(
+                    "group and partitions go together: the runners of a group divide its partitions",
+                    at: values.has(Key.group) ? Key.group : Key.partitions, in: values)
+            }
+            if let group = values[Key.group] {
+                if !values.has(Key.stream) || !values.has(Key.subject) {
+                    validation.error(
+                        "a partitioned source needs stream and subject (the partitions are subject.0, subject.1, ...)",
+                        at: Key.group, in: values)
+                }
+                if values.has(Key.durable) {
+                    validation.error(
+                        "durable and group exclude each other: a group's consumers are named GROUP-pP",
+                        at: Key.durable, in: values)
+                }
+                if group.isEmpty
+                    || !group.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+                {
+                    validation.error(
+                        "group '\(group)' may hold only letters, digits, - and _ (it names consumers and a bucket)",
+                        at: Key.group, in: values)
+                }
+            }
             if values.has(Key.stream) {
-                if !values.has(Key.durable) {
+                if !values.has(Key.durable) && !values.has(Key.group) {
                     validation.error(
                         "a JetStream source needs durable: the consumer's name", at: Key.stream, in: values,
                         note: "runners with the same durable share its messages")
@@ -143,7 +183,8 @@ extension BuiltinComponents {
                 maxDeliver: parameters[Key.maxDeliver], maxAckPending: parameters[Key.maxAckPending],
                 batch: parameters[Key.batch], nakDelay: parameters[Key.nakDelay],
                 deadLetter: parameters[Key.deadLetter], create: parameters[Key.create],
-                replicas: parameters[Key.replicas])
+                replicas: parameters[Key.replicas], group: parameters[Key.group],
+                partitions: parameters[Key.partitions] ?? 0, leaseTimeout: parameters[Key.leaseTimeout])
             let decoder = NATSDecoder(format: parameters[Key.format], metadataField: parameters[Key.metadata])
             return PipelineSource { _ in
                 NATSSource.observable(endpoint: endpoint, settings: settings, decoder: decoder, context: context)
@@ -194,66 +235,34 @@ enum NATSSource {
                 connected()
                 return
             }
-            let worker = NATSWorker()
+            let reading = NATSReading(
+                endpoint: endpoint, decoder: decoder, target: target, context: boundContext, scheduler: scheduler,
+                report: report, ending: ending, meter: meter, name: name)
+            if let group = settings.group {
+                let partitioned = NATSPartitionedReading(
+                    reading: reading, settings: settings, group: group, opened: connected,
+                    ended: { failure in if let failure { fail(failure) } else { complete() } })
+                lifetime.add(
+                    context.scheduler.schedulePeriodic(
+                        startAfter: settings.leaseTimeout / 3, period: settings.leaseTimeout / 3
+                    ) {
+                        partitioned.tick()
+                    })
+                lifetime.onDispose { partitioned.stop() }
+                drains.add { partitioned.stop() }
+                drains.atEnd { partitioned.finish() }
+                partitioned.start()
+                context.log("\(name): reading \(settings.stream ?? "") in group \(group) on \(endpoint.described)")
+                return
+            }
+            let worker = reading.start(
+                settings, opened: connected,
+                ended: { failure in
+                    if let failure { fail(failure) } else { complete() }
+                })
             lifetime.onDispose { worker.stop() }
             drains.add { worker.stop() }
-            let thread = Thread {
-                let connection: NATSConnection
-                do {
-                    connection = try NATSConnection(endpoint, name: "rivulet \(name)", report: report)
-                } catch {
-                    worker.markDone()
-                    return fail(error)
-                }
-                let consumer = NATSConsumer(
-                    connection: connection, settings: settings, ending: ending, meter: meter, report: report)
-                defer {
-                    consumer.close()
-                    connection.close()
-                    worker.markDone()
-                }
-                do { try consumer.open() } catch { return fail(error) }
-                connected()
-                // Signalled while connecting: the source ends as a drained one does (not at the
-                // drain timeout).
-                guard worker.begin(consumer) else { return complete() }
-                let bound = SchedulerBound(consumer)
-                let failure = consumer.fetchLoop { messages in
-                    let batch = SchedulerBound(messages)
-                    scheduler.enqueue {
-                        let (observer, lifetime) = target.value
-                        let consumer = bound.value
-                        let context = boundContext.value
-                        for message in batch.value {
-                            guard !lifetime.isDisposed else {
-                                consumer.giveBack(message)
-                                continue
-                            }
-                            let delivery = NATSDelivery(message: message, consumer: consumer)
-                            Origin.with(delivery) {
-                                do {
-                                    observer.on(.next(try decoder.decode(message)))
-                                } catch {
-                                    do {
-                                        try context.elementFailed(
-                                            context.error("message is not JSON: \(error)"),
-                                            element: .string(NATSDecoder.text(of: message)))
-                                    } catch {
-                                        observer.on(.error(error))
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-                if let failure { fail(failure) } else { complete() }
-                // Acknowledgements still to come go out on this connection: wait for the messages
-                // in flight to be settled (the run ends them one way or the other) before closing.
-                worker.waitUntilSettled(consumer)
-            }
             drains.atEnd { worker.finish() }
-            thread.name = "nats \(settings.durable ?? "")"
-            thread.start()
             context.log("\(name): reading \(settings.stream ?? "")/\(settings.durable ?? "") on \(endpoint.described)")
         }
     }

@@ -40,6 +40,10 @@ struct NATSConsumerSettings {
     var deadLetter: String?
     var create: Bool
     var replicas: Int
+    /// A group of runners that divide `partitions` (subjects `subject.P`) among themselves.
+    var group: String? = nil
+    var partitions: Int = 0
+    var leaseTimeout: RxTimeInterval = .seconds(10)
 }
 /// One message from a durable consumer, as the origin of what it causes: when nothing holds it
 /// any more, it is acknowledged, or sent back if something failed or the run was abandoned.

@@ -52,6 +52,16 @@ final class NATSWorker: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Stops the fetching and waits until every message fetched was settled and the thread has
+    /// closed its connection (a partition handed over: the next holder starts after them), or
+    /// until the run is over (`finish`).
+    func stopAndWaitUntilDone() {
+        stop()
+        lock.lock()
+        while !done { lock.wait() }
+        lock.unlock()
+    }
+
     /// The fetch thread has closed its connection.
     func markDone() {
         lock.lock()

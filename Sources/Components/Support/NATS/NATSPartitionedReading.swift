@@ -1,0 +1,178 @@
+import Foundation
+@_spi(Host) import Pipeline
+import Reactive
+
+/// A `nats` source with `group` and `partitions`: the runners of the group divide the partitions
+/// among themselves through leases in a JetStream key-value bucket (`PartitionLeases`), and this
+/// runner reads each partition it holds, `subject.P`, through a durable consumer of its own,
+/// `GROUP-pP`, so a partition is read in order by one runner at a time. A partition this runner
+/// lets go of is handed over once what it fetched of it was settled; one whose lease was lost (a
+/// stall past the lease timeout) stops being fetched at once.
+final class NATSPartitionedReading: @unchecked Sendable {
+    private let reading: NATSReading
+    private let settings: NATSConsumerSettings
+    private let group: String
+    private let opened: @Sendable () -> Void
+    private let ended: @Sendable ((any Error)?) -> Void
+    private let condition = NSCondition()
+    private var readers: [Int: NATSWorker] = [:]
+    private var ticks = 0
+    private var stopping = false
+    private var runOver = false
+    private var leadDone = false
+
+    init(
+        reading: NATSReading, settings: NATSConsumerSettings, group: String, opened: @escaping @Sendable () -> Void,
+        ended: @escaping @Sendable ((any Error)?) -> Void
+    ) {
+        self.reading = reading
+        self.settings = settings
+        self.group = group
+        self.opened = opened
+        self.ended = ended
+    }
+
+    /// The key-value bucket of a group's leases.
+    static func bucketName(_ group: String) -> String { "rivulet-leases-\(group)" }
+
+    /// A runner's name in its group: the host, the process and a random part (two runs on one
+    /// machine are two runners).
+    static func runnerName() -> String {
+        let host = ProcessInfo.processInfo.hostName.filter { $0.isLetter || $0.isNumber || $0 == "-" }
+        return "\(host)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    func start() {
+        let thread = Thread { [self] in lead() }
+        thread.name = "nats leases \(group)"
+        thread.start()
+    }
+
+    /// Time for the next round (every third of the lease timeout, on the run's clock).
+    func tick() {
+        condition.withLock {
+            ticks += 1
+            condition.signal()
+        }
+    }
+
+    /// Drains: the partitions are read no more, what was fetched is settled, the leases are let go.
+    func stop() {
+        condition.withLock {
+            stopping = true
+            condition.signal()
+        }
+    }
+
+    /// The run is over: stop waiting for settlements.
+    func finish() {
+        let workers = condition.withLock {
+            stopping = true
+            runOver = true
+            condition.signal()
+            return Array(readers.values)
+        }
+        for worker in workers { worker.finish() }
+        // The leases are let go of right after: others take the partitions at once.
+        condition.withLock {
+            let limit = Date(timeIntervalSinceNow: 5)
+            while !leadDone && condition.wait(until: limit) {}
+        }
+    }
+
+    private func lead() {
+        defer {
+            condition.withLock {
+                leadDone = true
+                condition.broadcast()
+            }
+        }
+        let connection: NATSConnection
+        let leases: PartitionLeases
+        do {
+            connection = try NATSConnection(
+                reading.endpoint, name: "rivulet \(reading.name) leases", report: reading.report)
+            guard let js = connection.jetStream, let stream = settings.stream, let subject = settings.subject else {
+                return ended(NATSSetupError("a partitioned nats source needs stream and subject"))
+            }
+            try NATSStreams.ensure(
+                stream, subjects: "\(subject).*", create: settings.create, replicas: settings.replicas, js: js,
+                endpoint: reading.endpoint.described)
+            let bucket = try NATSLeaseBucket(
+                name: Self.bucketName(group), timeToLive: settings.leaseTimeout, js: js)
+            leases = PartitionLeases(runner: Self.runnerName(), partitions: settings.partitions, bucket: bucket) {
+                [self] partition in
+                handOver(partition)
+            }
+        } catch {
+            return ended(error)
+        }
+        defer { connection.close() }
+        var first = true
+        var failedSince: Date?
+        while true {
+            let stop = condition.withLock { stopping }
+            if stop { break }
+            do {
+                let changes = try leases.round()
+                failedSince = nil
+                for partition in changes.lost {
+                    reading.report(
+                        "lost partition \(partition) of group \(group) (its lease expired): reading it no more")
+                    let worker = condition.withLock { readers.removeValue(forKey: partition) }
+                    worker?.stop()
+                }
+                for partition in changes.acquired { startReader(partition) }
+                if !changes.acquired.isEmpty || !changes.released.isEmpty {
+                    reading.report(
+                        "group \(group): holding partitions \(leases.held.keys.sorted().map(String.init).joined(separator: ","))"
+                    )
+                }
+            } catch {
+                // The server away: the readers go on (their connections reconnect); leases not
+                // renewed within the lease timeout are found lost at the next round that works.
+                if failedSince == nil {
+                    failedSince = Date()
+                    reading.report("group \(group): cannot renew the leases (\(error)); trying again")
+                }
+            }
+            if first {
+                first = false
+                opened()
+            }
+            condition.withLock {
+                while ticks == 0 && !stopping { condition.wait() }
+                ticks = 0
+            }
+        }
+        // Drained: every reader stops and settles; then the leases go, at once, to the others.
+        let workers = condition.withLock { readers }
+        for (_, worker) in workers.sorted(by: { $0.key < $1.key }) {
+            if condition.withLock({ runOver }) { worker.finish() } else { worker.stopAndWaitUntilDone() }
+        }
+        condition.withLock { readers = [:] }
+        do { _ = try leases.stop() } catch { reading.report("group \(group): cannot let go of the leases: \(error)") }
+        ended(nil)
+    }
+
+    /// Reads `partition` through its own durable consumer.
+    private func startReader(_ partition: Int) {
+        var partitionSettings = settings
+        partitionSettings.subject = "\(settings.subject ?? "").\(partition)"
+        partitionSettings.durable = "\(group)-p\(partition)"
+        partitionSettings.create = false
+        partitionSettings.group = nil
+        let worker = reading.start(
+            partitionSettings, opened: {},
+            ended: { [self] failure in
+                if let failure { ended(failure) }
+            })
+        condition.withLock { readers[partition] = worker }
+    }
+
+    /// A surplus partition: stop fetching it, wait until what was fetched of it is settled.
+    private func handOver(_ partition: Int) {
+        guard let worker = condition.withLock({ readers.removeValue(forKey: partition) }) else { return }
+        worker.stopAndWaitUntilDone()
+    }
+}

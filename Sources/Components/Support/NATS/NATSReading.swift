@@ -1,0 +1,89 @@
+import CNATS
+import Foundation
+@_spi(Host) import Pipeline
+import Reactive
+
+/// What every JetStream consumer of one `nats` source shares: where its messages go (the
+/// pipeline's thread), how they are decoded, and where what a user should see is said.
+struct NATSReading: @unchecked Sendable {
+    let endpoint: NATSEndpoint
+    let decoder: NATSDecoder
+    let target: SchedulerBound<(AnyObserver<Value>, Lifetime)>
+    let context: SchedulerBound<ComponentContext>
+    let scheduler: any ConcurrentDeliveryScheduler
+    let report: @Sendable (String) -> Void
+    let ending: RunEnding
+    let meter: ComponentMeter?
+    let name: String
+
+    /// Starts a thread that reads the consumer `settings` name into the pipeline until its
+    /// worker is stopped; `opened` once the consumer is in place, `ended` when the thread is
+    /// done (with the failure that ended it, if one did) and every message it fetched settled.
+    func start(
+        _ settings: NATSConsumerSettings, opened: @escaping @Sendable () -> Void,
+        ended: @escaping @Sendable ((any Error)?) -> Void
+    ) -> NATSWorker {
+        let worker = NATSWorker()
+        let thread = Thread {
+            let connection: NATSConnection
+            do {
+                connection = try NATSConnection(endpoint, name: "rivulet \(name)", report: report)
+            } catch {
+                worker.markDone()
+                return ended(error)
+            }
+            let consumer = NATSConsumer(
+                connection: connection, settings: settings, ending: ending, meter: meter, report: report)
+            defer {
+                consumer.close()
+                connection.close()
+                worker.markDone()
+            }
+            do { try consumer.open() } catch { return ended(error) }
+            opened()
+            // Signalled while connecting: the source ends as a drained one does (not at the
+            // drain timeout).
+            guard worker.begin(consumer) else { return ended(nil) }
+            let failure = consumer.fetchLoop { messages in deliver(messages, from: consumer) }
+            ended(failure)
+            // Acknowledgements still to come go out on this connection: wait for the messages
+            // in flight to be settled (the run ends them one way or the other) before closing.
+            worker.waitUntilSettled(consumer)
+        }
+        thread.name = "nats \(settings.durable ?? "")"
+        thread.start()
+        return worker
+    }
+
+    /// Hands a fetched batch to the pipeline's thread, each message the origin of its element.
+    private func deliver(_ messages: [OpaquePointer], from consumer: NATSConsumer) {
+        let batch = SchedulerBound(messages)
+        let bound = SchedulerBound(consumer)
+        let (target, boundContext, decoder) = (target, context, decoder)
+        scheduler.enqueue {
+            let (observer, lifetime) = target.value
+            let consumer = bound.value
+            let context = boundContext.value
+            for message in batch.value {
+                guard !lifetime.isDisposed else {
+                    consumer.giveBack(message)
+                    continue
+                }
+                let delivery = NATSDelivery(message: message, consumer: consumer)
+                Origin.with(delivery) {
+                    do {
+                        observer.on(.next(try decoder.decode(message)))
+                    } catch {
+                        do {
+                            try context.elementFailed(
+                                context.error("message is not JSON: \(error)"),
+                                element: .string(NATSDecoder.text(of: message)))
+                        } catch {
+                            observer.on(.error(error))
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import Components
+import Foundation
+import XCTest
+
+/// Runners of a group dividing the partitions of a stream over a real nats-server: each
+/// partition read by one runner at a time, a runner killed with SIGKILL losing its partitions to
+/// the others after the lease timeout, and nothing lost.
+final class NATSGroupTests: OneNATSServerTestCase {
+    /// Publishes orders `ids` of 40 customers to orders.P (8 partitions) as the docs' producer does.
+    private func publishPartitioned(_ ids: ClosedRange<Int>) throws {
+        let lines = ids.map { "{\"id\":\($0),\"customer\":\"c\($0 % 40)\"}" }.joined(separator: "\n")
+        let file = path("orders-\(ids.lowerBound).jsonl")
+        try (lines + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let published = try run(
+            """
+            source: { fixture: \(file) }
+            sink: { nats: { url: "\(natsURL)", subject: orders, partitionBy: .customer, partitions: 8, msgId: "{{ .id }}", stream: ORDERS, create: true } }
+            """)
+        XCTAssertEqual(published.status, 0, published.stderr)
+    }
+
+    private func runner(_ output: String) throws -> ChildProcess {
+        try startConsumer(
+            """
+            source: { nats: { url: "\(natsURL)", stream: ORDERS, subject: orders, group: totals, partitions: 8, leaseTimeout: 3s, metadata: meta } }
+            ops:
+              - map: { id: .id, customer: .customer, subject: .meta.subject }
+            sink: { file: \(path(output)) }
+            """)
+    }
+
+    /// The subjects (partitions) in a runner's output.
+    private func subjects(_ output: String) -> Set<String> {
+        Set(
+            lines(output).compactMap { line in
+                guard let start = line.range(of: "\"subject\":\"") else { return nil }
+                return String(line[start.upperBound...].prefix(while: { $0 != "\"" }))
+            })
+    }
+
+    func testTwoRunnersDivideThePartitionsAndAKilledOnesAreTakenOverWithNothingLost() throws {
+        try publishPartitioned(1...1)  // creates the stream
+        let first = try runner("a.jsonl")
+        let second = try runner("b.jsonl")
+        // Rounds every second: both hold four partitions well within five.
+        Thread.sleep(forTimeInterval: 5)
+        try publishPartitioned(2...2000)
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while Set(ids("a.jsonl") + ids("b.jsonl")).count < 2000, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        XCTAssertEqual(Set(ids("a.jsonl") + ids("b.jsonl")), Set(1...2000))
+        let (a, b) = (subjects("a.jsonl"), subjects("b.jsonl"))
+        XCTAssertEqual(a.count, 4, "a read \(a.sorted())")
+        XCTAssertEqual(b.count, 4, "b read \(b.sorted())")
+        XCTAssertTrue(a.isDisjoint(with: b), "a partition is read by one runner: \(a.sorted()) \(b.sorted())")
+        // The second runner dies: its partitions go to the first once their leases expired.
+        second.send(SIGKILL)
+        _ = second.wait()
+        try publishPartitioned(2001...3000)
+        let later = Date(timeIntervalSinceNow: 30)
+        while Set(ids("a.jsonl") + ids("b.jsonl")).count < 3000, Date() < later { Thread.sleep(forTimeInterval: 0.1) }
+        XCTAssertEqual(Set(ids("a.jsonl") + ids("b.jsonl")), Set(1...3000), "nothing lost")
+        XCTAssertEqual(subjects("a.jsonl").count, 8, "the first runner took over every partition")
+        let (status, stderr) = stop(first)
+        XCTAssertEqual(status, 143, stderr)
+        XCTAssertTrue(stderr.contains("group totals: holding partitions"), stderr)
+    }
+
+    /// The YAML lines docs/running-several-runners.md shows lint clean, each in a minimal pipeline.
+    func testTheDocsSnippetsAreValid() throws {
+        let docs = try String(
+            contentsOf: DescribeCommandTests.repository.appendingPathComponent("docs/running-several-runners.md"),
+            encoding: .utf8)
+        let snippets = docs.components(separatedBy: "```yaml\n").dropFirst().map {
+            String($0.prefix(while: { $0 != "`" })).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        XCTAssertGreaterThanOrEqual(snippets.count, 2)
+        for snippet in snippets {
+            let pipeline =
+                snippet.hasPrefix("sink:") ? "source: { events: [] }\n\(snippet)\n" : "\(snippet)\nsink: stdout\n"
+            let file = path("snippet-\(UUID().uuidString).yaml")
+            try pipeline.write(toFile: file, atomically: true, encoding: .utf8)
+            let lint = try runRivulet(["lint", file])
+            XCTAssertEqual(lint.status, 0, "\(snippet)\n\(lint.stdout)\(lint.stderr)")
+        }
+    }
+
+    func testLintChecksTheGroupsParameters() throws {
+        for (extra, message) in [
+            ("group: g", "group and partitions go together"),
+            ("group: g, partitions: 4, durable: d", "durable and group exclude each other"),
+            ("group: \"a.b\", partitions: 4", "may hold only letters, digits, - and _"),
+        ] {
+            let result = try run(
+                "source: { nats: { url: \"\(natsURL)\", stream: ORDERS, subject: orders, \(extra) } }\nsink: stdout\n")
+            XCTAssertEqual(result.status, 2, result.stderr)
+            XCTAssertTrue(result.stderr.contains(message), "\(extra): \(result.stderr)")
+        }
+    }
+}

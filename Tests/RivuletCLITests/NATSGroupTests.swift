@@ -54,6 +54,22 @@ final class NATSGroupTests: OneNATSServerTestCase {
         XCTAssertEqual(a.count, 4, "a read \(a.sorted())")
         XCTAssertEqual(b.count, 4, "b read \(b.sorted())")
         XCTAssertTrue(a.isDisjoint(with: b), "a partition is read by one runner: \(a.sorted()) \(b.sorted())")
+        // What `rivulet partitions` shows: 8 partitions, each held, 4 by each runner, nothing pending.
+        let shown = try runRivulet(["partitions", "--nats", natsURL, "--group", "totals"])
+        XCTAssertEqual(shown.status, 0, shown.stderr)
+        let rows = shown.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(rows.first, "group totals: stream ORDERS, subjects orders.0 to orders.7, 2 runners")
+        let partitionRows = rows.filter { $0.first?.isNumber == true }
+        XCTAssertEqual(partitionRows.count, 8, shown.stdout)
+        for row in partitionRows {
+            let columns = row.split(separator: " ")
+            XCTAssertEqual(columns.count, 5, row)
+            XCTAssertNotEqual(columns[1], "-", "held: \(row)")
+            XCTAssertEqual(columns[2], "0", "nothing pending: \(row)")
+        }
+        let runnerRows = rows.filter { $0.hasPrefix("runner ") }
+        XCTAssertEqual(runnerRows.count, 2, shown.stdout)
+        for row in runnerRows { XCTAssertEqual(row.split(separator: ",").count, 4, row) }
         // The second runner dies: its partitions go to the first once their leases expired.
         second.send(SIGKILL)
         _ = second.wait()
@@ -84,6 +100,13 @@ final class NATSGroupTests: OneNATSServerTestCase {
             let lint = try runRivulet(["lint", file])
             XCTAssertEqual(lint.status, 0, "\(snippet)\n\(lint.stdout)\(lint.stderr)")
         }
+    }
+
+    func testPartitionsOfAGroupNoRunnerStartedIsAClearError() throws {
+        let shown = try runRivulet(["partitions", "--nats", natsURL, "--group", "nobody"])
+        XCTAssertEqual(shown.status, 1)
+        XCTAssertTrue(
+            shown.stderr.contains("no group 'nobody' on \(natsURL): no runner of it has started"), shown.stderr)
     }
 
     func testLintChecksTheGroupsParameters() throws {

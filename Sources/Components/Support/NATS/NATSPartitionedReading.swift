@@ -100,8 +100,13 @@ final class NATSPartitionedReading: @unchecked Sendable {
                 endpoint: reading.endpoint.described)
             let bucket = try NATSLeaseBucket(
                 name: Self.bucketName(group), timeToLive: settings.leaseTimeout, js: js)
-            leases = PartitionLeases(runner: Self.runnerName(), partitions: settings.partitions, bucket: bucket) {
-                [self] partition in
+            // What `rivulet partitions` shows of the group, kept with the leases.
+            let description = NATSGroupStatus.describe(
+                stream: stream, subject: subject, partitions: settings.partitions)
+            leases = PartitionLeases(
+                runner: Self.runnerName(), partitions: settings.partitions, bucket: bucket,
+                alsoKeep: [NATSGroupStatus.descriptionKey: description]
+            ) { [self] partition in
                 handOver(partition)
             }
         } catch {

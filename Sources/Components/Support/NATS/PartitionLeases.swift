@@ -44,13 +44,18 @@ final class PartitionLeases {
     /// Called before a surplus partition is let go of: stop reading it and make what was read of
     /// it safe (a checkpoint), so the next holder starts where this one ended.
     private let handOver: (Int) throws -> Void
+    /// Entries written with the runner's own at each round (what describes the group).
+    private let alsoKeep: [String: String]
 
-    init(runner: String, partitions: Int, bucket: any LeaseBucket, handOver: @escaping (Int) throws -> Void = { _ in })
-    {
+    init(
+        runner: String, partitions: Int, bucket: any LeaseBucket, alsoKeep: [String: String] = [:],
+        handOver: @escaping (Int) throws -> Void = { _ in }
+    ) {
         self.runner = runner
         self.partitions = partitions
         self.bucket = bucket
         self.handOver = handOver
+        self.alsoKeep = alsoKeep
     }
 
     static func runnerKey(_ runner: String) -> String { "runners.\(runner)" }
@@ -60,6 +65,7 @@ final class PartitionLeases {
     func round() throws -> Changes {
         var changes = Changes()
         try bucket.put(Self.runnerKey(runner), runner)
+        for (key, value) in alsoKeep.sorted(by: { $0.key < $1.key }) { try bucket.put(key, value) }
         for (partition, revision) in held.sorted(by: { $0.key < $1.key }) {
             if let renewed = try bucket.update(Self.partitionKey(partition), runner, expected: revision) {
                 held[partition] = renewed

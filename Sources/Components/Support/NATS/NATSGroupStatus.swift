@@ -1,0 +1,110 @@
+import CNATS
+import Foundation
+@_spi(Host) import Pipeline
+
+/// A runner group as `rivulet partitions` shows it: which runner holds which partition (from the
+/// group's lease bucket) and how far each partition's consumer is behind (from JetStream).
+public struct NATSGroupStatus: Sendable {
+    /// One partition: its holder and its consumer's position.
+    public struct Partition: Sendable, Equatable {
+        public let number: Int
+        /// The runner holding its lease; nil when none does.
+        public let runner: String?
+        /// Messages of the partition not delivered yet; nil when its consumer does not exist yet.
+        public let pending: UInt64?
+        /// Messages delivered and not acknowledged yet.
+        public let unacknowledged: Int64?
+        /// The stream sequence every message up to which is acknowledged.
+        public let acknowledgedThrough: UInt64?
+    }
+
+    public let group: String
+    public let stream: String
+    public let subject: String
+    public let runners: [String]
+    public let partitions: [Partition]
+
+    /// The bucket entry that describes the group (stream, subject, partitions).
+    static let descriptionKey = "group"
+
+    static func describe(stream: String, subject: String, partitions: Int) -> String {
+        var bytes: [UInt8] = []
+        let description: Value = [
+            "stream": .string(stream), "subject": .string(subject), "partitions": .int(partitions),
+        ]
+        JSONSerializer.write(description, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Reads the group `group` from the servers `urls` (comma-separated).
+    public static func read(urls: String, group: String) throws -> NATSGroupStatus {
+        let endpoint = NATSEndpoint(
+            urls: urls.split(separator: ",").map(String.init), credentialsFile: nil, token: nil, user: nil,
+            password: nil, lostAfter: .seconds(5))
+        let connection = try NATSConnection(endpoint, name: "rivulet partitions", report: { _ in })
+        defer { connection.close() }
+        guard let js = connection.jetStream else { throw NATSSetupError("\(urls) has no JetStream") }
+        var bound: OpaquePointer?
+        let status = js_KeyValue(&bound, js, NATSPartitionedReading.bucketName(group))
+        guard status == NATS_OK, let bound else {
+            throw NATSSetupError(
+                "no group '\(group)' on \(urls): no runner of it has started (its bucket "
+                    + "\(NATSPartitionedReading.bucketName(group)) does not exist)")
+        }
+        kvStore_Destroy(bound)
+        let entries = try NATSLeaseBucket(
+            name: NATSPartitionedReading.bucketName(group), timeToLive: .seconds(10), js: js
+        ).entries()
+        guard let text = entries[descriptionKey]?.value,
+            case .object(let description)? = try? JSONParser.parse(text),
+            case .string(let stream)? = description["stream"], case .string(let subject)? = description["subject"],
+            let count = description["partitions"]?.intValue
+        else {
+            throw NATSSetupError("group '\(group)' on \(urls) has no runner now (nothing renewed its description)")
+        }
+        let runners = entries.keys.filter { $0.hasPrefix("runners.") }.map { String($0.dropFirst("runners.".count)) }
+        let partitions = (0..<count).map { number in
+            let owner = entries[PartitionLeases.partitionKey(number)]?.value
+            var info: UnsafeMutablePointer<jsConsumerInfo>?
+            var code = jsErrCode(rawValue: 0)
+            let found = js_GetConsumerInfo(&info, js, stream, "\(group)-p\(number)", nil, &code) == NATS_OK
+            defer { jsConsumerInfo_Destroy(info) }
+            return Partition(
+                number: number, runner: owner?.isEmpty == false ? owner : nil,
+                pending: found ? info?.pointee.NumPending : nil,
+                unacknowledged: found ? info?.pointee.NumAckPending : nil,
+                acknowledgedThrough: found ? info?.pointee.AckFloor.Stream : nil)
+        }
+        return NATSGroupStatus(
+            group: group, stream: stream, subject: subject, runners: runners.sorted(), partitions: partitions)
+    }
+
+    private static func row(_ columns: String...) -> String {
+        let widths = [9, 34, 7, 7]
+        return zip(columns, widths).map { $0.padding(toLength: max($1, $0.count), withPad: " ", startingAt: 0) }
+            .joined(separator: "  ") + "  " + columns[4]
+    }
+
+    /// A table: one line a partition, then the runners with how many partitions each holds.
+    public func text() -> String {
+        var lines = [
+            "group \(group): stream \(stream), subjects \(subject).0 to \(subject).\(partitions.count - 1), "
+                + "\(runners.count) runner\(runners.count == 1 ? "" : "s")",
+            Self.row("partition", "runner", "pending", "unacked", "acked through"),
+        ]
+        for partition in partitions {
+            lines.append(
+                Self.row(
+                    String(partition.number), partition.runner ?? "-", partition.pending.map(String.init) ?? "-",
+                    partition.unacknowledged.map(String.init) ?? "-",
+                    partition.acknowledgedThrough.map(String.init) ?? "-"
+                ))
+        }
+        for runner in runners {
+            let held = partitions.filter { $0.runner == runner }.map { String($0.number) }
+            lines.append(
+                "runner \(runner): \(held.isEmpty ? "no partitions" : "partitions " + held.joined(separator: ","))")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -7,6 +7,7 @@ import Foundation
 public struct NATSGroupStatus: Sendable {
     /// One partition: its holder and its consumer's position.
     public struct Partition: Sendable, Equatable {
+        /// Its number: its subject is `subject.number`.
         public let number: Int
         /// The runner holding its lease; nil when none does.
         public let runner: String?
@@ -18,10 +19,15 @@ public struct NATSGroupStatus: Sendable {
         public let acknowledgedThrough: UInt64?
     }
 
+    /// The group's name.
     public let group: String
+    /// The stream its partitions are read from.
     public let stream: String
+    /// The subject the partitions' numbers are added to.
     public let subject: String
+    /// The runners alive now (their entries renewed within the lease timeout), sorted.
     public let runners: [String]
+    /// Every partition, in order.
     public let partitions: [Partition]
 
     /// The bucket entry that describes the group (stream, subject, partitions).

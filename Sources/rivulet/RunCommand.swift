@@ -119,14 +119,14 @@ struct RunCommand: ParsableCommand, HandlesStopSignals {
     @OptionGroup var options: CommonOptions
 
     /// The `table` sinks' rows, for the live view (one object for the whole process).
-    private var liveTables: LiveTables { Self.tables }
-    private static let tables = LiveTables()
+    var liveTables: LiveTables { Self.tables }
+    static let tables = LiveTables()
 
     /// The name of a pipeline read from standard input, in messages and checkpoints.
     static let standardInputName = "<stdin>"
 
     /// How the run's HTTP sources reach their servers.
-    private var session: HTTPSession {
+    var session: HTTPSession {
         if let replay { return HTTPSession(mode: .replay(replay)) }
         if let record { return HTTPSession(mode: .record(record)) }
         return HTTPSession(mode: .live)
@@ -222,7 +222,7 @@ struct RunCommand: ParsableCommand, HandlesStopSignals {
     }
 
     /// Under --watch: the file read again, and the running version replaced if the new one is valid.
-    private func reload(_ loader: PipelineLoader, _ control: RunControl<Version>) {
+    func reload(_ loader: PipelineLoader, _ control: RunControl<Version>) {
         let next = load(loader)
         if let pipeline = next.pipeline {
             RunLog.info("watch: \(file) changed; stopping the running version and starting the new one")
@@ -244,7 +244,7 @@ struct RunCommand: ParsableCommand, HandlesStopSignals {
     }
 
     /// The pipeline file read and checked (with --state, for checkpoints too).
-    private func load(_ loader: PipelineLoader) -> PipelineLoader.Loaded {
+    func load(_ loader: PipelineLoader) -> PipelineLoader.Loaded {
         let loaded: PipelineLoader.Loaded
         if file == "-" {
             // Named for messages; having no folder, its paths resolve from the working directory.
@@ -257,7 +257,7 @@ struct RunCommand: ParsableCommand, HandlesStopSignals {
     }
 
     /// Runs one version until it ends or is stopped; what could not start is an exit code.
-    private func runOnce(
+    func runOnce(
         _ version: Version, resume: Bool, meters: RunMeters, tracer: Tracer?, control: RunControl<Version>,
         exporter: RunMetricsExporter?
     ) throws -> PipelineRun.Outcome {
@@ -298,7 +298,7 @@ struct RunCommand: ParsableCommand, HandlesStopSignals {
     }
 
     /// The exit of a run that ended as `outcome`.
-    private func end(_ outcome: PipelineRun.Outcome, tracer: Tracer?) throws {
+    func end(_ outcome: PipelineRun.Outcome, tracer: Tracer?) throws {
         tracer?.printTimelines()
         switch outcome {
         case .completed:
@@ -313,286 +313,5 @@ struct RunCommand: ParsableCommand, HandlesStopSignals {
         case .cancelled:
             if let signal = SignalWatcher.received { throw ExitCode(128 + signal) }
         }
-    }
-
-    /// With --metrics: the run's meters and the endpoint serving them, listening before the run
-    /// starts; an address that cannot be listened on is an error of the command line (exit 2).
-    private func startMetricsEndpoint(_ exporter: RunMetricsExporter, live: LiveView?) throws -> MetricsEndpoint? {
-        guard let metrics, let (host, port) = HTTPServerAddress.parse(metrics) else { return nil }
-        do {
-            let endpoint = try MetricsEndpoint(host: host, port: port, exporter: exporter, live: live)
-            log("metrics: serving /metrics, /health, /ready and /stats on http://\(host):\(endpoint.port)")
-            if live != nil { log("ui: the live view is at http://\(host):\(endpoint.port)/") }
-            return endpoint
-        } catch {
-            RunLog.error("error: --metrics: cannot listen on \(metrics): \(Self.describe(error))")
-            throw ExitCode(2)
-        }
-    }
-
-    /// The pipeline's name: its `name`, else its file's name without the extension.
-    private static func name(of pipeline: ValidatedPipeline) -> String {
-        pipeline.spec.name ?? URL(fileURLWithPath: pipeline.spec.file).deletingPathExtension().lastPathComponent
-    }
-
-    /// At the end of a run: the progress line cleared, the warnings of `onError: skip`, the
-    /// error a failed run ended with, then the summary line (and with --summary, the table).
-    private func report(
-        _ compiled: CompiledPipeline, _ outcome: PipelineRun.Outcome?, meters: RunMeters, progress: ProgressLine?,
-        started: Double, stopping: Stopping? = nil
-    ) {
-        progress?.stop()
-        reportSkipped(compiled)
-        let ending: RunSummary.Ending
-        switch outcome {
-        case .completed?: ending = SignalWatcher.received != nil ? .interrupted : .completed
-        case .failed(let error as StandardOutputClosed)?:
-            _ = error
-            ending = .stopped
-        case .failed(let error)?:
-            RunLog.error("\(error)")
-            ending = .failed
-        case .cancelled?, nil: ending = SignalWatcher.received != nil ? .interrupted : .stopped
-        }
-        guard !quiet else { return }
-        let skipped = compiled.skipped.entries.reduce(0) { $0 + $1.count }
-        let summary = RunSummary(
-            meters: meters, skipped: skipped, failed: ending == .failed,
-            seconds: ProcessInfo.processInfo.systemUptime - started)
-        if self.summary {
-            if RunLog.format == .json {
-                for meter in meters.components {
-                    var fields: Logger.Metadata = [
-                        "place": .string(meter.place), "component": .string(meter.component),
-                        "errors": .stringConvertible(meter.errors),
-                    ]
-                    if meter.kind != .sink { fields["out"] = .stringConvertible(meter.elements) }
-                    if let incoming = meter.elementsIn { fields["in"] = .stringConvertible(incoming) }
-                    RunLog.info("component summary", fields: fields)
-                }
-            } else {
-                log(RunSummary.table(meters))
-            }
-        }
-        RunLog.info(
-            summary.line(ending),
-            fields: [
-                "ending": .string(ending.rawValue), "read": .stringConvertible(summary.read),
-                "written": .stringConvertible(summary.written), "errors": .stringConvertible(summary.errors),
-                "seconds": .stringConvertible(summary.seconds),
-            ])
-        if ending == .interrupted, let stopping {
-            RunLog.info(stopping.line)
-        }
-    }
-
-    /// The progress line, when this run shows one.
-    private func startProgress(_ meters: RunMeters) -> ProgressLine? {
-        ProgressLine.isWanted(quiet: quiet, meters: meters) ? ProgressLine(meters: meters) : nil
-    }
-
-    /// With --ui at an address of its own: the live view's server (its page, `/stats`, `/tap`).
-    private func startLiveView(_ exporter: RunMetricsExporter, _ live: LiveView?) throws -> MetricsEndpoint? {
-        guard let ui, let live, let (host, port) = HTTPServerAddress.parse(ui) else { return nil }
-        do {
-            let endpoint = try MetricsEndpoint(host: host, port: port, exporter: exporter, metrics: false, live: live)
-            log("ui: the live view is at http://\(host):\(endpoint.port)/")
-            return endpoint
-        } catch {
-            RunLog.error("error: --ui: cannot listen on \(ui): \(Self.describe(error))")
-            throw ExitCode(2)
-        }
-    }
-
-    /// The live view of `pipeline`, when --ui asks for one.
-    private func liveView(_ pipeline: ValidatedPipeline) -> LiveView? {
-        guard ui != nil else { return nil }
-        return LiveView(pipeline, title: Self.name(of: pipeline), tables: liveTables)
-    }
-
-    /// A listening error as a person reads it (NIO's text names the call and the errno).
-    private static func describe(_ error: any Error) -> String {
-        if let error = error as? IOError {
-            return error.errnoCode == EADDRINUSE
-                ? "the address is already in use" : String(cString: strerror(error.errnoCode))
-        }
-        return "\(error)"
-    }
-
-    /// What `onError: skip` dropped, one warning per component.
-    private func reportSkipped(_ compiled: CompiledPipeline) {
-        for line in compiled.skipped.summary { RunLog.warning(line) }
-    }
-
-    private func log(_ line: String) { RunLog.info(line) }
-
-    /// After a signal stopped the run (its sinks are flushed and closed): exits at once with
-    /// 128 + the signal, without waiting to free what the pipeline holds (a million-element
-    /// document takes longer to free than a signal may wait).
-    private static func exitIfSignalled(_ tracer: Tracer?) {
-        guard let signal = SignalWatcher.received else { return }
-        tracer?.printTimelines()
-        Glibc.exit(128 + signal)
-    }
-
-    /// After the run, with --state: the final checkpoint, then the operators' state is let go of
-    /// (and with it the messages it held); a checkpoint that failed is thrown.
-    private static func finish(
-        _ session: CheckpointSession?, _ checkpoints: Checkpoints?, _ outcome: PipelineRun.Outcome?
-    ) throws {
-        guard let session, let checkpoints else { return }
-        let failure = session.finish(outcome, checkpoints: checkpoints)
-        checkpoints.end()
-        guard let failure else { return }
-        throw failure as? StateStoreError ?? StateStoreError("cannot take a checkpoint: \(failure)", isRunTime: true)
-    }
-
-    private func runVirtual(
-        _ pipeline: ValidatedPipeline, baseDirectory: String, seed: UInt64, limit: RxTimeInterval?, tracer: Tracer?,
-        meters: RunMeters, session checkpointSession: CheckpointSession?, control: RunControl<Version>
-    ) throws -> PipelineRun.Outcome {
-        let started = ProcessInfo.processInfo.systemUptime
-        let scheduler = VirtualTimeScheduler(resolution: .microseconds(1))
-        let environment = ExpressionEnvironment(seed: seed, clock: { scheduler.now })
-        // On the virtual clock no timer checks for due checkpoints (it would keep an idle run
-        // going for ever): they are taken between events, and one at the end.
-        let checkpoints = checkpointSession?.makeCheckpoints(scheduler: scheduler, interval: checkpointInterval)
-        let compiled = try PipelineCompiler.compile(
-            pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: RunLog.write,
-            tracer: tracer.map { tracer in { tracer.record($0) } }, meters: meters,
-            services: [session, liveTables] + (checkpoints.map { [$0] } ?? []))
-        // The signal thread only raises the flag (a source emitting synchronously inside start()
-        // checks it); the loop below, on this thread, stops the run.
-        let interruption = scheduler.interruption
-        control.install { interruption.raise() }
-        defer { control.uninstall() }
-        var outcome: PipelineRun.Outcome?
-        let progress = startProgress(meters)
-        let run = compiled.start { outcome = $0 }
-        checkpoints?.onFailure = { _ in run.dispose() }
-        if let limit {
-            scheduler.scheduleAt(scheduler.ticks(limit)) { run.dispose() }
-        }
-        // Between two events every operator's state is consistent: a checkpoint due on the
-        // virtual clock is taken there (sources that emit on timers, as `events` does, take none).
-        while !scheduler.isInterrupted && outcome == nil && scheduler.runNext() { checkpoints?.checkpointIfDue() }
-        if outcome == nil { run.dispose() }
-        let finished = Result { try Self.finish(checkpointSession, checkpoints, outcome) }
-        report(compiled, outcome, meters: meters, progress: progress, started: started)
-        try finished.get()
-        Self.exitIfSignalled(tracer)
-        if case .cancelled? = outcome { return .completed }
-        return outcome ?? .completed
-    }
-
-    private func runReal(
-        _ pipeline: ValidatedPipeline, baseDirectory: String, seed: UInt64, limit: RxTimeInterval?, tracer: Tracer?,
-        meters: RunMeters, session checkpointSession: CheckpointSession?, control: RunControl<Version>
-    ) throws -> PipelineRun.Outcome {
-        let started = ProcessInfo.processInfo.systemUptime
-        let scheduler = SerialRunLoopScheduler()
-        // The one reading of the wall clock: when the run's clock reads zero, for `now()`.
-        let epoch = RxTime.nanoseconds(Int64(Date().timeIntervalSince1970 * 1e9)) - scheduler.now
-        let environment = ExpressionEnvironment(seed: seed, epoch: epoch, clock: { scheduler.now })
-        let checkpoints = checkpointSession?.makeCheckpoints(scheduler: scheduler, interval: checkpointInterval)
-        let compiled = try PipelineCompiler.compile(
-            pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: RunLog.write,
-            tracer: tracer.map { tracer in { tracer.record($0) } }, meters: meters,
-            services: [session, liveTables] + (checkpoints.map { [$0] } ?? []),
-            cores: ProcessInfo.processInfo.activeProcessorCount)
-        // Everything below runs on this thread, inside scheduler.run(); the holder only carries it there.
-        let holder = SchedulerBound(RunHolder(compiled: compiled, checkpoints: checkpoints))
-        scheduler.enqueue {
-            let state = holder.value
-            let timer = state.checkpoints?.startTimer()
-            let run = state.compiled.start { result in
-                timer?.dispose()
-                state.outcome = result
-                scheduler.stop()
-            }
-            state.run = run
-            state.checkpoints?.onFailure = { _ in run.dispose() }
-            if let limit {
-                scheduler.schedule(after: limit) { run.dispose() }
-            }
-        }
-        // A signal drains the sources: their streams complete as if they had ended (nats and
-        // httpServer stop reading first), what is in flight and what operators hold (open
-        // windows) is written; the run is stopped outright after the timeout. With --state the
-        // run stops at once instead: its last checkpoint keeps what operators hold, and the next
-        // run goes on from it.
-        let drainTimeout = self.drainTimeout
-        let keepsOnStop = !drain
-        defer { control.uninstall() }
-        control.install {
-            scheduler.interrupt {
-                let state = holder.value
-                if state.checkpoints != nil && keepsOnStop {
-                    state.stopping = .checkpointed
-                    state.run?.dispose()
-                } else if state.compiled.drains.drain() {
-                    state.stopping = .drained
-                    scheduler.schedule(after: drainTimeout) {
-                        guard state.outcome == nil else { return }
-                        state.stopping = .drainTimedOut
-                        state.run?.dispose()
-                    }
-                } else {
-                    state.run?.dispose()
-                }
-            }
-        }
-        let progress = startProgress(meters)
-        scheduler.run()
-        let outcome = holder.value.outcome
-        // The last checkpoint comes before sources settle what they owe the server: the messages
-        // whose elements operators hold in it are acknowledged with the rest.
-        let finished = Result { try Self.finish(checkpointSession, checkpoints, outcome) }
-        compiled.drains.finish()
-        report(
-            compiled, outcome, meters: meters, progress: progress, started: started,
-            stopping: holder.value.stopping)
-        try finished.get()
-        Self.exitIfSignalled(tracer)
-        if case .cancelled? = outcome { return .completed }
-        return outcome ?? .cancelled
-    }
-}
-
-/// How a signal stopped a real-clock run: what became of what operators held (open windows,
-/// pending timers), said after the run's summary.
-enum Stopping {
-    /// With --state: stopped at once, kept in the last checkpoint.
-    case checkpointed
-    /// The sources completed as if they had ended, and the run finished.
-    case drained
-    /// The sources completed, but the run did not finish within --drain-timeout.
-    case drainTimedOut
-
-    var line: String {
-        switch self {
-        case .checkpointed:
-            return "stopped: what operators held (open windows, pending timers, unanswered requests) is in the "
-                + "last checkpoint; the next run with --state goes on from it"
-        case .drained:
-            return "stopped: the sources ended as if their input had: open windows were emitted and written"
-        case .drainTimedOut:
-            return "stopped: the run did not finish within --drain-timeout after the signal: what operators "
-                + "still held was dropped"
-        }
-    }
-}
-
-/// The state of a real-clock run, used on the pipeline's thread only.
-final class RunHolder {
-    let compiled: CompiledPipeline
-    let checkpoints: Checkpoints?
-    var run: PipelineRun?
-    var outcome: PipelineRun.Outcome?
-    var stopping: Stopping?
-
-    init(compiled: CompiledPipeline, checkpoints: Checkpoints?) {
-        self.compiled = compiled
-        self.checkpoints = checkpoints
     }
 }

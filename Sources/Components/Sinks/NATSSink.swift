@@ -133,7 +133,7 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
     private let context: ComponentContext
     private let scope: EvaluationScope
     private let answers: NATSPublishAnswers
-    private var pending: [Int: Pending] = [:]
+    private var pending: [Int: NATSPublish] = [:]
     private var nextKey = 1
     /// Publishes handed to the client and not answered yet; at most maxInFlight.
     private var sent = 0
@@ -151,21 +151,6 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
     private var finished: (() -> Void)?
     /// Core publishes' origins, let go once a flush after them returned.
     private var flushing: [Origin] = []
-
-    private struct Pending {
-        let element: Value
-        let subject: String
-        let data: [UInt8]
-        let headers: [(String, String)]
-        let msgId: String?
-        let origin: Origin?
-        /// Answers that were errors from the stream (a timeout or an outage is not counted).
-        var tries: Int
-        /// When it was first sent, on the scheduler's clock.
-        var since: RxTime?
-        /// Failed attempts of any kind, for the wait before the next (100 ms, doubling, 2 s at most).
-        var attempts = 0
-    }
 
     init(
         endpoint: NATSEndpoint, subject: Template, headers: [(key: String, value: Template)], msgId: Template?,
@@ -273,8 +258,8 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
         guard
             let publish = try context.handling(
                 element,
-                { () throws -> Pending in
-                    var subject = try Self.text(context.render(self.subject, element, in: scope))
+                { () throws -> NATSPublish in
+                    var subject = try NATSPublish.text(context.render(self.subject, element, in: scope))
                     if let partitioning {
                         let key = try context.evaluate(partitioning.key, element, in: scope)
                         subject += ".\(PartitionHash.partition(of: key, count: partitioning.count))"
@@ -286,10 +271,10 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
                         JSONSerializer.write(element, to: &data)
                     }
                     let headers = try self.headers.map { pair in
-                        (pair.key, try Self.text(context.render(pair.value, element, in: scope)))
+                        (pair.key, try NATSPublish.text(context.render(pair.value, element, in: scope)))
                     }
-                    let id = try msgId.map { try Self.text(context.render($0, element, in: scope)) }
-                    return Pending(
+                    let id = try msgId.map { try NATSPublish.text(context.render($0, element, in: scope)) }
+                    return NATSPublish(
                         element: element, subject: subject, data: data, headers: headers, msgId: id,
                         origin: Origin.current, tries: 0)
                 })
@@ -297,16 +282,7 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
         try send(publish)
     }
 
-    private static func text(_ value: Value) -> String { value.stringValue ?? value.description }
-
-    /// What to do about a publish no stream took (JetStream's "no responders").
-    private static func hint(_ problem: String, subject: String) -> String {
-        guard problem.lowercased().contains("no responders") else { return "" }
-        return
-            "; no JetStream stream stores '\(subject)': give this sink stream: NAME and create: true, or create a stream for it"
-    }
-
-    private func send(_ publish: Pending) throws {
+    private func send(_ publish: NATSPublish) throws {
         guard let connection else {
             throw context.error("cannot publish to '\(publish.subject)': not connected to NATS")
         }
@@ -319,21 +295,9 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
         transmit(key, js: js)
     }
 
-    /// The message for `publish`, with its headers and msgId.
-    private static func message(for publish: Pending) -> (OpaquePointer?, natsStatus) {
-        var message: OpaquePointer?
-        let status = publish.data.withUnsafeBytes { raw in
-            natsMsg_Create(&message, publish.subject, nil, raw.baseAddress, Int32(raw.count))
-        }
-        guard status == NATS_OK, let message else { return (nil, status) }
-        for (name, value) in publish.headers { natsMsgHeader_Set(message, name, value) }
-        if let id = publish.msgId { natsMsgHeader_Set(message, "Nats-Msg-Id", id) }
-        return (message, status)
-    }
-
     /// A core publish: its origin is let go once a flush after it returned.
-    private func publishCore(_ publish: Pending, on connection: NATSConnection) throws {
-        var (message, status) = Self.message(for: publish)
+    private func publishCore(_ publish: NATSPublish, on connection: NATSConnection) throws {
+        var (message, status) = publish.message()
         guard let message else {
             throw context.error("cannot publish to '\(publish.subject)': \(NATSError(status, doing: "creating it"))")
         }
@@ -354,7 +318,7 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
     private func transmit(_ key: Int, js: OpaquePointer? = nil) {
         guard let publish = pending[key], let js = js ?? connection?.jetStream else { return }
         guard sent < maxInFlight else { return waiting.append(key) }
-        var (message, status) = Self.message(for: publish)
+        var (message, status) = publish.message()
         guard let message else { return failPublish(key, "\(NATSError(status, doing: "creating it"))") }
         answers.expect(message, key: key)
         var owned: OpaquePointer? = message
@@ -393,7 +357,8 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
             let why =
                 transient
                 ? "not stored within lostAfter (\(DurationSyntax.approximate(lostAfter))): \(problem.text)"
-                : "failed after \(tries) tries: \(problem.text)" + Self.hint(problem.text, subject: publish.subject)
+                : "failed after \(tries) tries: \(problem.text)"
+                    + NATSPublish.hint(problem.text, subject: publish.subject)
             return failPublish(key, why)
         }
         if !transient { publish.tries += 1 }

@@ -1,0 +1,45 @@
+import Foundation
+import Reactive
+
+/// Where a new consumer starts.
+enum NATSDeliverPolicy: Equatable {
+    case all, new, last
+    case sequence(UInt64)
+    case time(Int64)
+
+    init?(_ text: String) {
+        switch text {
+        case "all": self = .all
+        case "new": self = .new
+        case "last": self = .last
+        default:
+            if let sequence = UInt64(text), sequence > 0 {
+                self = .sequence(sequence)
+            } else if let date = ISO8601DateFormatter().date(from: text) {
+                self = .time(Int64(date.timeIntervalSince1970 * 1e9))
+            } else {
+                return nil
+            }
+        }
+    }
+}
+
+/// What the file asks of the consumer.
+struct NATSConsumerSettings {
+    var stream: String?
+    var subject: String?
+    var durable: String?
+    var deliver: NATSDeliverPolicy
+    var ackWait: RxTimeInterval
+    var maxDeliver: Int
+    var maxAckPending: Int
+    var batch: Int
+    var nakDelay: RxTimeInterval
+    var deadLetter: String?
+    var create: Bool
+    var replicas: Int
+    /// A group of runners that divide `partitions` (subjects `subject.P`) among themselves.
+    var group: String? = nil
+    var partitions: Int = 0
+    var leaseTimeout: RxTimeInterval = .seconds(10)
+}

@@ -1,0 +1,181 @@
+import ArgumentParser
+@_spi(Host) import Components
+import Foundation
+import Logging
+import NIOCore
+@_spi(Host) import Pipeline
+import Reactive
+import StateStore
+
+/// A run on the virtual clock and on the real one: start, signals, checkpoints, end.
+extension RunCommand {
+    /// After a signal stopped the run (its sinks are flushed and closed): exits at once with
+    /// 128 + the signal, without waiting to free what the pipeline holds (a million-element
+    /// document takes longer to free than a signal may wait).
+    static func exitIfSignalled(_ tracer: Tracer?) {
+        guard let signal = SignalWatcher.received else { return }
+        tracer?.printTimelines()
+        Glibc.exit(128 + signal)
+    }
+
+    /// After the run, with --state: the final checkpoint, then the operators' state is let go of
+    /// (and with it the messages it held); a checkpoint that failed is thrown.
+    static func finish(
+        _ session: CheckpointSession?, _ checkpoints: Checkpoints?, _ outcome: PipelineRun.Outcome?
+    ) throws {
+        guard let session, let checkpoints else { return }
+        let failure = session.finish(outcome, checkpoints: checkpoints)
+        checkpoints.end()
+        guard let failure else { return }
+        throw failure as? StateStoreError ?? StateStoreError("cannot take a checkpoint: \(failure)", isRunTime: true)
+    }
+
+    func runVirtual(
+        _ pipeline: ValidatedPipeline, baseDirectory: String, seed: UInt64, limit: RxTimeInterval?, tracer: Tracer?,
+        meters: RunMeters, session checkpointSession: CheckpointSession?, control: RunControl<Version>
+    ) throws -> PipelineRun.Outcome {
+        let started = ProcessInfo.processInfo.systemUptime
+        let scheduler = VirtualTimeScheduler(resolution: .microseconds(1))
+        let environment = ExpressionEnvironment(seed: seed, clock: { scheduler.now })
+        // On the virtual clock no timer checks for due checkpoints (it would keep an idle run
+        // going for ever): they are taken between events, and one at the end.
+        let checkpoints = checkpointSession?.makeCheckpoints(scheduler: scheduler, interval: checkpointInterval)
+        let compiled = try PipelineCompiler.compile(
+            pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: RunLog.write,
+            tracer: tracer.map { tracer in { tracer.record($0) } }, meters: meters,
+            services: [session, liveTables] + (checkpoints.map { [$0] } ?? []))
+        // The signal thread only raises the flag (a source emitting synchronously inside start()
+        // checks it); the loop below, on this thread, stops the run.
+        let interruption = scheduler.interruption
+        control.install { interruption.raise() }
+        defer { control.uninstall() }
+        var outcome: PipelineRun.Outcome?
+        let progress = startProgress(meters)
+        let run = compiled.start { outcome = $0 }
+        checkpoints?.onFailure = { _ in run.dispose() }
+        if let limit {
+            scheduler.scheduleAt(scheduler.ticks(limit)) { run.dispose() }
+        }
+        // Between two events every operator's state is consistent: a checkpoint due on the
+        // virtual clock is taken there (sources that emit on timers, as `events` does, take none).
+        while !scheduler.isInterrupted && outcome == nil && scheduler.runNext() { checkpoints?.checkpointIfDue() }
+        if outcome == nil { run.dispose() }
+        let finished = Result { try Self.finish(checkpointSession, checkpoints, outcome) }
+        report(compiled, outcome, meters: meters, progress: progress, started: started)
+        try finished.get()
+        Self.exitIfSignalled(tracer)
+        if case .cancelled? = outcome { return .completed }
+        return outcome ?? .completed
+    }
+
+    func runReal(
+        _ pipeline: ValidatedPipeline, baseDirectory: String, seed: UInt64, limit: RxTimeInterval?, tracer: Tracer?,
+        meters: RunMeters, session checkpointSession: CheckpointSession?, control: RunControl<Version>
+    ) throws -> PipelineRun.Outcome {
+        let started = ProcessInfo.processInfo.systemUptime
+        let scheduler = SerialRunLoopScheduler()
+        // The one reading of the wall clock: when the run's clock reads zero, for `now()`.
+        let epoch = RxTime.nanoseconds(Int64(Date().timeIntervalSince1970 * 1e9)) - scheduler.now
+        let environment = ExpressionEnvironment(seed: seed, epoch: epoch, clock: { scheduler.now })
+        let checkpoints = checkpointSession?.makeCheckpoints(scheduler: scheduler, interval: checkpointInterval)
+        let compiled = try PipelineCompiler.compile(
+            pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: RunLog.write,
+            tracer: tracer.map { tracer in { tracer.record($0) } }, meters: meters,
+            services: [session, liveTables] + (checkpoints.map { [$0] } ?? []),
+            cores: ProcessInfo.processInfo.activeProcessorCount)
+        // Everything below runs on this thread, inside scheduler.run(); the holder only carries it there.
+        let holder = SchedulerBound(RunHolder(compiled: compiled, checkpoints: checkpoints))
+        scheduler.enqueue {
+            let state = holder.value
+            let timer = state.checkpoints?.startTimer()
+            let run = state.compiled.start { result in
+                timer?.dispose()
+                state.outcome = result
+                scheduler.stop()
+            }
+            state.run = run
+            state.checkpoints?.onFailure = { _ in run.dispose() }
+            if let limit {
+                scheduler.schedule(after: limit) { run.dispose() }
+            }
+        }
+        // A signal drains the sources: their streams complete as if they had ended (nats and
+        // httpServer stop reading first), what is in flight and what operators hold (open
+        // windows) is written; the run is stopped outright after the timeout. With --state the
+        // run stops at once instead: its last checkpoint keeps what operators hold, and the next
+        // run goes on from it.
+        let drainTimeout = self.drainTimeout
+        let keepsOnStop = !drain
+        defer { control.uninstall() }
+        control.install {
+            scheduler.interrupt {
+                let state = holder.value
+                if state.checkpoints != nil && keepsOnStop {
+                    state.stopping = .checkpointed
+                    state.run?.dispose()
+                } else if state.compiled.drains.drain() {
+                    state.stopping = .drained
+                    scheduler.schedule(after: drainTimeout) {
+                        guard state.outcome == nil else { return }
+                        state.stopping = .drainTimedOut
+                        state.run?.dispose()
+                    }
+                } else {
+                    state.run?.dispose()
+                }
+            }
+        }
+        let progress = startProgress(meters)
+        scheduler.run()
+        let outcome = holder.value.outcome
+        // The last checkpoint comes before sources settle what they owe the server: the messages
+        // whose elements operators hold in it are acknowledged with the rest.
+        let finished = Result { try Self.finish(checkpointSession, checkpoints, outcome) }
+        compiled.drains.finish()
+        report(
+            compiled, outcome, meters: meters, progress: progress, started: started,
+            stopping: holder.value.stopping)
+        try finished.get()
+        Self.exitIfSignalled(tracer)
+        if case .cancelled? = outcome { return .completed }
+        return outcome ?? .cancelled
+    }
+}
+
+/// How a signal stopped a real-clock run: what became of what operators held (open windows,
+/// pending timers), said after the run's summary.
+enum Stopping {
+    /// With --state: stopped at once, kept in the last checkpoint.
+    case checkpointed
+    /// The sources completed as if they had ended, and the run finished.
+    case drained
+    /// The sources completed, but the run did not finish within --drain-timeout.
+    case drainTimedOut
+
+    var line: String {
+        switch self {
+        case .checkpointed:
+            return "stopped: what operators held (open windows, pending timers, unanswered requests) is in the "
+                + "last checkpoint; the next run with --state goes on from it"
+        case .drained:
+            return "stopped: the sources ended as if their input had: open windows were emitted and written"
+        case .drainTimedOut:
+            return "stopped: the run did not finish within --drain-timeout after the signal: what operators "
+                + "still held was dropped"
+        }
+    }
+}
+
+/// The state of a real-clock run, used on the pipeline's thread only.
+final class RunHolder {
+    let compiled: CompiledPipeline
+    let checkpoints: Checkpoints?
+    var run: PipelineRun?
+    var outcome: PipelineRun.Outcome?
+    var stopping: Stopping?
+
+    init(compiled: CompiledPipeline, checkpoints: Checkpoints?) {
+        self.compiled = compiled
+        self.checkpoints = checkpoints
+    }
+}

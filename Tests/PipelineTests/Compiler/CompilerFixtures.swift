@@ -1,0 +1,60 @@
+@_spi(Host) import Pipeline
+import Reactive
+
+/// A registry of three components of the tests' own (no I/O): `numbers` emits 1...count, `times`
+/// multiplies each element, `collect` keeps what reaches it. Subscriptions to `numbers` are
+/// counted, to see multicasting.
+final class CompilerFixtures {
+    final class Collector: PipelineSink {
+        var events: [Event<Value>] = []
+        var closed = 0
+        func receive(_ event: Event<Value>) { events.append(event) }
+        func close() { closed += 1 }
+        var values: [Value] { events.compactMap { if case .next(let value) = $0 { value } else { nil } } }
+    }
+
+    private enum Key {
+        static let count = Parameter<Int>("count", default: 3, doc: "How many numbers.").atLeast(0)
+        static let factor = Parameter<Int>("by", doc: "The factor.")
+        static let label = Parameter<String>("label", default: "", doc: "Which collector.")
+    }
+
+    var subscriptions = 0
+    var collectors: [String: Collector] = [:]
+
+    func registry() -> ComponentRegistry {
+        let registry = ComponentRegistry()
+        try! registry.register(
+            ComponentSpec(
+                name: "numbers", summary: "1...count", parameters: [Key.count], primary: Key.count,
+                example: "source: { numbers: 3 }",
+                factory: .source { [unowned self] values, _ in
+                    PipelineSource { _ in
+                        self.subscriptions += 1
+                        return Observable.from((0..<values[Key.count]).map { Value.int($0 + 1) })
+                    }
+                }))
+        try! registry.register(
+            ComponentSpec(
+                name: "times", summary: "multiplies", parameters: [Key.factor], primary: Key.factor,
+                example: "- times: 2",
+                factory: .elementwise { values, _ in
+                    let factor = values[Key.factor]
+                    return { { element in .int((element.intValue ?? 0) * factor) } }
+                }))
+        try! registry.register(
+            ComponentSpec(
+                name: "collect", summary: "keeps", parameters: [Key.label], primary: Key.label,
+                example: "sink: collect",
+                factory: .sink { [unowned self] values, _ in
+                    let collector = Collector()
+                    collectors[values[Key.label]] = collector
+                    return collector
+                }))
+        return registry
+    }
+
+    func load(_ text: String) -> PipelineLoader.Loaded {
+        PipelineLoader(registry: registry(), environment: [:]).load(text: text, path: "p.yaml")
+    }
+}

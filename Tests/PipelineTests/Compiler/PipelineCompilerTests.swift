@@ -1,0 +1,56 @@
+@_spi(Host) import Pipeline
+import Reactive
+import XCTest
+
+/// The compiler's passes on their own: a stream built and run on a virtual clock, element-wise
+/// operators fused, a stream with two readers subscribed to once, sinks closed at the end.
+final class PipelineCompilerTests: XCTestCase {
+    private let fixtures = CompilerFixtures()
+
+    private func run(_ text: String) throws -> PipelineRun.Outcome? {
+        let loaded = fixtures.load(text)
+        let pipeline = try XCTUnwrap(loaded.pipeline, "\(loaded.diagnostics)")
+        let scheduler = VirtualTimeScheduler(resolution: .milliseconds(1))
+        let compiled = try PipelineCompiler.compile(
+            pipeline, scheduler: scheduler, environment: ExpressionEnvironment(seed: 1, clock: { scheduler.now }),
+            baseDirectory: ".", log: { _ in })
+        var outcome: PipelineRun.Outcome?
+        let run = compiled.start { outcome = $0 }
+        scheduler.advance(to: 1_000)
+        if outcome == nil { run.dispose() }
+        return outcome
+    }
+
+    func testAStreamRunsItsOperatorsInOrderAndTheSinkIsClosedOnce() throws {
+        let outcome = try run("source: { numbers: 3 }\nops: [{ times: 2 }, { times: 5 }]\nsink: { collect: out }\n")
+        XCTAssertEqual(outcome.map { "\($0)" }, "completed")
+        let collector = try XCTUnwrap(fixtures.collectors["out"])
+        XCTAssertEqual(collector.values, [10, 20, 30])
+        XCTAssertEqual(collector.closed, 1)
+    }
+
+    func testAStreamWithTwoReadersIsSubscribedToOnce() throws {
+        _ = try run(
+            """
+            streams:
+              base:
+                source: { numbers: 2 }
+              tens:
+                source: { stream: base }
+                ops: [{ times: 10 }]
+            sinks:
+              - { stream: base, collect: base }
+              - { stream: tens, collect: tens }
+
+            """)
+        XCTAssertEqual(fixtures.subscriptions, 1, "one subscription upstream, multicast to both readers")
+        XCTAssertEqual(fixtures.collectors["base"]?.values, [1, 2])
+        XCTAssertEqual(fixtures.collectors["tens"]?.values, [10, 20])
+    }
+
+    func testRunsInParallelOnlyForElementwiseOperators() throws {
+        let loaded = fixtures.load("source: numbers\nops: [{ times: 2 }]\nsink: collect\n")
+        let pipeline = try XCTUnwrap(loaded.pipeline)
+        XCTAssertTrue(PipelineCompiler.runsInParallel(try XCTUnwrap(pipeline.streams.first?.operators.first)))
+    }
+}

@@ -19,10 +19,10 @@ final class NATSGroupTests: OneNATSServerTestCase {
         XCTAssertEqual(published.status, 0, published.stderr)
     }
 
-    private func runner(_ output: String) throws -> ChildProcess {
+    private func runner(_ output: String, leaseTimeout: String = "3s") throws -> ChildProcess {
         try startConsumer(
             """
-            source: { nats: { url: "\(natsURL)", stream: ORDERS, subject: orders, group: totals, partitions: 8, leaseTimeout: 3s, metadata: meta } }
+            source: { nats: { url: "\(natsURL)", stream: ORDERS, subject: orders, group: totals, partitions: 8, leaseTimeout: \(leaseTimeout), metadata: meta } }
             ops:
               - map: { id: .id, customer: .customer, subject: .meta.subject }
             sink: { file: \(path(output)) }
@@ -81,6 +81,32 @@ final class NATSGroupTests: OneNATSServerTestCase {
         let (status, stderr) = stop(first)
         XCTAssertEqual(status, 143, stderr)
         XCTAssertTrue(stderr.contains("group totals: holding partitions"), stderr)
+    }
+
+    /// A runner stopped by SIGTERM lets go of its leases once its messages are settled: the other
+    /// takes its partitions at its next round, long before the leases would have expired.
+    func testARunnerStoppedBySIGTERMHandsItsPartitionsOverAtOnce() throws {
+        try publishPartitioned(1...1)
+        let first = try runner("a.jsonl", leaseTimeout: "9s")
+        let second = try runner("b.jsonl", leaseTimeout: "9s")
+        // Rounds every 3 s: the first rounds divide the partitions (a surplus is let go of at
+        // the holder's next round, so allow two).
+        Thread.sleep(forTimeInterval: 7)
+        try publishPartitioned(2...400)
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while Set(ids("a.jsonl") + ids("b.jsonl")).count < 400, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        XCTAssertEqual(subjects("a.jsonl").count + subjects("b.jsonl").count, 8)
+        let stopped = Date()
+        let (status, stderr) = stop(second)
+        XCTAssertEqual(status, 143, stderr)
+        try publishPartitioned(401...800)
+        let later = Date(timeIntervalSinceNow: 25)
+        while Set(ids("a.jsonl") + ids("b.jsonl")).count < 800, Date() < later { Thread.sleep(forTimeInterval: 0.1) }
+        XCTAssertEqual(Set(ids("a.jsonl") + ids("b.jsonl")), Set(1...800), "nothing lost")
+        XCTAssertLessThan(
+            Date().timeIntervalSince(stopped), 7, "taken over at the next round (3 s), not after the lease (9 s)")
+        XCTAssertEqual(subjects("a.jsonl").count, 8)
+        _ = stop(first)
     }
 
     /// The YAML lines docs/running-several-runners.md shows lint clean, each in a minimal pipeline.

@@ -61,7 +61,8 @@ final class SignalUnderLoadTests: BinaryTestCase {
 
 /// A process plugin that takes long to answer does not hold a signal up either.
 final class SignalDuringExecTests: BinaryTestCase {
-    func testASignalStopsARunWaitingForASlowProgram() throws {
+    /// slow.yaml: one element, which a program takes 30 s to answer.
+    static func writeSlowPipeline(in directory: URL) throws -> URL {
         let pipeline = directory.appendingPathComponent("slow.yaml")
         try """
         source: { events: [{ at: 0ms, next: 1 }, { at: 10ms, complete: true }] }
@@ -70,6 +71,11 @@ final class SignalDuringExecTests: BinaryTestCase {
         sink: stdout
 
         """.write(to: pipeline, atomically: true, encoding: .utf8)
+        return pipeline
+    }
+
+    func testASignalStopsARunWaitingForASlowProgram() throws {
+        let pipeline = try Self.writeSlowPipeline(in: directory)
         let process = try startRivulet(["run", pipeline.path], output: .null, error: .pipe)
         Thread.sleep(forTimeInterval: 0.5)
         let sent = Date()
@@ -181,14 +187,7 @@ final class SignalWhileStartingTests: BinaryTestCase {
     /// `rivulet test` (without --watch) has nothing of its own to flush: a signal ends it by its
     /// default action, as any program, instead of waiting, blocked, until the tests are done.
     func testATestRunEndsOnASignalByItsDefaultAction() throws {
-        let pipeline = directory.appendingPathComponent("slow.yaml")
-        try """
-        source: { events: [{ at: 0ms, next: 1 }, { at: 10ms, complete: true }] }
-        ops:
-          - exec: { command: [sh, -c, "sleep 30"], timeout: 20s }
-        sink: stdout
-
-        """.write(to: pipeline, atomically: true, encoding: .utf8)
+        _ = try SignalDuringExecTests.writeSlowPipeline(in: directory)
         try """
         pipeline: slow.yaml
         tests:

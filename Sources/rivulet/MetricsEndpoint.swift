@@ -82,9 +82,11 @@ final class RunMetricsExporter: Sendable {
                     if name.hasSuffix("_total") {
                         report(name, value, extra: extra.label)
                     } else {
-                        let key = "\(name) \(meter.place)"
+                        let key = "\(name) \(meter.place) \(extra.label.joined(separator: "="))"
+                        let dimensions = labels + (extra.label.count == 2 ? [(extra.label[0], extra.label[1])] : [])
                         let gauge =
-                            reported.gauges[key] ?? CoreMetrics.Gauge(label: name, dimensions: labels, factory: factory)
+                            reported.gauges[key]
+                            ?? CoreMetrics.Gauge(label: name, dimensions: dimensions, factory: factory)
                         reported.gauges[key] = gauge
                         gauge.record(value)
                     }

@@ -302,6 +302,42 @@ final class MetricsEndpointTests: BinaryTestCase {
             Self.sample(metrics, "rivulet_partition_elements_total", place + [#"partition="2""#]), 1, metrics)
     }
 
+    /// A runner of a group shows the partitions it holds and each partition's lag.
+    func testAGroupRunnerShowsItsPartitionsAndTheirLag() throws {
+        let server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path)
+        defer { server.stop() }
+        let publish = directory.appendingPathComponent("publish.yaml").path
+        try """
+        source: { events: [{ at: 0ms, next: { customer: a } }, { at: 0ms, next: { customer: b } }, { at: 1ms, complete: true }] }
+        sink: { nats: { url: "\(server.url)", subject: orders, partitionBy: .customer, partitions: 4, stream: ORDERS, create: true } }
+        """.write(toFile: publish, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try runRivulet(["run", publish]).status, 0)
+        let (run, port) = try startWatched(
+            """
+            source: { nats: { url: "\(server.url)", stream: ORDERS, subject: orders, group: g, partitions: 4, leaseTimeout: 3s } }
+            sink: { file: \(directory.appendingPathComponent("out.jsonl").path) }
+            """)
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        let place = [#"component="nats""#, #"place="source""#]
+        // Each partition's consumer is made by its reader: its lag shows from the round after.
+        var metrics = ""
+        let deadline = Date(timeIntervalSinceNow: 10)
+        repeat {
+            Thread.sleep(forTimeInterval: 0.1)
+            metrics = Self.get(port, "/metrics")?.body ?? ""
+        } while (0..<4).contains(where: {
+            Self.sample(metrics, "rivulet_nats_partition_pending", place + [#"partition="\#($0)""#]) == nil
+        }) && Date() < deadline
+        XCTAssertEqual(Self.sample(metrics, "rivulet_nats_partitions_held", place), 4, metrics)
+        for partition in 0..<4 {
+            let labels = place + [#"partition="\#(partition)""#]
+            XCTAssertEqual(Self.sample(metrics, "rivulet_nats_partition_held", labels), 1, metrics)
+            XCTAssertNotNil(Self.sample(metrics, "rivulet_nats_partition_pending", labels), metrics)
+        }
+        run.send(SIGTERM)
+        XCTAssertEqual(run.communicate(input: [], timeout: 30).termination.status, 143)
+    }
+
     func testReadyOnlyOnceTheNATSSourceIsConnected() throws {
         let server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path)
         defer { server.stop() }

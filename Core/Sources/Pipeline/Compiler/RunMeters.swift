@@ -73,6 +73,11 @@ import Synchronization
         extras.withLock { $0.values[ExtraKey(name: name, label: [])] = value }
     }
 
+    /// Sets the gauge `name` with the extra label `label` (`partition`: `3`).
+    public func gauge(_ name: String, label: (String, String), _ value: Int) {
+        extras.withLock { $0.values[ExtraKey(name: name, label: [label.0, label.1])] = value }
+    }
+
     /// Records one duration (seconds) of `name`, for a histogram.
     public func observe(_ name: String, seconds: Double) {
         extras.withLock { extras in

@@ -1,3 +1,4 @@
+import CNATS
 import Foundation
 @_spi(Host) import Pipeline
 import Reactive
@@ -128,6 +129,7 @@ final class NATSPartitionedReading: @unchecked Sendable {
                     worker?.stop()
                 }
                 for partition in changes.acquired { startReader(partition) }
+                measure(leases, js: connection.jetStream)
                 if !changes.acquired.isEmpty || !changes.released.isEmpty {
                     reading.report(
                         "group \(group): holding partitions \(leases.held.keys.sorted().map(String.init).joined(separator: ","))"
@@ -158,6 +160,24 @@ final class NATSPartitionedReading: @unchecked Sendable {
         condition.withLock { readers = [:] }
         do { _ = try leases.stop() } catch { reading.report("group \(group): cannot let go of the leases: \(error)") }
         ended(nil)
+    }
+
+    /// A watched run's view of the group, every round: how many partitions this runner holds,
+    /// whether it holds each, and how many messages of each wait to be delivered (the group's lag,
+    /// the same from every runner).
+    private func measure(_ leases: PartitionLeases, js: OpaquePointer?) {
+        guard let meter = reading.meter, let js, let stream = settings.stream else { return }
+        meter.gauge("nats_partitions_held", leases.held.count)
+        for partition in 0..<settings.partitions {
+            let label = ("partition", String(partition))
+            meter.gauge("nats_partition_held", label: label, leases.held[partition] == nil ? 0 : 1)
+            var info: UnsafeMutablePointer<jsConsumerInfo>?
+            var code = jsErrCode(rawValue: 0)
+            if js_GetConsumerInfo(&info, js, stream, "\(group)-p\(partition)", nil, &code) == NATS_OK, let info {
+                meter.gauge("nats_partition_pending", label: label, Int(info.pointee.NumPending))
+            }
+            jsConsumerInfo_Destroy(info)
+        }
     }
 
     /// Reads `partition` through its own durable consumer.

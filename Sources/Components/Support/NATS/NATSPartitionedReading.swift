@@ -91,57 +91,22 @@ final class NATSPartitionedReading: @unchecked Sendable {
         let connection: NATSConnection
         let leases: PartitionLeases
         do {
-            connection = try NATSConnection(
-                reading.endpoint, name: "rivulet \(reading.name) leases", report: reading.report)
-            guard let js = connection.jetStream, let stream = settings.stream, let subject = settings.subject else {
-                return ended(NATSSetupError("a partitioned nats source needs stream and subject"))
-            }
-            try NATSStreams.ensure(
-                stream, subjects: "\(subject).*", create: settings.create, replicas: settings.replicas, js: js,
-                endpoint: reading.endpoint.described)
-            let bucket = try NATSLeaseBucket(
-                name: Self.bucketName(group), timeToLive: settings.leaseTimeout, js: js)
-            // What `rivulet partitions` shows of the group, kept with the leases.
-            let description = NATSGroupStatus.describe(
-                stream: stream, subject: subject, partitions: settings.partitions)
-            leases = PartitionLeases(
-                runner: Self.runnerName(), partitions: settings.partitions, bucket: bucket,
-                alsoKeep: [NATSGroupStatus.descriptionKey: description]
-            ) { [self] partition in
-                handOver(partition)
-            }
+            (connection, leases) = try join()
         } catch {
             return ended(error)
         }
         defer { connection.close() }
         var first = true
-        var failedSince: Date?
-        while true {
-            let stop = condition.withLock { stopping }
-            if stop { break }
+        var failing = false
+        while !condition.withLock({ stopping }) {
             do {
-                let changes = try leases.round()
-                failedSince = nil
-                for partition in changes.lost {
-                    reading.report(
-                        "lost partition \(partition) of group \(group) (its lease expired): reading it no more")
-                    let worker = condition.withLock { readers.removeValue(forKey: partition) }
-                    worker?.stop()
-                }
-                for partition in changes.acquired { startReader(partition) }
-                measure(leases, js: connection.jetStream)
-                if !changes.acquired.isEmpty || !changes.released.isEmpty {
-                    reading.report(
-                        "group \(group): holding partitions \(leases.held.keys.sorted().map(String.init).joined(separator: ","))"
-                    )
-                }
+                try renew(leases, js: connection.jetStream)
+                failing = false
             } catch {
                 // The server away: the readers go on (their connections reconnect); leases not
                 // renewed within the lease timeout are found lost at the next round that works.
-                if failedSince == nil {
-                    failedSince = Date()
-                    reading.report("group \(group): cannot renew the leases (\(error)); trying again")
-                }
+                if !failing { reading.report("group \(group): cannot renew the leases (\(error)); trying again") }
+                failing = true
             }
             if first {
                 first = false
@@ -152,7 +117,55 @@ final class NATSPartitionedReading: @unchecked Sendable {
                 ticks = 0
             }
         }
-        // Drained: every reader stops and settles; then the leases go, at once, to the others.
+        drain(leases)
+    }
+
+    /// Connects, makes sure of the stream (`subject.*`) and of the group's lease bucket.
+    private func join() throws -> (NATSConnection, PartitionLeases) {
+        let connection = try NATSConnection(
+            reading.endpoint, name: "rivulet \(reading.name) leases", report: reading.report)
+        do {
+            guard let js = connection.jetStream, let stream = settings.stream, let subject = settings.subject else {
+                throw NATSSetupError("a partitioned nats source needs stream and subject")
+            }
+            try NATSStreams.ensure(
+                stream, subjects: "\(subject).*", create: settings.create, replicas: settings.replicas, js: js,
+                endpoint: reading.endpoint.described)
+            let bucket = try NATSLeaseBucket(name: Self.bucketName(group), timeToLive: settings.leaseTimeout, js: js)
+            // What `rivulet partitions` shows of the group, kept with the leases.
+            let description = NATSGroupStatus.describe(
+                stream: stream, subject: subject, partitions: settings.partitions)
+            let leases = PartitionLeases(
+                runner: Self.runnerName(), partitions: settings.partitions, bucket: bucket,
+                alsoKeep: [NATSGroupStatus.descriptionKey: description]
+            ) { [self] partition in
+                handOver(partition)
+            }
+            return (connection, leases)
+        } catch {
+            connection.close()
+            throw error
+        }
+    }
+
+    /// One round: the leases renewed, a lost partition read no more, a taken one read.
+    private func renew(_ leases: PartitionLeases, js: OpaquePointer?) throws {
+        let changes = try leases.round()
+        for partition in changes.lost {
+            reading.report("lost partition \(partition) of group \(group) (its lease expired): reading it no more")
+            let worker = condition.withLock { readers.removeValue(forKey: partition) }
+            worker?.stop()
+        }
+        for partition in changes.acquired { startReader(partition) }
+        measure(leases, js: js)
+        if !changes.acquired.isEmpty || !changes.released.isEmpty {
+            let held = leases.held.keys.sorted().map(String.init).joined(separator: ",")
+            reading.report("group \(group): holding partitions \(held)")
+        }
+    }
+
+    /// Drained: every reader stops and settles; then the leases go, at once, to the others.
+    private func drain(_ leases: PartitionLeases) {
         let workers = condition.withLock { readers }
         for (_, worker) in workers.sorted(by: { $0.key < $1.key }) {
             if condition.withLock({ runOver }) { worker.finish() } else { worker.stopAndWaitUntilDone() }

@@ -128,6 +128,25 @@ final class NATSGroupTests: OneNATSServerTestCase {
         }
     }
 
+    /// A runner whose file reads other partitions than the group's running runners is refused: two
+    /// divisions of one group would each read part of the other's partitions.
+    func testARunnerThatDisagreesWithItsGroupIsRefused() throws {
+        try publishPartitioned(1...1)
+        let first = try runner("a.jsonl")
+        defer { _ = stop(first) }
+        waitForStderr(first, containing: "holding partitions")
+        let other = try run(
+            """
+            source: { nats: { url: "\(natsURL)", stream: ORDERS, subject: orders, group: totals, partitions: 16 } }
+            sink: stdout
+            """)
+        XCTAssertEqual(other.status, 1, other.stderr)
+        XCTAssertTrue(
+            other.stderr.contains(
+                "group 'totals' reads 8 partitions of orders in ORDERS (as its runners say); this file says 16 of orders in ORDERS"
+            ), other.stderr)
+    }
+
     func testPartitionsOfAGroupNoRunnerStartedIsAClearError() throws {
         let shown = try runRivulet(["partitions", "--nats", natsURL, "--group", "nobody"])
         XCTAssertEqual(shown.status, 1)

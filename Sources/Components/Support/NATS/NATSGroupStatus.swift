@@ -42,6 +42,24 @@ public struct NATSGroupStatus: Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// The stream, subject and partitions of a group's description (`describe`).
+    static func read(_ text: String) -> (stream: String, subject: String, partitions: Int)? {
+        guard case .object(let description)? = try? JSONParser.parse(text),
+            case .string(let stream)? = description["stream"], case .string(let subject)? = description["subject"],
+            let partitions = description["partitions"]?.intValue
+        else { return nil }
+        return (stream, subject, partitions)
+    }
+
+    /// How the group its runners describe (`running`) differs from what a new runner's file says
+    /// (`mine`), in words; nil when they agree.
+    static func disagreement(_ running: String, _ mine: String) -> String? {
+        guard let theirs = read(running), let ours = read(mine) else { return nil }
+        guard theirs != ours else { return nil }
+        return "reads \(theirs.partitions) partitions of \(theirs.subject) in \(theirs.stream) (as its runners say); "
+            + "this file says \(ours.partitions) of \(ours.subject) in \(ours.stream)"
+    }
+
     /// Reads the group `group` from the servers `urls` (comma-separated).
     public static func read(urls: String, group: String) throws -> NATSGroupStatus {
         let endpoint = NATSEndpoint(
@@ -61,10 +79,7 @@ public struct NATSGroupStatus: Sendable {
         let entries = try NATSLeaseBucket(
             name: NATSPartitionedReading.bucketName(group), timeToLive: .seconds(10), js: js
         ).entries()
-        guard let text = entries[descriptionKey]?.value,
-            case .object(let description)? = try? JSONParser.parse(text),
-            case .string(let stream)? = description["stream"], case .string(let subject)? = description["subject"],
-            let count = description["partitions"]?.intValue
+        guard let text = entries[descriptionKey]?.value, let (stream, subject, count) = read(text)
         else {
             throw NATSSetupError("group '\(group)' on \(urls) has no runner now (nothing renewed its description)")
         }

@@ -135,6 +135,13 @@ final class NATSPartitionedReading: @unchecked Sendable {
             // What `rivulet partitions` shows of the group, kept with the leases.
             let description = NATSGroupStatus.describe(
                 stream: stream, subject: subject, partitions: settings.partitions)
+            if let running = try bucket.entries()[NATSGroupStatus.descriptionKey]?.value,
+                let disagreement = NATSGroupStatus.disagreement(running, description)
+            {
+                throw NATSSetupError(
+                    "group '\(group)' \(disagreement): every runner of a group must read the same partitions "
+                        + "(stop the others, or name another group)")
+            }
             let leases = PartitionLeases(
                 runner: Self.runnerName(), partitions: settings.partitions, bucket: bucket,
                 alsoKeep: [NATSGroupStatus.descriptionKey: description]

@@ -60,32 +60,8 @@ struct LintCommand: ParsableCommand {
                 failedFiles += 1
             }
         }
-        switch format {
-        case .text: break
-        case .json:
-            var document = JSONObject()
-            document["files"] = .array(
-                checked.map { file, diagnostics in
-                    var object = JSONObject()
-                    object["path"] = .string(file)
-                    object["ok"] = .bool(!diagnostics.contains { $0.severity == .error })
-                    object["diagnostics"] = .array(diagnostics.map(ReportFormat.json))
-                    return .object(object)
-                })
-            document["errors"] = .int(errorCount)
-            FileHandleOutput.standardOutput.write(ReportFormat.text(.object(document)))
-            if errorCount > 0 { throw ExitCode(2) }
-        case .junit:
-            FileHandleOutput.standardOutput.write(
-                ReportFormat.junit([
-                    (
-                        "rivulet lint",
-                        checked.map { file, diagnostics in
-                            let errors = diagnostics.filter { $0.severity == .error }
-                            return (file, errors.isEmpty ? nil : errors.map(\.description).joined(separator: "\n"), nil)
-                        }
-                    )
-                ]))
+        if format != .text {
+            FileHandleOutput.standardOutput.write(Self.document(checked, errors: errorCount, format: format))
             if errorCount > 0 { throw ExitCode(2) }
         }
         if errorCount > 0 {
@@ -93,6 +69,34 @@ struct LintCommand: ParsableCommand {
                 "\(errorCount) error\(errorCount == 1 ? "" : "s") in \(failedFiles) file\(failedFiles == 1 ? "" : "s")")
             throw ExitCode(2)
         }
+    }
+
+    /// The report of `--format json` or `junit`: every file checked, with its diagnostics.
+    private static func document(
+        _ checked: [(file: String, diagnostics: [Diagnostic])], errors errorCount: Int, format: ReportFormat
+    ) -> String {
+        guard format == .json else {
+            return ReportFormat.junit([
+                (
+                    "rivulet lint",
+                    checked.map { file, diagnostics in
+                        let errors = diagnostics.filter { $0.severity == .error }
+                        return (file, errors.isEmpty ? nil : errors.map(\.description).joined(separator: "\n"), nil)
+                    }
+                )
+            ])
+        }
+        var document = JSONObject()
+        document["files"] = .array(
+            checked.map { file, diagnostics in
+                var object = JSONObject()
+                object["path"] = .string(file)
+                object["ok"] = .bool(!diagnostics.contains { $0.severity == .error })
+                object["diagnostics"] = .array(diagnostics.map(ReportFormat.json))
+                return .object(object)
+            })
+        document["errors"] = .int(errorCount)
+        return ReportFormat.text(.object(document))
     }
 
     /// Diagnostics that may be in several files (a test file and its pipeline), each shown with

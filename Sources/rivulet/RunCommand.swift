@@ -155,23 +155,9 @@ struct RunCommand: ParsableCommand, HandlesStopSignals {
     }
 
     func run() throws {
-        // Before any thread starts, so that none of them gets SIGHUP's default action (exit).
-        if watch { SignalWatcher.blockHangUp() }
         let control = RunControl<Version>()
         let reloadAction = LateAction()
-        SignalWatcher.start(hangUp: watch ? reloadAction.call : nil, giveUpAfter: drainTimeout + .seconds(5)) {
-            control.stop()
-        }
-        // Nothing is read or written yet while the pipeline loads (from standard input, perhaps,
-        // which a signal does not interrupt): a signal then ends the process at once.
-        control.install { _exit(128 + (SignalWatcher.received ?? SIGTERM)) }
-        let loader = CommandSupport.loader(try CommandSupport.prepare(options))
-        let loaded = load(loader)
-        control.uninstall()
-        guard let pipeline = loaded.pipeline else {
-            CommandSupport.report(loaded)
-            throw ExitCode(2)
-        }
+        let (loader, loaded, pipeline) = try startSignalsAndLoad(control, reloadAction)
         // Under --watch, a change of the file (or SIGHUP) reads it again; only a valid version
         // replaces the running one.
         let reloader = Serialized(loader)
@@ -219,6 +205,28 @@ struct RunCommand: ParsableCommand, HandlesStopSignals {
             live?.replace(next.pipeline, title: Self.name(of: next.pipeline))
             RunLog.pipeline = Self.name(of: next.pipeline)
         }
+    }
+
+    /// Starts the thread that waits for signals, then loads the file. Nothing is read or written
+    /// yet while the pipeline loads (from standard input, perhaps, which a signal does not
+    /// interrupt): a signal then ends the process at once. An invalid file is reported (exit 2).
+    private func startSignalsAndLoad(
+        _ control: RunControl<Version>, _ reloadAction: LateAction
+    ) throws -> (PipelineLoader, PipelineLoader.Loaded, ValidatedPipeline) {
+        // Before any thread starts, so that none of them gets SIGHUP's default action (exit).
+        if watch { SignalWatcher.blockHangUp() }
+        SignalWatcher.start(hangUp: watch ? reloadAction.call : nil, giveUpAfter: drainTimeout + .seconds(5)) {
+            control.stop()
+        }
+        control.install { _exit(128 + (SignalWatcher.received ?? SIGTERM)) }
+        let loader = CommandSupport.loader(try CommandSupport.prepare(options))
+        let loaded = load(loader)
+        control.uninstall()
+        guard let pipeline = loaded.pipeline else {
+            CommandSupport.report(loaded)
+            throw ExitCode(2)
+        }
+        return (loader, loaded, pipeline)
     }
 
     /// Under --watch: the file read again, and the running version replaced if the new one is valid.

@@ -80,9 +80,7 @@ struct TestCommand: ParsableCommand, HandlesStopSignals {
         let runner = PipelineTestRunner(
             registry: registry, environment: CommandSupport.environment,
             loadPlugin: { PluginLoading.load($0, into: $1) })
-        var passed = 0
-        var failed = 0
-        var updated = 0
+        var counts = Counts()
         var invalid = 0
         var results: [PipelineTestRunner.FileResult] = []
         for file in files {
@@ -93,38 +91,9 @@ struct TestCommand: ParsableCommand, HandlesStopSignals {
                 invalid += 1
                 continue
             }
-            var replacements: [(node: YAMLNode, events: [PipelineTestFile.TimedEvent])] = []
-            for testCase in result.cases {
-                if testCase.passed {
-                    passed += 1
-                    if format == .text { FileHandleOutput.standardOutput.write("ok    \(file): \(testCase.name)\n") }
-                    continue
-                }
-                let indented = testCase.report.split(separator: "\n", omittingEmptySubsequences: false).map {
-                    "      \($0)"
-                }
-                if update, let node = testCase.testCase?.expectNode, testCase.testCase?.expect != nil {
-                    replacements.append((node, testCase.actual))
-                    updated += 1
-                    FileHandleOutput.standardOutput.write("UPDATE \(file): \(testCase.name)\n")
-                } else {
-                    failed += 1
-                    if format == .text { FileHandleOutput.standardOutput.write("FAIL  \(file): \(testCase.name)\n") }
-                }
-                if format == .text || update {
-                    FileHandleOutput.standardOutput.write(indented.joined(separator: "\n") + "\n")
-                }
-            }
-            if !replacements.isEmpty, let text = PipelineLoader.readFile(file) {
-                do {
-                    try ExpectationUpdate.apply(replacements, to: text).write(
-                        toFile: file, atomically: true, encoding: .utf8)
-                } catch {
-                    RunLog.error("error: cannot write \(file): \(error)")
-                    throw ExitCode(2)
-                }
-            }
+            try show(result, of: file, counts: &counts)
         }
+        let (passed, failed, updated) = (counts.passed, counts.failed, counts.updated)
         switch format {
         case .text:
             FileHandleOutput.standardOutput.write(
@@ -135,6 +104,48 @@ struct TestCommand: ParsableCommand, HandlesStopSignals {
         }
         if invalid > 0 { throw ExitCode(2) }
         if failed > 0 { throw ExitCode(1) }
+    }
+
+    /// The cases passed, failed and updated so far.
+    private struct Counts {
+        var passed = 0
+        var failed = 0
+        var updated = 0
+    }
+
+    /// Shows one file's cases (and, with --update, rewrites the expectations of those that failed).
+    private func show(_ result: PipelineTestRunner.FileResult, of file: String, counts: inout Counts) throws {
+        var replacements: [(node: YAMLNode, events: [PipelineTestFile.TimedEvent])] = []
+        for testCase in result.cases {
+            if testCase.passed {
+                counts.passed += 1
+                if format == .text { FileHandleOutput.standardOutput.write("ok    \(file): \(testCase.name)\n") }
+                continue
+            }
+            let indented = testCase.report.split(separator: "\n", omittingEmptySubsequences: false).map {
+                "      \($0)"
+            }
+            if update, let node = testCase.testCase?.expectNode, testCase.testCase?.expect != nil {
+                replacements.append((node, testCase.actual))
+                counts.updated += 1
+                FileHandleOutput.standardOutput.write("UPDATE \(file): \(testCase.name)\n")
+            } else {
+                counts.failed += 1
+                if format == .text { FileHandleOutput.standardOutput.write("FAIL  \(file): \(testCase.name)\n") }
+            }
+            if format == .text || update {
+                FileHandleOutput.standardOutput.write(indented.joined(separator: "\n") + "\n")
+            }
+        }
+        if !replacements.isEmpty, let text = PipelineLoader.readFile(file) {
+            do {
+                try ExpectationUpdate.apply(replacements, to: text).write(
+                    toFile: file, atomically: true, encoding: .utf8)
+            } catch {
+                RunLog.error("error: cannot write \(file): \(error)")
+                throw ExitCode(2)
+            }
+        }
     }
 
     /// Every file's cases and problems, and the counts, as one JSON object.

@@ -242,18 +242,7 @@ enum NATSSource {
                 let partitioned = NATSPartitionedReading(
                     reading: reading, settings: settings, group: group, opened: connected,
                     ended: { failure in if let failure { fail(failure) } else { complete() } })
-                lifetime.add(
-                    context.scheduler.schedulePeriodic(
-                        startAfter: settings.leaseTimeout / 3, period: settings.leaseTimeout / 3
-                    ) {
-                        partitioned.tick()
-                    })
-                lifetime.onDispose { partitioned.stop() }
-                drains.add { partitioned.stop() }
-                drains.atEnd { partitioned.finish() }
-                partitioned.start()
-                context.log("\(name): reading \(settings.stream ?? "") in group \(group) on \(endpoint.described)")
-                return
+                return start(partitioned, every: settings.leaseTimeout / 3, lifetime: lifetime, drains: drains)
             }
             let worker = reading.start(
                 settings, opened: connected,
@@ -265,6 +254,17 @@ enum NATSSource {
             drains.atEnd { worker.finish() }
             context.log("\(name): reading \(settings.stream ?? "")/\(settings.durable ?? "") on \(endpoint.described)")
         }
+    }
+
+    /// Starts a group's reading, with a round every `period` on the run's clock.
+    private static func start(
+        _ partitioned: NATSPartitionedReading, every period: RxTimeInterval, lifetime: Lifetime, drains: SourceDrains
+    ) {
+        lifetime.add(partitioned.scheduler.schedulePeriodic(startAfter: period, period: period) { partitioned.tick() })
+        lifetime.onDispose { partitioned.stop() }
+        drains.add { partitioned.stop() }
+        drains.atEnd { partitioned.finish() }
+        partitioned.start()
     }
 
     /// What the source calls once connected: tells a watched run it is ready (nothing otherwise).

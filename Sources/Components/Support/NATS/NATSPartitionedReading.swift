@@ -43,7 +43,13 @@ final class NATSPartitionedReading: @unchecked Sendable {
         return "\(host)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     }
 
+    /// The run's clock, for the rounds.
+    var scheduler: any SchedulerType { reading.scheduler }
+
+    /// Starts the lease thread, and says which group it reads (on the pipeline's thread).
     func start() {
+        reading.context.value.log(
+            "\(reading.name): reading \(settings.stream ?? "") in group \(group) on \(reading.endpoint.described)")
         let thread = Thread { [self] in lead() }
         thread.name = "nats leases \(group)"
         thread.start()

@@ -214,19 +214,7 @@ enum NATSSource {
             // A watched run is ready once the consumer (or subscription) is in place.
             let connected = Self.readinessSignal(context)
             let meter = context.meter
-            let fail: @Sendable (any Error) -> Void = { error in
-                scheduler.enqueue {
-                    let (observer, lifetime) = target.value
-                    guard !lifetime.isDisposed else { return }
-                    observer.on(.error(boundContext.value.error(Secrets.shared.redact("\(error)"))))
-                }
-            }
-            let complete: @Sendable () -> Void = {
-                scheduler.enqueue {
-                    let (observer, lifetime) = target.value
-                    if !lifetime.isDisposed { observer.on(.completed) }
-                }
-            }
+            let (fail, complete) = endings(target, boundContext, scheduler)
             if settings.stream == nil {
                 subscribeCore(
                     endpoint: endpoint, settings: settings, decoder: decoder, context: context, target: target,
@@ -254,6 +242,28 @@ enum NATSSource {
             drains.atEnd { worker.finish() }
             context.log("\(name): reading \(settings.stream ?? "")/\(settings.durable ?? "") on \(endpoint.described)")
         }
+    }
+
+    /// How the source's stream fails and completes from another thread: on the pipeline's, unless
+    /// the run is over.
+    private static func endings(
+        _ target: SchedulerBound<(AnyObserver<Value>, Lifetime)>, _ context: SchedulerBound<ComponentContext>,
+        _ scheduler: any ConcurrentDeliveryScheduler
+    ) -> (fail: @Sendable (any Error) -> Void, complete: @Sendable () -> Void) {
+        let fail: @Sendable (any Error) -> Void = { error in
+            scheduler.enqueue {
+                let (observer, lifetime) = target.value
+                guard !lifetime.isDisposed else { return }
+                observer.on(.error(context.value.error(Secrets.shared.redact("\(error)"))))
+            }
+        }
+        let complete: @Sendable () -> Void = {
+            scheduler.enqueue {
+                let (observer, lifetime) = target.value
+                if !lifetime.isDisposed { observer.on(.completed) }
+            }
+        }
+        return (fail, complete)
     }
 
     /// Starts a group's reading, with a round every `period` on the run's clock.

@@ -99,14 +99,35 @@ extension RunCommand {
                 scheduler.schedule(after: limit) { run.dispose() }
             }
         }
-        // A signal drains the sources: their streams complete as if they had ended (nats and
-        // httpServer stop reading first), what is in flight and what operators hold (open
-        // windows) is written; the run is stopped outright after the timeout. With --state the
-        // run stops at once instead: its last checkpoint keeps what operators hold, and the next
-        // run goes on from it.
+        defer { control.uninstall() }
+        installStop(control, holder, on: scheduler)
+        let progress = startProgress(meters)
+        scheduler.run()
+        let outcome = holder.value.outcome
+        // The last checkpoint comes before sources settle what they owe the server: the messages
+        // whose elements operators hold in it are acknowledged with the rest.
+        let finished = Result { try Self.finish(checkpointSession, checkpoints, outcome) }
+        compiled.drains.finish()
+        report(
+            compiled, outcome, meters: meters, progress: progress, started: started,
+            stopping: holder.value.stopping)
+        try finished.get()
+        Self.exitIfSignalled(tracer)
+        if case .cancelled? = outcome { return .completed }
+        return outcome ?? .cancelled
+    }
+}
+
+extension RunCommand {
+    /// A signal drains the sources: their streams complete as if they had ended (nats and
+    /// httpServer stop reading first), what is in flight and what operators hold (open windows)
+    /// is written; the run is stopped outright after the timeout. With --state the run stops at
+    /// once instead: its last checkpoint keeps what operators hold, and the next run goes on from it.
+    func installStop(
+        _ control: RunControl<Version>, _ holder: SchedulerBound<RunHolder>, on scheduler: SerialRunLoopScheduler
+    ) {
         let drainTimeout = self.drainTimeout
         let keepsOnStop = !drain
-        defer { control.uninstall() }
         control.install {
             scheduler.interrupt {
                 let state = holder.value
@@ -125,20 +146,6 @@ extension RunCommand {
                 }
             }
         }
-        let progress = startProgress(meters)
-        scheduler.run()
-        let outcome = holder.value.outcome
-        // The last checkpoint comes before sources settle what they owe the server: the messages
-        // whose elements operators hold in it are acknowledged with the rest.
-        let finished = Result { try Self.finish(checkpointSession, checkpoints, outcome) }
-        compiled.drains.finish()
-        report(
-            compiled, outcome, meters: meters, progress: progress, started: started,
-            stopping: holder.value.stopping)
-        try finished.get()
-        Self.exitIfSignalled(tracer)
-        if case .cancelled? = outcome { return .completed }
-        return outcome ?? .cancelled
     }
 }
 

@@ -304,17 +304,7 @@ enum NATSSource {
                 let context = boundContext.value
                 defer { natsMsg_Destroy(boxed.value) }
                 guard !lifetime.isDisposed else { return }
-                do {
-                    observer.on(.next(try decoder.decode(boxed.value)))
-                } catch {
-                    do {
-                        try context.elementFailed(
-                            context.error("message is not JSON: \(error)"),
-                            element: .string(NATSDecoder.text(of: boxed.value)))
-                    } catch {
-                        observer.on(.error(error))
-                    }
-                }
+                NATSReading.emit(boxed.value, decoder: decoder, to: observer, context: context)
             }
         }
         var subscription: OpaquePointer?

@@ -55,6 +55,23 @@ struct NATSReading: @unchecked Sendable {
         return worker
     }
 
+    /// Emits a message's element; one that cannot be decoded is an element error (routed by
+    /// `onError`), on the pipeline's thread.
+    static func emit(
+        _ message: OpaquePointer, decoder: NATSDecoder, to observer: AnyObserver<Value>, context: ComponentContext
+    ) {
+        do {
+            observer.on(.next(try decoder.decode(message)))
+        } catch {
+            do {
+                try context.elementFailed(
+                    context.error("message is not JSON: \(error)"), element: .string(NATSDecoder.text(of: message)))
+            } catch {
+                observer.on(.error(error))
+            }
+        }
+    }
+
     /// Hands a fetched batch to the pipeline's thread, each message the origin of its element.
     private func deliver(_ messages: [OpaquePointer], from consumer: NATSConsumer) {
         let batch = SchedulerBound(messages)
@@ -70,19 +87,7 @@ struct NATSReading: @unchecked Sendable {
                     continue
                 }
                 let delivery = NATSDelivery(message: message, consumer: consumer)
-                Origin.with(delivery) {
-                    do {
-                        observer.on(.next(try decoder.decode(message)))
-                    } catch {
-                        do {
-                            try context.elementFailed(
-                                context.error("message is not JSON: \(error)"),
-                                element: .string(NATSDecoder.text(of: message)))
-                        } catch {
-                            observer.on(.error(error))
-                        }
-                    }
-                }
+                Origin.with(delivery) { Self.emit(message, decoder: decoder, to: observer, context: context) }
             }
         }
     }

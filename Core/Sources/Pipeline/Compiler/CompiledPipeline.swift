@@ -78,46 +78,54 @@ import Reactive
                 : scheduler.map { SinkOrigins(sink: compiled.sink, scheduler: $0, run: run, checkpoints: checkpoints) }
             if let origins { run.sinkOrigins.append(origins) }
             compiled.input.subscribe(
-                // A strong capture (a weak one costs a load per event); the cycle through the run's
-                // lifetime is broken when the run ends.
-                AnyObserver { event in
-                    guard !run.lifetime.isDisposed else { return }
-                    compiled.meter?.record(event)
-                    do {
-                        try compiled.sink.receive(event)
-                        if let origins, let origin = Origin.current { origins.hold(origin) }
-                    } catch {
-                        // A sink that cannot write (a full disk) is not the message's fault: it
-                        // goes back on the run's end without counting towards maxDeliver.
-                        lifetime.dispose()
-                        run.fail(error)
-                        return
-                    }
-                    switch event {
-                    case .next: break
-                    case .completed:
-                        lifetime.dispose()
-                        let finished = {
-                            for side in compiled.sideStreams { side.onCompleted() }
-                            if !isSideStream { run.sinkCompleted() }
-                        }
-                        if let asynchronous = compiled.sink as? any AsynchronousSink {
-                            asynchronous.whenFinished { if !run.lifetime.isDisposed { finished() } }
-                        } else {
-                            finished()
-                        }
-                    case .error(let error):
-                        // An error delivered with an origin ended the stream at that message's
-                        // element: the message failed (it counts towards maxDeliver), whichever
-                        // operator threw and however its onError path was built.
-                        Origin.current?.fail(error)
-                        lifetime.dispose()
-                        run.fail(error)
-                    }
-                }, in: lifetime)
+                Self.observer(
+                    for: compiled, run: run, lifetime: lifetime, origins: origins, isSideStream: isSideStream),
+                in: lifetime)
         }
         for multicast in multicasts.reversed() { multicast.connect(in: run.lifetime) }
         run.checkFinished()
         return run
+    }
+
+    /// What a sink's stream is subscribed with: a strong capture (a weak one costs a load per
+    /// event; the cycle through the run's lifetime is broken when the run ends).
+    private static func observer(
+        for compiled: CompiledSink, run: PipelineRun, lifetime: Lifetime, origins: SinkOrigins?, isSideStream: Bool
+    ) -> AnyObserver<Value> {
+        AnyObserver { event in
+            guard !run.lifetime.isDisposed else { return }
+            compiled.meter?.record(event)
+            do {
+                try compiled.sink.receive(event)
+                if let origins, let origin = Origin.current { origins.hold(origin) }
+            } catch {
+                // A sink that cannot write (a full disk) is not the message's fault: it
+                // goes back on the run's end without counting towards maxDeliver.
+                lifetime.dispose()
+                run.fail(error)
+                return
+            }
+            switch event {
+            case .next: break
+            case .completed:
+                lifetime.dispose()
+                let finished = {
+                    for side in compiled.sideStreams { side.onCompleted() }
+                    if !isSideStream { run.sinkCompleted() }
+                }
+                if let asynchronous = compiled.sink as? any AsynchronousSink {
+                    asynchronous.whenFinished { if !run.lifetime.isDisposed { finished() } }
+                } else {
+                    finished()
+                }
+            case .error(let error):
+                // An error delivered with an origin ended the stream at that message's
+                // element: the message failed (it counts towards maxDeliver), whichever
+                // operator threw and however its onError path was built.
+                Origin.current?.fail(error)
+                lifetime.dispose()
+                run.fail(error)
+            }
+        }
     }
 }

@@ -157,6 +157,8 @@ final class NATSGroupTests: OneNATSServerTestCase {
     func testLintChecksTheGroupsParameters() throws {
         for (extra, message) in [
             ("group: g", "group and partitions go together"),
+            ("partitions: 4", "group and partitions go together"),
+            ("group: g, partitions: 4, leaseTimeout: 500ms", "leaseTimeout"),
             ("group: g, partitions: 4, durable: d", "durable and group exclude each other"),
             ("group: \"a.b\", partitions: 4", "may hold only letters, digits, - and _"),
         ] {

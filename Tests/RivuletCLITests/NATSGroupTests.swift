@@ -109,6 +109,24 @@ final class NATSGroupTests: OneNATSServerTestCase {
         _ = stop(first)
     }
 
+    /// A runner holding 16 partitions stops on SIGTERM as promptly as any run: its readers stop
+    /// fetching all at once (they were stopped one after the other, each waiting out its fetch's
+    /// 500 ms: 7 s).
+    func testARunnerHoldingManyPartitionsStopsPromptly() throws {
+        let process = try startConsumer(
+            """
+            source: { nats: { url: "\(natsURL)", stream: ORDERS, subject: orders, group: many, partitions: 16, create: true } }
+            sink: stdout
+            """)
+        waitForStderr(process, containing: "holding partitions")
+        Thread.sleep(forTimeInterval: 0.5)  // every reader in its fetch
+        let sent = Date()
+        let (status, stderr) = stop(process)
+        XCTAssertEqual(status, 143, stderr)
+        XCTAssertLessThan(
+            Date().timeIntervalSince(sent), 1.5, "stopped \(Date().timeIntervalSince(sent)) s after SIGTERM")
+    }
+
     /// The YAML lines docs/running-several-runners.md shows lint clean, each in a minimal pipeline.
     func testTheDocsSnippetsAreValid() throws {
         let docs = try String(

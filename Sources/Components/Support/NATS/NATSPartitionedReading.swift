@@ -180,6 +180,8 @@ final class NATSPartitionedReading: @unchecked Sendable {
     /// Drained: every reader stops and settles; then the leases go, at once, to the others.
     private func drain(_ leases: PartitionLeases) {
         let workers = condition.withLock { readers }
+        // All stop fetching at once (each fetch waits up to 500 ms), then each is waited for.
+        for worker in workers.values { worker.stop() }
         for (_, worker) in workers.sorted(by: { $0.key < $1.key }) {
             if condition.withLock({ runOver }) { worker.finish() } else { worker.stopAndWaitUntilDone() }
         }

@@ -52,6 +52,7 @@ extension RunCommand {
         var outcome: PipelineRun.Outcome?
         let progress = startProgress(meters)
         let run = compiled.start { outcome = $0 }
+        meters.readiness.started()
         checkpoints?.onFailure = { _ in run.dispose() }
         if let limit {
             scheduler.scheduleAt(scheduler.ticks(limit)) { run.dispose() }
@@ -94,6 +95,7 @@ extension RunCommand {
                 scheduler.stop()
             }
             state.run = run
+            meters.readiness.started()
             state.checkpoints?.onFailure = { _ in run.dispose() }
             if let limit {
                 scheduler.schedule(after: limit) { run.dispose() }

@@ -112,6 +112,18 @@ final class RunMetersTests: XCTestCase {
         XCTAssertTrue(readiness.isReady)
     }
 
+    func testARunsReadinessWaitsForTheRunToStart() {
+        let readiness = RunMeters().readiness
+        XCTAssertFalse(readiness.isReady, "the endpoint answers before the sources say they are connecting")
+        readiness.started()
+        XCTAssertTrue(readiness.isReady)
+        let connected = readiness.connecting()
+        readiness.started()  // only the first call counts
+        XCTAssertFalse(readiness.isReady)
+        connected()
+        XCTAssertTrue(readiness.isReady)
+    }
+
     func testATapCopiesWhatPassesAndCountsWhatDoesNotFit() throws {
         let harness = PipelineHarness()
         let meters = RunMeters()

@@ -314,8 +314,16 @@ final class CheckpointCommandTests: BinaryTestCase {
 
     func testSIGTERMTakesACheckpointAndTheNextRunGoesOn() throws {
         try write(
-            "name: ticks\nsource: { interval: 5ms }\nops:\n  - take: 60\nsink: { file: out.jsonl }\n", to: "p.yaml")
-        let process = try startRivulet(["run", path("p.yaml"), "--state", path("s.db"), "--checkpoint-interval", "1h"])
+            "name: ticks\nsource: { interval: 20ms }\nops:\n  - take: 60\nsink: { file: out.jsonl }\n", to: "p.yaml")
+        // The signal goes once the run has started (ready), not after a fixed time: under load a
+        // fixed time once ran out while the file was still loading.
+        let (process, port) = try startWatched(
+            try String(contentsOfFile: path("p.yaml"), encoding: .utf8), name: "p",
+            arguments: ["--state", path("s.db"), "--checkpoint-interval", "1h"])
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while MetricsEndpointTests.get(port, "/ready")?.status != 200 && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
         Thread.sleep(forTimeInterval: 0.15)
         process.send(SIGTERM)
         XCTAssertEqual(process.communicate(timeout: 60).termination, .exited(143))

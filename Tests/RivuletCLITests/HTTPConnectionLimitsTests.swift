@@ -158,7 +158,9 @@ final class HTTPConnectionLimitsTests: BinaryTestCase {
             XCTAssertLessThan(answer["seconds"] as? Double ?? 99, 1, "\(answer)")
         }
         XCTAssertEqual(opened, [10000, 10000], "the floods opened every connection")
-        XCTAssertLessThan(mostDescriptors, 1024 + 100, "at most maxConnections (1024) held")
+        // An evicted connection is counted out at once and closed on its own event loop: under
+        // load up to an accept batch (256) per loop waits to be closed (CI once saw 1,339).
+        XCTAssertLessThan(mostDescriptors, 1024 + 2 * 256 + 100, "at most maxConnections (1024) held, and a batch")
         let written = (try? String(contentsOf: directory.appendingPathComponent("out.jsonl"), encoding: .utf8)) ?? ""
         XCTAssertEqual(written.split(separator: "\n").count, answers.count, "every answered probe written")
     }

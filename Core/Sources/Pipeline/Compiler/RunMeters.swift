@@ -250,7 +250,7 @@ import Synchronization
 @_spi(Host) public final class RunMeters: @unchecked Sendable {
     private let lock = Mutex<(all: [ComponentMeter], byKey: [String: ComponentMeter])>(([], [:]))
     /// The sources still connecting (see `SourceReadiness`); shared with the run's components.
-    public let readiness = SourceReadiness()
+    public let readiness = SourceReadiness(waitsForStart: true)
 
     /// Whether operators are metered too, or only sources and sinks (what a run's summary and
     /// progress need, at two relaxed stores an element).
@@ -299,28 +299,40 @@ import Synchronization
 }
 
 /// Sources that connect after the run starts (NATS) say when they are ready: a watched run is
-/// ready (`/ready`) once none is still connecting.
+/// ready (`/ready`) once it has started and none is still connecting.
 @_spi(Host) public final class SourceReadiness: Sendable {
-    private let pending = Atomic<Int>(0)
+    private let pending: Atomic<Int>
 
-    /// Nothing connecting.
-    public init() {}
+    /// Nothing connecting; with `waitsForStart`, not ready either until `started()` (the metrics
+    /// endpoint answers before the sources are subscribed and say they are connecting).
+    public init(waitsForStart: Bool = false) {
+        pending = Atomic(waitsForStart ? 1 : 0)
+        startPending = Flag(waitsForStart)
+    }
 
-    /// Whether every source that said it was connecting has said it is ready.
+    private let startPending: Flag
+
+    /// Whether the run started and every source that said it was connecting has said it is ready.
     public var isReady: Bool { pending.load(ordering: .relaxed) == 0 }
+
+    /// The run has started: its sources are subscribed (only the first call counts).
+    public func started() {
+        if startPending.value.exchange(false, ordering: .relaxed) { pending.wrappingSubtract(1, ordering: .relaxed) }
+    }
 
     /// A source starts connecting; call the returned function once it is connected (only the
     /// first call counts).
     public func connecting() -> @Sendable () -> Void {
         pending.wrappingAdd(1, ordering: .relaxed)
-        let done = Flag()
+        let done = Flag(false)
         return { [self] in
             if !done.value.exchange(true, ordering: .relaxed) { pending.wrappingSubtract(1, ordering: .relaxed) }
         }
     }
 
     private final class Flag: Sendable {
-        let value = Atomic<Bool>(false)
+        let value: Atomic<Bool>
+        init(_ value: Bool) { self.value = Atomic(value) }
     }
 }
 

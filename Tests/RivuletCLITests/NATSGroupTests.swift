@@ -109,6 +109,67 @@ final class NATSGroupTests: OneNATSServerTestCase {
         _ = stop(first)
     }
 
+    /// A runner stopped (SIGSTOP) past its lease wakes to find its partitions held by another:
+    /// what its pending fetches took in while it was stopped goes back to the stream for the new
+    /// holder (fencing), so it writes nothing of the partitions it lost; nothing is lost or
+    /// written twice, and it takes its share again.
+    func testARunnerStalledPastItsLeaseWritesNothingOfThePartitionsItLost() throws {
+        try publishPartitioned(1...1)
+        // A publisher already running, so orders go out within its poll (50 ms) of being written.
+        let feed = path("feed.jsonl")
+        FileManager.default.createFile(atPath: feed, contents: nil)
+        let publisher = try startConsumer(
+            """
+            source: { file: { path: \(feed), follow: true, poll: 50ms } }
+            sink: { nats: { url: "\(natsURL)", subject: orders, partitionBy: .customer, partitions: 8, msgId: "{{ .id }}", stream: ORDERS } }
+            """)
+        defer { _ = stop(publisher) }
+        func feedOrders(_ ids: ClosedRange<Int>) throws {
+            let handle = try XCTUnwrap(FileHandle(forWritingAtPath: feed))
+            defer { try? handle.close() }
+            handle.seekToEndOfFile()
+            handle.write(Data(ids.map { "{\"id\":\($0),\"customer\":\"c\($0 % 40)\"}\n" }.joined().utf8))
+        }
+        func waitForAll(_ count: Int) {
+            let deadline = Date(timeIntervalSinceNow: 30)
+            while Set(ids("a.jsonl") + ids("b.jsonl")).count < count, Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+        let first = try runner("a.jsonl", leaseTimeout: "2s")
+        let second = try runner("b.jsonl", leaseTimeout: "2s")
+        defer { if first.exited() == nil { first.send(SIGKILL) } }
+        // Rounds every 0.67 s: the partitions are divided well within 4 s.
+        Thread.sleep(forTimeInterval: 4)
+        try feedOrders(2...400)
+        waitForAll(400)
+        XCTAssertEqual(subjects("a.jsonl").count, 4, "the first holds half the partitions")
+        Thread.sleep(forTimeInterval: 0.5)  // its acknowledgements out
+        first.send(SIGSTOP)
+        // Its readers' pending fetches take in orders of its partitions while it is stopped.
+        try feedOrders(401...800)
+        // The second takes every partition once the first's leases expired (2 s); then the first
+        // wakes, and its first batches meet the fence.
+        Thread.sleep(forTimeInterval: 4)
+        first.send(SIGCONT)
+        waitForAll(800)
+        let written = ids("a.jsonl") + ids("b.jsonl")
+        XCTAssertEqual(Set(written), Set(1...800), "nothing lost")
+        XCTAssertEqual(written.count, 800, "nothing written twice")
+        XCTAssertEqual(
+            ids("a.jsonl").filter { $0 > 400 }, [], "the stalled runner wrote orders of partitions it no longer held")
+        // Awake again, it takes its share back from the second and reads new orders.
+        Thread.sleep(forTimeInterval: 3)
+        try feedOrders(801...1200)
+        waitForAll(1200)
+        XCTAssertEqual(Set(ids("a.jsonl") + ids("b.jsonl")), Set(1...1200))
+        XCTAssertFalse(ids("a.jsonl").filter { $0 > 800 }.isEmpty, "the first reads again")
+        let (status, stderr) = stop(first)
+        XCTAssertEqual(status, 143, stderr)
+        XCTAssertTrue(stderr.contains("lost partition"), stderr)
+        _ = stop(second)
+    }
+
     /// A runner holding 16 partitions stops on SIGTERM as promptly as any run: its readers stop
     /// fetching all at once (they were stopped one after the other, each waiting out its fetch's
     /// 500 ms: 7 s).

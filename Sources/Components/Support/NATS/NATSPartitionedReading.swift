@@ -21,6 +21,7 @@ final class NATSPartitionedReading: @unchecked Sendable {
     private var stopping = false
     private var runOver = false
     private var leadDone = false
+    private let fence: LeaseFence
 
     init(
         reading: NATSReading, settings: NATSConsumerSettings, group: String, opened: @escaping @Sendable () -> Void,
@@ -31,6 +32,7 @@ final class NATSPartitionedReading: @unchecked Sendable {
         self.group = group
         self.opened = opened
         self.ended = ended
+        fence = LeaseFence(leaseTimeout: settings.leaseTimeout)
     }
 
     /// The key-value bucket of a group's leases.
@@ -161,15 +163,19 @@ final class NATSPartitionedReading: @unchecked Sendable {
         }
     }
 
-    /// One round: the leases renewed, a lost partition read no more, a taken one read.
+    /// One round: the leases renewed, a lost partition read no more, a held one read (taken, or
+    /// its reader stopped by the fence).
     private func renew(_ leases: PartitionLeases, js: OpaquePointer?) throws {
+        let startedAt = reading.scheduler.now
         let changes = try leases.round()
+        fence.vouch(for: Set(leases.held.keys), roundStartedAt: startedAt)
         for partition in changes.lost {
             reading.report("lost partition \(partition) of group \(group) (its lease expired): reading it no more")
             let worker = condition.withLock { readers.removeValue(forKey: partition) }
             worker?.stop()
         }
-        for partition in changes.acquired { startReader(partition) }
+        let unread = condition.withLock { leases.held.keys.filter { readers[$0] == nil }.sorted() }
+        for partition in unread { startReader(partition) }
         measure(leases, js: js)
         if !changes.acquired.isEmpty || !changes.released.isEmpty {
             let held = leases.held.keys.sorted().map(String.init).joined(separator: ",")
@@ -215,12 +221,33 @@ final class NATSPartitionedReading: @unchecked Sendable {
         partitionSettings.durable = "\(group)-p\(partition)"
         partitionSettings.create = false
         partitionSettings.group = nil
+        let workerBox = WorkerBox()
+        let partitionFence = PartitionFence(fence: fence, partition: partition) { [self] in
+            fenced(partition, workerBox)
+        }
         let worker = reading.start(
-            partitionSettings, opened: {},
+            partitionSettings, fence: partitionFence, opened: {},
             ended: { [self] failure in
                 if let failure { ended(failure) }
             })
-        condition.withLock { readers[partition] = worker }
+        condition.withLock {
+            workerBox.worker = worker
+            readers[partition] = worker
+        }
+    }
+
+    /// A batch of `partition` met the fence (no round vouched for its lease lately): its reader
+    /// stops, and the next round that renews the lease starts a new one.
+    private func fenced(_ partition: Int, _ box: WorkerBox) {
+        reading.report(
+            "partition \(partition) of group \(group): its lease was not renewed in time (was the runner stalled?); "
+                + "what was fetched of it goes back to the stream")
+        let stale = condition.withLock { () -> NATSWorker? in
+            guard let worker = box.worker, readers[partition] === worker else { return nil }
+            readers[partition] = nil
+            return worker
+        }
+        stale?.stop()
     }
 
     /// A surplus partition: stop fetching it, wait until what was fetched of it is settled.
@@ -228,4 +255,9 @@ final class NATSPartitionedReading: @unchecked Sendable {
         guard let worker = condition.withLock({ readers.removeValue(forKey: partition) }) else { return }
         worker.stopAndWaitUntilDone()
     }
+}
+
+/// The worker a fence's callback stops, known once the reader has started (under the lock).
+private final class WorkerBox: @unchecked Sendable {
+    var worker: NATSWorker?
 }

@@ -19,10 +19,14 @@ struct NATSReading: @unchecked Sendable {
     /// Starts a thread that reads the consumer `settings` name into the pipeline until its
     /// worker is stopped; `opened` once the consumer is in place, `ended` when the thread is
     /// done (with the failure that ended it, if one did) and every message it fetched settled.
+    /// A partition's reader delivers behind its `fence`: once a batch met it, that batch and
+    /// every later one go back to the stream (the reader is stopped, and started afresh by the
+    /// next round that renews the lease, so the partition's order is kept).
     func start(
-        _ settings: NATSConsumerSettings, opened: @escaping @Sendable () -> Void,
+        _ settings: NATSConsumerSettings, fence: PartitionFence? = nil, opened: @escaping @Sendable () -> Void,
         ended: @escaping @Sendable ((any Error)?) -> Void
     ) -> NATSWorker {
+        let fenced = SchedulerBound(FenceMet())
         let worker = NATSWorker()
         let thread = Thread {
             let connection: NATSConnection
@@ -44,7 +48,9 @@ struct NATSReading: @unchecked Sendable {
             // Signalled while connecting: the source ends as a drained one does (not at the
             // drain timeout).
             guard worker.begin(consumer) else { return ended(nil) }
-            let failure = consumer.fetchLoop { messages in deliver(messages, from: consumer) }
+            let failure = consumer.fetchLoop { messages in
+                deliver(messages, from: consumer, fence: fence.map { ($0, fenced) })
+            }
             ended(failure)
             // Acknowledgements still to come go out on this connection: wait for the messages
             // in flight to be settled (the run ends them one way or the other) before closing.
@@ -73,14 +79,25 @@ struct NATSReading: @unchecked Sendable {
     }
 
     /// Hands a fetched batch to the pipeline's thread, each message the origin of its element.
-    private func deliver(_ messages: [OpaquePointer], from consumer: NATSConsumer) {
+    private func deliver(
+        _ messages: [OpaquePointer], from consumer: NATSConsumer,
+        fence: (PartitionFence, SchedulerBound<FenceMet>)?
+    ) {
         let batch = SchedulerBound(messages)
         let bound = SchedulerBound(consumer)
-        let (target, boundContext, decoder) = (target, context, decoder)
+        let (target, boundContext, decoder, scheduler) = (target, context, decoder, scheduler)
         scheduler.enqueue {
             let (observer, lifetime) = target.value
             let consumer = bound.value
             let context = boundContext.value
+            if let (fence, met) = fence,
+                met.value.isMet || fence.fence.verdict(fence.partition, at: scheduler.now) != .deliver
+            {
+                for message in batch.value { consumer.giveBack(message) }
+                if !met.value.isMet { fence.fenced() }
+                met.value.isMet = true
+                return
+            }
             for message in batch.value {
                 guard !lifetime.isDisposed else {
                     consumer.giveBack(message)
@@ -91,4 +108,9 @@ struct NATSReading: @unchecked Sendable {
             }
         }
     }
+}
+
+/// Whether a reader's batches met its fence (read and written on the pipeline's thread only).
+final class FenceMet {
+    var isMet = false
 }

@@ -123,6 +123,23 @@ final class PartitionLeasesTests: XCTestCase {
         XCTAssertEqual(changes.lost, [])
     }
 
+    /// Every partition a round lets go of is announced before the first is handed over, so a
+    /// runner stops fetching them all at once instead of waiting out each one's fetch in turn.
+    func testEveryPartitionLetGoOfIsAnnouncedBeforeTheFirstHandOver() throws {
+        var events: [String] = []
+        let a = PartitionLeases(
+            runner: "a", partitions: 4, bucket: bucket, handOver: { events.append("hand over \($0)") },
+            willHandOver: { events.append("will hand over \($0)") })
+        _ = try rounds([a], for: 3)
+        let b = PartitionLeases(runner: "b", partitions: 4, bucket: bucket)
+        _ = try b.round()
+        _ = try a.round()
+        XCTAssertEqual(events, ["will hand over [3, 2]", "hand over 3", "hand over 2"])
+        events = []
+        _ = try a.stop()
+        XCTAssertEqual(events, ["will hand over [0, 1]", "hand over 0", "hand over 1"])
+    }
+
     func testARunnerThatStopsHandsItsPartitionsOverAtOnceAndOneThatDiesLosesThemAfterTheTimeToLive() throws {
         var handedOver: [Int] = []
         let a = PartitionLeases(runner: "a", partitions: 16, bucket: bucket)

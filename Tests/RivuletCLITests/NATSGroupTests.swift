@@ -170,6 +170,77 @@ final class NATSGroupTests: OneNATSServerTestCase {
         _ = stop(second)
     }
 
+    /// Runners joining and leaving one by one, watched through the lease bucket's own stream: a
+    /// partition passes from one runner to the next only through a release (the empty value its
+    /// holder writes when it lets go), never from a live holder to another, and nothing is lost.
+    /// How long each partition was without a holder is printed.
+    func testRunnersJoiningAndLeavingOneByOneNeverShareAPartition() throws {
+        try publishPartitioned(1...1)
+        let first = try runner("r1.jsonl", leaseTimeout: "2s")
+        waitForStderr(first, containing: "holding partitions")
+        // Every write of a lease, in the order the server took them (each read well before the
+        // bucket keeps only the newest of a key).
+        let history = try startConsumer(
+            """
+            source: { nats: { url: "\(natsURL)", stream: KV_rivulet-leases-totals, subject: "$KV.rivulet-leases-totals.partitions.>", durable: history, format: text, metadata: meta } }
+            ops:
+              - map: { partition: .meta.subject, holder: .value, at: now() }
+            sink: { file: \(path("history.jsonl")) }
+            """)
+        let outputs = ["r1.jsonl", "r2.jsonl", "r3.jsonl", "r4.jsonl"]
+        func waitForAll(_ count: Int) {
+            let deadline = Date(timeIntervalSinceNow: 30)
+            while Set(outputs.flatMap(ids)).count < count, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        let round = 3.0  // four and a half rounds: a change settles within two
+        let second = try runner("r2.jsonl", leaseTimeout: "2s")
+        Thread.sleep(forTimeInterval: round)
+        try publishPartitioned(2...300)
+        let third = try runner("r3.jsonl", leaseTimeout: "2s")
+        Thread.sleep(forTimeInterval: round)
+        XCTAssertEqual(stop(first).0, 143)
+        Thread.sleep(forTimeInterval: round)
+        try publishPartitioned(301...600)
+        XCTAssertEqual(stop(second).0, 143)
+        Thread.sleep(forTimeInterval: round)
+        let fourth = try runner("r4.jsonl", leaseTimeout: "2s")
+        Thread.sleep(forTimeInterval: round)
+        try publishPartitioned(601...900)
+        waitForAll(900)
+        XCTAssertEqual(Set(outputs.flatMap(ids)), Set(1...900), "nothing lost")
+        XCTAssertEqual(stop(third).0, 143)
+        XCTAssertEqual(stop(fourth).0, 143)
+        _ = stop(history)
+
+        struct Write: Decodable {
+            let partition: String
+            let holder: String
+            let at: Int
+        }
+        let writes = try lines("history.jsonl").filter { !$0.allSatisfy(\.isWhitespace) }.map {
+            try JSONDecoder().decode(Write.self, from: Data($0.utf8))
+        }
+        var holders: [String: (holder: String, at: Int)] = [:]
+        var withoutHolder: [Int] = []
+        for write in writes {
+            defer { holders[write.partition] = (write.holder, write.at) }
+            guard let last = holders[write.partition], last.holder != write.holder, !write.holder.isEmpty else {
+                continue
+            }
+            XCTAssertTrue(
+                last.holder.isEmpty,
+                "\(write.partition) passed from \(last.holder) to \(write.holder) without a release")
+            withoutHolder.append(write.at - last.at)
+        }
+        print(
+            "rebalance: \(withoutHolder.count) hand-overs, without a holder "
+                + "max \(withoutHolder.max() ?? 0) ms, mean \(withoutHolder.reduce(0, +) / max(1, withoutHolder.count)) ms"
+        )
+        XCTAssertGreaterThanOrEqual(
+            withoutHolder.count, 12, "joins and leaves moved partitions: \(writes.count) writes")
+        XCTAssertLessThan(withoutHolder.max() ?? 0, 2000, "taken at the next round (0.67 s), not after the lease")
+    }
+
     /// A runner holding 16 partitions stops on SIGTERM as promptly as any run: its readers stop
     /// fetching all at once (they were stopped one after the other, each waiting out its fetch's
     /// 500 ms: 7 s).

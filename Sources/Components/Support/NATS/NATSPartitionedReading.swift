@@ -152,10 +152,12 @@ final class NATSPartitionedReading: @unchecked Sendable {
             }
             let leases = PartitionLeases(
                 runner: Self.runnerName(), partitions: settings.partitions, bucket: bucket,
-                alsoKeep: [NATSGroupStatus.descriptionKey: description]
-            ) { [self] partition in
-                handOver(partition)
-            }
+                alsoKeep: [NATSGroupStatus.descriptionKey: description],
+                handOver: { [self] partition in handOver(partition) },
+                willHandOver: { [self] partitions in
+                    let leaving = condition.withLock { partitions.compactMap { readers[$0] } }
+                    for worker in leaving { worker.stop() }
+                })
             return (connection, leases)
         } catch {
             connection.close()

@@ -41,6 +41,9 @@ final class PartitionLeases {
     private let bucket: any LeaseBucket
     /// The partitions this runner holds, with the revision of its last write of each.
     private(set) var held: [Int: UInt64] = [:]
+    /// Called with every partition about to be let go of, before the first is handed over:
+    /// stop fetching them all, so the hand-overs wait for their settlements side by side.
+    private let willHandOver: ([Int]) -> Void
     /// Called before a surplus partition is let go of: stop reading it and make what was read of
     /// it safe (a checkpoint), so the next holder starts where this one ended.
     private let handOver: (Int) throws -> Void
@@ -49,11 +52,12 @@ final class PartitionLeases {
 
     init(
         runner: String, partitions: Int, bucket: any LeaseBucket, alsoKeep: [String: String] = [:],
-        handOver: @escaping (Int) throws -> Void = { _ in }
+        handOver: @escaping (Int) throws -> Void = { _ in }, willHandOver: @escaping ([Int]) -> Void = { _ in }
     ) {
         self.runner = runner
         self.partitions = partitions
         self.bucket = bucket
+        self.willHandOver = willHandOver
         self.handOver = handOver
         self.alsoKeep = alsoKeep
     }
@@ -86,6 +90,7 @@ final class PartitionLeases {
             }
         }
         let plan = PartitionAssignment.next(runner: runner, partitions: partitions, runners: runners, owners: owners)
+        if !plan.release.isEmpty { willHandOver(plan.release) }
         for partition in plan.release {
             try release(partition)
             changes.released.append(partition)
@@ -110,6 +115,7 @@ final class PartitionLeases {
     /// other runners take the partitions at their next round instead of after the time to live.
     func stop() throws -> [Int] {
         let released = held.keys.sorted()
+        if !released.isEmpty { willHandOver(released) }
         for partition in released { try release(partition) }
         try bucket.delete(Self.runnerKey(runner))
         return released

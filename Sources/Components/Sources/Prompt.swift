@@ -60,9 +60,7 @@ enum PromptInput {
             screen.setPrompt(label + "▌")
             let target = SchedulerBound((observer, lifetime, screen))
             let thread = Thread {
-                var text = ""
-                var pending: [UInt8] = []
-                var escape = 0
+                var line = PromptLine()
                 var byte: UInt8 = 0
                 func publish(_ event: Event<Value>, display: String) {
                     let bound = SchedulerBound(event)
@@ -75,39 +73,65 @@ enum PromptInput {
                     }
                 }
                 while read(0, &byte, 1) == 1 {
-                    if escape > 0 {
-                        // Skip the rest of an escape sequence (arrow keys and the like).
-                        escape =
-                            (escape == 1 && byte == UInt8(ascii: "["))
-                            ? 2 : ((byte >= 0x40 && byte <= 0x7E) ? 0 : escape)
-                        continue
-                    }
-                    switch byte {
-                    case 0x1B:
-                        escape = 1
-                        continue
-                    case 0x04:
-                        publish(.completed, display: label + text)
+                    switch line.feed(byte) {
+                    case .unchanged: continue
+                    case .ended:
+                        publish(.completed, display: label + line.text)
                         return
-                    case 0x7F, 0x08:
-                        if !text.isEmpty { text.removeLast() }
-                    case 0x0A, 0x0D, 0x09:
-                        continue
-                    default:
-                        guard byte >= 0x20 else { continue }
-                        pending.append(byte)
-                        guard let decoded = String(validating: pending, as: UTF8.self) else {
-                            if pending.count > 4 { pending.removeAll() }
-                            continue
-                        }
-                        pending.removeAll()
-                        text += decoded
+                    case .typed(let text): publish(.next(.string(text)), display: label + text + "▌")
                     }
-                    publish(.next(.string(text)), display: label + text + "▌")
                 }
-                publish(.completed, display: label + text)
+                publish(.completed, display: label + line.text)
             }
             thread.start()
         }
+    }
+}
+
+/// The line being typed at the prompt, fed one byte at a time: printable UTF-8 is appended (a
+/// character split over several bytes once whole), backspace removes the last character, escape
+/// sequences (arrow keys and the like) and line breaks are skipped, Ctrl-D ends the input.
+struct PromptLine {
+    /// What a byte did to the line.
+    enum Change: Equatable {
+        /// Nothing to show (a byte of an escape sequence or of an unfinished character).
+        case unchanged
+        /// The whole text now (backspace on an empty line says so too).
+        case typed(String)
+        /// Ctrl-D: the input is over.
+        case ended
+    }
+
+    private(set) var text = ""
+    private var pending: [UInt8] = []
+    /// 1 after ESC, 2 inside a CSI sequence (`ESC [`), 0 outside.
+    private var escape = 0
+
+    mutating func feed(_ byte: UInt8) -> Change {
+        if escape > 0 {
+            escape = (escape == 1 && byte == UInt8(ascii: "[")) ? 2 : ((byte >= 0x40 && byte <= 0x7E) ? 0 : escape)
+            return .unchanged
+        }
+        switch byte {
+        case 0x1B:
+            escape = 1
+            return .unchanged
+        case 0x04:
+            return .ended
+        case 0x7F, 0x08:
+            if !text.isEmpty { text.removeLast() }
+        case 0x0A, 0x0D, 0x09:
+            return .unchanged
+        default:
+            guard byte >= 0x20 else { return .unchanged }
+            pending.append(byte)
+            guard let decoded = String(validating: pending, as: UTF8.self) else {
+                if pending.count > 4 { pending.removeAll() }
+                return .unchanged
+            }
+            pending.removeAll()
+            text += decoded
+        }
+        return .typed(text)
     }
 }

@@ -201,39 +201,7 @@
                 return .init(name: op.stream, location: location, isSideStream: true, reference: reference)
             }
             if streamNames.contains(owner) {
-                let offering = (streamOperators[owner] ?? []).filter { $0.spec.sideStreams.contains(side) }
-                // An `errors` stream that onError never feeds does not count, unless it is the only
-                // one (which then gets the error saying what to add).
-                var live = offering.filter { isLive($0, side: side) }
-                // Those with an id are read as ID.side; STREAM.side names the one without.
-                if live.count > 1 && live.contains(where: { !$0.hasID }) { live.removeAll(where: \.hasID) }
-                let candidates = live.isEmpty && offering.count == 1 ? offering : live
-                if candidates.count == 1 {
-                    guard
-                        checkErrorsAreRouted(
-                            candidates[0].spec, side: side, onError: candidates[0].onError, at: location)
-                    else { return nil }
-                    sideStreams[reference] = (owner, candidates[0].index, side)
-                    return .init(name: owner, location: location, isSideStream: true, reference: reference)
-                }
-                if candidates.isEmpty {
-                    let sides = Set((streamOperators[owner] ?? []).flatMap(\.spec.sideStreams)).sorted()
-                    if !sides.isEmpty {
-                        diagnostics.error(
-                            "stream '\(owner)' has no side stream '\(side)'\(Suggestions.didYouMean(side, in: sides))",
-                            at: location, note: "its side streams: \(sides.joined(separator: ", "))")
-                    } else {
-                        let offering = registry.all.filter { !$0.sideStreams.isEmpty }.map(\.name)
-                        diagnostics.error(
-                            "stream '\(owner)' has no component with a side stream '\(side)'", at: location,
-                            note: "side streams come from \(offering.joined(separator: ", "))")
-                    }
-                } else {
-                    diagnostics.error(
-                        "stream '\(owner)' has \(candidates.count) components with a side stream '\(side)'; give one an 'id' and write ID.\(side)",
-                        at: location)
-                }
-                return nil
+                return checkSideStream(side, ofStream: owner, reference: reference, at: location)
             }
         }
         let known = Array(streamNames) + Array(operatorIDs.keys)
@@ -241,6 +209,44 @@
         diagnostics.error(
             "unknown stream '\(base)'\(Suggestions.didYouMean(base, in: known))", at: location,
             note: streamNames.isEmpty ? nil : "streams: \(streamNames.sorted().joined(separator: ", "))")
+        return nil
+    }
+
+    /// `STREAM.side`: the side stream of the one component of `stream` that offers it (the one
+    /// without an id when several do); an error when none or several do.
+    private mutating func checkSideStream(
+        _ side: String, ofStream owner: String, reference: String, at location: SourceLocation
+    ) -> ValidatedStream.Dependency? {
+        let offering = (streamOperators[owner] ?? []).filter { $0.spec.sideStreams.contains(side) }
+        // An `errors` stream that onError never feeds does not count, unless it is the only one
+        // (which then gets the error saying what to add).
+        var live = offering.filter { isLive($0, side: side) }
+        // Those with an id are read as ID.side; STREAM.side names the one without.
+        if live.count > 1 && live.contains(where: { !$0.hasID }) { live.removeAll(where: \.hasID) }
+        let candidates = live.isEmpty && offering.count == 1 ? offering : live
+        if candidates.count == 1 {
+            guard checkErrorsAreRouted(candidates[0].spec, side: side, onError: candidates[0].onError, at: location)
+            else { return nil }
+            sideStreams[reference] = (owner, candidates[0].index, side)
+            return .init(name: owner, location: location, isSideStream: true, reference: reference)
+        }
+        if candidates.isEmpty {
+            let sides = Set((streamOperators[owner] ?? []).flatMap(\.spec.sideStreams)).sorted()
+            if !sides.isEmpty {
+                diagnostics.error(
+                    "stream '\(owner)' has no side stream '\(side)'\(Suggestions.didYouMean(side, in: sides))",
+                    at: location, note: "its side streams: \(sides.joined(separator: ", "))")
+            } else {
+                let offering = registry.all.filter { !$0.sideStreams.isEmpty }.map(\.name)
+                diagnostics.error(
+                    "stream '\(owner)' has no component with a side stream '\(side)'", at: location,
+                    note: "side streams come from \(offering.joined(separator: ", "))")
+            }
+        } else {
+            diagnostics.error(
+                "stream '\(owner)' has \(candidates.count) components with a side stream '\(side)'; give one an 'id' and write ID.\(side)",
+                at: location)
+        }
         return nil
     }
 

@@ -118,54 +118,72 @@ extension Validator {
         _ node: YAMLNode, to type: ParameterType, name: String, owner: String,
         dependencies: inout [ValidatedStream.Dependency]
     ) -> Any? {
-        func typeError(_ expected: String) -> Any? {
-            let got: String
-            if case .scalar(let text, _) = node.kind { got = "'\(text)'" } else { got = node.kindName }
-            diagnostics.error("parameter '\(name)' of \(owner) must be \(expected), got \(got)", at: node.location)
-            return nil
-        }
         switch type {
-        case .string:
-            guard let text = node.scalar else { return typeError("a string") }
-            return text
-        case .template:
-            guard let text = node.scalar else { return typeError("a string") }
-            do {
-                return try Template(text)
-            } catch {
-                diagnostics.error(
-                    "invalid template in '\(name)': \(error.message)", at: location(in: node, offset: error.offset))
-                return nil
-            }
-        case .expression:
-            guard let text = node.scalar else { return typeError("an expression") }
-            do {
-                return try Expression(text)
-            } catch {
-                diagnostics.error(
-                    "invalid expression in '\(name)' of \(owner): \(error.message)",
-                    at: location(in: node, offset: error.offset), note: Self.cutShortNote(node, error))
-                return nil
-            }
+        case .string, .int, .number, .bool, .duration, .oneOf:
+            return convertScalar(node, to: type, name: name, owner: owner)
+        case .template, .expression:
+            return convertCode(node, to: type, name: name, owner: owner)
         case .valueExpression:
             return compileValueExpression(node, name: name, owner: owner)
+        case .value:
+            return node.toValue()
+        case .list(let element):
+            var converted: [Any] = []
+            var ok = true
+            for item in node.items ?? [node] {
+                if let value = convert(item, to: element, name: name, owner: owner, dependencies: &dependencies) {
+                    converted.append(value)
+                } else {
+                    ok = false
+                }
+            }
+            return ok ? converted : nil
+        case .map(let element):
+            return convertMap(node, of: element, name: name, owner: owner, dependencies: &dependencies)
+        case .stream:
+            guard let reference = node.scalar else { return typeError(node, name, owner, "a stream name") }
+            if let dependency = checkStreamReference(reference, at: node.location) { dependencies.append(dependency) }
+            return StreamName(reference)
+        case .source:
+            return convertSource(node, name: name, owner: owner, dependencies: &dependencies)
+        case .operators:
+            return convertOperators(node, name: name, owner: owner, dependencies: &dependencies)
+        case .object(let parameters):
+            guard node.pairs != nil else { return typeError(node, name, owner, "a mapping") }
+            return resolveParameters(
+                parameters, primary: nil, owner: "\(owner).\(name)", node: node, at: node.location,
+                dependencies: &dependencies)
+        }
+    }
+
+    /// Reports that `node` is not what parameter `name` of `owner` takes (`expected`); nil.
+    private mutating func typeError(_ node: YAMLNode, _ name: String, _ owner: String, _ expected: String) -> Any? {
+        let got: String
+        if case .scalar(let text, _) = node.kind { got = "'\(text)'" } else { got = node.kindName }
+        diagnostics.error("parameter '\(name)' of \(owner) must be \(expected), got \(got)", at: node.location)
+        return nil
+    }
+
+    /// A text, number, flag, duration or word of a list.
+    private mutating func convertScalar(_ node: YAMLNode, to type: ParameterType, name: String, owner: String) -> Any? {
+        switch type {
         case .int:
             guard let text = node.scalar, case .int(let int) = YAMLNode.resolvePlain(text) else {
-                return typeError("an integer")
+                return typeError(node, name, owner, "an integer")
             }
             return int
         case .number:
             guard let text = node.scalar, let number = YAMLNode.resolvePlain(text).doubleValue else {
-                return typeError("a number")
+                return typeError(node, name, owner, "a number")
             }
             return number
         case .bool:
             guard let text = node.scalar, case .bool(let bool) = YAMLNode.resolvePlain(text) else {
-                return typeError("true or false")
+                return typeError(node, name, owner, "true or false")
             }
             return bool
         case .duration:
-            guard let text = node.scalar else { return typeError("a duration such as 500ms") }
+            guard let text = node.scalar else { return typeError(node, name, owner, "a duration such as 500ms") }
             guard let duration = DurationSyntax.parse(text) else {
                 diagnostics.error(
                     "invalid duration '\(text)' for '\(name)' of \(owner)\(DurationSyntax.hint(for: text))",
@@ -174,7 +192,9 @@ extension Validator {
             }
             return duration
         case .oneOf(let words):
-            guard let text = node.scalar else { return typeError("one of \(words.joined(separator: ", "))") }
+            guard let text = node.scalar else {
+                return typeError(node, name, owner, "one of \(words.joined(separator: ", "))")
+            }
             guard words.contains(text) else {
                 diagnostics.error(
                     "invalid value '\(text)' for '\(name)' of \(owner)\(Suggestions.didYouMean(text, in: words))",
@@ -183,80 +203,101 @@ extension Validator {
                 return nil
             }
             return text
-        case .list(let element):
-            let items = node.items ?? [node]
-            var converted: [Any] = []
-            var ok = true
-            for item in items {
-                if let value = convert(item, to: element, name: name, owner: owner, dependencies: &dependencies) {
-                    converted.append(value)
-                } else {
-                    ok = false
-                }
-            }
-            return ok ? converted : nil
-        case .value:
-            return node.toValue()
-        case .stream:
-            guard let reference = node.scalar else { return typeError("a stream name") }
-            if let dependency = checkStreamReference(reference, at: node.location) { dependencies.append(dependency) }
-            return StreamName(reference)
-        case .source:
-            guard let pairs = node.pairs, pairs.count == 1, let sourceName = pairs[0].key.scalar else {
-                let sources = registry.names(of: .source)
+        default:
+            guard let text = node.scalar else { return typeError(node, name, owner, "a string") }
+            return text
+        }
+    }
+
+    /// A template or an expression, compiled; a syntax error is reported where it is in the file.
+    private mutating func convertCode(_ node: YAMLNode, to type: ParameterType, name: String, owner: String) -> Any? {
+        guard case .expression = type else {
+            guard let text = node.scalar else { return typeError(node, name, owner, "a string") }
+            do {
+                return try Template(text)
+            } catch {
                 diagnostics.error(
-                    "parameter '\(name)' of \(owner) must be a source, written as a mapping such as { http: { url: ... } }",
-                    at: node.location, note: "sources: \(sources.joined(separator: ", "))")
+                    "invalid template in '\(name)': \(error.message)", at: location(in: node, offset: error.offset))
                 return nil
             }
-            let use = ComponentUse(
-                name: sourceName, location: pairs[0].key.location,
-                parameters: {
-                    if case .scalar("", .plain) = pairs[0].value.kind { return nil } else { return pairs[0].value }
-                }(),
-                id: nil)
-            guard let component = checkComponent(use, kind: .source, dependencies: &dependencies) else { return nil }
-            return ParameterValues.InnerSource(
-                spec: component.spec, parameters: component.parameters, location: use.location)
-        case .operators:
-            guard let items = node.items else { return typeError("a list of operators, as a stream's ops") }
-            var parser = SpecParser(file: node.location.file)
-            var operators: [ValidatedComponent] = []
-            var ok = true
-            for item in items {
-                guard let use = parser.componentUse(item, what: "operator") else {
-                    ok = false
-                    continue
-                }
-                if let component = checkComponent(use, kind: .operator, dependencies: &dependencies) {
-                    operators.append(component)
-                } else {
-                    ok = false
-                }
-            }
-            for diagnostic in parser.diagnostics.diagnostics { diagnostics.add(diagnostic) }
-            return ok ? ParameterValues.OperatorChain(operators: operators, location: node.location) : nil
-        case .map(let element):
-            guard let pairs = node.pairs else { return typeError("a mapping") }
-            var converted: [(String, Any)] = []
-            var ok = true
-            for pair in pairs {
-                if let value = convert(
-                    pair.value, to: element, name: "\(name).\(pair.key.scalar ?? "?")", owner: owner,
-                    dependencies: &dependencies)
-                {
-                    converted.append((pair.key.scalar ?? "", value))
-                } else {
-                    ok = false
-                }
-            }
-            return ok ? converted : nil
-        case .object(let parameters):
-            guard node.pairs != nil else { return typeError("a mapping") }
-            return resolveParameters(
-                parameters, primary: nil, owner: "\(owner).\(name)", node: node, at: node.location,
-                dependencies: &dependencies)
         }
+        guard let text = node.scalar else { return typeError(node, name, owner, "an expression") }
+        do {
+            return try Expression(text)
+        } catch {
+            diagnostics.error(
+                "invalid expression in '\(name)' of \(owner): \(error.message)",
+                at: location(in: node, offset: error.offset), note: Self.cutShortNote(node, error))
+            return nil
+        }
+    }
+
+    /// A mapping whose values are each of `element`.
+    private mutating func convertMap(
+        _ node: YAMLNode, of element: ParameterType, name: String, owner: String,
+        dependencies: inout [ValidatedStream.Dependency]
+    ) -> Any? {
+        guard let pairs = node.pairs else { return typeError(node, name, owner, "a mapping") }
+        var converted: [(String, Any)] = []
+        var ok = true
+        for pair in pairs {
+            if let value = convert(
+                pair.value, to: element, name: "\(name).\(pair.key.scalar ?? "?")", owner: owner,
+                dependencies: &dependencies)
+            {
+                converted.append((pair.key.scalar ?? "", value))
+            } else {
+                ok = false
+            }
+        }
+        return ok ? converted : nil
+    }
+
+    /// An inner source (`flatMap`'s, say), written `{ http: { url: ... } }`, checked as a source.
+    private mutating func convertSource(
+        _ node: YAMLNode, name: String, owner: String, dependencies: inout [ValidatedStream.Dependency]
+    ) -> Any? {
+        guard let pairs = node.pairs, pairs.count == 1, let sourceName = pairs[0].key.scalar else {
+            let sources = registry.names(of: .source)
+            diagnostics.error(
+                "parameter '\(name)' of \(owner) must be a source, written as a mapping such as { http: { url: ... } }",
+                at: node.location, note: "sources: \(sources.joined(separator: ", "))")
+            return nil
+        }
+        let use = ComponentUse(
+            name: sourceName, location: pairs[0].key.location,
+            parameters: {
+                if case .scalar("", .plain) = pairs[0].value.kind { return nil } else { return pairs[0].value }
+            }(),
+            id: nil)
+        guard let component = checkComponent(use, kind: .source, dependencies: &dependencies) else { return nil }
+        return ParameterValues.InnerSource(
+            spec: component.spec, parameters: component.parameters, location: use.location)
+    }
+
+    /// An inner chain of operators (`groupBy`'s, say), each checked as a stream's.
+    private mutating func convertOperators(
+        _ node: YAMLNode, name: String, owner: String, dependencies: inout [ValidatedStream.Dependency]
+    ) -> Any? {
+        guard let items = node.items else {
+            return typeError(node, name, owner, "a list of operators, as a stream's ops")
+        }
+        var parser = SpecParser(file: node.location.file)
+        var operators: [ValidatedComponent] = []
+        var ok = true
+        for item in items {
+            guard let use = parser.componentUse(item, what: "operator") else {
+                ok = false
+                continue
+            }
+            if let component = checkComponent(use, kind: .operator, dependencies: &dependencies) {
+                operators.append(component)
+            } else {
+                ok = false
+            }
+        }
+        for diagnostic in parser.diagnostics.diagnostics { diagnostics.add(diagnostic) }
+        return ok ? ParameterValues.OperatorChain(operators: operators, location: node.location) : nil
     }
 
     /// An expression, or a mapping/list of them, compiled into one expression building the value.

@@ -71,20 +71,9 @@ enum ListFunctions {
                 .array(try items(list, scope, name).filter { item in try within(scope, item, condition).isTruthy })
             }
         case "reduce":
-            let seed = try ExpressionCompiler.compileNode(arguments[1])
-            let step = try ExpressionCompiler.compileNode(arguments[2])
-            return { scope in
-                let values = try items(list, scope, name)
-                var total = try seed(scope)
-                let (element, accumulator) = (scope.element, scope.accumulator)
-                defer { (scope.element, scope.accumulator) = (element, accumulator) }
-                for item in values {
-                    scope.element = item
-                    scope.accumulator = total
-                    total = try step(scope)
-                }
-                return total
-            }
+            return reduce(
+                list, seed: try ExpressionCompiler.compileNode(arguments[1]),
+                step: try ExpressionCompiler.compileNode(arguments[2]))
         case "sort":
             let key = try arguments.count > 1 ? ExpressionCompiler.compileNode(arguments[1]) : { $0.element }
             return { scope in
@@ -103,20 +92,45 @@ enum ListFunctions {
                     try items(list, scope, name).filter { item in seen.insert(try within(scope, item, key)).inserted })
             }
         default:  // group
-            let key = try ExpressionCompiler.compileNode(arguments[1])
-            return { scope in
-                // Members gathered by key first: appending to a JSON array in place would copy it per item.
-                var members: [String: [Value]] = [:]
-                var keys: [String] = []
-                for item in try items(list, scope, name) {
-                    let text = try within(scope, item, key).text
-                    if members[text] == nil { keys.append(text) }
-                    members[text, default: []].append(item)
-                }
-                var groups = JSONObject()
-                for text in keys { groups[text] = .array(members[text] ?? []) }
-                return .object(groups)
+            return group(list, by: try ExpressionCompiler.compileNode(arguments[1]))
+        }
+    }
+
+    /// `reduce(list, seed, step)`: `step` folds each item (`.`) into the total (`acc`).
+    private static func reduce(
+        _ list: @escaping ExpressionCompiler.Evaluator, seed: @escaping ExpressionCompiler.Evaluator,
+        step: @escaping ExpressionCompiler.Evaluator
+    ) -> ExpressionCompiler.Evaluator {
+        { scope in
+            let values = try items(list, scope, "reduce")
+            var total = try seed(scope)
+            let (element, accumulator) = (scope.element, scope.accumulator)
+            defer { (scope.element, scope.accumulator) = (element, accumulator) }
+            for item in values {
+                scope.element = item
+                scope.accumulator = total
+                total = try step(scope)
             }
+            return total
+        }
+    }
+
+    /// `group(list, key)`: an object of the items by the text of their key, keys in first-seen order.
+    private static func group(
+        _ list: @escaping ExpressionCompiler.Evaluator, by key: @escaping ExpressionCompiler.Evaluator
+    ) -> ExpressionCompiler.Evaluator {
+        { scope in
+            // Members gathered by key first: appending to a JSON array in place would copy it per item.
+            var members: [String: [Value]] = [:]
+            var keys: [String] = []
+            for item in try items(list, scope, "group") {
+                let text = try within(scope, item, key).text
+                if members[text] == nil { keys.append(text) }
+                members[text, default: []].append(item)
+            }
+            var groups = JSONObject()
+            for text in keys { groups[text] = .array(members[text] ?? []) }
+            return .object(groups)
         }
     }
 

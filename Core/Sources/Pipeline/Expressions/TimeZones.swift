@@ -56,23 +56,8 @@ struct TimeZoneRules: Sendable {
 
     /// The rules of a TZif file (RFC 8536), from its 64-bit part when it has one.
     static func parse(_ bytes: [UInt8], name: String) -> TimeZoneRules? {
-        func integer(_ at: Int, _ size: Int) -> Int? {
-            guard at >= 0, at + size <= bytes.count else { return nil }
-            var value = 0
-            for index in at..<at + size { value = value << 8 | Int(bytes[index]) }
-            // Signed: the values are two's complement of `size` bytes.
-            let bits = size * 8
-            return value >= 1 << (bits - 1) ? value - (1 << bits) : value
-        }
-        func header(_ at: Int) -> (version: UInt8, counts: [Int])? {
-            guard at + 44 <= bytes.count, bytes[at..<at + 4].elementsEqual("TZif".utf8) else { return nil }
-            var counts: [Int] = []
-            for index in 0..<6 {
-                guard let count = integer(at + 20 + index * 4, 4), count >= 0 else { return nil }
-                counts.append(count)
-            }
-            return (bytes[at + 4], counts)
-        }
+        let file = TZifBytes(bytes: bytes)
+        let (integer, header) = (file.integer, file.header)
         guard let first = header(0) else { return nil }
         var start = 44
         var timeSize = 4
@@ -118,5 +103,31 @@ struct TimeZoneRules: Sendable {
         return TimeZoneRules(
             name: name, transitions: transitions, kindAtTransition: kindAtTransition, kinds: kinds,
             initial: initial ?? 0)
+    }
+}
+
+/// The bytes of a TZif file, read as its fields: big-endian signed integers and headers.
+private struct TZifBytes {
+    let bytes: [UInt8]
+
+    /// The signed big-endian integer of `size` bytes at `at`; nil past the end.
+    func integer(_ at: Int, _ size: Int) -> Int? {
+        guard at >= 0, at + size <= bytes.count else { return nil }
+        var value = 0
+        for index in at..<at + size { value = value << 8 | Int(bytes[index]) }
+        // Signed: the values are two's complement of `size` bytes.
+        let bits = size * 8
+        return value >= 1 << (bits - 1) ? value - (1 << bits) : value
+    }
+
+    /// The header at `at`: the version byte and the six counts (utc, std, leap, times, types, chars).
+    func header(_ at: Int) -> (version: UInt8, counts: [Int])? {
+        guard at + 44 <= bytes.count, bytes[at..<at + 4].elementsEqual("TZif".utf8) else { return nil }
+        var counts: [Int] = []
+        for index in 0..<6 {
+            guard let count = integer(at + 20 + index * 4, 4), count >= 0 else { return nil }
+            counts.append(count)
+        }
+        return (bytes[at + 4], counts)
     }
 }

@@ -217,38 +217,44 @@ final class WebhookHandler: ChannelInboundHandler, @unchecked Sendable {
             case .failure(let refusal):
                 answer(context, status: refusal.status, error: refusal.message, keepAlive: keepAlive)
             case .success(let elements):
-                guard let server = server.value.withLock({ $0 }), !server.isRefusing else {
-                    return answer(
-                        context, status: 503, error: "the run is stopping; try again", headers: [("Retry-After", "1")],
-                        keepAlive: false)
-                }
-                guard queue.reserve(elements.count) else {
-                    return answer(
-                        context, status: 503,
-                        error: "the pipeline is behind: \(queue.limit) elements are waiting; try again",
-                        headers: [("Retry-After", "1")], keepAlive: keepAlive)
-                }
-                let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-                let eventLoop = context.eventLoop
-                server.took()
-                deliver(elements) { outcome in
-                    eventLoop.execute {
-                        let (handler, context) = loopBound.value
-                        switch outcome {
-                        case .accepted(let count):
-                            handler.respond(context, status: 202, body: "{\"accepted\":\(count)}", keepAlive: keepAlive)
-                        case .failed(let message):
-                            handler.answer(context, status: 500, error: message, keepAlive: keepAlive)
-                        case .retryLater(let message):
-                            handler.answer(
-                                context, status: 503, error: message, headers: [("Retry-After", "1")],
-                                keepAlive: keepAlive)
-                        }
-                        server.answered()
-                    }
-                }
+                handOver(elements, context, keepAlive: keepAlive)
             }
             body = []
+        }
+    }
+
+    /// A well-formed request's elements: handed to the pipeline if the run takes them, answered
+    /// once the pipeline has (202), or at once with why not (503).
+    private func handOver(_ elements: [Value], _ context: ChannelHandlerContext, keepAlive: Bool) {
+        guard let server = server.value.withLock({ $0 }), !server.isRefusing else {
+            return answer(
+                context, status: 503, error: "the run is stopping; try again", headers: [("Retry-After", "1")],
+                keepAlive: false)
+        }
+        guard queue.reserve(elements.count) else {
+            return answer(
+                context, status: 503,
+                error: "the pipeline is behind: \(queue.limit) elements are waiting; try again",
+                headers: [("Retry-After", "1")], keepAlive: keepAlive)
+        }
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        server.took()
+        deliver(elements) { outcome in
+            eventLoop.execute {
+                let (handler, context) = loopBound.value
+                switch outcome {
+                case .accepted(let count):
+                    handler.respond(context, status: 202, body: "{\"accepted\":\(count)}", keepAlive: keepAlive)
+                case .failed(let message):
+                    handler.answer(context, status: 500, error: message, keepAlive: keepAlive)
+                case .retryLater(let message):
+                    handler.answer(
+                        context, status: 503, error: message, headers: [("Retry-After", "1")],
+                        keepAlive: keepAlive)
+                }
+                server.answered()
+            }
         }
     }
 

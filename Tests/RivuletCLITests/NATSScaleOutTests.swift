@@ -78,4 +78,28 @@ final class NATSScaleOutTests: NATSTestCase {
         }
         print("nats: three-node cluster, a node and a runner killed: \(duplicates) duplicates of 50000")
     }
+
+    /// A runner that starts before its cluster has formed (one node of three up: JetStream has
+    /// no leader) waits for JetStream instead of failing at once, says so, and reads once the
+    /// other nodes are up. (Without it, a runner that met a leaderless cluster exited 1.)
+    func testARunnerStartingBeforeItsClusterHasALeaderWaitsForIt() throws {
+        let started = try NATSCluster(directory: directory, starting: [0])
+        cluster = started
+        let waiting = try startConsumer(
+            runner("late.jsonl", replicas: ", replicas: 3").replacingOccurrences(
+                of: natsURL, with: "nats://127.0.0.1:\(started.clientPorts[0])"))
+        waitForStderr(waiting, containing: "trying again for up to lostAfter (60s)")
+        XCTAssertNil(waiting.exited(), "still waiting for JetStream")
+        try started.start(node: 1)
+        try started.start(node: 2)
+        // The stream and its consumer are made once the cluster has a leader: then publish.
+        waitForStderr(waiting, containing: "JetStream answers again", seconds: 60)
+        try writeOrders(1...200)
+        let published = try publish()
+        XCTAssertEqual(published.status, 0, published.stderr)
+        waitForLines("late.jsonl", atLeast: 200)
+        XCTAssertEqual(Set(ids("late.jsonl")), Set(1...200))
+        let (status, stderr) = stop(waiting)
+        XCTAssertEqual(status, 143, stderr)
+    }
 }

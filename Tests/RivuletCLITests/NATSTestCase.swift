@@ -53,30 +53,35 @@ final class NATSCluster {
     /// Every node's URL, comma-separated, as a runner names a cluster.
     var url: String { clientPorts.map { "nats://127.0.0.1:\($0)" }.joined(separator: ",") }
 
-    init(directory: URL) throws {
+    /// Starts the nodes `starting` (all three by default) and, when all three are started, waits
+    /// until the cluster is ready; `start(node:)` starts the others later.
+    init(directory: URL, starting: [Int] = [0, 1, 2]) throws {
         clientPorts = (0..<3).map { _ in HTTPServerSourceTests.freePort() }
         let routePorts = (0..<3).map { _ in HTTPServerSourceTests.freePort() }
         let routes = routePorts.map { "nats-route://127.0.0.1:\($0)" }.joined(separator: ", ")
-        var started: [ChildProcess?] = []
         for node in 0..<3 {
             let store = directory.appendingPathComponent("node\(node)")
             let log = directory.appendingPathComponent("node\(node).log").path
-            let config = directory.appendingPathComponent("node\(node).conf")
             try """
             server_name: n\(node)
             listen: 127.0.0.1:\(clientPorts[node])
             log_file: "\(log)"
             jetstream { store_dir: "\(store.path)" }
             cluster { name: rivulet, listen: 127.0.0.1:\(routePorts[node]), routes: [\(routes)] }
-            """.write(to: config, atomically: true, encoding: .utf8)
-            started.append(
-                try ChildProcess(
-                    executable: "nats-server", arguments: ["-c", config.path], input: .null, output: .null,
-                    error: .null))
+            """.write(to: directory.appendingPathComponent("node\(node).conf"), atomically: true, encoding: .utf8)
         }
-        nodes = started
+        nodes = [nil, nil, nil]
         self.directory = directory
-        // Ready when every node knows JetStream's metadata leader: before, creating a stream fails.
+        for node in starting { try start(node: node) }
+    }
+
+    /// Starts `node`; once all three run, waits until every node knows JetStream's metadata
+    /// leader (before, creating a stream fails).
+    func start(node: Int) throws {
+        let config = directory.appendingPathComponent("node\(node).conf")
+        nodes[node] = try ChildProcess(
+            executable: "nats-server", arguments: ["-c", config.path], input: .null, output: .null, error: .null)
+        guard nodes.allSatisfy({ $0 != nil }) else { return }
         let deadline = Date(timeIntervalSinceNow: 20)
         func ready(_ node: Int) -> Bool {
             let log = self.log(node: node)
@@ -185,11 +190,11 @@ class NATSTestCase: BinaryTestCase {
         return (output.termination.status, String(decoding: output.standardError, as: UTF8.self))
     }
 
-    /// Waits (10 s at most) until a runner has written `text` on stderr; what it read is kept.
-    func waitForStderr(_ process: ChildProcess, containing text: String) {
+    /// Waits (`seconds` at most) until a runner has written `text` on stderr; what it read is kept.
+    func waitForStderr(_ process: ChildProcess, containing text: String, seconds: Double = 10) {
         var seen = ""
         var buffer = [UInt8](repeating: 0, count: 1024)
-        let deadline = Date(timeIntervalSinceNow: 10)
+        let deadline = Date(timeIntervalSinceNow: seconds)
         while !seen.contains(text), Date() < deadline {
             var poller = pollfd(fd: process.standardError, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, 100) > 0 else { continue }

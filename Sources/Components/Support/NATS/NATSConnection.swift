@@ -36,6 +36,10 @@ struct NATSError: Error, CustomStringConvertible {
 
     var description: String { detail }
 
+    /// Whether JetStream did not answer in time, or said it is unavailable for now (a cluster
+    /// without a leader): worth asking again.
+    var isPassing: Bool { status == NATS_TIMEOUT || code == JSClusterNotAvailErr }
+
     /// Whether a call's answer says that the stream or consumer does not exist.
     static func isNotFound(_ status: natsStatus, _ code: jsErrCode) -> Bool {
         status == NATS_NOT_FOUND || code == JSStreamNotFoundErr || code == JSConsumerNotFoundErr

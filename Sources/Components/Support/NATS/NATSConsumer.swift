@@ -235,15 +235,7 @@ final class NATSConsumer: @unchecked Sendable {
                 ? natsSubscription_Fetch(&list, subscription, Int32(min(settings.batch, room)), 500, &code)
                 : NATS_CONNECTION_DISCONNECTED
             if status == NATS_OK {
-                var messages: [OpaquePointer] = []
-                messages.reserveCapacity(Int(list.Count))
-                for index in 0..<Int(list.Count) {
-                    if let message = list.Msgs[index] {
-                        messages.append(message)
-                        list.Msgs[index] = nil
-                    }
-                }
-                natsMsgList_Destroy(&list)
+                let messages = Self.take(&list)
                 condition.lock()
                 inFlight += messages.count
                 let pending = inFlight
@@ -271,6 +263,20 @@ final class NATSConsumer: @unchecked Sendable {
                 condition.unlock()
             }
         }
+    }
+
+    /// The messages of a fetched list, now the caller's; the list is freed.
+    private static func take(_ list: inout natsMsgList) -> [OpaquePointer] {
+        var messages: [OpaquePointer] = []
+        messages.reserveCapacity(Int(list.Count))
+        for index in 0..<Int(list.Count) {
+            if let message = list.Msgs[index] {
+                messages.append(message)
+                list.Msgs[index] = nil
+            }
+        }
+        natsMsgList_Destroy(&list)
+        return messages
     }
 
     /// Stops fetching; the loop returns within a fetch's wait.

@@ -43,7 +43,7 @@ struct NATSReading: @unchecked Sendable {
                 connection.close()
                 worker.markDone()
             }
-            do { try consumer.open() } catch { return ended(error) }
+            if let failure = open(consumer, unless: worker) { return ended(failure) }
             opened()
             // Signalled while connecting: the source ends as a drained one does (not at the
             // drain timeout).
@@ -59,6 +59,30 @@ struct NATSReading: @unchecked Sendable {
         thread.name = "nats \(settings.durable ?? "")"
         thread.start()
         return worker
+    }
+
+    /// Opens `consumer`, and again while JetStream does not answer in time or says it is
+    /// unavailable for now (a cluster electing a leader), for up to the endpoint's `lostAfter`:
+    /// the failure that ends the reading otherwise.
+    private func open(_ consumer: NATSConsumer, unless worker: NATSWorker) -> (any Error)? {
+        let started = scheduler.now
+        var said = false
+        while true {
+            do {
+                try consumer.open()
+                if said { report("JetStream answers again") }
+                return nil
+            } catch let error as NATSError where error.isPassing {
+                if worker.isStopped || scheduler.now - started >= endpoint.lostAfter { return error }
+                if !said {
+                    report("\(error); trying again for up to lostAfter (\(endpoint.lostAfter.components.seconds)s)")
+                }
+                said = true
+                worker.pause(seconds: 0.5)
+            } catch {
+                return error
+            }
+        }
     }
 
     /// Emits a message's element; one that cannot be decoded is an element error (routed by

@@ -17,9 +17,20 @@ final class NATSWorker: @unchecked Sendable {
         }
     }
 
+    /// Whether the run asked the thread to stop.
+    var isStopped: Bool { lock.withLock { stopped } }
+
+    /// Waits `seconds` before the thread tries again, or less if the run stops meanwhile.
+    func pause(seconds: Double) {
+        lock.lock()
+        defer { lock.unlock() }
+        if !stopped { _ = lock.wait(until: Date(timeIntervalSinceNow: seconds)) }
+    }
+
     func stop() {
         let consumer = lock.withLock {
             stopped = true
+            lock.broadcast()
             return self.consumer
         }
         consumer?.stop()

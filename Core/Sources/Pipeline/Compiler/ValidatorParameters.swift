@@ -304,24 +304,11 @@ extension Validator {
     mutating func compileValueExpression(_ node: YAMLNode, name: String, owner: String) -> Expression? {
         switch node.kind {
         case .scalar(let text, let style):
-            if style == .quoted && text.contains("{{") {
-                do {
-                    let template = try Template(text)
-                    return Expression.template(template)
-                } catch {
-                    diagnostics.error(
-                        "invalid template in '\(name)': \(error.message)", at: location(in: node, offset: error.offset))
-                    return nil
-                }
-            }
-            do {
-                return try Expression(text)
-            } catch {
-                diagnostics.error(
-                    "invalid expression in '\(name)' of \(owner): \(error.message)",
-                    at: location(in: node, offset: error.offset), note: Self.cutShortNote(node, error))
-                return nil
-            }
+            // A quoted text with {{ }} is a template; anything else an expression.
+            let isTemplate = style == .quoted && text.contains("{{")
+            let code = convertCode(node, to: isTemplate ? .template : .expression, name: name, owner: owner)
+            if let template = code as? Template { return Expression.template(template) }
+            return code as? Expression
         case .sequence(let items):
             var elements: [Expression] = []
             var ok = true

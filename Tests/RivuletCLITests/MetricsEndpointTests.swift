@@ -333,6 +333,7 @@ final class MetricsEndpointTests: BinaryTestCase {
             let labels = place + [#"partition="\#(partition)""#]
             XCTAssertEqual(Self.sample(metrics, "rivulet_nats_partition_held", labels), 1, metrics)
             XCTAssertNotNil(Self.sample(metrics, "rivulet_nats_partition_pending", labels), metrics)
+            XCTAssertNotNil(Self.sample(metrics, "rivulet_nats_pending_acks", labels), "one a partition: \(metrics)")
         }
         run.send(SIGTERM)
         XCTAssertEqual(run.communicate(input: [], timeout: 30).termination.status, 143)

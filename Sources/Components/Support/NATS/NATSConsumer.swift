@@ -75,7 +75,16 @@ final class NATSConsumer: @unchecked Sendable {
             }
         }
         if redelivered > 0 { meter.count("nats_redeliveries_total", by: redelivered) }
-        meter.gauge("nats_pending_acks", pending)
+        gaugePending(pending)
+    }
+
+    /// `nats_pending_acks`: one gauge a consumer, so a group's partitions each show their own.
+    private func gaugePending(_ pending: Int) {
+        if let partition = settings.partition {
+            meter?.gauge("nats_pending_acks", label: ("partition", String(partition)), pending)
+        } else {
+            meter?.gauge("nats_pending_acks", pending)
+        }
     }
 
     /// Checks the stream (creating it if the file asks), creates or checks the consumer, and
@@ -222,7 +231,7 @@ final class NATSConsumer: @unchecked Sendable {
             let pending = inFlight
             let isStopped = stopped
             condition.unlock()
-            meter?.gauge("nats_pending_acks", pending)
+            gaugePending(pending)
             publishDeadLetters(letters)
             if isStopped { return nil }
             if room < fetchRoom { continue }

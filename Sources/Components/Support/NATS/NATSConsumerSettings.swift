@@ -42,4 +42,6 @@ struct NATSConsumerSettings {
     var group: String? = nil
     var partitions: Int = 0
     var leaseTimeout: RxTimeInterval = .seconds(10)
+    /// The partition of its group a consumer reads (its gauges carry a `partition` label).
+    var partition: Int? = nil
 }

@@ -223,6 +223,7 @@ final class NATSPartitionedReading: @unchecked Sendable {
         partitionSettings.durable = "\(group)-p\(partition)"
         partitionSettings.create = false
         partitionSettings.group = nil
+        partitionSettings.partition = partition
         let workerBox = WorkerBox()
         let partitionFence = PartitionFence(fence: fence, partition: partition) { [self] in
             fenced(partition, workerBox)

@@ -180,7 +180,10 @@ final class PartitionLane: @unchecked Sendable {
                 {
                     domain.drive(input, to: entry.mark)
                 }
-                _ = domain.take(entry.element, at: entry.time, from: input)
+                // Never late here: the partition's clock is the stream's at every element (a silent
+                // drop here was a bug once; tests run with assertions).
+                let taken = domain.take(entry.element, at: entry.time, from: input)
+                assert(taken, "a partition dropped an element the stream took, as late")
             }
             // The clock ends each batch where the stream's was when it was sent: a checkpoint
             // keeps operators' times relative to it, and the run that resumes restores it.

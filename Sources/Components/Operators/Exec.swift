@@ -130,8 +130,9 @@ final class ExecProcess {
         return context.error(tail.isEmpty ? message : "\(message); its standard error ends with:\n\(tail)")
     }
 
-    /// Sends `element` and collects the program's answer.
-    func handle(_ element: Value, timeout: RxTimeInterval) throws -> [Value] {
+    /// Writes `{"value": element}` and a newline to the program's input; a program that stopped
+    /// reading it (it exited, usually) fails the run saying how.
+    private func send(_ element: Value) throws {
         var request: [UInt8] = Array("{\"value\":".utf8)
         JSONSerializer.write(element, to: &request)
         request.append(contentsOf: Array("}\n".utf8))
@@ -153,6 +154,11 @@ final class ExecProcess {
             }
             offset += written
         }
+    }
+
+    /// Sends `element` and collects the program's answer.
+    func handle(_ element: Value, timeout: RxTimeInterval) throws -> [Value] {
+        try send(element)
         var emitted: [Value] = []
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, timeout.totalNanoseconds))
         while true {

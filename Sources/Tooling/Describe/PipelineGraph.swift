@@ -88,17 +88,7 @@ import Reactive
                 }
                 chain.append(id)
                 previous = id
-                for (_, value) in component.parameters.values.sorted(by: { $0.key < $1.key }) {
-                    for reference in Self.streamReferences(value) {
-                        if let source = tail[reference] {
-                            edges.append(Edge(from: source, to: id, label: reference, dashed: false))
-                        } else if let side = pipeline.sideStreams[reference],
-                            let source = operatorNode["\(side.stream)#\(side.operatorIndex)"]
-                        {
-                            edges.append(Edge(from: source, to: id, label: side.side, dashed: true))
-                        }
-                    }
-                }
+                edges += Self.referenceEdges(of: component, to: id, pipeline, tail: tail, operatorNode: operatorNode)
             }
             if let previous { tail[stream.name] = previous }
             chains.append((stream.name, chain))
@@ -115,6 +105,27 @@ import Reactive
                 edges.append(Edge(from: source, to: id, label: side.side, dashed: true))
             }
         }
+    }
+
+    /// The edges from the streams an operator's parameters name (`merge: [other]`), each from
+    /// the stream's last node, or dashed from the component that offers a side stream.
+    private static func referenceEdges(
+        of component: ValidatedComponent, to id: String, _ pipeline: ValidatedPipeline, tail: [String: String],
+        operatorNode: [String: String]
+    ) -> [Edge] {
+        var edges: [Edge] = []
+        for (_, value) in component.parameters.values.sorted(by: { $0.key < $1.key }) {
+            for reference in streamReferences(value) {
+                if let source = tail[reference] {
+                    edges.append(Edge(from: source, to: id, label: reference, dashed: false))
+                } else if let side = pipeline.sideStreams[reference],
+                    let source = operatorNode["\(side.stream)#\(side.operatorIndex)"]
+                {
+                    edges.append(Edge(from: source, to: id, label: side.side, dashed: true))
+                }
+            }
+        }
+        return edges
     }
 
     static func node(_ id: String, _ component: ValidatedComponent, place: String) -> Node {

@@ -186,37 +186,7 @@
             "required": ["at"], "additionalProperties": false,
         ]
         let timeline: Value = ["type": "array", "items": ["$ref": "#/definitions/event"]]
-        let http: Value = [
-            "type": "object",
-            "properties": [
-                "request": [
-                    "type": "object",
-                    "properties": [
-                        "method": ["type": "string"], "path": ["type": "string"],
-                        "query": ["type": "object", "additionalProperties": Self.scalarText],
-                    ],
-                    "additionalProperties": false,
-                ],
-                "response": [
-                    "type": "object",
-                    "properties": [
-                        "status": ["type": "integer"], "headers": ["type": "object"], "body": [:],
-                        "bodyFile": ["type": "string"], "delay": time,
-                    ],
-                    "additionalProperties": false,
-                ],
-            ],
-            "required": ["request", "response"], "additionalProperties": false,
-        ]
-        let request: Value = [
-            "type": "object",
-            "properties": [
-                "at": time, "method": ["type": "string"], "path": ["type": "string"],
-                "query": ["type": "object", "additionalProperties": Self.scalarText], "queryExact": ["type": "boolean"],
-                "body": [:], "cancelled": time, "answered": time, "within": time,
-            ],
-            "required": ["at", "path"], "additionalProperties": false,
-        ]
+        let (http, request) = (Self.cannedExchange(time), Self.expectedRequest(time))
         let testCase: Value = [
             "type": "object",
             "properties": [
@@ -253,6 +223,45 @@
             ],
             "required": ["pipeline", "tests"], "additionalProperties": false,
             "definitions": ["event": event],
+        ]
+    }
+
+    /// A canned HTTP exchange of a test case (`http:`): the request it answers, and the answer.
+    private static func cannedExchange(_ time: Value) -> Value {
+        [
+            "type": "object",
+            "properties": [
+                "request": [
+                    "type": "object",
+                    "properties": [
+                        "method": ["type": "string"], "path": ["type": "string"],
+                        "query": ["type": "object", "additionalProperties": Self.scalarText],
+                    ],
+                    "additionalProperties": false,
+                ],
+                "response": [
+                    "type": "object",
+                    "properties": [
+                        "status": ["type": "integer"], "headers": ["type": "object"], "body": [:],
+                        "bodyFile": ["type": "string"], "delay": time,
+                    ],
+                    "additionalProperties": false,
+                ],
+            ],
+            "required": ["request", "response"], "additionalProperties": false,
+        ]
+    }
+
+    /// A request a test case expects the pipeline to make (`expectRequests:`).
+    private static func expectedRequest(_ time: Value) -> Value {
+        [
+            "type": "object",
+            "properties": [
+                "at": time, "method": ["type": "string"], "path": ["type": "string"],
+                "query": ["type": "object", "additionalProperties": Self.scalarText], "queryExact": ["type": "boolean"],
+                "body": [:], "cancelled": time, "answered": time, "within": time,
+            ],
+            "required": ["at", "path"], "additionalProperties": false,
         ]
     }
 }

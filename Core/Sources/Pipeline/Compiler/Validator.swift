@@ -87,49 +87,11 @@
     }
 
     mutating func validate(_ spec: PipelineSpec) -> ValidatedPipeline {
-        for plugin in spec.plugins {
-            let path = Self.resolve(plugin.path, against: baseDirectory)
-            if !fileExists(path) {
-                // A plugin under a package's .build folder is one that was not built yet.
-                missesAPlugin = true
-                let package = path.firstRange(of: "/.build/").map { String(path[..<$0.lowerBound]) }
-                diagnostics.error(
-                    "plugin file '\(plugin.path)' not found", at: plugin.location,
-                    note: "looked for \(path)"
-                        + (package.map { "; build it first: swift build --package-path \($0)" } ?? ""))
-            }
-        }
+        checkPlugins(spec)
         streamNames = Set(spec.streams.map(\.name))
         brokenStreams = spec.brokenStreams
         // First pass: component names, ids and side streams, so references can be checked in any order.
-        for stream in spec.streams {
-            var owners: [SideStreamOwner] = []
-            if case .component(let use) = stream.origin, let component = registry.spec(use.name, kind: .source) {
-                owners.append(
-                    SideStreamOwner(
-                        stream: stream.name, index: Self.sourceIndex, spec: component, onError: Self.writtenOnError(use)
-                    ))
-            }
-            for (index, use) in stream.operators.enumerated() {
-                guard let component = registry.spec(use.name, kind: .operator) else { continue }
-                let owner = SideStreamOwner(
-                    stream: stream.name, index: index, spec: component, onError: Self.writtenOnError(use),
-                    hasID: use.id != nil)
-                owners.append(owner)
-                if let id = use.id { register(id: id, owner, use) }
-            }
-            streamOperators[stream.name] = owners
-        }
-        for (number, sink) in spec.sinks.enumerated() {
-            guard let id = sink.component.id, let component = registry.spec(sink.component.name, kind: .sink) else {
-                continue
-            }
-            register(
-                id: id,
-                SideStreamOwner(
-                    stream: sink.stream, index: Self.sinkIndex(number), spec: component,
-                    onError: Self.writtenOnError(sink.component)), sink.component)
-        }
+        registerSideStreamOwners(spec)
         var validatedStreams: [ValidatedStream] = []
         for stream in spec.streams {
             var dependencies: [ValidatedStream.Dependency] = []
@@ -163,6 +125,56 @@
         let ordered = orderStreams(validatedStreams, spec: spec)
         return ValidatedPipeline(
             spec: spec, streams: ordered, sinks: sinks, sideStreams: sideStreams, readerCounts: readerCounts)
+    }
+
+    /// Every plugin file the pipeline names must exist (one under a package's `.build` folder
+    /// was not built yet: the note says how).
+    private mutating func checkPlugins(_ spec: PipelineSpec) {
+        for plugin in spec.plugins {
+            let path = Self.resolve(plugin.path, against: baseDirectory)
+            if !fileExists(path) {
+                // A plugin under a package's .build folder is one that was not built yet.
+                missesAPlugin = true
+                let package = path.firstRange(of: "/.build/").map { String(path[..<$0.lowerBound]) }
+                diagnostics.error(
+                    "plugin file '\(plugin.path)' not found", at: plugin.location,
+                    note: "looked for \(path)"
+                        + (package.map { "; build it first: swift build --package-path \($0)" } ?? ""))
+            }
+        }
+    }
+
+    /// The components that may offer side streams, by stream and place, and the ids given to
+    /// them (each id checked to be new).
+    private mutating func registerSideStreamOwners(_ spec: PipelineSpec) {
+        for stream in spec.streams {
+            var owners: [SideStreamOwner] = []
+            if case .component(let use) = stream.origin, let component = registry.spec(use.name, kind: .source) {
+                owners.append(
+                    SideStreamOwner(
+                        stream: stream.name, index: Self.sourceIndex, spec: component, onError: Self.writtenOnError(use)
+                    ))
+            }
+            for (index, use) in stream.operators.enumerated() {
+                guard let component = registry.spec(use.name, kind: .operator) else { continue }
+                let owner = SideStreamOwner(
+                    stream: stream.name, index: index, spec: component, onError: Self.writtenOnError(use),
+                    hasID: use.id != nil)
+                owners.append(owner)
+                if let id = use.id { register(id: id, owner, use) }
+            }
+            streamOperators[stream.name] = owners
+        }
+        for (number, sink) in spec.sinks.enumerated() {
+            guard let id = sink.component.id, let component = registry.spec(sink.component.name, kind: .sink) else {
+                continue
+            }
+            register(
+                id: id,
+                SideStreamOwner(
+                    stream: sink.stream, index: Self.sinkIndex(number), spec: component,
+                    onError: Self.writtenOnError(sink.component)), sink.component)
+        }
     }
 
     mutating func register(id: String, _ owner: SideStreamOwner, _ use: ComponentUse) {

@@ -23,19 +23,7 @@ extension Validator {
                 for pair in pairs {
                     let key = pair.key.scalar ?? "?"
                     guard let parameter = parameters.first(where: { $0.name == key }) else {
-                        let names = parameters.map(\.name)
-                        let looksCut =
-                            node.isFlowStyle
-                            && (key.first?.isNumber == true
-                                || !key.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" })
-                        diagnostics.error(
-                            "unknown parameter '\(key)' of \(owner)\(Suggestions.didYouMean(key, in: names))",
-                            at: pair.key.location,
-                            note: looksCut
-                                ? "inside { } and [ ] a comma ends a value: quote an expression that contains commas"
-                                : (names.isEmpty
-                                    ? "\(owner) takes no parameters"
-                                    : "\(owner) takes: \(names.joined(separator: ", "))"))
+                        reportUnknown(key, at: pair.key.location, in: node, of: owner, parameters)
                         ok = false
                         continue
                     }
@@ -54,33 +42,7 @@ extension Validator {
             }
         }
         for (parameter, valueNode, _) in given {
-            if case .scalar("", .plain) = valueNode.kind, parameter.type.rejectsEmpty {
-                diagnostics.error(
-                    "parameter '\(parameter.name)' of \(owner) needs a value (\(parameter.type))",
-                    at: valueNode.location)
-                ok = false
-                continue
-            }
-            let read = dependencies.count
-            let converted = convert(
-                valueNode, to: parameter.type, name: parameter.name, owner: owner, dependencies: &dependencies)
-            if parameter.isSampled {
-                for index in read..<dependencies.count { dependencies[index].isSampled = true }
-            }
-            guard let value = converted else {
-                ok = false
-                continue
-            }
-            if let problem = parameter.bound?(value) {
-                diagnostics.error(
-                    "parameter '\(parameter.name)' of \(owner) must be \(problem), got \(valueNode.scalar ?? "\(value)")",
-                    at: valueNode.location)
-                ok = false
-                continue
-            }
-            values.values[parameter.name] = value
-            values.locations[parameter.name] = valueNode.location
-            if let items = valueNode.items { values.itemLocations[parameter.name] = items.map(\.location) }
+            if !read(valueNode, as: parameter, of: owner, into: &values, dependencies: &dependencies) { ok = false }
         }
         for parameter in parameters where parameter.required && values.values[parameter.name] == nil {
             if given.contains(where: { $0.0.name == parameter.name }) { continue }
@@ -90,6 +52,52 @@ extension Validator {
             ok = false
         }
         return ok ? values : nil
+    }
+
+    /// Reads the value `node` gives `parameter` into `values`: checked against its type and its
+    /// bound; false after reporting why not.
+    private mutating func read(
+        _ node: YAMLNode, as parameter: ParameterSpec, of owner: String, into values: inout ParameterValues,
+        dependencies: inout [ValidatedStream.Dependency]
+    ) -> Bool {
+        if case .scalar("", .plain) = node.kind, parameter.type.rejectsEmpty {
+            diagnostics.error(
+                "parameter '\(parameter.name)' of \(owner) needs a value (\(parameter.type))", at: node.location)
+            return false
+        }
+        let read = dependencies.count
+        let converted = convert(
+            node, to: parameter.type, name: parameter.name, owner: owner, dependencies: &dependencies)
+        if parameter.isSampled {
+            for index in read..<dependencies.count { dependencies[index].isSampled = true }
+        }
+        guard let value = converted else { return false }
+        if let problem = parameter.bound?(value) {
+            diagnostics.error(
+                "parameter '\(parameter.name)' of \(owner) must be \(problem), got \(node.scalar ?? "\(value)")",
+                at: node.location)
+            return false
+        }
+        values.values[parameter.name] = value
+        values.locations[parameter.name] = node.location
+        if let items = node.items { values.itemLocations[parameter.name] = items.map(\.location) }
+        return true
+    }
+
+    /// An unknown parameter `key` of `owner`: the error suggests a near name, or, for a key that
+    /// looks like the rest of an expression cut by a comma in a flow mapping, says to quote it.
+    private mutating func reportUnknown(
+        _ key: String, at location: SourceLocation, in node: YAMLNode, of owner: String, _ parameters: [ParameterSpec]
+    ) {
+        let names = parameters.map(\.name)
+        let looksCut =
+            node.isFlowStyle
+            && (key.first?.isNumber == true || !key.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" })
+        diagnostics.error(
+            "unknown parameter '\(key)' of \(owner)\(Suggestions.didYouMean(key, in: names))", at: location,
+            note: looksCut
+                ? "inside { } and [ ] a comma ends a value: quote an expression that contains commas"
+                : (names.isEmpty ? "\(owner) takes no parameters" : "\(owner) takes: \(names.joined(separator: ", "))"))
     }
 
     /// The comma note for an expression that ends too soon where a comma may have cut it.

@@ -42,34 +42,7 @@
                     note: "a pipeline file's keys are: \(Self.topLevelKeys.joined(separator: ", "))")
                 continue
             }
-            switch key {
-            case "name": spec.name = scalar(pair.value, "name")
-            case "description": spec.description = scalar(pair.value, "description")
-            case "seed":
-                if let text = pair.value.scalar, let seed = UInt64(text) {
-                    spec.seed = seed
-                } else {
-                    diagnostics.error("'seed' must be a non-negative integer", at: pair.value.location)
-                }
-            case "parallel":
-                if let text = pair.value.scalar, let workers = Int(text), (1...64).contains(workers) {
-                    spec.parallel = workers
-                } else {
-                    diagnostics.error(
-                        "'parallel' must be a number of workers from 1 to 64", at: pair.value.location,
-                        note: "parallel: 2 runs the stateless operators after a JSON Lines file on two cores")
-                }
-            case "secrets":
-                for item in pair.value.items ?? [pair.value] {
-                    if let name = scalar(item, "an environment variable's name") { spec.secrets.append(name) }
-                }
-            case "plugins":
-                let items = pair.value.items ?? [pair.value]
-                for item in items {
-                    if let path = scalar(item, "a plugin path") { spec.plugins.append((path, item.location)) }
-                }
-            default: break
-            }
+            readSetting(key, pair.value, into: &spec)
         }
         let linearKeys = pairs.filter { ["source", "eventTime", "ops", "sink"].contains($0.key.scalar ?? "") }
         let graphKey = pairs.first { $0.key.scalar == "streams" }
@@ -104,6 +77,39 @@
                 note: "for example: sink: stdout")
         }
         return spec
+    }
+
+    /// One of the settings beside the streams (`name`, `description`, `seed`, `parallel`,
+    /// `secrets`, `plugins`); the other top-level keys are read with the streams.
+    private mutating func readSetting(_ key: String, _ value: YAMLNode, into spec: inout PipelineSpec) {
+        switch key {
+        case "name": spec.name = scalar(value, "name")
+        case "description": spec.description = scalar(value, "description")
+        case "seed":
+            if let text = value.scalar, let seed = UInt64(text) {
+                spec.seed = seed
+            } else {
+                diagnostics.error("'seed' must be a non-negative integer", at: value.location)
+            }
+        case "parallel":
+            if let text = value.scalar, let workers = Int(text), (1...64).contains(workers) {
+                spec.parallel = workers
+            } else {
+                diagnostics.error(
+                    "'parallel' must be a number of workers from 1 to 64", at: value.location,
+                    note: "parallel: 2 runs the stateless operators after a JSON Lines file on two cores")
+            }
+        case "secrets":
+            for item in value.items ?? [value] {
+                if let name = scalar(item, "an environment variable's name") { spec.secrets.append(name) }
+            }
+        case "plugins":
+            let items = value.items ?? [value]
+            for item in items {
+                if let path = scalar(item, "a plugin path") { spec.plugins.append((path, item.location)) }
+            }
+        default: break
+        }
     }
 
     mutating func scalar(_ node: YAMLNode, _ what: String) -> String? {

@@ -270,6 +270,36 @@ private struct Builder {
         return added
     }
 
+    /// The value of one `${…}` (its `body`: `VAR`, `VAR:-default` or `VAR:?message`); an unset
+    /// variable without a default is reported at `location` and gives nothing.
+    private mutating func variable(_ body: String, at location: SourceLocation) -> String {
+        let name: String
+        var fallback: String?
+        var required: String?
+        if let range = body.firstRange(of: ":-") {
+            name = String(body[..<range.lowerBound])
+            fallback = String(body[range.upperBound...])
+        } else if let range = body.firstRange(of: ":?") {
+            // `${VAR:?message}`, as in the shell: the file's own message when VAR is unset or empty.
+            name = String(body[..<range.lowerBound])
+            required = String(body[range.upperBound...])
+        } else {
+            name = body
+        }
+        if let value = environment[name], !(value.isEmpty && (fallback != nil || required != nil)) { return value }
+        if let fallback { return fallback }
+        if let required {
+            diagnostics.error(
+                required.isEmpty ? "environment variable '\(name)' is not set" : required, at: location,
+                note: "set \(name) in the environment or in a file given with --env-file")
+        } else {
+            diagnostics.error(
+                "environment variable '\(name)' is not set", at: location,
+                note: "set it, or give a default: ${\(name):-value}")
+        }
+        return ""
+    }
+
     /// Replaces `${VAR}` and `${VAR:-default}`; `$${` stands for a literal `${`.
     mutating func substitute(_ text: String, at location: SourceLocation) -> String {
         guard text.contains("${") else { return text }
@@ -297,34 +327,7 @@ private struct Builder {
                     break
                 }
                 let body = String(String.UnicodeScalarView(scalars[(index + 2)..<end]))
-                let name: String
-                var fallback: String?
-                var required: String?
-                if let range = body.firstRange(of: ":-") {
-                    name = String(body[..<range.lowerBound])
-                    fallback = String(body[range.upperBound...])
-                } else if let range = body.firstRange(of: ":?") {
-                    // `${VAR:?message}`, as in the shell: the file's own message when VAR is unset or empty.
-                    name = String(body[..<range.lowerBound])
-                    required = String(body[range.upperBound...])
-                } else {
-                    name = body
-                }
-                if let value = environment[name], !(value.isEmpty && (fallback != nil || required != nil)) {
-                    result += value
-                } else if let fallback {
-                    result += fallback
-                } else if let required {
-                    diagnostics.error(
-                        required.isEmpty ? "environment variable '\(name)' is not set" : required,
-                        at: SourceLocation(file: file, line: line, column: column),
-                        note: "set \(name) in the environment or in a file given with --env-file")
-                } else {
-                    diagnostics.error(
-                        "environment variable '\(name)' is not set",
-                        at: SourceLocation(file: file, line: line, column: column),
-                        note: "set it, or give a default: ${\(name):-value}")
-                }
+                result += variable(body, at: SourceLocation(file: file, line: line, column: column))
                 column += end + 1 - index
                 index = end + 1
                 continue

@@ -181,6 +181,12 @@ struct ImageScanner {
             break
         }
         guard collectsImages, skippedDepth == nil else { return }
+        collect(element, attributes)
+    }
+
+    /// What an element in the page's body gives the images: an image, a picture's sources, a
+    /// noscript's fallback; the content of a script, style or template is skipped.
+    private mutating func collect(_ element: Element, _ attributes: MarkupAttributes) {
         switch element {
         case .img:
             image(attributes)

@@ -93,44 +93,10 @@ final class NATSConnection: @unchecked Sendable {
         var status = natsOptions_Create(&options)
         guard status == NATS_OK, let options else { throw NATSError(status, doing: "creating the NATS options") }
         defer { natsOptions_Destroy(options) }
-        var urls = endpoint.urls.map { strdup($0) }
-        defer { for url in urls { free(url) } }
-        status = urls.withUnsafeMutableBufferPointer { buffer in
-            buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) {
-                natsOptions_SetServers(options, $0.baseAddress, Int32($0.count))
-            }
-        }
-        guard status == NATS_OK else { throw NATSError(status, doing: "the url '\(endpoint.described)'") }
-        natsOptions_SetName(options, name)
-        if let token = endpoint.token { natsOptions_SetToken(options, token) }
-        if let user = endpoint.user { natsOptions_SetUserInfo(options, user, endpoint.password ?? "") }
-        if let file = endpoint.credentialsFile { natsOptions_SetUserCredentialsFromFiles(options, file, nil) }
-        natsOptions_SetTimeout(options, 2000)
-        natsOptions_SetMaxReconnect(options, -1)
-        natsOptions_SetReconnectWait(options, 250)
-        natsOptions_SetReconnectBufSize(options, 64 * 1024 * 1024)
+        try Self.configure(options, for: endpoint, name: name)
         // Retained for the client: released by the "closed" callback, the last it makes.
         let closure = Unmanaged.passRetained(events).toOpaque()
-        natsOptions_SetClosedCB(
-            options, { _, closure in Unmanaged<ConnectionEvents>.fromOpaque(closure!).release() }, closure)
-        natsOptions_SetDisconnectedCB(
-            options,
-            { _, closure in
-                let events = Unmanaged<ConnectionEvents>.fromOpaque(closure!).takeUnretainedValue()
-                guard !events.isClosing else { return }
-                events.lost()
-                events.report("lost the connection to the NATS server; reconnecting")
-            }, closure)
-        natsOptions_SetReconnectedCB(
-            options,
-            { connection, closure in
-                let events = Unmanaged<ConnectionEvents>.fromOpaque(closure!).takeUnretainedValue()
-                events.back()
-                var url = [CChar](repeating: 0, count: 256)
-                natsConnection_GetConnectedUrl(connection, &url, 256)
-                let text = String(decoding: url.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                events.report("reconnected to the NATS server at \(text)")
-            }, closure)
+        Self.watchConnection(options, closure)
         var made: OpaquePointer?
         status = natsConnection_Connect(&made, options)
         guard status == NATS_OK, let made else {
@@ -158,6 +124,54 @@ final class NATSConnection: @unchecked Sendable {
             throw NATSError(status, doing: "cannot open JetStream on \(endpoint.described)")
         }
         jetStream = context
+    }
+
+    /// The servers, the credentials and the reconnection policy: for ever, every 250 ms, with
+    /// what is published meanwhile buffered (64 MiB).
+    private static func configure(_ options: OpaquePointer, for endpoint: NATSEndpoint, name: String) throws(NATSError)
+    {
+        // The client copies the URLs.
+        var urls = endpoint.urls.map { strdup($0) }
+        defer { for url in urls { free(url) } }
+        let status = urls.withUnsafeMutableBufferPointer { buffer in
+            buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) {
+                natsOptions_SetServers(options, $0.baseAddress, Int32($0.count))
+            }
+        }
+        guard status == NATS_OK else { throw NATSError(status, doing: "the url '\(endpoint.described)'") }
+        natsOptions_SetName(options, name)
+        if let token = endpoint.token { natsOptions_SetToken(options, token) }
+        if let user = endpoint.user { natsOptions_SetUserInfo(options, user, endpoint.password ?? "") }
+        if let file = endpoint.credentialsFile { natsOptions_SetUserCredentialsFromFiles(options, file, nil) }
+        natsOptions_SetTimeout(options, 2000)
+        natsOptions_SetMaxReconnect(options, -1)
+        natsOptions_SetReconnectWait(options, 250)
+        natsOptions_SetReconnectBufSize(options, 64 * 1024 * 1024)
+    }
+
+    /// The client's callbacks to the connection's events (`closure`, retained): lost and back
+    /// are reported; closed releases it.
+    private static func watchConnection(_ options: OpaquePointer, _ closure: UnsafeMutableRawPointer) {
+        natsOptions_SetClosedCB(
+            options, { _, closure in Unmanaged<ConnectionEvents>.fromOpaque(closure!).release() }, closure)
+        natsOptions_SetDisconnectedCB(
+            options,
+            { _, closure in
+                let events = Unmanaged<ConnectionEvents>.fromOpaque(closure!).takeUnretainedValue()
+                guard !events.isClosing else { return }
+                events.lost()
+                events.report("lost the connection to the NATS server; reconnecting")
+            }, closure)
+        natsOptions_SetReconnectedCB(
+            options,
+            { connection, closure in
+                let events = Unmanaged<ConnectionEvents>.fromOpaque(closure!).takeUnretainedValue()
+                events.back()
+                var url = [CChar](repeating: 0, count: 256)
+                natsConnection_GetConnectedUrl(connection, &url, 256)
+                let text = String(decoding: url.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                events.report("reconnected to the NATS server at \(text)")
+            }, closure)
     }
 
     /// How long the server has been unreachable, or nil while connected.

@@ -47,6 +47,31 @@ final class ExpressionTests: LeakCheckingTestCase {
         XCTAssertEqual(try eval(Array(repeating: "1", count: 200).joined(separator: " + ")), 200)
     }
 
+    /// A path as long as the token limit allows reads as deep as it names, from a parsed object and
+    /// one read on demand, after `.` or any other base (fuzzing found such a 4 KB path that took
+    /// seconds when each name walked the chain again).
+    func testALongPathReadsEveryLevelFromAnyBase() throws {
+        let depth = 2000
+        var nested: Value = "bottom"
+        for _ in 0..<depth { nested = ["k": nested] }
+        let path = String(repeating: ".k", count: depth)
+        XCTAssertEqual(try eval(path, nested), "bottom")
+        XCTAssertThrowsError(try eval(path + ".k", nested))
+        XCTAssertEqual(try eval("(.)" + path, nested), "bottom")
+        XCTAssertEqual(try eval(".k.k.missing.k", nested), nil)
+        // JSON text nests at most 512 deep.
+        var shallower: Value = "bottom"
+        for _ in 0..<500 { shallower = ["k": shallower] }
+        var text: [UInt8] = []
+        JSONSerializer.write(shallower, to: &text)
+        let onDemand = try text.withUnsafeBufferPointer { try JSONParser.parseOnDemand($0) }
+        XCTAssertEqual(try eval(String(repeating: ".k", count: 500), onDemand), "bottom")
+        XCTAssertEqual(try eval(".k.k", onDemand), try eval(".k.k", shallower))
+        XCTAssertThrowsError(try eval(".k.k", ["k": 5])) { error in
+            XCTAssertTrue("\(error)".contains("k"), "\(error)")
+        }
+    }
+
     func testATextOrListPastTheLimitIsAnErrorOfTheElement() throws {
         // acc + acc in a scan doubled each element and reached 10 GB before anything stopped it.
         let half = Value.string(String(repeating: "x", count: ValueLimits.textBytes / 2))

@@ -170,6 +170,56 @@ final class NATSGroupTests: OneNATSServerTestCase {
         _ = stop(second)
     }
 
+    /// Event time over a runner's partitions: the watermark is the lowest of the partitions it
+    /// reads (each a lane of its own), so a partition read ahead in event time makes nothing of
+    /// another late. Partition 0 (key a) holds the second hour, partition 1 (key b) the first; the
+    /// two are fetched side by side, and with one watermark over both, b's minutes were late and
+    /// dropped as soon as a batch of a had gone by.
+    func testEventTimeKeepsAWatermarkPerPartitionSoNoneMakesAnotherLate() throws {
+        let events = (0..<1500).flatMap { second in
+            ["{\"key\":\"a\",\"t\":\(3_600_000 + second * 1000)}", "{\"key\":\"b\",\"t\":\(second * 1000)}"]
+        }
+        let file = path("events.jsonl")
+        try (events.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let published = try run(
+            """
+            source: { fixture: \(file) }
+            sink: { nats: { url: "\(natsURL)", subject: events, partitionBy: .key, partitions: 2, msgId: "{{ .key }}{{ .t }}", stream: EVENTS, create: true } }
+            """)
+        XCTAssertEqual(published.status, 0, published.stderr)
+        let runner = try startConsumer(
+            """
+            source: { nats: { url: "\(natsURL)", stream: EVENTS, subject: events, group: minutes, partitions: 2, leaseTimeout: 3s } }
+            ops:
+              - eventTime: { time: .t, maxDelay: 10s, idle: 2s }
+              - aggregate: { by: .key, every: 1m, fields: { n: count } }
+            sink: { file: \(path("minutes.jsonl")) }
+            """)
+        // b's minutes are emitted as the watermark passes them; a's wait for b until b, read to
+        // its end, is idle (2 s); the last of each at the end of the run, once every event was
+        // delivered (nothing pending in either partition).
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while lines("minutes.jsonl").count < 48, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        while Date() < deadline {
+            let shown = try runRivulet(["partitions", "--nats", natsURL, "--group", "minutes"])
+            let pending = shown.stdout.split(separator: "\n").filter { $0.first?.isNumber == true }
+                .map { $0.split(separator: " ")[2] }
+            if pending == ["0", "0"] { break }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        let (status, stderr) = stop(runner)
+        XCTAssertEqual(status, 143, stderr)
+        XCTAssertFalse(stderr.contains("late"), stderr)
+        var counts: [String: Int] = [:]
+        for line in lines("minutes.jsonl") {
+            let value = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            counts[value["key"] as? String ?? "?", default: 0] += value["n"] as? Int ?? 0
+        }
+        XCTAssertEqual(
+            counts, ["a": 1500, "b": 1500], "every event counted once: \(lines("minutes.jsonl").count) minutes")
+        XCTAssertEqual(lines("minutes.jsonl").count, 50, "25 minutes of each key")
+    }
+
     /// Runners joining and leaving one by one, watched through the lease bucket's own stream: a
     /// partition passes from one runner to the next only through a release (the empty value its
     /// holder writes when it lets go), never from a live holder to another, and nothing is lost.

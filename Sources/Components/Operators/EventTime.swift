@@ -44,7 +44,10 @@ extension BuiltinComponents {
             side, sent to the side stream NAME.late. With 'idle', a stream without input for that much \
             wall time no longer holds the watermark back, which then goes on with the wall clock. \
             Several event-time streams share one clock: its watermark is the lowest of those not idle \
-            (so a merge waits for the slowest). At the end of the input every waiting element is \
+            (so a merge waits for the slowest). The partitions a nats group runner reads are inputs of \
+            their own in the same way: a partition read ahead makes none of the others late, and one \
+            that has delivered nothing yet holds the watermark (give 'idle' for partitions that go quiet). \
+            At the end of the input every waiting element is \
             delivered and the operators complete as usual (the clock does not run on).
             """,
         parameters: [Key.time, Key.maxDelay, Key.idle, Key.late],
@@ -99,53 +102,49 @@ extension BuiltinComponents {
             return { [weak state] source in
                 Observable { observer, lifetime in
                     let scope = context.makeScope()
-                    let input = EventTimeDomain.Input(maxDelay: maxDelay) { observer.on(.next($0)) }
-                    input.asTheyCome = offer.isTaken
+                    func makeInput() -> EventTimeDomain.Input {
+                        let input = EventTimeDomain.Input(maxDelay: maxDelay) { observer.on(.next($0)) }
+                        input.asTheyCome = offer.isTaken
+                        return input
+                    }
+                    let base = makeInput()
                     // No weak reference to the input: one would move every retain of it (one per
                     // waiting element) onto the runtime's slow path.
-                    input.ended = {
+                    base.ended = {
                         guard !lifetime.isDisposed else { return }
                         observer.on(.completed)
                         lifetime.dispose()
                     }
-                    domain.add(input)
-                    lifetime.onDispose { domain.remove(input) }
-                    let quiet = SerialDisposable()
-                    lifetime.add(quiet)
-                    func armIdle() {
-                        guard let idle else { return }
-                        quiet.disposable = Origin.with(nil) {
-                            wall.schedule(after: idle) { follow(since: wall.now - idle) }
-                        }
-                    }
-                    // Idle: the watermark goes on with the wall clock, to the next work due.
-                    func follow(since lastInput: RxTime) {
-                        guard !lifetime.isDisposed, !input.hasEnded else { return }
-                        domain.idle(input, quietFor: (wall.now - lastInput).totalNanoseconds / 1_000_000)
-                        guard let due = domain.clock.nextDue, let mark = input.idleMark else { return }
-                        quiet.disposable = Origin.with(nil) {
-                            wall.schedule(after: .milliseconds(max(1, due - mark))) { follow(since: lastInput) }
-                        }
+                    domain.add(base)
+                    let idleTimers = IdleTimers(domain: domain, wall: wall, idle: idle, lifetime: lifetime)
+                    let inputs = EventTimeInputs(
+                        domain: domain, base: base, makeInput: makeInput, madeLaneInput: idleTimers.arm,
+                        laneInputLeft: idleTimers.forget)
+                    lifetime.onDispose {
+                        inputs.remove()
+                        domain.remove(base)
                     }
                     if let state {
                         if let restored = state.takeRestored() {
-                            input.latest = restored["latest"]?.intValue.map(Int64.init)
+                            base.latest = restored["latest"]?.intValue.map(Int64.init)
                             for entry in restored["waiting"]?.arrayValue ?? [] {
                                 guard let at = entry["time"]?.intValue, let element = entry["element"] else { continue }
-                                _ = Origin.with(nil) { domain.take(element, at: Int64(at), from: input) }
+                                _ = Origin.with(nil) { domain.take(element, at: Int64(at), from: base) }
                             }
                         }
                         state.keep(
-                            { BuiltinComponents.eventTimeState(domain: domain, input: input) },
-                            origins: { domain.waitingElements(of: input).compactMap(\.origin) }, until: lifetime)
+                            { BuiltinComponents.eventTimeState(domain: domain, inputs: inputs) },
+                            origins: { inputs.all.flatMap { domain.waitingElements(of: $0) }.compactMap(\.origin) },
+                            until: lifetime)
                     }
-                    armIdle()
+                    idleTimers.arm(base)
                     source.subscribe(
                         AnyObserver { event in
                             if lifetime.isDisposed { return }
                             switch event {
                             case .next(let element):
-                                armIdle()
+                                let input = inputs.input()
+                                idleTimers.arm(input)
                                 do {
                                     let at = try BuiltinComponents.eventTimeMilliseconds(
                                         context.evaluate(time, element, in: scope), element: element, context: context)
@@ -171,8 +170,9 @@ extension BuiltinComponents {
                                 observer.on(event)
                                 lifetime.dispose()
                             case .completed:
-                                quiet.dispose()
-                                domain.end(input)
+                                idleTimers.stop()
+                                inputs.endLanes()
+                                domain.end(base)
                             }
                         }, in: lifetime.makeChild())
                 }
@@ -180,17 +180,19 @@ extension BuiltinComponents {
         }
     ).keepingState(of: [Key.maxDelay])
 
-    /// What a checkpoint keeps of an `eventTime` subscription.
-    static func eventTimeState(domain: EventTimeDomain, input: EventTimeDomain.Input) -> Value {
+    /// What a checkpoint keeps of an `eventTime` subscription: the elements waiting in its own
+    /// input and in its lanes', in time order. (Lanes are not kept: a restored run opens its own.)
+    static func eventTimeState(domain: EventTimeDomain, inputs: EventTimeInputs) -> Value {
         var waiting: [Value] = []
-        for entry in domain.waitingElements(of: input) {
+        let entries = inputs.all.flatMap { domain.waitingElements(of: $0) }
+        for entry in entries.sorted(by: { $0.time < $1.time }) {
             var object = JSONObject()
             object["time"] = .int(Int(entry.time))
             object["element"] = entry.element
             waiting.append(.object(object))
         }
         var latest = Value.null
-        if let seen = input.latest { latest = .int(Int(seen)) }
+        if let seen = inputs.base.latest { latest = .int(Int(seen)) }
         var state = JSONObject()
         state["clock"] = .int(Int(domain.clock.clock))
         state["latest"] = latest
@@ -212,5 +214,61 @@ extension BuiltinComponents {
         throw context.error(
             "eventTime: 'time' gave \(value.typeName) \(value), not a time (milliseconds since the epoch, or RFC 3339 "
                 + "text; parseTime() reads other forms)", element: element)
+    }
+}
+
+/// `idle` for each input of an `eventTime` subscription: after that much wall time without an
+/// element, the input no longer holds the watermark back, which then goes on with the wall clock.
+private final class IdleTimers {
+    private let domain: EventTimeDomain
+    private let wall: any SchedulerType
+    private let idle: RxTimeInterval?
+    private let lifetime: Lifetime
+    private var timers: [ObjectIdentifier: SerialDisposable] = [:]
+
+    init(domain: EventTimeDomain, wall: any SchedulerType, idle: RxTimeInterval?, lifetime: Lifetime) {
+        self.domain = domain
+        self.wall = wall
+        self.idle = idle
+        self.lifetime = lifetime
+    }
+
+    /// `input` took an element (or began): its idle time starts again.
+    func arm(_ input: EventTimeDomain.Input) {
+        guard let idle else { return }
+        let wall = wall
+        timer(of: input).disposable = Origin.with(nil) {
+            wall.schedule(after: idle) { [weak self] in self?.follow(input, since: wall.now - idle) }
+        }
+    }
+
+    /// Idle: the watermark goes on with the wall clock, to the next work due.
+    private func follow(_ input: EventTimeDomain.Input, since lastInput: RxTime) {
+        guard !lifetime.isDisposed, !input.hasEnded else { return }
+        domain.idle(input, quietFor: (wall.now - lastInput).totalNanoseconds / 1_000_000)
+        guard let due = domain.clock.nextDue, let mark = input.idleMark else { return }
+        timer(of: input).disposable = Origin.with(nil) {
+            wall.schedule(after: .milliseconds(max(1, due - mark))) { [weak self] in
+                self?.follow(input, since: lastInput)
+            }
+        }
+    }
+
+    private func timer(of input: EventTimeDomain.Input) -> SerialDisposable {
+        if let timer = timers[ObjectIdentifier(input)] { return timer }
+        let timer = SerialDisposable()
+        timers[ObjectIdentifier(input)] = timer
+        lifetime.add(timer)
+        return timer
+    }
+
+    /// A lane's input left: its timer goes.
+    func forget(_ input: EventTimeDomain.Input) {
+        timers.removeValue(forKey: ObjectIdentifier(input))?.dispose()
+    }
+
+    /// The source ended: no timer is needed any more.
+    func stop() {
+        for timer in timers.values { timer.dispose() }
     }
 }

@@ -223,10 +223,11 @@ enum NATSSource {
                 connected()
                 return
             }
-            let reading = NATSReading(
+            var reading = NATSReading(
                 endpoint: endpoint, decoder: decoder, target: target, context: boundContext, scheduler: scheduler,
                 report: report, ending: ending, meter: meter, name: name)
             if let group = settings.group {
+                reading.lanes = SchedulerBound(EventLanes())
                 let partitioned = NATSPartitionedReading(
                     reading: reading, settings: settings, group: group, opened: connected,
                     ended: { failure in if let failure { fail(failure) } else { complete() } })

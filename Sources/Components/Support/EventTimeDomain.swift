@@ -45,6 +45,11 @@ final class EventTimeDomain {
         let deliver: (Value) -> Void
         /// How many of its elements wait.
         @exclusivity(unchecked) var waiting = 0
+        /// Whether it holds nothing back for now: a subscription's own input once its elements
+        /// come by lanes (`EventTimeInputs`), each lane an input of its own.
+        var standsAside = false
+        /// Its place among a subscription's lane inputs (for a checkpoint's order).
+        var order = 0
         /// What waited when it was removed (the run stopped): the run's last checkpoint keeps it.
         var waitingWhenRemoved: [(time: Int64, element: Value, origin: Origin?)]?
 
@@ -138,6 +143,7 @@ final class EventTimeDomain {
         var open = false
         for input in inputs where !input.hasEnded {
             open = true
+            if input.standsAside { continue }
             if input.isIdle {
                 if let mark = input.idleMark { idle = max(idle ?? mark, mark) }
                 continue
@@ -153,7 +159,16 @@ final class EventTimeDomain {
     /// Takes an element at `time` (its origin is the current one): false if it is late (behind
     /// the watermark) beyond `allowedLateness`; one within it goes on at once, with `lateTime` set.
     func take(_ element: Value, at time: Int64, from input: Input) -> Bool {
-        if !clock.isStarted { clock.start(at: time - input.maxDelay) }
+        if !clock.isStarted {
+            if !input.isDriven { input.latest = max(input.latest ?? time, time) }
+            // An input (a partition's lane) that has delivered nothing yet holds the start: a
+            // partition fetched first must not set a clock the others' elements would be behind.
+            guard let allowed else {
+                wait(element, at: time, from: input)
+                return true
+            }
+            clock.start(at: min(allowed, earliestWaiting ?? allowed))
+        }
         if time < clock.clock {
             guard time >= clock.clock - allowedLateness else { return false }
             lateTime = time
@@ -171,6 +186,13 @@ final class EventTimeDomain {
             release()
             return true
         }
+        wait(element, at: time, from: input)
+        release()
+        return true
+    }
+
+    /// Keeps an element until the watermark reaches its time.
+    private func wait(_ element: Value, at time: Int64, from input: Input) {
         arrivals &+= 1
         let entry = Waiting(time: time, arrival: arrivals, element: element, origin: Origin.current, input: input)
         if time >= inOrderLatest {
@@ -180,8 +202,13 @@ final class EventTimeDomain {
             outOfOrder.push(entry)
         }
         input.waiting += 1
-        release()
-        return true
+    }
+
+    /// The time of the earliest element waiting.
+    private var earliestWaiting: Int64? {
+        let first = head < inOrder.count ? inOrder[head].time : nil
+        guard let heapFirst = outOfOrder.withFirst({ $0.time }) else { return first }
+        return min(first ?? heapFirst, heapFirst)
     }
 
     /// Stands in the slots of `inOrder` already delivered.
@@ -214,10 +241,17 @@ final class EventTimeDomain {
         releasing = true
         defer { releasing = false }
         guard let allowed else { return endInputs() }
+        if !clock.isStarted, let earliest = earliestWaiting {
+            // Held until now by an input that had delivered nothing (it went idle, or ended).
+            clock.start(at: min(allowed, earliest))
+        }
         while let entry = next(upTo: allowed) {
             entry.input.waiting -= 1
             clock.advance(to: entry.time)
+            // One that came before the clock started, of an input taken as they come.
+            if entry.input.asTheyCome { elementTime = entry.time }
             Origin.with(entry.origin) { entry.input.deliver(entry.element) }
+            elementTime = nil
         }
         // Every input ended: nothing more can come. The clock then goes on with the run's own
         // (what is still timed — a `delay`'s last elements — comes in its time); running it to

@@ -5,14 +5,16 @@ import Reactive
 
 /// One message from a durable consumer, as the origin of what it causes: when nothing holds it
 /// any more, it is acknowledged, or sent back if something failed or the run was abandoned.
-final class NATSDelivery: Origin {
+/// A group runner's message names its partition's lane (`EventLanes`).
+final class NATSDelivery: LanedOrigin {
     let message: OpaquePointer
     let consumer: NATSConsumer
     var failure: String?
 
-    init(message: OpaquePointer, consumer: NATSConsumer) {
+    init(message: OpaquePointer, consumer: NATSConsumer, lane: EventLane? = nil) {
         self.message = message
         self.consumer = consumer
+        super.init(lane: lane)
     }
 
     /// Set once a checkpoint holding this message's effect acknowledged it.

@@ -185,17 +185,20 @@ final class NATSPartitionedReading: @unchecked Sendable {
         }
     }
 
-    /// Drained: every reader stops and settles; then the leases go, at once, to the others.
+    /// Drained: every reader stops fetching, and the source ends, so that operators holding
+    /// messages (an `aggregate`'s open windows) emit and let go of them; once each reader's
+    /// messages are settled the leases go, at once, to the others.
     private func drain(_ leases: PartitionLeases) {
         let workers = condition.withLock { readers }
         // All stop fetching at once (each fetch waits up to 500 ms), then each is waited for.
         for worker in workers.values { worker.stop() }
+        for worker in workers.values { worker.stopAndWaitUntilFetched() }
+        ended(nil)
         for (_, worker) in workers.sorted(by: { $0.key < $1.key }) {
             if condition.withLock({ runOver }) { worker.finish() } else { worker.stopAndWaitUntilDone() }
         }
         condition.withLock { readers = [:] }
         do { _ = try leases.stop() } catch { reading.report("group \(group): cannot let go of the leases: \(error)") }
-        ended(nil)
     }
 
     /// A watched run's view of the group, every round: how many partitions this runner holds,

@@ -15,6 +15,8 @@ struct NATSReading: @unchecked Sendable {
     let ending: RunEnding
     let meter: ComponentMeter?
     let name: String
+    /// A group runner's partitions, each a lane of its own for `eventTime`.
+    var lanes: SchedulerBound<EventLanes>?
 
     /// Starts a thread that reads the consumer `settings` name into the pipeline until its
     /// worker is stopped; `opened` once the consumer is in place, `ended` when the thread is
@@ -28,11 +30,13 @@ struct NATSReading: @unchecked Sendable {
     ) -> NATSWorker {
         let fenced = SchedulerBound(FenceMet())
         let worker = NATSWorker()
+        let lane = openLane(settings.partition)
         let thread = Thread {
             let connection: NATSConnection
             do {
                 connection = try NATSConnection(endpoint, name: "rivulet \(name)", report: report)
             } catch {
+                closeLane(lane)
                 worker.markDone()
                 return ended(error)
             }
@@ -43,14 +47,23 @@ struct NATSReading: @unchecked Sendable {
                 connection.close()
                 worker.markDone()
             }
-            if let failure = open(consumer, unless: worker) { return ended(failure) }
+            if let failure = open(consumer, unless: worker) {
+                closeLane(lane)
+                return ended(failure)
+            }
             opened()
             // Signalled while connecting: the source ends as a drained one does (not at the
             // drain timeout).
-            guard worker.begin(consumer) else { return ended(nil) }
-            let failure = consumer.fetchLoop { messages in
-                deliver(messages, from: consumer, fence: fence.map { ($0, fenced) })
+            guard worker.begin(consumer) else {
+                closeLane(lane)
+                return ended(nil)
             }
+            let failure = consumer.fetchLoop { messages in
+                deliver(messages, from: consumer, fence: fence.map { ($0, fenced) }, lane: lane)
+            }
+            // Before waiting for settlements: what waits for the watermark no longer waits for this lane.
+            closeLane(lane)
+            worker.markFetched()
             ended(failure)
             // Acknowledgements still to come go out on this connection: wait for the messages
             // in flight to be settled (the run ends them one way or the other) before closing.
@@ -59,6 +72,26 @@ struct NATSReading: @unchecked Sendable {
         thread.name = "nats \(settings.durable ?? "")"
         thread.start()
         return worker
+    }
+
+    /// A partition's lane, opened on the pipeline's thread before any of its messages arrive there.
+    private func openLane(_ partition: Int?) -> SchedulerBound<LaneSlot>? {
+        guard let lanes, let partition else { return nil }
+        let slot = SchedulerBound(LaneSlot())
+        scheduler.enqueue {
+            let lane = EventLane(number: partition, lanes: lanes.value)
+            slot.value.lane = lane
+            lanes.value.opened(lane)
+        }
+        return slot
+    }
+
+    /// Closes a partition's lane on the pipeline's thread, after its last message there.
+    private func closeLane(_ slot: SchedulerBound<LaneSlot>?) {
+        guard let lanes, let slot else { return }
+        scheduler.enqueue {
+            if let lane = slot.value.lane { lanes.value.closed(lane) }
+        }
     }
 
     /// Opens `consumer`, and again while JetStream does not answer in time or says it is
@@ -105,7 +138,7 @@ struct NATSReading: @unchecked Sendable {
     /// Hands a fetched batch to the pipeline's thread, each message the origin of its element.
     private func deliver(
         _ messages: [OpaquePointer], from consumer: NATSConsumer,
-        fence: (PartitionFence, SchedulerBound<FenceMet>)?
+        fence: (PartitionFence, SchedulerBound<FenceMet>)?, lane: SchedulerBound<LaneSlot>?
     ) {
         let batch = SchedulerBound(messages)
         let bound = SchedulerBound(consumer)
@@ -127,11 +160,16 @@ struct NATSReading: @unchecked Sendable {
                     consumer.giveBack(message)
                     continue
                 }
-                let delivery = NATSDelivery(message: message, consumer: consumer)
+                let delivery = NATSDelivery(message: message, consumer: consumer, lane: lane?.value.lane)
                 Origin.with(delivery) { Self.emit(message, decoder: decoder, to: observer, context: context) }
             }
         }
     }
+}
+
+/// A partition reader's lane, known on the pipeline's thread once it opened.
+final class LaneSlot {
+    var lane: EventLane?
 }
 
 /// Whether a reader's batches met its fence (read and written on the pipeline's thread only).

@@ -8,6 +8,7 @@ final class NATSWorker: @unchecked Sendable {
     private var stopped = false
     private var runOver = false
     private var done = false
+    private var fetching = true
 
     /// Hands over the consumer; false if the run stopped meanwhile.
     func begin(_ consumer: NATSConsumer) -> Bool {
@@ -77,7 +78,25 @@ final class NATSWorker: @unchecked Sendable {
     func markDone() {
         lock.lock()
         done = true
+        fetching = false
         lock.broadcast()
+        lock.unlock()
+    }
+
+    /// The fetch thread fetches no more: every batch it fetched is on its way to the pipeline.
+    func markFetched() {
+        lock.withLock {
+            fetching = false
+            lock.broadcast()
+        }
+    }
+
+    /// Stops the fetching and waits until the thread fetches no more (what it fetched may still
+    /// wait to be settled: a drained group's source then ends, and its operators let go).
+    func stopAndWaitUntilFetched() {
+        stop()
+        lock.lock()
+        while fetching { lock.wait() }
         lock.unlock()
     }
 }

@@ -1,0 +1,159 @@
+import Reactive
+
+/// One input of a source that is read in order on its own, beside others read at their own pace:
+/// a partition of a `nats` group runner. `eventTime` keeps a watermark per lane (Flink's minimum
+/// over input partitions), so a partition read ahead of the others does not make theirs late.
+final class EventLane {
+    /// The partition it reads (for what a user sees).
+    let number: Int
+    /// The source's lanes; weak, since the source keeps its open lanes.
+    weak var lanes: EventLanes?
+
+    init(number: Int, lanes: EventLanes) {
+        self.number = number
+        self.lanes = lanes
+    }
+}
+
+/// The lanes of one source, opened and closed on the pipeline's thread in order with the
+/// elements: a lane opens before its first element and closes after its last. `eventTime` takes a
+/// lane's elements as one input from the moment the lane opens, so a partition that has not
+/// delivered yet holds the watermark back (until it does, closes, or is idle).
+final class EventLanes {
+    /// The lanes open now, oldest first.
+    private(set) var open: [EventLane] = []
+    private var watchers: [Int: (EventLane, _ isOpen: Bool) -> Void] = [:]
+    private var nextWatcher = 0
+
+    init() {}
+
+    /// `lane` delivers from now on.
+    func opened(_ lane: EventLane) {
+        open.append(lane)
+        for watcher in watchers.values { watcher(lane, true) }
+    }
+
+    /// `lane` delivers no more (its partition was handed over, lost, or the run drained).
+    func closed(_ lane: EventLane) {
+        guard open.contains(where: { $0 === lane }) else { return }
+        open.removeAll { $0 === lane }
+        for watcher in watchers.values { watcher(lane, false) }
+    }
+
+    /// Calls `watcher` for every lane that opens or closes, until the returned key is passed to
+    /// `unwatch`.
+    func watch(_ watcher: @escaping (EventLane, _ isOpen: Bool) -> Void) -> Int {
+        nextWatcher += 1
+        watchers[nextWatcher] = watcher
+        return nextWatcher
+    }
+
+    func unwatch(_ key: Int) { watchers[key] = nil }
+}
+
+/// An origin that names the lane its element came by.
+class LanedOrigin: Origin {
+    /// Nil for a source without lanes.
+    let lane: EventLane?
+
+    init(lane: EventLane?) {
+        self.lane = lane
+    }
+}
+
+/// The inputs one `eventTime` subscription gives the domain: its own, for elements that came by
+/// no lane, and one per open lane of the sources it has seen elements from.
+final class EventTimeInputs {
+    let domain: EventTimeDomain
+    /// For elements without a lane; once lanes are seen it holds the watermark only if such an
+    /// element came.
+    let base: EventTimeDomain.Input
+    private let makeInput: () -> EventTimeDomain.Input
+    /// Called with each lane input made (to arm its idle timer) and when one leaves.
+    private let madeLaneInput: (EventTimeDomain.Input) -> Void
+    private let laneInputLeft: (EventTimeDomain.Input) -> Void
+    private(set) var byLane: [ObjectIdentifier: EventTimeDomain.Input] = [:]
+    private var watched: [(EventLanes, Int)] = []
+    private var baseTookOwn = false
+
+    init(
+        domain: EventTimeDomain, base: EventTimeDomain.Input, makeInput: @escaping () -> EventTimeDomain.Input,
+        madeLaneInput: @escaping (EventTimeDomain.Input) -> Void,
+        laneInputLeft: @escaping (EventTimeDomain.Input) -> Void
+    ) {
+        self.domain = domain
+        self.base = base
+        self.makeInput = makeInput
+        self.madeLaneInput = madeLaneInput
+        self.laneInputLeft = laneInputLeft
+    }
+
+    /// Every input of this subscription, its own first.
+    var all: [EventTimeDomain.Input] { [base] + byLane.values.sorted { $0.order < $1.order } }
+
+    /// The input an element with the current origin goes to.
+    @inline(__always)
+    func input() -> EventTimeDomain.Input {
+        guard let origin = Origin.current, let laned = origin as? LanedOrigin, let lane = laned.lane else {
+            if !baseTookOwn { tookOwn() }
+            return base
+        }
+        if let input = byLane[ObjectIdentifier(lane)] { return input }
+        return firstOf(lane)
+    }
+
+    private func tookOwn() {
+        baseTookOwn = true
+        base.standsAside = false
+    }
+
+    /// An element of a lane not seen yet: from now on every open lane of its source is an input.
+    private func firstOf(_ lane: EventLane) -> EventTimeDomain.Input {
+        if let lanes = lane.lanes, !watched.contains(where: { $0.0 === lanes }) {
+            if !baseTookOwn { base.standsAside = true }
+            let key = lanes.watch { [unowned self] lane, isOpen in
+                if isOpen { add(lane) } else { close(lane) }
+            }
+            watched.append((lanes, key))
+            for open in lanes.open where byLane[ObjectIdentifier(open)] == nil { add(open) }
+        }
+        return byLane[ObjectIdentifier(lane)] ?? add(lane)
+    }
+
+    private var made = 0
+
+    @discardableResult
+    private func add(_ lane: EventLane) -> EventTimeDomain.Input {
+        let input = makeInput()
+        made += 1
+        input.order = made
+        // A lane's input ends when its lane closes; once nothing of it waits, it leaves the domain.
+        input.ended = { [unowned self, unowned input] in
+            byLane[ObjectIdentifier(lane)] = nil
+            domain.remove(input)
+            laneInputLeft(input)
+        }
+        byLane[ObjectIdentifier(lane)] = input
+        domain.add(input)
+        madeLaneInput(input)
+        return input
+    }
+
+    private func close(_ lane: EventLane) {
+        guard let input = byLane[ObjectIdentifier(lane)] else { return }
+        domain.end(input)
+    }
+
+    /// The source ended: so did every lane (what waits then goes on before the stream ends).
+    func endLanes() {
+        for input in byLane.values where !input.hasEnded { domain.end(input) }
+    }
+
+    /// The subscription is over: the lanes' inputs leave the domain (what waited in them stays
+    /// in `all`, for the run's last checkpoint) and no lane is watched.
+    func remove() {
+        for (lanes, key) in watched { lanes.unwatch(key) }
+        watched = []
+        for input in byLane.values { domain.remove(input) }
+    }
+}

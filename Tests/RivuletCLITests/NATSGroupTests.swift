@@ -1,3 +1,4 @@
+import CNATS
 import Components
 import Foundation
 import XCTest
@@ -218,6 +219,77 @@ final class NATSGroupTests: OneNATSServerTestCase {
         XCTAssertEqual(
             counts, ["a": 1500, "b": 1500], "every event counted once: \(lines("minutes.jsonl").count) minutes")
         XCTAssertEqual(lines("minutes.jsonl").count, 50, "25 minutes of each key")
+    }
+
+    /// Runs `body` with a JetStream context of the test's server.
+    private func withJetStream<Result>(_ body: (OpaquePointer) throws -> Result) throws -> Result {
+        var connection: OpaquePointer?
+        guard natsConnection_ConnectTo(&connection, natsURL) == NATS_OK, let connection else {
+            throw CocoaError(.fileReadUnknown)
+        }
+        defer { natsConnection_Destroy(connection) }
+        var js: OpaquePointer?
+        guard natsConnection_JetStream(&js, connection, nil) == NATS_OK, let js else {
+            throw CocoaError(.fileReadUnknown)
+        }
+        defer { jsCtx_Destroy(js) }
+        return try body(js)
+    }
+
+    /// How many messages `stream` stores.
+    private func storedMessages(_ stream: String) throws -> UInt64 {
+        try withJetStream { js in
+            var info: UnsafeMutablePointer<jsStreamInfo>?
+            var code = jsErrCode(rawValue: 0)
+            guard js_GetStreamInfo(&info, js, stream, nil, &code) == NATS_OK, let info else { return 0 }
+            defer { jsStreamInfo_Destroy(info) }
+            return info.pointee.State.Msgs
+        }
+    }
+
+    /// Each result of a message is published with an id derived from the consumer and the
+    /// message's stream sequence, so results of messages delivered again (as after a runner died
+    /// before acknowledging them: here the group's consumers are deleted and every message is
+    /// delivered again) are stored once.
+    func testResultsOfMessagesDeliveredAgainAreStoredOnce() throws {
+        try publishPartitioned(1...300)
+        let pipeline = """
+            source: { nats: { url: "\(natsURL)", stream: ORDERS, subject: orders, group: totals, partitions: 8, leaseTimeout: 2s } }
+            ops:
+              - map: { id: .id, customer: .customer }
+              - flatMap: { events: { timeline: "{{ [{ at: '0ms', next: . }, { at: '0ms', next: { id: .id, copy: true } }, { at: '0ms', complete: true }] }}" } }
+            sink: { nats: { url: "\(natsURL)", subject: out, stream: OUT, create: true } }
+            """
+        /// Runs a runner until every message was delivered and acknowledged.
+        func runUntilSettled() throws {
+            let runner = try startConsumer(pipeline)
+            let deadline = Date(timeIntervalSinceNow: 30)
+            while Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.3)
+                let shown = try runRivulet(["partitions", "--nats", natsURL, "--group", "totals"])
+                let rows = shown.stdout.split(separator: "\n").filter { $0.first?.isNumber == true }
+                let settled =
+                    rows.count == 8
+                    && rows.allSatisfy { row in
+                        let columns = row.split(separator: " ")
+                        return columns.count == 5 && columns[2] == "0" && columns[3] == "0" && columns[4] != "0"
+                    }
+                if settled { break }
+            }
+            let (status, stderr) = stop(runner)
+            XCTAssertEqual(status, 143, stderr)
+        }
+        try runUntilSettled()
+        XCTAssertEqual(try storedMessages("OUT"), 600, "two results a message")
+        try withJetStream { js in
+            for partition in 0..<8 {
+                var code = jsErrCode(rawValue: 0)
+                XCTAssertEqual(js_DeleteConsumer(js, "ORDERS", "totals-p\(partition)", nil, &code), NATS_OK)
+            }
+        }
+        try runUntilSettled()
+        XCTAssertEqual(
+            try storedMessages("OUT"), 600, "the results of messages delivered again were dropped as repeats")
     }
 
     /// Runners joining and leaving one by one, watched through the lease bucket's own stream: a

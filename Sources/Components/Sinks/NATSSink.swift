@@ -61,7 +61,11 @@ extension BuiltinComponents {
             A message from a durable nats source is acknowledged only after the publishes it caused \
             were. With msgId, JetStream stores each id once, so a retried publish or a redelivered \
             input is not stored twice: exactly-once into the stream within its duplicate window, \
-            at-least-once otherwise. With jetstream: false the publish is core NATS: at-most-once, \
+            at-least-once otherwise. Without msgId, an element caused by one message of a durable \
+            nats source (a map, a filter, each result of a flatMap) is published with an id derived \
+            from it: CONSUMER:SEQUENCE (the consumer's name and the message's stream sequence), then \
+            :2, :3 for its later results; so a message delivered again after a runner died is stored \
+            once. An element of several messages (an aggregate's window) gets none. With jetstream: false the publish is core NATS: at-most-once, \
             flushed to the server before its input is acknowledged. JetStream stores a subject only \
             if a stream does: name it with stream (and create: true to create it at start); a publish \
             no stream takes fails with an error that says so. \
@@ -273,7 +277,11 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
                     let headers = try self.headers.map { pair in
                         (pair.key, try NATSPublish.text(context.render(pair.value, element, in: scope)))
                     }
-                    let id = try msgId.map { try NATSPublish.text(context.render($0, element, in: scope)) }
+                    var id = try msgId.map { try NATSPublish.text(context.render($0, element, in: scope)) }
+                    // A result of one JetStream message gets an id of its own derived from it.
+                    if id == nil, jetstream, let delivery = Origin.current as? NATSDelivery {
+                        id = delivery.derivedMessageID()
+                    }
                     return NATSPublish(
                         element: element, subject: subject, data: data, headers: headers, msgId: id,
                         origin: Origin.current, tries: 0)

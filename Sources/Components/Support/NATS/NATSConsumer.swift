@@ -19,6 +19,22 @@ final class NATSDelivery: LanedOrigin {
 
     /// Set once a checkpoint holding this message's effect acknowledged it.
     private var acknowledged = false
+    /// How many results were published with an id derived from this message (pipeline's thread).
+    private var results = 0
+
+    /// The id a result of this message is published with when the `nats` sink names none: the
+    /// consumer's name and the message's stream sequence, then `:2`, `:3`… for its second and
+    /// later results. A redelivered message gives its results the same ids, so JetStream stores
+    /// each once (within the output stream's duplicate window). Nil for a consumer without a name.
+    func derivedMessageID() -> String? {
+        guard let durable = consumer.settings.durable else { return nil }
+        var meta: UnsafeMutablePointer<jsMsgMetaData>?
+        guard natsMsg_GetMetaData(&meta, message) == NATS_OK, let meta else { return nil }
+        let sequence = meta.pointee.Sequence.Stream
+        jsMsgMetaData_Destroy(meta)
+        results += 1
+        return results == 1 ? "\(durable):\(sequence)" : "\(durable):\(sequence):\(results)"
+    }
 
     override func fail(_ error: any Error) {
         if failure == nil { failure = (error as? PipelineRuntimeError)?.message ?? "\(error)" }

@@ -31,11 +31,17 @@ final class EventLanesTests: XCTestCase {
         Origin.with(LanedOrigin(lane: lane)) { domain.take(.string(name), at: time, from: inputs.input()) }
     }
 
-    func testALaneThatHasNotDeliveredHoldsTheOthersBack() {
+    /// Lanes a and b (partitions 0 and 1), open.
+    private func openTwoLanes() -> (EventLane, EventLane) {
         let a = EventLane(number: 0, lanes: lanes)
         let b = EventLane(number: 1, lanes: lanes)
         lanes.opened(a)
         lanes.opened(b)
+        return (a, b)
+    }
+
+    func testALaneThatHasNotDeliveredHoldsTheOthersBack() {
+        let (a, b) = openTwoLanes()
         // Lane a's fetch came first and ran four minutes ahead (with one input, the watermark
         // would be at 3 minutes, and b's first minute late).
         for (index, time) in [60_000, 120_000, 180_000, 240_000].enumerated() {
@@ -53,10 +59,7 @@ final class EventLanesTests: XCTestCase {
     }
 
     func testTheClockStartsOnlyOnceEveryLaneHasDelivered() {
-        let a = EventLane(number: 0, lanes: lanes)
-        let b = EventLane(number: 1, lanes: lanes)
-        lanes.opened(a)
-        lanes.opened(b)
+        let (a, b) = openTwoLanes()
         XCTAssertTrue(take("a0", at: 3_600_000, from: a))
         XCTAssertFalse(domain.clock.isStarted, "b holds the start")
         XCTAssertTrue(take("b0", at: 0, from: b), "an hour behind a's first, and not late")
@@ -107,10 +110,7 @@ final class EventLanesTests: XCTestCase {
     }
 
     func testTheEndOfTheSourceEndsItsLanesAndDeliversWhatWaits() {
-        let a = EventLane(number: 0, lanes: lanes)
-        let b = EventLane(number: 1, lanes: lanes)
-        lanes.opened(a)
-        lanes.opened(b)
+        let (a, b) = openTwoLanes()
         XCTAssertTrue(take("a0", at: 60_000, from: a))
         var ended = false
         inputs.base.ended = { ended = true }

@@ -22,12 +22,14 @@ if [ "$1" = "w3" ]; then
   swift build -c release --product rivulet >&2
   exec python3 Benchmarks/w3.py
 fi
-if [ "$1" = "nats" ]; then
+if [ "$1" = "nats" ] || [ "$1" = "nats-keyed" ]; then
   echo "building rivulet (release) and the hand-written NATS loop..." >&2
   swift build -c release --product rivulet >&2
   mkdir -p Benchmarks/.build
-  cc -O2 -o Benchmarks/.build/nats-loop Benchmarks/nats/loop.c $(pkg-config --cflags --libs libnats) >&2
-  exec python3 Benchmarks/nats.py
+  cc -O2 -o Benchmarks/.build/nats-loop Benchmarks/nats/loop.c Benchmarks/nats/keyed.c \
+    $(pkg-config --cflags --libs libnats) >&2
+  [ "$1" = "nats" ] && exec python3 Benchmarks/nats.py
+  exec python3 Benchmarks/nats_keyed.py
 fi
 if [ "$1" = "w2" ]; then
   echo "building rivulet (release)..." >&2

@@ -6,26 +6,29 @@
 // `run` does what the pipeline filter .qty > 0 -> map {id, total} -> nats sink does: fetch a
 // batch, publish each kept order's total asynchronously, wait for JetStream's acknowledgements of
 // the batch, then acknowledge the batch's messages.
+// For `Benchmarks/run.sh nats-keyed` (keyed.c): setup-keyed, publish-keyed and run-keyed.
 #include <nats/nats.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static void check(natsStatus status, const char *doing) {
+int keyed(const char *mode, int argc, char **argv, jsCtx *js);
+
+void check(natsStatus status, const char *doing) {
     if (status != NATS_OK) {
         fprintf(stderr, "loop: %s: %s\n", doing, natsStatus_GetText(status));
         exit(1);
     }
 }
 
-static double now(void) {
+double now(void) {
     struct timespec time;
     clock_gettime(CLOCK_MONOTONIC, &time);
     return time.tv_sec + time.tv_nsec / 1e9;
 }
 
-static void addStream(jsCtx *js, const char *name, const char *subject) {
+void addStream(jsCtx *js, const char *name, const char *subject) {
     jsStreamConfig config;
     jsStreamConfig_Init(&config);
     config.Name = name;
@@ -124,7 +127,7 @@ int main(int argc, char **argv) {
             natsMsgList_Destroy(&list);
         }
         natsSubscription_Destroy(sub);
-    } else {
+    } else if (keyed(mode, argc, argv, js) != 0) {
         fprintf(stderr, "loop: unknown mode %s\n", mode);
         return 2;
     }

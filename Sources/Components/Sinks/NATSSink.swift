@@ -65,7 +65,8 @@ extension BuiltinComponents {
             nats source (a map, a filter, each result of a flatMap) is published with an id derived \
             from it: CONSUMER:SEQUENCE (the consumer's name and the message's stream sequence), then \
             :2, :3 for its later results; so a message delivered again after a runner died is stored \
-            once. An element of several messages (an aggregate's window) gets none. With jetstream: false the publish is core NATS: at-most-once, \
+            once. An element of several messages (an aggregate's window) gets none. msgId: "" sends \
+            no id at all (the stream then does no duplicate check for it, a little cheaper). With jetstream: false the publish is core NATS: at-most-once, \
             flushed to the server before its input is acknowledged. JetStream stores a subject only \
             if a stream does: name it with stream (and create: true to create it at start); a publish \
             no stream takes fails with an error that says so. \

@@ -25,7 +25,8 @@ struct NATSPublish {
         }
         guard status == NATS_OK, let message else { return (nil, status) }
         for (name, value) in headers { natsMsgHeader_Set(message, name, value) }
-        if let msgId { natsMsgHeader_Set(message, "Nats-Msg-Id", msgId) }
+        // An empty msgId (`msgId: ""`) sends none: nor is one derived from the input.
+        if let msgId, !msgId.isEmpty { natsMsgHeader_Set(message, "Nats-Msg-Id", msgId) }
         return (message, status)
     }
 

@@ -30,6 +30,18 @@ final class NATSGroupTests: OneNATSServerTestCase {
             """)
     }
 
+    /// Waits (up to 30 s) until the group `totals`, as `rivulet partitions` reads it, is as `expected`.
+    private func waitForGroup(_ what: String, _ expected: (NATSGroupStatus) -> Bool) throws {
+        let deadline = Date(timeIntervalSinceNow: 30)
+        var last: NATSGroupStatus?
+        repeat {
+            last = try? NATSGroupStatus.read(urls: natsURL, group: "totals")
+            if let last, expected(last) { return }
+            Thread.sleep(forTimeInterval: 0.1)
+        } while Date() < deadline
+        XCTFail("not within 30 s: \(what); the group was \(last?.text() ?? "unreadable")")
+    }
+
     /// The subjects (partitions) in a runner's output.
     private func subjects(_ output: String) -> Set<String> {
         Set(
@@ -145,15 +157,25 @@ final class NATSGroupTests: OneNATSServerTestCase {
         try feedOrders(2...400)
         waitForAll(400)
         XCTAssertEqual(subjects("a.jsonl").count, 4, "the first holds half the partitions")
-        Thread.sleep(forTimeInterval: 0.5)  // its acknowledgements out
+        // Its acknowledgements applied (else what it wrote would be delivered again after ackWait).
+        try waitForGroup("every order acknowledged") { status in
+            status.partitions.allSatisfy { $0.pending == 0 && $0.unacknowledged == 0 }
+        }
         first.send(SIGSTOP)
         // Its readers' pending fetches take in orders of its partitions while it is stopped.
         try feedOrders(401...800)
-        // The second takes every partition once the first's leases expired (2 s); then the first
-        // wakes, and its first batches meet the fence.
-        Thread.sleep(forTimeInterval: 4)
+        // The second takes every partition once the first's leases expired (the server may take up
+        // to twice the time to live, 2 s, to expire them) and reads what the first did not take in;
+        // then the first wakes, and its first batches meet the fence.
+        try waitForGroup("the second holds every partition and read what was left") { status in
+            Set(status.partitions.map(\.runner)).count == 1
+                && status.partitions.allSatisfy { $0.runner != nil && $0.pending == 0 }
+        }
         first.send(SIGCONT)
+        let woken = Date()
         waitForAll(800)
+        XCTAssertLessThan(
+            Date().timeIntervalSince(woken), 15, "what the first took in went back at once, not after ackWait (30 s)")
         let written = ids("a.jsonl") + ids("b.jsonl")
         XCTAssertEqual(Set(written), Set(1...800), "nothing lost")
         XCTAssertEqual(written.count, 800, "nothing written twice")

@@ -251,7 +251,10 @@ final class NATSConsumer: @unchecked Sendable {
             condition.unlock()
             gaugePending(pending)
             publishDeadLetters(letters)
-            if isStopped { return nil }
+            if isStopped {
+                giveBackQueued()
+                return nil
+            }
             if room < fetchRoom { continue }
             var list = natsMsgList()
             var code = jsErrCode(rawValue: 0)
@@ -272,6 +275,7 @@ final class NATSConsumer: @unchecked Sendable {
                 // the connection closes (left alone, each would wait out ackWait).
                 if stoppedMeanwhile {
                     for message in messages { giveBack(message) }
+                    giveBackQueued()
                     return nil
                 }
                 measure(messages, pending: pending)
@@ -289,6 +293,27 @@ final class NATSConsumer: @unchecked Sendable {
                 _ = condition.wait(until: Date(timeIntervalSinceNow: 0.1))
                 condition.unlock()
             }
+        }
+    }
+
+    /// Gives back what reached the subscription after its last fetch returned: a fetch that timed
+    /// out just before its messages came in (as when the runner was stopped by SIGSTOP) leaves
+    /// them queued, and left alone each would wait out ackWait. A fetch that expires in 1 ns
+    /// takes only what is queued and sends no pull request.
+    private func giveBackQueued() {
+        guard let subscription else { return }
+        while true {
+            var request = jsFetchRequest()
+            jsFetchRequest_Init(&request)
+            request.Batch = Int32(max(settings.batch, 1))
+            request.Expires = 1
+            var list = natsMsgList()
+            guard natsSubscription_FetchRequest(&list, subscription, &request) == NATS_OK else { return }
+            let messages = Self.take(&list)
+            condition.lock()
+            inFlight += messages.count
+            condition.unlock()
+            for message in messages { giveBack(message) }
         }
     }
 

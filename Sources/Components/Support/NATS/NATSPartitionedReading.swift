@@ -106,7 +106,9 @@ final class NATSPartitionedReading: @unchecked Sendable {
         defer { connection.close() }
         var first = true
         var failing = false
+        var roundStartedAt = reading.scheduler.now
         while !condition.withLock({ stopping }) {
+            roundStartedAt = reading.scheduler.now
             do {
                 try renew(leases, js: connection.jetStream)
                 failing = false
@@ -120,12 +122,25 @@ final class NATSPartitionedReading: @unchecked Sendable {
                 first = false
                 opened()
             }
-            condition.withLock {
-                while ticks == 0 && !stopping { condition.wait() }
-                ticks = 0
-            }
+            waitForTheNextRound(after: roundStartedAt)
         }
         drain(leases)
+    }
+
+    /// Waits for the run's clock to tick, or for a third of the lease timeout since the last round
+    /// began if the tick is late: the tick waits behind what the pipeline's thread has queued (a
+    /// busy runner's fetched batches), and a renewal held up by that would lose a runner that
+    /// keeps up its leases, and meet its own fence.
+    private func waitForTheNextRound(after roundStartedAt: RxTime) {
+        let due = roundStartedAt + settings.leaseTimeout / 3
+        condition.withLock {
+            while ticks == 0 && !stopping {
+                let left = due - reading.scheduler.now
+                if left <= .zero { break }
+                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(left.totalNanoseconds) / 1e9))
+            }
+            ticks = 0
+        }
     }
 
     /// Connects, makes sure of the stream (`subject.*`) and of the group's lease bucket.

@@ -102,4 +102,61 @@ final class NATSScaleOutTests: NATSTestCase {
         let (status, stderr) = stop(waiting)
         XCTAssertEqual(status, 143, stderr)
     }
+
+    /// A runner stopped while its link to the server is slow (what it sends arrives 0.3 s late)
+    /// gives back what its last pull request delivers after its fetch returned: the server ends
+    /// the request up to its expiry after *receiving* it, so late. The next runner of the
+    /// consumer reads those orders at once, not after ackWait (30 s). (Without waiting for the
+    /// request to lapse, what it delivered to the closing runner was stranded until ackWait.)
+    func testARunnerStoppedOverASlowLinkLeavesNothingForAckWait() throws {
+        let started = try NATSServer(storeDirectory: path("js"))
+        server = started
+        let proxy = try DelayingProxy(upstreamPort: Int(started.port) ?? 0, delay: 0.3)
+        defer { proxy.stop() }
+        // One message a pull request: a request still waiting on the server takes one.
+        let shared = consumerPipeline(
+            durable: "shared", output: "OUTPUT", extra: ", batch: 1", ops: "- map: { id: .id }")
+        // The stream and the consumer exist before the slow runner and the publisher start.
+        let setup = try startConsumer(shared.replacingOccurrences(of: path("OUTPUT"), with: path("setup.jsonl")))
+        waitForStderr(setup, containing: "nats: reading ORDERS/shared")
+        XCTAssertEqual(stop(setup).0, 143)
+        let slow = try startConsumer(
+            shared.replacingOccurrences(of: path("OUTPUT"), with: path("slow.jsonl"))
+                .replacingOccurrences(of: natsURL, with: "nats://127.0.0.1:\(proxy.port)"))
+        waitForStderr(slow, containing: "nats: reading ORDERS/shared")
+        let feed = path("feed.jsonl")
+        FileManager.default.createFile(atPath: feed, contents: nil)
+        let publisher = try startConsumer(
+            """
+            source: { file: { path: \(feed), follow: true, poll: 10ms } }
+            sink: { nats: { url: "\(natsURL)", subject: orders.new, msgId: "{{ .id }}", stream: ORDERS } }
+            """)
+        defer { _ = stop(publisher) }
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: feed))
+        defer { try? handle.close() }
+        // Order 0 read: the publisher runs. Then, idle, the slow runner's fetches end at their
+        // deadline with their requests still waiting on the server. It is stopped, and orders
+        // come every 20 ms over its last request's life.
+        handle.write(Data("{\"id\":0}\n".utf8))
+        waitForLines("slow.jsonl", atLeast: 1)
+        Thread.sleep(forTimeInterval: 1.5)
+        slow.send(SIGTERM)
+        for id in 1...40 {
+            handle.write(Data("{\"id\":\(id)}\n".utf8))
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let (slowStatus, slowStderr) = stop(slow)
+        XCTAssertEqual(slowStatus, 143, slowStderr)
+        let next = try startConsumer(shared.replacingOccurrences(of: path("OUTPUT"), with: path("next.jsonl")))
+        let nextStarted = Date()
+        let outputs = ["slow.jsonl", "next.jsonl"]
+        let deadline = Date(timeIntervalSinceNow: 40)
+        while Set(outputs.flatMap(ids)).count < 41, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        XCTAssertEqual(Set(outputs.flatMap(ids)), Set(0...40), "nothing lost")
+        XCTAssertLessThan(
+            Date().timeIntervalSince(nextStarted), 10, "every order read by the next runner at once, none after ackWait"
+        )
+        let (status, stderr) = stop(next)
+        XCTAssertEqual(status, 143, stderr)
+    }
 }

@@ -69,6 +69,14 @@ final class NATSConsumer: @unchecked Sendable {
     private let report: @Sendable (String) -> Void
     /// Whether a dead letter that could not be stored was reported (once a run is enough).
     private var reportedUnstoredDeadLetter = false
+    /// Whether a pull request was sent: one may still be waiting on the server (see
+    /// `letTheLastRequestLapse`). A fetch that got its whole batch does not show that none does:
+    /// libnats ends a fetch at the timeout status of an earlier request, whose own request then
+    /// goes on waiting, and a later fetch may be served by either.
+    private var requestsSent = false
+    /// How long a fetch waits for its batch, in milliseconds; its pull request expires on the
+    /// server at most this long after the server received it.
+    static let fetchWait: Int64 = 500
 
     init(
         connection: NATSConnection, settings: NATSConsumerSettings, ending: RunEnding, meter: ComponentMeter? = nil,
@@ -266,11 +274,13 @@ final class NATSConsumer: @unchecked Sendable {
             if messages.isEmpty {
                 // While the client reconnects, a pull request would only wait in its buffer: wait here.
                 let connected = natsConnection_Status(connection.connection) == NATS_CONN_STATUS_CONNECTED
+                let wanted = min(settings.batch, room)
                 status =
                     connected
-                    ? natsSubscription_Fetch(&list, subscription, Int32(min(settings.batch, room)), 500, &code)
+                    ? natsSubscription_Fetch(&list, subscription, Int32(wanted), Self.fetchWait, &code)
                     : NATS_CONNECTION_DISCONNECTED
                 if status == NATS_OK { messages = Self.take(&list) }
+                if connected { requestsSent = true }
             }
             if status == NATS_OK {
                 condition.lock()
@@ -306,7 +316,7 @@ final class NATSConsumer: @unchecked Sendable {
     /// Gives back what reached the subscription after its last fetch returned: a fetch that timed
     /// out just before its messages came in (as when the runner was stopped by SIGSTOP) leaves
     /// them queued, and left alone each would wait out ackWait.
-    private func giveBackQueued() {
+    func giveBackQueued() {
         guard let subscription else { return }
         while true {
             let messages = takeQueued(from: subscription, atMost: max(settings.batch, 1))
@@ -316,6 +326,32 @@ final class NATSConsumer: @unchecked Sendable {
             condition.unlock()
             for message in messages { giveBack(message) }
         }
+    }
+
+    /// Waits, once fetching stopped and before the subscription closes, until no pull request
+    /// can deliver any more, and gives back what they deliver meanwhile. A fetch returns at its
+    /// own deadline, but the server ends its request up to `fetchWait` after it *received* it,
+    /// later when the request waited on a slow link or in a busy client's or server's queue; a
+    /// message delivered after the subscription closed is lost to the consumer until ackWait
+    /// (30 s). So a partition handed over, lost or fenced reaches its next reader at once and in
+    /// order, and a stopped runner's last messages reach the others of its consumer at once.
+    func letTheLastRequestLapse() {
+        guard requestsSent else { return giveBackQueued() }
+        let connection = connection.connection
+        // Every request reached the server before the answer to this flush did: none can deliver
+        // later than `fetchWait` from now.
+        _ = natsConnection_FlushTimeout(connection, 2_000)
+        let lapsed = Date(timeIntervalSinceNow: Double(Self.fetchWait) / 1_000)
+        while Date() < lapsed {
+            giveBackQueued()
+            condition.lock()
+            _ = condition.wait(until: min(lapsed, Date(timeIntervalSinceNow: 0.05)))
+            condition.unlock()
+        }
+        // What they delivered before they lapsed has arrived once this flush is answered.
+        _ = natsConnection_FlushTimeout(connection, 2_000)
+        giveBackQueued()
+        requestsSent = false
     }
 
     /// Up to `limit` messages already queued in the subscription, taken without a pull request:

@@ -50,6 +50,9 @@ final class NATSWorker: @unchecked Sendable {
         }
         lock.unlock()
         consumer.publishPendingDeadLetters()
+        // Before the connection closes: what the last pull request still delivers goes back at
+        // once (to the partition's next reader, or another runner of the consumer).
+        consumer.letTheLastRequestLapse()
     }
 
     /// After the run: stops waiting for settlements and waits (up to 5 s) for the fetch thread

@@ -61,6 +61,32 @@ final class NATSTests: OneNATSServerTestCase {
         XCTAssertLessThan(elapsed, 10, "a fetch follows as soon as a batch fits")
     }
 
+    /// Messages an operator holds past ackWait (a 4 s window, ackWait 1 s) are said to be in
+    /// progress while the runner lives, so the server does not deliver them again: the window
+    /// counts each order once. (Before, each was delivered again every second it was held, and
+    /// counted three or four times.)
+    func testMessagesHeldPastAckWaitAreNotDeliveredAgainNorCountedTwice() throws {
+        try writeOrders(1...100)
+        let setup = try startConsumer(
+            consumerPipeline(durable: "held", output: "setup.jsonl", extra: ", ackWait: 1s"))
+        waitForStderr(setup, containing: "nats: reading ORDERS/held")
+        XCTAssertEqual(stop(setup).0, 143)
+        let runner = try startConsumer(
+            consumerPipeline(
+                durable: "held", output: "counts.jsonl", extra: ", ackWait: 1s",
+                ops: "- aggregate: { every: 4s, fields: { n: count } }"))
+        XCTAssertEqual(try publish().status, 0)
+        waitForLines("counts.jsonl", atLeast: 1)
+        Thread.sleep(forTimeInterval: 4.5)
+        let (status, stderr) = stop(runner)
+        XCTAssertEqual(status, 143, stderr)
+        let counts = lines("counts.jsonl").compactMap { line -> Int? in
+            guard let key = line.range(of: "\"n\":") else { return nil }
+            return Int(line[key.upperBound...].prefix(while: \.isNumber))
+        }
+        XCTAssertEqual(counts.reduce(0, +), 100, "each order counted once: \(lines("counts.jsonl"))")
+    }
+
     func testAFailingMessageIsRetriedThenDeadLettered() throws {
         try
             "{\"id\":1,\"qty\":2,\"price\":2.5}\n{\"id\":2,\"qty\":3,\"price\":\"free\"}\n{\"id\":3,\"qty\":1,\"price\":1}\n"

@@ -19,7 +19,8 @@ private enum Key {
             "Where a new consumer starts: all, new, last, a stream sequence (1042) or a time (2026-11-23T10:00:00Z).")
     static let ackWait = Parameter<RxTimeInterval>(
         "ackWait", default: .seconds(30),
-        doc: "How long the server waits for a message's acknowledgement before delivering it again."
+        doc:
+            "How long the server waits for a message's acknowledgement before delivering it again. A runner that is alive says the messages its pipeline holds are in progress every third of ackWait, so a window longer than ackWait is not delivered again."
     ).above(RxTimeInterval.zero)
     static let maxDeliver = Parameter<Int>(
         "maxDeliver", default: 5,

@@ -24,7 +24,8 @@ public final class EventTimeScheduler: SchedulerType {
     // thread only: unchecked, as a dynamic exclusivity check costs a thread-local lookup.
     /// The watermark, in milliseconds since the Unix epoch (0 until started).
     @exclusivity(unchecked) public private(set) var clock: Int64 = 0
-    /// Whether the first element's time has set the clock.
+    /// Whether the clock was set: by the first element's time (`start`) or by a checkpoint's
+    /// watermark (`restore`).
     public private(set) var isStarted = false
     /// The pipeline's scheduler.
     public let base: any SchedulerType

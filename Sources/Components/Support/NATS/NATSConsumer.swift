@@ -77,16 +77,56 @@ final class NATSConsumer: @unchecked Sendable {
     /// How long a fetch waits for its batch, in milliseconds; its pull request expires on the
     /// server at most this long after the server received it.
     static let fetchWait: Int64 = 500
+    /// The messages fetched and not yet settled, said to be in progress while the pipeline holds
+    /// them (`keepHeldAlive`).
+    private var held = Set<OpaquePointer>()
+    /// The pipeline's thread, whose clock paces `keepHeldAlive` and whose answers vouch for it.
+    private let pipeline: (any ConcurrentDeliveryScheduler)?
+    /// When the held messages were last said to be in progress (the pipeline's clock).
+    private var keptAliveAt: RxTime?
+    /// Whether the pipeline's thread ran what `keepHeldAlive` last enqueued.
+    private var pipelineAnswered = true
 
     init(
         connection: NATSConnection, settings: NATSConsumerSettings, ending: RunEnding, meter: ComponentMeter? = nil,
-        report: @escaping @Sendable (String) -> Void = { _ in }
+        pipeline: (any ConcurrentDeliveryScheduler)? = nil, report: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.connection = connection
         self.settings = settings
         self.ending = ending
         self.meter = meter
+        self.pipeline = pipeline
         self.report = report
+    }
+
+    /// Says every held message is still in progress (JetStream's `+WPI`, which starts its
+    /// ackWait again), every third of ackWait, while the pipeline's thread keeps answering. A
+    /// message an operator holds past ackWait (a window waiting for its end, a slow sink) was
+    /// otherwise delivered again while its first copy was held, and counted twice. A pipeline
+    /// whose thread did not run what was enqueued a third of ackWait before is not vouched for:
+    /// its messages go to another runner after ackWait, as a dead runner's do. The lock is held.
+    private func keepHeldAliveLocked() {
+        guard let pipeline, !closed else { return }
+        let now = pipeline.now
+        guard let last = keptAliveAt else {
+            keptAliveAt = now
+            return
+        }
+        guard now - last >= settings.ackWait / 3 else { return }
+        keptAliveAt = now
+        let answered = pipelineAnswered
+        pipelineAnswered = false
+        pipeline.enqueue { [self] in condition.withLock { pipelineAnswered = true } }
+        guard answered else { return }
+        for message in held { natsMsg_InProgress(message, nil) }
+    }
+
+    /// `keepHeldAliveLocked`, taking the lock (the fetch thread, between fetches and while it
+    /// waits for the last messages to be settled).
+    func keepHeldAlive() {
+        condition.lock()
+        keepHeldAliveLocked()
+        condition.unlock()
     }
 
     /// A watched run's view of a fetched batch: how many were delivered before, and what is pending.
@@ -248,8 +288,10 @@ final class NATSConsumer: @unchecked Sendable {
         while true {
             condition.lock()
             // A fetch waits for room for a whole batch: one wake-up a batch, not one a message.
+            keepHeldAliveLocked()
             while settings.maxAckPending - inFlight < fetchRoom && !stopped && deadLetters.isEmpty {
                 _ = condition.wait(until: Date(timeIntervalSinceNow: 0.2))
+                keepHeldAliveLocked()
             }
             let letters = deadLetters
             deadLetters = []
@@ -285,6 +327,7 @@ final class NATSConsumer: @unchecked Sendable {
             if status == NATS_OK {
                 condition.lock()
                 inFlight += messages.count
+                held.formUnion(messages)
                 let pending = inFlight
                 let stoppedMeanwhile = stopped
                 condition.unlock()
@@ -394,6 +437,7 @@ final class NATSConsumer: @unchecked Sendable {
     func giveBack(_ message: OpaquePointer) {
         condition.lock()
         defer { condition.unlock() }
+        held.remove(message)
         if !closed { natsMsg_Nak(message, nil) }
         natsMsg_Destroy(message)
         inFlight -= 1
@@ -404,6 +448,7 @@ final class NATSConsumer: @unchecked Sendable {
     func settle(_ message: OpaquePointer, failure: String?) {
         condition.lock()
         defer { condition.unlock() }
+        held.remove(message)
         if closed {
             natsMsg_Destroy(message)
             return

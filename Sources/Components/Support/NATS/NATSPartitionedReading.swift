@@ -106,9 +106,8 @@ final class NATSPartitionedReading: @unchecked Sendable {
         defer { connection.close() }
         var first = true
         var failing = false
-        var roundStartedAt = reading.scheduler.now
         while !condition.withLock({ stopping }) {
-            roundStartedAt = reading.scheduler.now
+            let roundStartedAt = reading.scheduler.now
             do {
                 try renew(leases, js: connection.jetStream)
                 failing = false

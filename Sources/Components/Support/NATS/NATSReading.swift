@@ -41,7 +41,8 @@ struct NATSReading: @unchecked Sendable {
                 return ended(error)
             }
             let consumer = NATSConsumer(
-                connection: connection, settings: settings, ending: ending, meter: meter, report: report)
+                connection: connection, settings: settings, ending: ending, meter: meter, pipeline: scheduler,
+                report: report)
             defer {
                 consumer.close()
                 connection.close()

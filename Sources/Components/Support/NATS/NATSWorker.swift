@@ -45,6 +45,7 @@ final class NATSWorker: @unchecked Sendable {
             // The message a failing run failed on is dead-lettered after the fetching stopped.
             lock.unlock()
             consumer.publishPendingDeadLetters()
+            consumer.keepHeldAlive()
             lock.lock()
             _ = lock.wait(until: Date(timeIntervalSinceNow: 0.05))
         }

@@ -179,6 +179,26 @@ final class PartitionLeasesTests: XCTestCase {
         XCTAssertEqual(Set(bucket.owners().values), ["b"], "a never wrote over b's leases")
     }
 
+    /// A renewal the server applied but whose answer was lost (a timeout under load) leaves the
+    /// runner with a stale revision: its next round finds the lease "lost", sees that the entry
+    /// still names it, and takes it back at once instead of leaving the partition unread until
+    /// the entry expires.
+    func testARenewalAppliedWithoutAnAnswerIsTakenBackAtTheNextRound() throws {
+        let answersLost = AnswerLosingBucket(bucket)
+        let a = PartitionLeases(runner: "a", partitions: 4, bucket: answersLost)
+        _ = try a.round()
+        XCTAssertEqual(a.held.count, 4)
+        bucket.now += timeToLive / 3
+        answersLost.loseTheNextUpdatesAnswer = true
+        XCTAssertThrowsError(try a.round(), "the renewal of partition 0 timed out")
+        bucket.now += timeToLive / 3
+        let changes = try a.round()
+        XCTAssertEqual(changes.lost, [0], "its revision had moved on")
+        XCTAssertEqual(changes.acquired, [0], "taken back in the same round")
+        XCTAssertEqual(a.held.count, 4)
+        XCTAssertEqual(Set(bucket.owners().values), ["a"])
+    }
+
     /// Runners join, stop and die at random; after each change and a few rounds every partition is
     /// held by exactly one live runner, by shares that differ by one at most.
     func testRandomJoinsStopsAndDeathsAlwaysSettleOnOneHolderPerPartition() throws {
@@ -201,4 +221,28 @@ final class PartitionLeasesTests: XCTestCase {
             XCTAssertLessThanOrEqual(counts.max()! - counts.min()!, 1, "\(counts)")
         }
     }
+}
+
+/// A bucket whose next update is applied but answered with an error, as a JetStream request that
+/// timed out after the server had done it.
+final class AnswerLosingBucket: LeaseBucket {
+    private let bucket: MemoryLeaseBucket
+    var loseTheNextUpdatesAnswer = false
+
+    init(_ bucket: MemoryLeaseBucket) { self.bucket = bucket }
+
+    struct Timeout: Error {}
+
+    func entries() -> [String: LeaseBucketEntry] { bucket.entries() }
+    func put(_ key: String, _ value: String) -> UInt64 { bucket.put(key, value) }
+    func create(_ key: String, _ value: String) -> UInt64? { bucket.create(key, value) }
+    func update(_ key: String, _ value: String, expected: UInt64) throws -> UInt64? {
+        let revision = bucket.update(key, value, expected: expected)
+        if loseTheNextUpdatesAnswer {
+            loseTheNextUpdatesAnswer = false
+            throw Timeout()
+        }
+        return revision
+    }
+    func delete(_ key: String) { bucket.delete(key) }
 }

@@ -89,6 +89,18 @@ final class PartitionLeases {
                 owners[partition] = entry.value
             }
         }
+        // A lease that names this runner but is not held here: a write of this runner's that was
+        // applied though its answer never came (a timeout on a loaded server), so the revision
+        // held here was stale. Taken back at the entry's revision; left alone, the partition
+        // counted as this runner's and went unread until the entry expired.
+        for (partition, owner) in owners.sorted(by: { $0.key < $1.key }) where owner == runner && held[partition] == nil
+        {
+            guard let entry = entries[Self.partitionKey(partition)],
+                let taken = try bucket.update(Self.partitionKey(partition), runner, expected: entry.revision)
+            else { continue }
+            held[partition] = taken
+            changes.acquired.append(partition)
+        }
         let plan = PartitionAssignment.next(runner: runner, partitions: partitions, runners: runners, owners: owners)
         if !plan.release.isEmpty { willHandOver(plan.release) }
         for partition in plan.release {

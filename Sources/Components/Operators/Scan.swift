@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 /// The parameters `scan` and `reduce` share.

@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 /// One subscription of `aggregate`: its open windows (one, unless elements come as they come on

@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 /// The event time of a run: one clock (an `EventTimeScheduler`) shared by every stream that

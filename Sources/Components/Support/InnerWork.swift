@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 /// What `flatMap`, `flatMapLatest` and `concatMap` share: running an inner source per element,

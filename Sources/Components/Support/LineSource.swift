@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 /// Where lines come from: a descriptor read to its end, the event that ends the source then

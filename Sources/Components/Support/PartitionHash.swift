@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+import Pipeline
 
 /// Which partition a key belongs to, the same in every run, on every machine and in every
 /// version: FNV-1a (32 bits) of the key's bytes, modulo the number of partitions.

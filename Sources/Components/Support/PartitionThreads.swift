@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 /// The threads a `partitionBy` runs its partitions on in a real-time run. Each runs a serial run

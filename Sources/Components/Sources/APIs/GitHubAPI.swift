@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 /// What `github.search` and `github.userRepos` share: the REST API's headers (media type,

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Host) import Pipeline
+import Pipeline
 
 private enum RepositoryOrder: String, ParameterChoice {
     case bestMatch = "best-match"

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Host) import Pipeline
+import Pipeline
 
 private enum Affiliation: String, ParameterChoice {
     case owner, all, member

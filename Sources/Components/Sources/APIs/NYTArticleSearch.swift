@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 /// What `nyt.search` and `nyt.newest` share: NYT's Article Search API, 10 articles a page, at

@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+import Pipeline
 
 private enum Key {
     static let q = Parameter<Template?>("q", doc: "Optional search text.", example: "climate")

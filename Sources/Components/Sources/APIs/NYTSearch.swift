@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+import Pipeline
 
 private enum ArticleOrder: String, ParameterChoice {
     case relevance, newest, oldest

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Host) import Pipeline
+import Pipeline
 
 /// A file of recorded HTTP exchanges (`rivulet run --record`), replayed by `--replay`.
 ///

@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 /// Sends requests. Every transport calls `completion` on the pipeline's scheduler, once, unless

@@ -1,6 +1,6 @@
 import CNATS
 import Foundation
-@_spi(Host) import Pipeline
+import Pipeline
 
 /// How to reach a NATS server: the URLs and the credentials, as the `nats` source and sink take
 /// them. Secrets are added to the redactor, so no message shows them.

@@ -1,5 +1,5 @@
 import CNATS
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 /// One publish of the `nats` sink, kept with its element and origin until JetStream answers.

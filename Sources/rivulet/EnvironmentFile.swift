@@ -12,7 +12,7 @@ enum EnvironmentFile {
 
     /// The variables of the file at `path`, in order.
     static func read(_ path: String) throws(Problem) -> [(String, String)] {
-        guard let text = PipelineLoader.readFile(path) else {
+        guard let text = LocalFiles.readText(path) else {
             throw Problem(description: "error: cannot read the environment file '\(path)'")
         }
         var variables: [(String, String)] = []

@@ -105,7 +105,7 @@ struct LintCommand: ParsableCommand {
         var texts: [String: String] = [:]
         for diagnostic in diagnostics {
             let file = diagnostic.location.file
-            if texts[file] == nil { texts[file] = PipelineLoader.readFile(file) ?? "" }
+            if texts[file] == nil { texts[file] = LocalFiles.readText(file) ?? "" }
             RunLog.report([diagnostic], source: texts[file])
         }
     }

@@ -59,7 +59,7 @@ struct TestCommand: ParsableCommand, HandlesStopSignals {
     static func watchedFiles(_ roots: [String]) -> [String] {
         let tests = (try? testFiles(roots)) ?? []
         var files = Set(tests)
-        for folder in Set(tests.map { PipelineLoader.directory(of: $0) }) {
+        for folder in Set(tests.map { LocalFiles.directory(of: $0) }) {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
                 let path = folder + "/" + name
                 var isDirectory: ObjCBool = false
@@ -137,7 +137,7 @@ struct TestCommand: ParsableCommand, HandlesStopSignals {
                 FileHandleOutput.standardOutput.write(indented.joined(separator: "\n") + "\n")
             }
         }
-        if !replacements.isEmpty, let text = PipelineLoader.readFile(file) {
+        if !replacements.isEmpty, let text = LocalFiles.readText(file) {
             do {
                 try ExpectationUpdate.apply(replacements, to: text).write(
                     toFile: file, atomically: true, encoding: .utf8)

@@ -86,7 +86,7 @@ final class PipelineHarness {
     /// Runs the pipeline file at `path`.
     @discardableResult
     func run(file path: String, until: Int = 600_000) throws -> PipelineHarness {
-        guard let text = PipelineLoader.readFile(path) else { throw DiagnosticList([]) }
+        guard let text = LocalFiles.readText(path) else { throw DiagnosticList([]) }
         return try run(text, until: until)
     }
 

@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 #if canImport(Glibc)
@@ -206,7 +206,7 @@ final class FileSink: FlushingSink {
     /// Removes `PATH.tmp-PID` files that runs killed before their rename left behind (their
     /// process is gone); a live run's is kept.
     static func removeLeftovers(of path: String) {
-        let folder = PipelineLoader.directory(of: path)
+        let folder = LocalFiles.directory(of: path)
         let prefix = String(path.split(separator: "/").last ?? "") + ".tmp-"
         for (name, _) in directoryEntries(of: folder) {
             guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count)) else { continue }

@@ -117,7 +117,7 @@ extension BuiltinComponents {
 
     /// The entries of a timeline file (JSON, or YAML by its extension).
     static func readTimelineFile(_ path: String) throws -> [TimelineEntry] {
-        guard let text = PipelineLoader.readFile(path) else { throw TimelineError("cannot read \(path)") }
+        guard let text = LocalFiles.readText(path) else { throw TimelineError("cannot read \(path)") }
         let document: Value
         if path.hasSuffix(".yaml") || path.hasSuffix(".yml") {
             do {

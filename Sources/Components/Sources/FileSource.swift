@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 #if canImport(Glibc)
@@ -56,7 +56,7 @@ extension BuiltinComponents {
             let written = values[Key.path]
             let resolved = validation.resolvePath(written)
             if FileLines.isGlob(resolved) || values[Key.follow] {
-                let folder = PipelineLoader.directory(of: resolved)
+                let folder = LocalFiles.directory(of: resolved)
                 if access(folder, R_OK) != 0 {
                     validation.error(
                         "cannot read the folder '\(folder)' of '\(written)'", at: Key.path, in: values,
@@ -219,7 +219,7 @@ final class FileLines {
     /// The file in `path`'s folder with inode `inode` (where a rotation renamed it), if any.
     static func file(withInode inode: UInt64, near path: String) -> String? {
         guard inode != 0 else { return nil }
-        let folder = PipelineLoader.directory(of: path)
+        let folder = LocalFiles.directory(of: path)
         return directoryEntries(of: folder).first { $0.inode == inode }.map { folder + "/" + $0.name }
     }
 
@@ -227,7 +227,7 @@ final class FileLines {
     /// name begins with its name, not the file at `path` now, last written no earlier than
     /// `finished`), with its inode.
     static func rotatedSuccessor(of path: String, after finished: stat) -> (String, UInt64)? {
-        let folder = PipelineLoader.directory(of: path)
+        let folder = LocalFiles.directory(of: path)
         let base = String(path.split(separator: "/").last ?? "")
         let currentInode = inode(of: path)
         var best: (path: String, inode: UInt64, time: timespec)?

@@ -103,7 +103,7 @@ enum Fixture {
     }
 
     static func readDocument(path: String, format: String, context: ComponentContext) throws -> Value {
-        guard let text = PipelineLoader.readFile(path) else { throw context.error("cannot read fixture file \(path)") }
+        guard let text = LocalFiles.readText(path) else { throw context.error("cannot read fixture file \(path)") }
         if format == "yaml" {
             do {
                 return try YAMLLoader(file: path, environment: [:]).load(text)?.toValue() ?? .null

@@ -1,6 +1,6 @@
 import CNATS
 import Foundation
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 private enum Key {
@@ -213,7 +213,7 @@ enum NATSSource {
             let ending = context.shared(RunEnding.self) { RunEnding() }
             let drains = context.shared(SourceDrains.self) { SourceDrains() }
             // A watched run is ready once the consumer (or subscription) is in place.
-            let connected = Self.readinessSignal(context)
+            let connected = context.connecting()
             let meter = context.meter
             let (fail, complete) = endings(target, boundContext, scheduler)
             if settings.stream == nil {
@@ -277,12 +277,6 @@ enum NATSSource {
         drains.add { partitioned.stop() }
         drains.atEnd { partitioned.finish() }
         partitioned.start()
-    }
-
-    /// What the source calls once connected: tells a watched run it is ready (nothing otherwise).
-    private static func readinessSignal(_ context: ComponentContext) -> @Sendable () -> Void {
-        guard let readiness = context.existing(SourceReadiness.self) else { return {} }
-        return readiness.connecting()
     }
 
     /// Core NATS: a (queue) subscription whose messages go straight into the pipeline.

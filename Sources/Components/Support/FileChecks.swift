@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+import Pipeline
 
 #if canImport(Glibc)
     import Glibc
@@ -16,7 +16,7 @@ extension ComponentValidation {
     /// An error at `key` unless the folder of the file it names exists (a sink creates the file,
     /// never its folder).
     func requireFolder(_ key: Parameter<String>, in values: ParameterValues, writing what: String) {
-        let folder = PipelineLoader.directory(of: values[key])
+        let folder = LocalFiles.directory(of: values[key])
         if !fileExists(folder) {
             error(
                 "the folder '\(folder)' of '\(values[key])' does not exist", at: key, in: values,

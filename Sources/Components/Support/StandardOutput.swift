@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 /// Standard output for a whole pipeline: every sink writing there (stdout, table, the screen)

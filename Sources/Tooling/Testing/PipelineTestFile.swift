@@ -353,7 +353,7 @@ import Reactive
         var body: [UInt8] = []
         if let file = response["bodyFile"]?.scalar {
             let path = Validator.resolve(file, against: baseDirectory)
-            guard let text = PipelineLoader.readFile(path) else {
+            guard let text = LocalFiles.readText(path) else {
                 collector.error(
                     "cannot read bodyFile '\(file)' (looked for \(path))", at: response["bodyFile"]!.location)
                 return nil

@@ -104,7 +104,7 @@ import Reactive
     }
 
     private func visit(testFile path: String, execute: Bool, filter: String? = nil) -> FileResult {
-        let directory = PipelineLoader.directory(of: path)
+        let directory = LocalFiles.directory(of: path)
         let text: String
         switch PipelineLoader.readPipelineFile(path) {
         case .success(let read): text = read

@@ -41,8 +41,8 @@
             // A NUL byte or a bad byte has a place: show its line (the bytes decoded as far as they go).
             let located = problem.location.line > 1 || problem.location.column > 1
             return Loaded(
-                source: located ? Self.readFile(path) : nil, pipeline: nil, diagnostics: [problem],
-                baseDirectory: Self.directory(of: path))
+                source: located ? LocalFiles.readText(path) : nil, pipeline: nil, diagnostics: [problem],
+                baseDirectory: LocalFiles.directory(of: path))
         }
     }
 
@@ -102,7 +102,7 @@
 
     /// Checks `text` as the pipeline file `path`, after applying `overrides`.
     public func load(text: String, path: String, overrides: [Override] = []) -> Loaded {
-        let directory = Self.directory(of: path)
+        let directory = LocalFiles.directory(of: path)
         var root: YAMLNode?
         do {
             root = try YAMLLoader(file: path, environment: environment).load(text)
@@ -136,31 +136,5 @@
         return Loaded(
             source: text, pipeline: collector.hasErrors ? nil : pipeline, diagnostics: collector.sorted,
             baseDirectory: directory)
-    }
-
-    /// The directory part of `path` (`.` for a bare file name).
-    public static func directory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
-    /// The file's contents as UTF-8 text, or nil if it cannot be read.
-    public static func readFile(_ path: String) -> String? {
-        readBytes(path).map { String(decoding: $0, as: UTF8.self) }
-    }
-
-    /// The file's bytes, or nil if it cannot be read.
-    static func readBytes(_ path: String) -> [UInt8]? {
-        guard let file = fopen(path, "rb") else { return nil }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count > 0 { bytes.append(contentsOf: buffer[0..<count]) }
-            if count < buffer.count { break }
-        }
-        if ferror(file) != 0 { return nil }
-        return bytes
     }
 }

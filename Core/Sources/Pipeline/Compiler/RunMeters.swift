@@ -4,16 +4,18 @@ import Synchronization
 /// What one component of a watched run has done so far: the elements it emitted (a sink: received),
 /// the errors it ended with, whether it has ended. Written on the pipeline's thread, read from any
 /// (a metrics endpoint), so the counts are atomics the pipeline's thread alone writes, with a
-/// relaxed load and store.
-@_spi(Host) public final class ComponentMeter: Sendable {
+/// relaxed load and store. A component, built in or a plugin, finds its own as `context.meter`
+/// and counts on it what it does beside its elements (`count`, `gauge`, `observe`), which
+/// `/metrics` exports; the rest is the host's.
+public final class ComponentMeter: Sendable {
     /// Its place in the file: `source`, `ops.2`, `streams.typed.ops.0`, `sinks.1`.
     public let place: String
     /// Whether it is a source, an operator or a sink.
-    public let kind: ComponentKind
+    @_spi(Host) public let kind: ComponentKind
     /// The component's name (`debounce`).
-    public let component: String
+    @_spi(Host) public let component: String
     /// The meter of what feeds it (the stage before it), nil for a source.
-    public let upstream: ComponentMeter?
+    @_spi(Host) public let upstream: ComponentMeter?
     private let elementCount = Atomic<Int>(0)
     private let errorCount = Atomic<Int>(0)
     private let ended = Atomic<Bool>(false)
@@ -37,17 +39,17 @@ import Synchronization
     }
 
     /// Elements emitted (sources, operators) or received (sinks).
-    public var elements: Int { elementCount.load(ordering: .relaxed) }
+    @_spi(Host) public var elements: Int { elementCount.load(ordering: .relaxed) }
     /// Elements that reached it: a sink's own count, an operator's upstream's.
-    public var elementsIn: Int? { kind == .sink ? elements : upstream?.elements }
+    @_spi(Host) public var elementsIn: Int? { kind == .sink ? elements : upstream?.elements }
     /// Error events it emitted (or, for a sink, received).
-    public var errors: Int { errorCount.load(ordering: .relaxed) }
+    @_spi(Host) public var errors: Int { errorCount.load(ordering: .relaxed) }
     /// Whether it has completed or failed.
-    public var isEnded: Bool { ended.load(ordering: .relaxed) }
+    @_spi(Host) public var isEnded: Bool { ended.load(ordering: .relaxed) }
 
     /// A counter or gauge a component keeps beside the element counts, by name and one optional
     /// extra label (`status`: `2xx`).
-    public struct ExtraKey: Hashable, Sendable {
+    @_spi(Host) public struct ExtraKey: Hashable, Sendable {
         /// The metric's name without the `rivulet_` prefix; counters end in `_total`.
         public let name: String
         /// An extra label, such as ("status", "2xx").
@@ -90,19 +92,19 @@ import Synchronization
     }
 
     /// The counters and gauges so far.
-    public var extraValues: [ExtraKey: Int] { extras.withLock { $0.values } }
+    @_spi(Host) public var extraValues: [ExtraKey: Int] { extras.withLock { $0.values } }
 
     /// What a sink counts of the elements it received but did not write (an HTTP request that
     /// failed, and those queued behind it when the run fails): the run's summary leaves them out.
     public static let unwrittenCounter = "sink_unwritten_total"
 
     /// The elements a sink wrote: those it received, less those it counted as not written.
-    public var written: Int {
+    @_spi(Host) public var written: Int {
         elements - (extraValues.first { $0.key.name == Self.unwrittenCounter }?.value ?? 0)
     }
 
     /// The durations observed since the last call, by name.
-    public func takeDurations() -> [String: [Double]] {
+    @_spi(Host) public func takeDurations() -> [String: [Double]] {
         extras.withLock { extras in
             defer { extras.durations = [:] }
             return extras.durations
@@ -110,7 +112,7 @@ import Synchronization
     }
 
     /// Starts copying the elements it emits (a sink: receives) into `tap`.
-    public func attach(_ tap: Tap) {
+    @_spi(Host) public func attach(_ tap: Tap) {
         tap.start(seen: droppedByEveryTap.load(ordering: .relaxed))
         taps.withLock { $0.append(tap) }
         hungryTaps.wrappingAdd(1, ordering: .relaxed)
@@ -118,7 +120,7 @@ import Synchronization
     }
 
     /// Stops copying into `tap`.
-    public func detach(_ tap: Tap) {
+    @_spi(Host) public func detach(_ tap: Tap) {
         let removed = taps.withLock { taps in
             let before = taps.count
             taps.removeAll { $0 === tap }
@@ -130,7 +132,7 @@ import Synchronization
     }
 
     /// What `tap` holds, and how many elements it dropped since the last call (it has room again).
-    public func take(_ tap: Tap) -> (lines: [[UInt8]], dropped: Int) {
+    @_spi(Host) public func take(_ tap: Tap) -> (lines: [[UInt8]], dropped: Int) {
         let (taken, wasFull) = tap.take(seen: droppedByEveryTap.load(ordering: .relaxed))
         if wasFull { hungryTaps.wrappingAdd(1, ordering: .relaxed) }
         return taken
@@ -170,7 +172,7 @@ import Synchronization
 
 /// How far a source is through an input of known size (a file's bytes, a fixture's elements):
 /// two relaxed stores as it reads, read by the progress line from another thread.
-@_spi(Host) public final class InputProgress: Sendable {
+public final class InputProgress: Sendable {
     private let doneCount = Atomic<Int>(0)
     private let totalCount = Atomic<Int>(-1)
 
@@ -183,7 +185,7 @@ import Synchronization
     public func advance(to done: Int) { doneCount.store(done, ordering: .relaxed) }
 
     /// What has been read of how much; nil when the size is not known (a stream without end).
-    public var fraction: (done: Int, total: Int)? {
+    @_spi(Host) public var fraction: (done: Int, total: Int)? {
         let total = totalCount.load(ordering: .relaxed)
         return total < 0 ? nil : (min(doneCount.load(ordering: .relaxed), total), total)
     }
@@ -337,10 +339,18 @@ import Synchronization
 }
 
 extension ComponentContext {
+    /// Says that this source is connecting (to a server) after the run started: a watched run is
+    /// not ready (`/ready`) until the returned function is called, once it is connected (only
+    /// the first call counts). Without a watched run, it does nothing.
+    public func connecting() -> @Sendable () -> Void {
+        guard let readiness = existing(SourceReadiness.self) else { return {} }
+        return readiness.connecting()
+    }
+
     /// This component's meter, for what it counts beside its elements (a component inside
     /// another's inner chain or source: its owner's, so `flatMapLatest`'s requests are counted
     /// on it); nil when nothing meters the run or the component, and then it counts nothing.
-    @_spi(Host) public var meter: ComponentMeter? {
+    public var meter: ComponentMeter? {
         meterKey.isEmpty ? nil : existing(RunMeters.self)?.meter(forKey: meterKey)
     }
 }

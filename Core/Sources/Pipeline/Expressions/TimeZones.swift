@@ -47,7 +47,7 @@ struct TimeZoneRules: Sendable {
         if name == "UTC" || name == "Z" { return utc }
         if let known = cache.withLock({ $0[name] }) { return known }
         guard !name.isEmpty, !name.hasPrefix("/"), !name.split(separator: "/").contains(".."),
-            let bytes = PipelineLoader.readBytes("\(directory)/\(name)"), bytes.count < 1 << 20,
+            let bytes = LocalFiles.readBytes("\(directory)/\(name)"), bytes.count < 1 << 20,
             let rules = parse(bytes, name: name)
         else { return nil }
         cache.withLock { $0[name] = rules }

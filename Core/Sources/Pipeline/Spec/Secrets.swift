@@ -5,13 +5,13 @@ import Synchronization
 /// under `secrets:`), and the keys API sources send — and their masking wherever rivulet writes
 /// text: errors, logs, traces, recordings, sinks. A value is masked as written and in the forms
 /// it takes on the way: percent-encoded, form-encoded, base64 and JSON-escaped.
-@_spi(Host) public final class Secrets: Sendable {
+public final class Secrets: Sendable {
     /// The one set of a process.
     public static let shared = Secrets()
     /// What a secret is replaced by.
     public static let placeholder = "REDACTED"
     /// Words that make an environment variable's value a secret, in its name (any case).
-    public static let secretNameWords = ["KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"]
+    @_spi(Host) public static let secretNameWords = ["KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"]
 
     private let forms = Mutex<[String]>([])
     private let known = Atomic<Bool>(false)
@@ -20,7 +20,7 @@ import Synchronization
     public var isEmpty: Bool { !known.load(ordering: .relaxed) }
 
     /// Whether the variable `name` holds a secret by its name.
-    public static func isSecretName(_ name: String) -> Bool {
+    @_spi(Host) public static func isSecretName(_ name: String) -> Bool {
         let upper = name.uppercased()
         return secretNameWords.contains { upper.contains($0) }
     }
@@ -98,7 +98,7 @@ import Synchronization
     }
 
     /// The names of the environment variables `text` reads with `${NAME}` or `${NAME:-default}`.
-    public static func variables(in text: String) -> Set<String> {
+    @_spi(Host) public static func variables(in text: String) -> Set<String> {
         var names: Set<String> = []
         var rest = text[...]
         while let start = rest.firstRange(of: "${") {

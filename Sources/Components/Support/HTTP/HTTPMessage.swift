@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Host) import Pipeline
+import Pipeline
 
 /// An HTTP request as a source makes it.
 public struct HTTPRequestData: Sendable, Equatable {

@@ -1,6 +1,6 @@
 import CNATS
 import Foundation
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 /// One message from a durable consumer, as the origin of what it causes: when nothing holds it

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 /// The parameters the `nats` source and sink share: where the server is and how to log in.

@@ -1,6 +1,6 @@
 import CNATS
 import Foundation
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 /// A `nats` source with `group` and `partitions`: the runners of the group divide the partitions

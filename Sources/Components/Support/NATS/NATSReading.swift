@@ -1,6 +1,6 @@
 import CNATS
 import Foundation
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 /// What every JetStream consumer of one `nats` source shares: where its messages go (the

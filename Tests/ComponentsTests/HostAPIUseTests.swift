@@ -16,10 +16,10 @@ final class HostAPIUseTests: XCTestCase {
         "Operators/PartitionBy.swift": "builds its partitions' chains (ChainPlacement, PipelineCompiler, RunMeters)",
         "Sources/Events.swift": "reads a timeline file with the pipeline's YAML loader (YAMLLoader)",
         "Sources/Fixture.swift": "reads a fixture file with the pipeline's YAML loader (YAMLLoader)",
-        "Support/LineReader.swift": "the JSON fast path (JSONScanner.Scratch, parseOnDemand)",
-        "Support/MergedChains.swift": "reads a chain's operators (ParameterValues.OperatorChain.operators)",
-        "Support/ParallelLines.swift": "the JSON fast path (JSONScanner.Scratch, parseOnDemand)",
-        "Support/PartitionedRun.swift": "partitions on threads (ChainPlacement, CheckpointBarrier)",
+        "Support/Lines/LineReader.swift": "the JSON fast path (JSONScanner.Scratch, parseOnDemand)",
+        "Support/InnerChains/MergedChains.swift": "reads a chain's operators (ParameterValues.OperatorChain.operators)",
+        "Support/Lines/ParallelLines.swift": "the JSON fast path (JSONScanner.Scratch, parseOnDemand)",
+        "Support/Partitions/PartitionedRun.swift": "partitions on threads (ChainPlacement, CheckpointBarrier)",
         "Support/Timeline.swift": "reads YAML nodes (YAMLNode)",
     ]
 

@@ -4,7 +4,7 @@
 set -uo pipefail
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
-timeout 1200 swift test --skip-build --disable-swift-testing "$@" 2>&1 | tee "$log"
+timeout 1800 swift test --skip-build --disable-swift-testing "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ]; then
   echo "== failed tests (exit $status)"

@@ -378,9 +378,13 @@ final class NATSConsumer: @unchecked Sendable {
     /// message delivered after the subscription closed is lost to the consumer until ackWait
     /// (30 s). So a partition handed over, lost or fenced reaches its next reader at once and in
     /// order, and a stopped runner's last messages reach the others of its consumer at once.
+    /// Without a connection there is nothing to wait for: the server ended the requests with it.
     func letTheLastRequestLapse() {
-        guard requestsSent else { return giveBackQueued() }
         let connection = connection.connection
+        guard requestsSent, natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED else {
+            requestsSent = false
+            return giveBackQueued()
+        }
         // Every request reached the server before the answer to this flush did: none can deliver
         // later than `fetchWait` from now.
         _ = natsConnection_FlushTimeout(connection, 2_000)

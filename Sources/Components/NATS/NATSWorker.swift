@@ -51,7 +51,7 @@ final class NATSWorker: @unchecked Sendable {
         }
         lock.unlock()
         consumer.publishPendingDeadLetters()
-        // Before the connection closes: what the last pull request still delivers goes back at
+        // Before the connection closes: what its last pull requests still deliver goes back at
         // once (to the partition's next reader, or another runner of the consumer).
         consumer.letTheLastRequestLapse()
     }

@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 /// Rivulet's built-in sources, operators and sinks.
@@ -26,19 +26,6 @@ public enum BuiltinComponents {
             // Sinks
             stdout, file, table, status, sqliteSink, httpSink, natsSink,
         ]
-    }
-
-    /// A registry holding every built-in component.
-    @_spi(Host) public static func registry() -> ComponentRegistry {
-        let registry = ComponentRegistry()
-        for spec in all {
-            do {
-                try registry.register(spec)
-            } catch {
-                preconditionFailure("built-in components have unique names: \(error)")
-            }
-        }
-        return registry
     }
 }
 

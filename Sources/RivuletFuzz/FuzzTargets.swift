@@ -17,7 +17,7 @@ enum FuzzTargets {
     ]
 
     // Built once and only read: libFuzzer calls the target from one thread.
-    nonisolated(unsafe) static let registry = BuiltinComponents.registry()
+    nonisolated(unsafe) static let registry = ComponentRegistry(registering: BuiltinComponents.all)
 
     static func run(_ target: String, _ bytes: [UInt8]) {
         let text = String(decoding: bytes, as: UTF8.self)

@@ -56,7 +56,7 @@ enum CommandSupport {
     /// The built-in components plus the plugins given with `--plugin`; a plugin that cannot be
     /// loaded ends the command with exit 2.
     static func registry(plugins: [String] = []) throws -> ComponentRegistry {
-        let registry = BuiltinComponents.registry()
+        let registry = ComponentRegistry(registering: BuiltinComponents.all)
         for plugin in plugins {
             if let problem = PluginLoading.load(plugin, into: registry) {
                 RunLog.error("error: \(problem)")

@@ -7,7 +7,7 @@ import XCTest
 /// reference shows it beside the checkpoint line.
 final class ComponentReferenceTests: XCTestCase {
     func testEverySourceAndSinkStatesItsDeliveryGuarantee() {
-        let registry = BuiltinComponents.registry()
+        let registry = ComponentRegistry(registering: BuiltinComponents.all)
         for spec in registry.all {
             if spec.kind == .operator {
                 XCTAssertNil(spec.delivery, "\(spec.name): an operator carries what its source and sink promise")
@@ -19,8 +19,9 @@ final class ComponentReferenceTests: XCTestCase {
     }
 
     func testTheReferenceShowsTheGuarantee() throws {
-        let reference = ComponentReference(registry: BuiltinComponents.registry())
-        let nats = try XCTUnwrap(BuiltinComponents.registry().all.first { $0.name == "nats" && $0.kind == .sink })
+        let reference = ComponentReference(registry: ComponentRegistry(registering: BuiltinComponents.all))
+        let nats = try XCTUnwrap(
+            ComponentRegistry(registering: BuiltinComponents.all).all.first { $0.name == "nats" && $0.kind == .sink })
         let markdown = reference.markdown(nats)
         XCTAssertTrue(markdown.contains("Delivery: at-least-once: JetStream publishes wait"), markdown)
         XCTAssertEqual(Delivery(.exactlyOnce, "per key").summary, "exactly-once: per key")

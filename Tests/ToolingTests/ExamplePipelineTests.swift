@@ -20,7 +20,8 @@ final class ExamplePipelineTests: LeakCheckingTestCase {
             let testFile = pipeline.replacingOccurrences(of: ".yaml", with: ".test.yaml")
             XCTAssertTrue(names.contains(testFile), "\(pipeline) has no \(testFile)")
         }
-        let runner = PipelineTestRunner(registry: BuiltinComponents.registry(), environment: [:])
+        let runner = PipelineTestRunner(
+            registry: ComponentRegistry(registering: BuiltinComponents.all), environment: [:])
         var passed = 0
         for testFile in names.filter({ $0.hasSuffix(".test.yaml") }).sorted() {
             let result = runner.run(testFile: Self.pipelines.appendingPathComponent(testFile).path)

@@ -14,7 +14,7 @@ import XCTest
 /// is escaped.
 final class GraphLayoutTests: XCTestCase {
     private func graph(_ text: String, file: String = "p.yaml") throws -> PipelineGraph {
-        let loader = PipelineLoader(registry: BuiltinComponents.registry(), environment: [:])
+        let loader = PipelineLoader(registry: ComponentRegistry(registering: BuiltinComponents.all), environment: [:])
         let loaded = loader.load(text: text, path: file)
         let pipeline = try XCTUnwrap(loaded.pipeline, "\(loaded.diagnostics)")
         return PipelineGraph(pipeline)
@@ -29,7 +29,7 @@ final class GraphLayoutTests: XCTestCase {
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
             .filter { $0.hasSuffix(".yaml") && !$0.hasSuffix(".test.yaml") }.sorted()
         XCTAssertGreaterThan(names.count, 10)
-        let loader = PipelineLoader(registry: BuiltinComponents.registry(), environment: [:])
+        let loader = PipelineLoader(registry: ComponentRegistry(registering: BuiltinComponents.all), environment: [:])
         for name in names {
             let loaded = loader.load(path: folder.appendingPathComponent(name).path)
             let pipeline = try XCTUnwrap(loaded.pipeline, name)

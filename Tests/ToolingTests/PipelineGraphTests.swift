@@ -7,19 +7,20 @@ import XCTest
 /// group.
 final class PipelineGraphTests: XCTestCase {
     func testThePartitionedStretchIsShownUnderItsOperator() throws {
-        let loaded = PipelineLoader(registry: BuiltinComponents.registry(), environment: [:]).load(
-            text: """
-                source: { events: [] }
-                ops:
-                  - partitionBy:
-                      key: .customer
-                      partitions: 8
-                      ops:
-                        - filter: .amount > 0
-                        - aggregate: { by: .customer, every: 1m, fields: { n: count } }
-                  - map: .n
-                sink: stdout
-                """, path: "p.yaml")
+        let loaded = PipelineLoader(registry: ComponentRegistry(registering: BuiltinComponents.all), environment: [:])
+            .load(
+                text: """
+                    source: { events: [] }
+                    ops:
+                      - partitionBy:
+                          key: .customer
+                          partitions: 8
+                          ops:
+                            - filter: .amount > 0
+                            - aggregate: { by: .customer, every: 1m, fields: { n: count } }
+                      - map: .n
+                    sink: stdout
+                    """, path: "p.yaml")
         let pipeline = try XCTUnwrap(loaded.pipeline, "\(loaded.diagnostics)")
         XCTAssertEqual(
             PipelineGraph(pipeline).text(),

@@ -7,7 +7,7 @@ import XCTest
 /// The schemas `rivulet schema` writes, as values: every component is in them, with its
 /// parameters' types, defaults and choices.
 final class PipelineSchemaTests: XCTestCase {
-    private let schema = PipelineSchema(registry: BuiltinComponents.registry())
+    private let schema = PipelineSchema(registry: ComponentRegistry(registering: BuiltinComponents.all))
 
     func testEveryComponentIsAFormOfItsKind() throws {
         let file = schema.pipelineFile()

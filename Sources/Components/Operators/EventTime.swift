@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 private enum Key {
@@ -90,7 +90,6 @@ extension BuiltinComponents {
             let late = parameters[Key.late]
             let wall = context.scheduler
             let domain = context.shared(EventTimeDomain.self) { EventTimeDomain(base: wall) }
-            let skipped = context.shared(SkippedElements.self) { SkippedElements() }
             // The clock is set before any operator after this one subscribes (and restores its timers).
             if let saved = context.checkpoints?.restored[context.checkpointKey], let clock = saved["clock"]?.intValue {
                 if !domain.clock.isStarted { domain.clock.restore(clock: Int64(clock)) }
@@ -152,8 +151,7 @@ extension BuiltinComponents {
                                     context.meter?.count("elements_late_total")
                                     switch late {
                                     case .drop:
-                                        skipped.dropped(
-                                            component: context.componentName, location: context.location,
+                                        context.dropped(
                                             reason: "late, behind the watermark (late: drop)",
                                             message:
                                                 "time \(ExpressionEnvironment.rfc3339(epochMilliseconds: Int(at))) behind the watermark \(ExpressionEnvironment.rfc3339(epochMilliseconds: Int(domain.clock.clock)))"

@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 private enum Key {
@@ -120,10 +120,8 @@ extension BuiltinComponents {
         guard let text = LocalFiles.readText(path) else { throw TimelineError("cannot read \(path)") }
         let document: Value
         if path.hasSuffix(".yaml") || path.hasSuffix(".yml") {
-            do {
-                document = try YAMLLoader(file: path, environment: [:]).load(text)?.toValue() ?? .null
-            } catch {
-                throw TimelineError("not valid YAML: \(error.diagnostics.first?.description ?? "\(error)")")
+            do throws(YAMLDocumentError) { document = try YAMLDocument.value(of: text, file: path) } catch {
+                throw TimelineError("not valid YAML: \(error)")
             }
         } else {
             do throws(JSONError) { document = try JSONParser.parse(text) } catch {

@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 import Synchronization
 
@@ -105,11 +105,8 @@ enum Fixture {
     static func readDocument(path: String, format: String, context: ComponentContext) throws -> Value {
         guard let text = LocalFiles.readText(path) else { throw context.error("cannot read fixture file \(path)") }
         if format == "yaml" {
-            do {
-                return try YAMLLoader(file: path, environment: [:]).load(text)?.toValue() ?? .null
-            } catch {
-                throw context.error(
-                    "fixture \(path) is not valid YAML: \(error.diagnostics.first?.description ?? "\(error)")")
+            do throws(YAMLDocumentError) { return try YAMLDocument.value(of: text, file: path) } catch {
+                throw context.error("fixture \(path) is not valid YAML: \(error)")
             }
         }
         do {

@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 /// A timed event of an `events` source: at a time after subscription (or pipeline start, when
@@ -97,7 +97,7 @@ struct TimelineEntry {
                     TimelineEntry(at: at, event: .error(context.map { $0.error(message) } ?? TimelineError(message))))
             default:
                 let key = String(character)
-                entries.append(TimelineEntry(at: at, event: .next(values[key] ?? YAMLNode.resolvePlain(key))))
+                entries.append(TimelineEntry(at: at, event: .next(values[key] ?? YAMLDocument.plainScalar(key))))
             }
             if !inGroup { time += 1 }
         }

@@ -32,3 +32,24 @@ public indirect enum Checkpointing {
         }
     }
 }
+
+extension Checkpointing {
+    /// For a component that runs the inner chain under `ops` (`groupBy`, `partitionBy`): it keeps
+    /// `what`, each of the chain's operators keeping its own state, unless one of them cannot be
+    /// checkpointed.
+    public static func ofInnerChain(
+        _ ops: Parameter<ParameterValues.OperatorChain>, keeping what: String, described description: String
+    ) -> Checkpointing {
+        .depending(
+            description,
+            on: { values in
+                for component in values[ops].operators {
+                    if case .unsupported(let why) = component.spec.checkpointing.resolved(for: component.parameters) {
+                        return .unsupported(
+                            "its ops use '\(component.spec.name)', which cannot be checkpointed: \(why)")
+                    }
+                }
+                return .keepsState(what)
+            })
+    }
+}

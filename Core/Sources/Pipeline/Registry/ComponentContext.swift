@@ -86,14 +86,14 @@ public final class ComponentContext {
 
     /// The clock the operators after this one run on, when this one changes it (`eventTime`
     /// sets its event-time clock here while it is built); nil to keep this component's.
-    @_spi(Host) public var clockAfter: (any SchedulerType)?
+    public var clockAfter: (any SchedulerType)?
 
     /// What this operator hands the operator built right after it in the same stream (`eventTime`
     /// offers an `aggregate` right behind it its elements as they come); set while it is built.
-    @_spi(Host) public var handOn: AnyObject?
+    public var handOn: AnyObject?
 
     /// What the operator right before this one in the same stream handed on (see `handOn`).
-    @_spi(Host) public var handedOn: AnyObject?
+    public var handedOn: AnyObject?
 
     /// The run's checkpoints, when it keeps state (`rivulet run --state`).
     public var checkpoints: Checkpoints? {

@@ -9,6 +9,18 @@
     /// An empty registry.
     public init() {}
 
+    /// A registry holding `specs`, whose names are unique (the built-in components).
+    public convenience init(registering specs: [ComponentSpec]) {
+        self.init()
+        for spec in specs {
+            do {
+                try register(spec)
+            } catch {
+                preconditionFailure("built-in components have unique names: \(error)")
+            }
+        }
+    }
+
     /// A component registered twice.
     public struct DuplicateComponent: Error, CustomStringConvertible {
         /// Its name.

@@ -85,3 +85,12 @@ public enum ElementErrors {
         }
     }
 }
+
+extension ComponentContext {
+    /// Counts an element this component dropped on purpose (a late element), saying why
+    /// (`reason`) in the run's summary, with the first one's `message`.
+    public func dropped(reason: String, message: String) {
+        shared(SkippedElements.self) { SkippedElements() }.dropped(
+            component: componentName, location: location, reason: reason, message: message)
+    }
+}

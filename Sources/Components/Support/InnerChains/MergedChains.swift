@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+import Pipeline
 import Reactive
 
 /// Runs inner chains of operators — `groupBy`'s one per key, `window`'s one per window — and
@@ -63,26 +63,5 @@ final class MergedChains {
         if lifetime.isDisposed { return }
         observer.on(event)
         lifetime.dispose()
-    }
-}
-
-extension Checkpointing {
-    /// For a component that runs the inner chain under `ops` (`groupBy`, `partitionBy`): it keeps
-    /// `what`, each of the chain's operators keeping its own state, unless one of them cannot be
-    /// checkpointed.
-    static func ofInnerChain(
-        _ ops: Parameter<ParameterValues.OperatorChain>, keeping what: String, described description: String
-    ) -> Checkpointing {
-        .depending(
-            description,
-            on: { values in
-                for component in values[ops].operators {
-                    if case .unsupported(let why) = component.spec.checkpointing.resolved(for: component.parameters) {
-                        return .unsupported(
-                            "its ops use '\(component.spec.name)', which cannot be checkpointed: \(why)")
-                    }
-                }
-                return .keepsState(what)
-            })
     }
 }

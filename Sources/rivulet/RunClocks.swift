@@ -1,5 +1,5 @@
 import ArgumentParser
-@_spi(Host) import Components
+import Components
 import Foundation
 import Logging
 import NIOCore

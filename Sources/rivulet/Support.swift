@@ -1,5 +1,5 @@
 import ArgumentParser
-@_spi(Host) import Components
+import Components
 @_spi(Host) import Pipeline
 
 #if canImport(Glibc)

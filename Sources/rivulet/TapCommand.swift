@@ -1,5 +1,5 @@
 import ArgumentParser
-@_spi(Host) import Components
+import Components
 import Foundation
 
 /// `rivulet tap HOST:PORT`: prints the elements passing one component of a run started with

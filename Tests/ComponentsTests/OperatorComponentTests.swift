@@ -1,4 +1,4 @@
-@_spi(Host) import Components
+import Components
 @_spi(Host) import Pipeline
 import Reactive
 import RivuletTestSupport

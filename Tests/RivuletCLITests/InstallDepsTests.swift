@@ -1,4 +1,4 @@
-@_spi(Host) import Components
+import Components
 import Foundation
 import XCTest
 

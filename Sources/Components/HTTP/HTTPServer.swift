@@ -119,7 +119,7 @@ extension BuiltinComponents {
 }
 
 /// `HOST:PORT` (`[::1]:9464` for IPv6), as the `httpServer` source and `run --metrics` take it.
-@_spi(Host) public enum HTTPServerAddress {
+public enum HTTPServerAddress {
     /// The host and port; nil when `text` is not `HOST:PORT` — a name, an IPv4 address or an
     /// IPv6 one in brackets (`*` is not an address: it was bound to one chosen by the resolver).
     public static func parse(_ text: String) -> (host: String, port: Int)? {

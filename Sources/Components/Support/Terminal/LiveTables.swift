@@ -3,7 +3,7 @@ import Synchronization
 /// What each `table` sink shows, kept for the live view of a run (`run --ui`): its columns and
 /// rows as text, by the sink's place. A sink finds it among the run's services and writes to it
 /// on the pipeline's thread; the view's server reads a copy from its own.
-@_spi(Host) public final class LiveTables: Sendable {
+public final class LiveTables: Sendable {
     /// One sink's table.
     public struct Table: Sendable, Equatable {
         /// The sink's place in the file (`sink`, `sinks.1`).

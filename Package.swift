@@ -50,11 +50,14 @@ let package = Package(
             ],
             path: "Tests/HTTPTestServer"
         ),
+        // One way to run a checked pipeline on a clock with its services: `rivulet run`, `rivulet
+        // test` and the component tests' harness use it.
+        .target(name: "PipelineHost", dependencies: [.product(name: "RivuletCore", package: "Core")]),
         // What drives pipelines from outside: the `rivulet test` runner and the component and graph
         // descriptions. The CLI and the tests use it; plugins never see it.
         .target(
             name: "Tooling",
-            dependencies: ["Components", .product(name: "RivuletCore", package: "Core")]
+            dependencies: ["Components", "PipelineHost", .product(name: "RivuletCore", package: "Core")]
         ),
         // What every runtime and pipeline test case shares: the check that it leaked no subscription.
         .target(
@@ -78,6 +81,7 @@ let package = Package(
             dependencies: [
                 "CEarlySignals",
                 "Components",
+                "PipelineHost",
                 "Tooling",
                 "StateStore",
                 .product(name: "RivuletCore", package: "Core"),
@@ -104,7 +108,7 @@ let package = Package(
         .testTarget(
             name: "ComponentsTests",
             dependencies: [
-                "Components", "RivuletTestSupport", .product(name: "RivuletCore", package: "Core"),
+                "Components", "PipelineHost", "RivuletTestSupport", .product(name: "RivuletCore", package: "Core"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOCore
 @_spi(Host) import Pipeline
+@_spi(Host) import PipelineHost
 import Reactive
 import StateStore
 
@@ -30,37 +31,45 @@ extension RunCommand {
         throw failure as? StateStoreError ?? StateStoreError("cannot take a checkpoint: \(failure)", isRunTime: true)
     }
 
+    /// What both clocks' runs compile with.
+    private func setup(
+        _ baseDirectory: String, _ seed: UInt64, _ tracer: Tracer?, _ meters: RunMeters,
+        _ checkpointSession: CheckpointSession?
+    ) -> PipelineHost.Setup {
+        var setup = PipelineHost.Setup()
+        setup.baseDirectory = baseDirectory
+        setup.seed = seed
+        setup.log = RunLog.write
+        setup.tracer = tracer.map { tracer in { tracer.record($0) } }
+        setup.meters = meters
+        setup.services = [session, liveTables]
+        setup.checkpoints = { [checkpointInterval] scheduler in
+            checkpointSession?.makeCheckpoints(scheduler: scheduler, interval: checkpointInterval)
+        }
+        return setup
+    }
+
     func runVirtual(
         _ pipeline: ValidatedPipeline, baseDirectory: String, seed: UInt64, limit: RxTimeInterval?, tracer: Tracer?,
         meters: RunMeters, session checkpointSession: CheckpointSession?, control: RunControl<Version>
     ) throws -> PipelineRun.Outcome {
         let started = ProcessInfo.processInfo.systemUptime
         let scheduler = VirtualTimeScheduler(resolution: .microseconds(1))
-        let environment = ExpressionEnvironment(seed: seed, clock: { scheduler.now })
         // On the virtual clock no timer checks for due checkpoints (it would keep an idle run
         // going for ever): they are taken between events, and one at the end.
-        let checkpoints = checkpointSession?.makeCheckpoints(scheduler: scheduler, interval: checkpointInterval)
-        let compiled = try PipelineCompiler.compile(
-            pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: RunLog.write,
-            tracer: tracer.map { tracer in { tracer.record($0) } }, meters: meters,
-            services: [session, liveTables] + (checkpoints.map { [$0] } ?? []))
+        let host = try PipelineHost(
+            pipeline, on: scheduler, setup(baseDirectory, seed, tracer, meters, checkpointSession))
+        let compiled = host.compiled
+        let checkpoints = host.checkpoints
         // The signal thread only raises the flag (a source emitting synchronously inside start()
         // checks it); the loop below, on this thread, stops the run.
         let interruption = scheduler.interruption
         control.install { interruption.raise() }
         defer { control.uninstall() }
-        var outcome: PipelineRun.Outcome?
         let progress = startProgress(meters)
-        let run = compiled.start { outcome = $0 }
-        meters.readiness.started()
-        checkpoints?.onFailure = { _ in run.dispose() }
-        if let limit {
-            scheduler.scheduleAt(scheduler.ticks(limit)) { run.dispose() }
-        }
-        // Between two events every operator's state is consistent: a checkpoint due on the
-        // virtual clock is taken there (sources that emit on timers, as `events` does, take none).
-        while !scheduler.isInterrupted && outcome == nil && scheduler.runNext() { checkpoints?.checkpointIfDue() }
-        if outcome == nil { run.dispose() }
+        host.start()
+        host.runToEnd(on: scheduler, until: limit, interrupted: { scheduler.isInterrupted })
+        let outcome = host.outcome
         let finished = Result { try Self.finish(checkpointSession, checkpoints, outcome) }
         report(compiled, outcome, meters: meters, progress: progress, started: started)
         try finished.get()
@@ -75,28 +84,22 @@ extension RunCommand {
     ) throws -> PipelineRun.Outcome {
         let started = ProcessInfo.processInfo.systemUptime
         let scheduler = SerialRunLoopScheduler()
+        var setup = setup(baseDirectory, seed, tracer, meters, checkpointSession)
         // The one reading of the wall clock: when the run's clock reads zero, for `now()`.
-        let epoch = RxTime.nanoseconds(Int64(Date().timeIntervalSince1970 * 1e9)) - scheduler.now
-        let environment = ExpressionEnvironment(seed: seed, epoch: epoch, clock: { scheduler.now })
-        let checkpoints = checkpointSession?.makeCheckpoints(scheduler: scheduler, interval: checkpointInterval)
-        let compiled = try PipelineCompiler.compile(
-            pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory, log: RunLog.write,
-            tracer: tracer.map { tracer in { tracer.record($0) } }, meters: meters,
-            services: [session, liveTables] + (checkpoints.map { [$0] } ?? []),
-            cores: ProcessInfo.processInfo.activeProcessorCount)
+        setup.epoch = RxTime.nanoseconds(Int64(Date().timeIntervalSince1970 * 1e9)) - scheduler.now
+        setup.cores = ProcessInfo.processInfo.activeProcessorCount
+        let host = try PipelineHost(pipeline, on: scheduler, setup)
+        let compiled = host.compiled
+        let checkpoints = host.checkpoints
         // Everything below runs on this thread, inside scheduler.run(); the holder only carries it there.
-        let holder = SchedulerBound(RunHolder(compiled: compiled, checkpoints: checkpoints))
+        let holder = SchedulerBound(RunHolder(host: host))
         scheduler.enqueue {
             let state = holder.value
             let timer = state.checkpoints?.startTimer()
-            let run = state.compiled.start { result in
+            let run = state.host.start { _ in
                 timer?.dispose()
-                state.outcome = result
                 scheduler.stop()
             }
-            state.run = run
-            meters.readiness.started()
-            state.checkpoints?.onFailure = { _ in run.dispose() }
             if let limit {
                 scheduler.schedule(after: limit) { run.dispose() }
             }
@@ -177,14 +180,14 @@ enum Stopping {
 
 /// The state of a real-clock run, used on the pipeline's thread only.
 final class RunHolder {
-    let compiled: CompiledPipeline
-    let checkpoints: Checkpoints?
-    var run: PipelineRun?
-    var outcome: PipelineRun.Outcome?
+    let host: PipelineHost
+    var compiled: CompiledPipeline { host.compiled }
+    var checkpoints: Checkpoints? { host.checkpoints }
+    var run: PipelineRun? { host.run }
+    var outcome: PipelineRun.Outcome? { host.outcome }
     var stopping: Stopping?
 
-    init(compiled: CompiledPipeline, checkpoints: Checkpoints?) {
-        self.compiled = compiled
-        self.checkpoints = checkpoints
+    init(host: PipelineHost) {
+        self.host = host
     }
 }

@@ -1,5 +1,6 @@
 import Components
 @_spi(Host) import Pipeline
+@_spi(Host) import PipelineHost
 import Reactive
 import XCTest
 
@@ -99,14 +100,11 @@ final class PipelineHarness {
         guard let pipeline = loaded.pipeline else {
             throw DiagnosticList(loaded.diagnostics)
         }
-        let environment = ExpressionEnvironment(seed: seed, clock: { [scheduler] in scheduler.now })
-        let compiled = try PipelineCompiler.compile(
-            pipeline, scheduler: scheduler, environment: environment, baseDirectory: ".",
-            log: { self.logged.append($0.message) }, meters: meters, services: services, cores: cores)
-        let run = compiled.start { self.outcome = $0 }
+        let host = try PipelineHost(pipeline, on: scheduler, setup(seed: seed, services: services))
+        let run = host.start { self.outcome = $0 }
         scheduler.advance(to: until)
         if outcome == nil { run.dispose() }
-        skipped = compiled.skipped.summary
+        skipped = host.compiled.skipped.summary
         return self
     }
 
@@ -115,11 +113,19 @@ final class PipelineHarness {
     func start(_ text: String, services: [AnyObject] = []) throws -> PipelineRun {
         let loaded = PipelineLoader(registry: registry(), environment: [:]).load(text: text, path: "p.yaml")
         guard let pipeline = loaded.pipeline else { throw DiagnosticList(loaded.diagnostics) }
-        let environment = ExpressionEnvironment(seed: 1, clock: { [scheduler] in scheduler.now })
-        let compiled = try PipelineCompiler.compile(
-            pipeline, scheduler: scheduler, environment: environment, baseDirectory: ".",
-            log: { self.logged.append($0.message) }, meters: meters, services: services)
-        return compiled.start { self.outcome = $0 }
+        let host = try PipelineHost(pipeline, on: scheduler, setup(seed: 1, services: services, cores: 1))
+        return host.start { self.outcome = $0 }
+    }
+
+    /// What the harness's runs compile with.
+    private func setup(seed: UInt64, services: [AnyObject], cores: Int? = nil) -> PipelineHost.Setup {
+        var setup = PipelineHost.Setup()
+        setup.seed = seed
+        setup.log = { self.logged.append($0.message) }
+        setup.meters = meters
+        setup.services = services
+        setup.cores = cores ?? self.cores
+        return setup
     }
 
     /// What the `record` sink labelled `label` received: `[time: value]` lines.

@@ -1,5 +1,6 @@
 import Components
 @_spi(Host) import Pipeline
+@_spi(Host) import PipelineHost
 import Reactive
 
 /// Runs the cases of `*.test.yaml` files on a virtual clock and checks their expectations.
@@ -312,27 +313,24 @@ import Reactive
         recorders: () -> [(stream: String, recorder: Recorder)], baseDirectory: String
     ) -> CaseResult {
         let seed = testCase.seed ?? pipeline.spec.seed ?? 1
-        let environment = ExpressionEnvironment(seed: seed, epoch: testCase.startAt, clock: { scheduler.now })
         var logged: [String] = []
-        let compiled: CompiledPipeline
+        var setup = PipelineHost.Setup()
+        setup.baseDirectory = baseDirectory
+        setup.seed = seed
+        setup.epoch = testCase.startAt
+        setup.log = { logged.append($0.message) }
         let session = HTTPSession(mode: .canned(testCase.http))
+        setup.services = [session]
+        let host: PipelineHost
         do {
-            compiled = try PipelineCompiler.compile(
-                pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory,
-                log: { logged.append($0.message) }, services: [session])
+            host = try PipelineHost(pipeline, on: scheduler, setup)
         } catch {
             return CaseResult(name: testCase.name, passed: false, report: "\(error)")
         }
-        var finished = false
-        var failure: (any Error)?
-        let run = compiled.start { outcome in
-            finished = true
-            if case .failed(let error) = outcome { failure = error }
-        }
-        if let until = testCase.until { scheduler.scheduleAt(scheduler.ticks(until)) { run.dispose() } }
-        var steps = 0
-        while !finished && steps < 10_000_000 && scheduler.runNext() { steps += 1 }
-        if !finished { run.dispose() }
+        let environment = host.environment
+        host.start()
+        let steps = host.runToEnd(on: scheduler, until: testCase.until, maxSteps: 10_000_000)
+        let failure: (any Error)? = if case .failed(let error)? = host.outcome { error } else { nil }
         let chosen: Recorder?
         if let stream = testCase.stream {
             chosen = recorders().first { $0.stream == stream }?.recorder

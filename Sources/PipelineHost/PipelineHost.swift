@@ -1,0 +1,100 @@
+@_spi(Host) import Pipeline
+import Reactive
+
+/// One way to run a checked pipeline: compiled on a clock with the run's services (checkpoints,
+/// meters, a tracer, what components share), started, driven, stopped, and its outcome kept.
+/// `rivulet run` (both clocks), `rivulet test` and the component tests' harness all run
+/// pipelines through it; what differs between them is only who drives the clock and what they
+/// do with the outcome.
+@_spi(Host) public final class PipelineHost {
+    /// What a run needs besides its pipeline and its clock.
+    public struct Setup {
+        /// The folder paths in the file are relative to.
+        public var baseDirectory = "."
+        /// The seed of `random()`.
+        public var seed: UInt64 = 1
+        /// When the clock reads zero, since the Unix epoch (for `now()`).
+        public var epoch: RxTime = .zero
+        /// Where components' log lines go.
+        public var log: (LogRecord) -> Void = { _ in }
+        /// Told every event of every component (`run --trace`).
+        public var tracer: ((TraceEvent) -> Void)?
+        /// Counts what each component did (`--metrics`, the summary).
+        public var meters: RunMeters?
+        /// Objects components find by type (an HTTP session, the terminal's tables).
+        public var services: [AnyObject] = []
+        /// The cores a pipeline without `parallel:` may use.
+        public var cores = 1
+        /// Makes the run's checkpoints on its clock (`--state`); nil keeps no state.
+        public var checkpoints: ((any SchedulerType) -> Checkpoints?)?
+
+        /// The defaults: no state, no meters, nothing logged.
+        public init() {}
+    }
+
+    /// The clock the pipeline runs on.
+    public let scheduler: any SchedulerType
+    /// The expressions' clock and random numbers.
+    public let environment: ExpressionEnvironment
+    /// The pipeline, built.
+    public let compiled: CompiledPipeline
+    /// The run's checkpoints, when it keeps state.
+    public let checkpoints: Checkpoints?
+    private let meters: RunMeters?
+    /// The running pipeline, once started.
+    public private(set) var run: PipelineRun?
+    /// How the run ended; nil while it runs (or if it was never started).
+    public private(set) var outcome: PipelineRun.Outcome?
+
+    /// Compiles `pipeline` on `scheduler`; throws what a component could not build (a missing
+    /// fixture file, say).
+    public init(_ pipeline: ValidatedPipeline, on scheduler: any SchedulerType, _ setup: Setup = Setup()) throws {
+        self.scheduler = scheduler
+        environment = ExpressionEnvironment(seed: setup.seed, epoch: setup.epoch, clock: { scheduler.now })
+        checkpoints = setup.checkpoints?(scheduler)
+        meters = setup.meters
+        compiled = try PipelineCompiler.compile(
+            pipeline, scheduler: scheduler, environment: environment, baseDirectory: setup.baseDirectory,
+            log: setup.log, tracer: setup.tracer, meters: setup.meters,
+            services: setup.services + (checkpoints.map { [$0] } ?? []), cores: setup.cores)
+    }
+
+    /// Starts the run, on the pipeline's thread: `ended` is told its outcome once it ends. A
+    /// checkpoint that fails stops it; a watched run is ready from now on.
+    @discardableResult
+    public func start(ended: @escaping (PipelineRun.Outcome) -> Void = { _ in }) -> PipelineRun {
+        let run = compiled.start { [weak self] outcome in
+            self?.outcome = outcome
+            ended(outcome)
+        }
+        self.run = run
+        meters?.readiness.started()
+        // Weakly: the checkpoints are among the services the run holds.
+        checkpoints?.onFailure = { [weak run] _ in run?.dispose() }
+        return run
+    }
+
+    /// Stops the run where it is (its sinks are closed); nothing once it has ended.
+    public func stop() {
+        if outcome == nil { run?.dispose() }
+    }
+
+    /// On a virtual clock, after `start`: runs its events until the run ends, nothing is left to
+    /// run, `limit` on its clock (the run is then stopped), `maxSteps` events, or `interrupted`
+    /// says so; a checkpoint that is due is taken between two events, where every operator's
+    /// state is consistent. A run still going at the end is stopped. Returns how many events ran.
+    @discardableResult
+    public func runToEnd(
+        on clock: VirtualTimeScheduler, until limit: RxTimeInterval? = nil, maxSteps: Int = .max,
+        interrupted: () -> Bool = { false }
+    ) -> Int {
+        if let limit, let run { clock.scheduleAt(clock.ticks(limit)) { run.dispose() } }
+        var steps = 0
+        while outcome == nil && steps < maxSteps && !interrupted() && clock.runNext() {
+            steps += 1
+            checkpoints?.checkpointIfDue()
+        }
+        stop()
+        return steps
+    }
+}

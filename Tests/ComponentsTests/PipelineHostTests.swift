@@ -1,0 +1,94 @@
+import Components
+@_spi(Host) import Pipeline
+@_spi(Host) import PipelineHost
+import Reactive
+import XCTest
+
+/// `PipelineHost` on a virtual clock: a run driven to its end, stopped at a limit or when
+/// interrupted, and its checkpoints taken between events, a failed one stopping it.
+final class PipelineHostTests: XCTestCase {
+    private func pipeline(_ text: String) throws -> ValidatedPipeline {
+        let loader = PipelineLoader(registry: ComponentRegistry(registering: BuiltinComponents.all), environment: [:])
+        let loaded = loader.load(text: text, path: "p.yaml")
+        return try XCTUnwrap(loaded.pipeline, "\(loaded.diagnostics)")
+    }
+
+    private static let ticking = """
+        source: { interval: 10ms }
+        ops:
+          - scan: { seed: 0, accumulator: "{{ acc + 1 }}" }
+        sink: { file: { path: /dev/null } }
+        """
+
+    func testARunIsDrivenToItsEndAndItsOutcomeKept() throws {
+        let clock = VirtualTimeScheduler(resolution: .milliseconds(1))
+        var logged: [String] = []
+        var setup = PipelineHost.Setup()
+        setup.log = { logged.append($0.message) }
+        let host = try PipelineHost(
+            pipeline(
+                """
+                source: { events: [{ at: 10ms, next: 1 }, { at: 20ms, next: 2 }, { at: 30ms, next: 3 }, { at: 40ms, complete: true }] }
+                ops:
+                  - log: {}
+                sink: { file: { path: /dev/null } }
+                """), on: clock, setup)
+        var told: PipelineRun.Outcome?
+        host.start { told = $0 }
+        let steps = host.runToEnd(on: clock)
+        guard case .completed? = host.outcome, case .completed? = told else {
+            return XCTFail("completed, got \(String(describing: host.outcome))")
+        }
+        XCTAssertGreaterThan(steps, 0)
+        XCTAssertEqual(logged, ["[log] 10ms next 1", "[log] 20ms next 2", "[log] 30ms next 3", "[log] 40ms completed"])
+    }
+
+    func testALimitOnTheClockStopsARunWithoutEnd() throws {
+        let clock = VirtualTimeScheduler(resolution: .milliseconds(1))
+        let host = try PipelineHost(pipeline(Self.ticking), on: clock)
+        host.start()
+        host.runToEnd(on: clock, until: .milliseconds(95))
+        guard case .cancelled? = host.outcome else {
+            return XCTFail("cancelled, got \(String(describing: host.outcome))")
+        }
+        XCTAssertEqual(clock.clock, 95)
+    }
+
+    func testAnInterruptionOrTheStepLimitStopsTheRun() throws {
+        let clock = VirtualTimeScheduler(resolution: .milliseconds(1))
+        let host = try PipelineHost(pipeline(Self.ticking), on: clock)
+        host.start()
+        XCTAssertEqual(host.runToEnd(on: clock, maxSteps: 7), 7)
+        XCTAssertNotNil(host.outcome, "stopped after seven events")
+
+        let other = VirtualTimeScheduler(resolution: .milliseconds(1))
+        let interrupted = try PipelineHost(pipeline(Self.ticking), on: other)
+        interrupted.start()
+        interrupted.runToEnd(on: other, interrupted: { other.clock >= 50 })
+        XCTAssertEqual(other.clock, 50)
+        XCTAssertNotNil(interrupted.outcome)
+    }
+
+    func testCheckpointsAreTakenBetweenEventsAndAFailedOneStopsTheRun() throws {
+        let clock = VirtualTimeScheduler(resolution: .milliseconds(1))
+        var commits: [Value] = []
+        var setup = PipelineHost.Setup()
+        setup.checkpoints = { scheduler in
+            Checkpoints(restored: [:], interval: .milliseconds(100), scheduler: scheduler) { snapshot in
+                if commits.count == 2 { throw CheckpointFull() }
+                commits.append(snapshot)
+            }
+        }
+        let host = try PipelineHost(pipeline(Self.ticking), on: clock, setup)
+        host.start()
+        host.runToEnd(on: clock, until: .seconds(60))
+        XCTAssertEqual(commits.count, 2)
+        XCTAssertNotNil(host.checkpoints?.failure)
+        guard case .cancelled? = host.outcome else {
+            return XCTFail("stopped, got \(String(describing: host.outcome))")
+        }
+        XCTAssertLessThan(clock.clock, 60_000, "the failed checkpoint stopped the run before its limit")
+    }
+
+    private struct CheckpointFull: Error {}
+}

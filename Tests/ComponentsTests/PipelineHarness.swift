@@ -7,18 +7,8 @@ import XCTest
 /// Compiles pipeline text with the built-in components plus a `record` sink, runs it on a virtual
 /// clock with millisecond ticks, and returns what each `record` sink received, with times.
 final class PipelineHarness {
-    final class Recorder: PipelineSink {
-        let scheduler: VirtualTimeScheduler
-        var events: [(Int, Event<Value>)] = []
-        var closed = 0
-
-        init(scheduler: VirtualTimeScheduler) {
-            self.scheduler = scheduler
-        }
-
-        func receive(_ event: Event<Value>) { events.append((scheduler.clock, event)) }
-        func close() { closed += 1 }
-    }
+    /// What a test records of a sink: every event, stamped with the clock's milliseconds.
+    typealias Recorder = RecordingSink
 
     let scheduler = VirtualTimeScheduler(resolution: .milliseconds(1))
     var recorders: [String: Recorder] = [:]
@@ -40,7 +30,7 @@ final class PipelineHarness {
         for var spec in BuiltinComponents.all {
             if spec.name == "stdout" {
                 spec.factory = .sink { _, _ in
-                    let recorder = Recorder(scheduler: self.scheduler)
+                    let recorder = Recorder(time: { [scheduler = self.scheduler] in scheduler.clock })
                     self.recorders["stdout"] = recorder
                     return recorder
                 }
@@ -53,7 +43,7 @@ final class PipelineHarness {
                 name: "record", summary: "Records events for tests.", parameters: [label], primary: label,
                 example: "sink: record",
                 factory: .sink { parameters, _ in
-                    let recorder = Recorder(scheduler: self.scheduler)
+                    let recorder = Recorder(time: { [scheduler = self.scheduler] in scheduler.clock })
                     self.recorders[parameters[label]] = recorder
                     return recorder
                 }), origin: "tests")

@@ -90,5 +90,19 @@ final class PipelineHostTests: XCTestCase {
         XCTAssertLessThan(clock.clock, 60_000, "the failed checkpoint stopped the run before its limit")
     }
 
+    func testTheRecordingSinkKeepsEachEventWithItsTimeAndCountsCloses() throws {
+        let clock = VirtualTimeScheduler(resolution: .milliseconds(1))
+        let sink = RecordingSink(time: { clock.clock })
+        clock.scheduleAt(5) { sink.receive(.next(.int(1))) }
+        clock.scheduleAt(9) { sink.receive(.completed) }
+        clock.advance(to: 10)
+        try sink.close()
+        XCTAssertEqual(sink.events.map(\.time), [5, 9])
+        guard case .next(.int(1)) = sink.events[0].event, case .completed = sink.events[1].event else {
+            return XCTFail("\(sink.events)")
+        }
+        XCTAssertEqual(sink.closed, 1)
+    }
+
     private struct CheckpointFull: Error {}
 }

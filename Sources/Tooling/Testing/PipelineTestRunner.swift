@@ -45,24 +45,17 @@ import Reactive
         self.loadPlugin = loadPlugin
     }
 
-    final class Recorder: PipelineSink {
-        let scheduler: VirtualTimeScheduler
-        var events: [PipelineTestFile.TimedEvent] = []
+    /// What a test records of a sink: every event, stamped in microseconds of the virtual clock.
+    typealias Recorder = RecordingSink
 
-        init(scheduler: VirtualTimeScheduler) {
-            self.scheduler = scheduler
+    /// A recorded event as test files write it (an error by its message).
+    static func timed(_ recorded: (time: Int, event: Event<Value>)) -> PipelineTestFile.TimedEvent {
+        let microseconds = Int64(recorded.time)
+        switch recorded.event {
+        case .next(let value): return .init(microseconds: microseconds, kind: .next(value))
+        case .error(let error): return .init(microseconds: microseconds, kind: .error("\(error)"))
+        case .completed: return .init(microseconds: microseconds, kind: .complete)
         }
-
-        func receive(_ event: Event<Value>) {
-            let microseconds = scheduler.now.totalNanoseconds / 1000
-            switch event {
-            case .next(let value): events.append(.init(microseconds: microseconds, kind: .next(value)))
-            case .error(let error): events.append(.init(microseconds: microseconds, kind: .error("\(error)")))
-            case .completed: events.append(.init(microseconds: microseconds, kind: .complete))
-            }
-        }
-
-        func close() {}
     }
 
     /// A sink that runs (its requests answered from the test's `http:`) and is recorded.
@@ -297,7 +290,7 @@ import Reactive
             if spec.kind == .sink {
                 let real = Self.sinksSendingToCannedAnswers.contains(spec.name) ? spec.factory : nil
                 spec.factory = .sink { parameters, context in
-                    let recorder = Recorder(scheduler: scheduler)
+                    let recorder = Recorder(time: { Int(scheduler.now.totalNanoseconds / 1000) })
                     register(context.streamName ?? "", recorder)
                     guard case .sink(let make)? = real else { return recorder }
                     return RecordingTee(recorder: recorder, sink: try make(parameters, context))
@@ -340,7 +333,7 @@ import Reactive
         } else {
             chosen = recorders().first?.recorder
         }
-        var actual = chosen?.events ?? []
+        var actual = (chosen?.events ?? []).map(Self.timed)
         var problems: [String] = []
         if let select = testCase.select {
             let scope = EvaluationScope(environment: environment)

@@ -100,6 +100,12 @@ extension RunCommand {
                 timer?.dispose()
                 scheduler.stop()
             }
+            // A fresh run's first checkpoint, before anything is read: killed before its first
+            // interval, it is resumed from here (an appending `file` sink cut back to its length
+            // now), not started afresh over what it wrote. A resumed run has its checkpoint.
+            if state.host.outcome == nil, let checkpoints = state.checkpoints, !checkpoints.resumes {
+                checkpoints.checkpoint()
+            }
             if let limit {
                 scheduler.schedule(after: limit) { run.dispose() }
             }

@@ -331,7 +331,8 @@ final class CheckpointCommandTests: BinaryTestCase {
         XCTAssertGreaterThan(first.split(separator: "\n").count, 0)
         let resumed = try runRivulet(["run", path("p.yaml"), "--state", path("s.db")])
         XCTAssertEqual(resumed.status, 0, resumed.stderr)
-        XCTAssertTrue(resumed.stderr.contains("resuming 'ticks' from checkpoint 1"), resumed.stderr)
+        // The first checkpoint was taken as the fresh run started, the second at the signal.
+        XCTAssertTrue(resumed.stderr.contains("resuming 'ticks' from checkpoint 2"), resumed.stderr)
         let lines = try String(contentsOfFile: path("out.jsonl"), encoding: .utf8).split(separator: "\n")
         XCTAssertEqual(lines, (0..<60).map { Substring("\($0)") }, "each count once, in order")
 

@@ -34,10 +34,11 @@
 public enum PluginAPI {
     /// The version of this API. `rivulet` refuses a plugin built against another one, since
     /// Swift has no binary compatibility between builds of the core. Raise it for any removed or
-    /// changed declaration of the surface. Emitted into the client, so that a plugin's entry point returns the
+    /// changed declaration of the surface, and for a method added to an `open` class (`Origin`):
+    /// a plugin's subclass lays out its method table at its own build. Emitted into the client, so that a plugin's entry point returns the
     /// version it was compiled against (a stored constant would be read from the core at run time,
     /// and a stale plugin would always pass the check).
-    @_alwaysEmitIntoClient public static var version: Int32 { 15 }
+    @_alwaysEmitIntoClient public static var version: Int32 { 16 }
 }
 
 /// What a plugin registers its components with while it is loaded.

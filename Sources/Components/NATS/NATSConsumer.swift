@@ -9,11 +9,14 @@ import Reactive
 final class NATSDelivery: LanedOrigin {
     let message: OpaquePointer
     let consumer: NATSConsumer
+    /// The message's stream sequence when the run keeps checkpoints (`NATSCoverage`), else 0.
+    let sequence: UInt64
     var failure: String?
 
-    init(message: OpaquePointer, consumer: NATSConsumer, lane: EventLane? = nil) {
+    init(message: OpaquePointer, consumer: NATSConsumer, sequence: UInt64 = 0, lane: EventLane? = nil) {
         self.message = message
         self.consumer = consumer
+        self.sequence = sequence
         super.init(lane: lane)
     }
 
@@ -40,15 +43,29 @@ final class NATSDelivery: LanedOrigin {
         if failure == nil { failure = (error as? PipelineRuntimeError)?.message ?? "\(error)" }
     }
 
+    // The checkpoint being taken holds this message's effect: its position counts it.
+    override func checkpointing() {
+        if failure == nil { consumer.coverage?.cover(sequence) }
+    }
+
     // An operator's state in a committed checkpoint holds the message: acknowledge it now, so a
     // stage that holds many (reduce, buffer) does not wait for the end of the stream.
     override func checkpointed() {
         guard !acknowledged, failure == nil else { return }
         acknowledged = true
-        consumer.settle(message, failure: nil)
+        consumer.settle(message, failure: nil, sequence: sequence)
     }
 
-    deinit { if !acknowledged { consumer.settle(message, failure: failure) } }
+    deinit {
+        guard !acknowledged else { return }
+        // Under --state a message done is acknowledged once a checkpoint holds what it did to
+        // the operators' state (unless the run was abandoned: then it goes back at once).
+        if failure == nil, let coverage = consumer.coverage, !consumer.ending.isAbandoned {
+            coverage.await(message, sequence: sequence, of: consumer)
+        } else {
+            consumer.settle(message, failure: failure, sequence: sequence)
+        }
+    }
 }
 
 /// A durable pull consumer and the thread that fetches from it.
@@ -67,6 +84,14 @@ final class NATSConsumer: @unchecked Sendable {
     private let meter: ComponentMeter?
     /// Where lines a user should see go (a dead letter that could not be stored).
     private let report: @Sendable (String) -> Void
+    /// Under --state, which of this consumer's messages the checkpoints hold.
+    let coverage: NATSCoverage?
+    /// Asks the pipeline's thread for a checkpoint before the next one is due.
+    private let checkpointSoon: (@Sendable () -> Void)?
+    /// When the coverage's floor was last raised to the server's (fetch thread).
+    private var floorAskedAt: Date?
+    /// Whether this run's reader said it skipped a message a checkpoint holds (once is enough).
+    private var reportedCovered = false
     /// Whether a dead letter that could not be stored was reported (once a run is enough).
     private var reportedUnstoredDeadLetter = false
     /// Whether a pull request was sent: one may still be waiting on the server (see
@@ -89,8 +114,11 @@ final class NATSConsumer: @unchecked Sendable {
 
     init(
         connection: NATSConnection, settings: NATSConsumerSettings, ending: RunEnding, meter: ComponentMeter? = nil,
-        pipeline: (any ConcurrentDeliveryScheduler)? = nil, report: @escaping @Sendable (String) -> Void = { _ in }
+        pipeline: (any ConcurrentDeliveryScheduler)? = nil, coverage: NATSCoverage? = nil,
+        checkpointSoon: (@Sendable () -> Void)? = nil, report: @escaping @Sendable (String) -> Void = { _ in }
     ) {
+        self.coverage = coverage
+        self.checkpointSoon = checkpointSoon
         self.connection = connection
         self.settings = settings
         self.ending = ending
@@ -286,10 +314,13 @@ final class NATSConsumer: @unchecked Sendable {
     func fetchLoop(deliver: ([OpaquePointer]) -> Void) -> (any Error)? {
         guard let subscription else { return nil }
         while true {
+            raiseCoverageFloor()
             condition.lock()
             // A fetch waits for room for a whole batch: one wake-up a batch, not one a message.
             keepHeldAliveLocked()
             while settings.maxAckPending - inFlight < fetchRoom && !stopped && deadLetters.isEmpty {
+                // What waits for a checkpoint to be acknowledged need not wait for its interval.
+                if let coverage, let checkpointSoon, coverage.waiting > 0 { checkpointSoon() }
                 _ = condition.wait(until: Date(timeIntervalSinceNow: 0.2))
                 keepHeldAliveLocked()
             }
@@ -354,6 +385,42 @@ final class NATSConsumer: @unchecked Sendable {
                 condition.unlock()
             }
         }
+    }
+
+    /// Under --state, once a second: raises the coverage's floor to the consumer's
+    /// acknowledgement floor on the server, so a checkpoint lists only the sequences above it.
+    private func raiseCoverageFloor() {
+        guard let coverage, let js = connection.jetStream, let stream = settings.stream,
+            let durable = settings.durable
+        else { return }
+        if let asked = floorAskedAt, Date().timeIntervalSince(asked) < 1 { return }
+        floorAskedAt = Date()
+        var code = jsErrCode(rawValue: 0)
+        var info: UnsafeMutablePointer<jsConsumerInfo>?
+        var options = jsOptions()
+        jsOptions_Init(&options)
+        options.Wait = 2_000
+        guard js_GetConsumerInfo(&info, js, stream, durable, &options, &code) == NATS_OK, let info else { return }
+        coverage.raiseFloor(to: info.pointee.AckFloor.Stream)
+        jsConsumerInfo_Destroy(info)
+    }
+
+    /// Whether a checkpoint the run resumed from holds `message`'s effect: then it is
+    /// acknowledged here, not processed again (its acknowledgement was lost). The fetch thread
+    /// or the pipeline's; says so once.
+    func isCovered(_ sequence: UInt64) -> Bool {
+        guard let coverage, sequence > 0, coverage.contains(sequence) else { return false }
+        let first = condition.withLock {
+            defer { reportedCovered = true }
+            return !reportedCovered
+        }
+        meter?.count("nats_covered_redeliveries_total")
+        if first {
+            report(
+                "a message delivered again (stream sequence \(sequence)) is held by a checkpoint already: acknowledged, not processed twice"
+            )
+        }
+        return true
     }
 
     /// Gives back what reached the subscription after its last fetch returned: a fetch that timed
@@ -438,20 +505,59 @@ final class NATSConsumer: @unchecked Sendable {
     }
 
     /// A message given back without being delivered (the run ended first).
-    func giveBack(_ message: OpaquePointer) {
+    func giveBack(_ message: OpaquePointer, sequence: UInt64 = 0) {
         condition.lock()
         defer { condition.unlock() }
-        held.remove(message)
-        if !closed { natsMsg_Nak(message, nil) }
-        natsMsg_Destroy(message)
-        inFlight -= 1
+        for message in [message] + takeCopies(of: sequence) {
+            held.remove(message)
+            if !closed { natsMsg_Nak(message, nil) }
+            natsMsg_Destroy(message)
+            inFlight -= 1
+        }
+    }
+
+    /// Under --state, the stream sequences of the messages being processed, each with the copies
+    /// the server delivered again meanwhile (see `admit`).
+    private var copies: [UInt64: [OpaquePointer]] = [:]
+
+    /// Whether `message` (stream sequence `sequence`) is to be processed: not when it is a copy
+    /// the server delivered again while the first is still being processed here (a message that
+    /// waited in the client's queue past ackWait while the fetch loop waited for room). The copy
+    /// is settled with the first, never processed twice. Pipeline's thread.
+    func admit(_ message: OpaquePointer, sequence: UInt64) -> Bool {
+        guard coverage != nil, sequence > 0 else { return true }
+        condition.lock()
+        defer { condition.unlock() }
+        guard copies[sequence] == nil else {
+            copies[sequence, default: []].append(message)
+            meter?.count("nats_copies_held_total")
+            return false
+        }
+        copies[sequence] = []
+        return true
+    }
+
+    /// The copies of the message at `sequence` delivered while it was processed, now settled with
+    /// it (the lock held).
+    private func takeCopies(of sequence: UInt64) -> [OpaquePointer] {
+        guard sequence > 0 else { return [] }
+        return copies.removeValue(forKey: sequence) ?? []
     }
 
     /// Acknowledges `message`, or sends it back: at once if the run was abandoned, after
     /// nakDelay if it failed, to the dead-letter subject once it failed maxDeliver times.
-    func settle(_ message: OpaquePointer, failure: String?) {
+    func settle(_ message: OpaquePointer, failure: String?, sequence: UInt64 = 0) {
         condition.lock()
         defer { condition.unlock() }
+        // Copies delivered while it was processed go as it goes: acknowledged, or back.
+        for copy in takeCopies(of: sequence) {
+            held.remove(copy)
+            if !closed {
+                if failure == nil && !ending.isAbandoned { natsMsg_Ack(copy, nil) } else { natsMsg_Nak(copy, nil) }
+            }
+            natsMsg_Destroy(copy)
+            settled()
+        }
         held.remove(message)
         if closed {
             natsMsg_Destroy(message)
@@ -480,6 +586,7 @@ final class NATSConsumer: @unchecked Sendable {
             natsMsg_Nak(message, nil)
         } else {
             natsMsg_Ack(message, nil)
+            if sequence > 0 { coverage?.cover(sequence) }
         }
         natsMsg_Destroy(message)
         settled()
@@ -545,6 +652,8 @@ final class NATSConsumer: @unchecked Sendable {
     }
 
     func close() {
+        // Done after the run's last checkpoint, so no checkpoint holds them: they come again.
+        coverage?.giveBack(of: self)
         condition.lock()
         closed = true
         condition.unlock()

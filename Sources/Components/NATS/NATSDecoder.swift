@@ -39,6 +39,15 @@ struct NATSDecoder {
         return String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
     }
 
+    /// The message's stream sequence (0 for a message not from JetStream).
+    static func streamSequence(of message: OpaquePointer) -> UInt64 {
+        var meta: UnsafeMutablePointer<jsMsgMetaData>?
+        guard natsMsg_GetMetaData(&meta, message) == NATS_OK, let meta else { return 0 }
+        defer { jsMsgMetaData_Destroy(meta) }
+        return meta.pointee.Sequence.Stream
+    }
+
+    /// `metadata: FIELD`'s object: the subject, stream, sequence, deliveries and headers.
     static func metadata(of message: OpaquePointer) -> Value {
         var fields = JSONObject()
         fields["subject"] = .string(String(cString: natsMsg_GetSubject(message)))

@@ -15,6 +15,8 @@ struct NATSReading: @unchecked Sendable {
     let ending: RunEnding
     let meter: ComponentMeter?
     let name: String
+    /// Under --state, which messages of each consumer the checkpoints hold.
+    var positions: NATSPositions?
     /// A group runner's partitions, each a lane of its own for `eventTime`.
     var lanes: SchedulerBound<EventLanes>?
 
@@ -42,7 +44,8 @@ struct NATSReading: @unchecked Sendable {
             }
             let consumer = NATSConsumer(
                 connection: connection, settings: settings, ending: ending, meter: meter, pipeline: scheduler,
-                report: report)
+                coverage: settings.durable.flatMap { positions?.coverage(of: $0) },
+                checkpointSoon: positions == nil ? nil : checkpointSoon, report: report)
             defer {
                 consumer.close()
                 connection.close()
@@ -119,6 +122,13 @@ struct NATSReading: @unchecked Sendable {
         }
     }
 
+    /// Asks the pipeline's thread for a checkpoint now: the messages done wait for one to be
+    /// acknowledged, and the consumer has no room for more.
+    private var checkpointSoon: @Sendable () -> Void {
+        let context = context
+        return { [scheduler] in scheduler.enqueue { context.value.checkpoints?.checkpoint() } }
+    }
+
     /// Emits a message's element; one that cannot be decoded is an element error (routed by
     /// `onError`), on the pipeline's thread.
     static func emit(
@@ -161,7 +171,14 @@ struct NATSReading: @unchecked Sendable {
                     consumer.giveBack(message)
                     continue
                 }
-                let delivery = NATSDelivery(message: message, consumer: consumer, lane: lane?.value.lane)
+                let sequence = consumer.coverage == nil ? 0 : NATSDecoder.streamSequence(of: message)
+                if consumer.isCovered(sequence) {
+                    consumer.settle(message, failure: nil, sequence: sequence)
+                    continue
+                }
+                guard consumer.admit(message, sequence: sequence) else { continue }
+                let delivery = NATSDelivery(
+                    message: message, consumer: consumer, sequence: sequence, lane: lane?.value.lane)
                 Origin.with(delivery) { Self.emit(message, decoder: decoder, to: observer, context: context) }
             }
         }

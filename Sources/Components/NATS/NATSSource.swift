@@ -168,7 +168,9 @@ extension BuiltinComponents {
                 }
             }
         },
-        checkpointing: .stateless,
+        checkpointing: .keepsState(
+            "with stream, which messages each checkpoint holds (the consumer's acknowledgement floor and the stream sequences above it): a message done is acknowledged once a checkpoint holds its effect, and one delivered again that a checkpoint holds is acknowledged without being processed twice"
+        ),
         delivery: Delivery(
             .atLeastOnce,
             "with stream, a message is acknowledged once all the work it caused is done, and delivered again (after ackWait) when a runner dies; without stream (core NATS) at-most-once"
@@ -227,6 +229,11 @@ enum NATSSource {
             var reading = NATSReading(
                 endpoint: endpoint, decoder: decoder, target: target, context: boundContext, scheduler: scheduler,
                 report: report, ending: ending, meter: meter, name: name)
+            if context.checkpoints != nil {
+                let positions = NATSPositions(restoring: context.restoredState)
+                context.keepPosition(read: { positions.value() }, committed: { positions.committed() })
+                reading.positions = positions
+            }
             if let group = settings.group {
                 reading.lanes = SchedulerBound(EventLanes())
                 let partitioned = NATSPartitionedReading(

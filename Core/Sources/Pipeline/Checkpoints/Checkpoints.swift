@@ -8,6 +8,8 @@ public final class Checkpoints {
     /// What each component held at the checkpoint this run resumes from, by component key, until
     /// the component takes it.
     public private(set) var restored: [String: Value]
+    /// Whether the run resumes from a checkpoint (it was handed one to restore).
+    public let resumes: Bool
     /// How often a checkpoint is taken.
     public let interval: RxTimeInterval
     private let scheduler: any SchedulerType
@@ -45,6 +47,7 @@ public final class Checkpoints {
         commit: @escaping (Value) throws -> Void
     ) {
         self.restored = restored
+        self.resumes = !restored.isEmpty
         self.interval = interval
         self.scheduler = scheduler
         self.commit = commit
@@ -80,6 +83,29 @@ public final class Checkpoints {
         register(key, state: state, group: nil)
     }
 
+    /// Where sources that read a durable input keep how far it is done, by component key: read
+    /// after every operator's state, once the origins the checkpoint keeps were told
+    /// (`Origin.checkpointing()`), so the position names exactly what the snapshot holds.
+    private var positions: [String: (read: () throws -> Value, committed: () -> Void)] = [:]
+
+    /// What runs before each checkpoint reads the state: sinks hand over the messages behind
+    /// what they wrote and have not flushed yet (`SinkOrigins`), since the checkpoint's reading
+    /// of the sink syncs it and so holds what they caused.
+    private var beforeReading: [() -> Void] = []
+
+    /// Runs `body` at the start of every checkpoint, before any state is read.
+    @_spi(Host) public func beforeEachCheckpoint(_ body: @escaping () -> Void) {
+        beforeReading.append(body)
+    }
+
+    /// Registers a source's position under `key`: `read` says which of its input the checkpoint
+    /// being taken holds (read last, after the operators' state), and `committed` is called once
+    /// that snapshot is committed (before the origins it keeps are settled), when what `read`
+    /// counted may be acknowledged. A later registration under the same key replaces it.
+    public func registerPosition(_ key: String, read: @escaping () throws -> Value, committed: @escaping () -> Void) {
+        positions[key] = (read, committed)
+    }
+
     private func register(_ key: String, _ reader: Reader, group: String?) {
         if readers.updateValue(reader, forKey: key) == nil, let group { groups[group, default: []].append(key) }
     }
@@ -95,10 +121,17 @@ public final class Checkpoints {
     /// operators' state (which a reader keeps readable after the run stopped, for that last
     /// checkpoint) is freed, and the messages it held are settled.
     public func end() {
+        ended = true
         readers.removeAll()
         groups.removeAll()
         settling.removeAll()
+        positions.removeAll()
+        beforeReading.removeAll()
     }
+
+    /// Set by `end()`: a checkpoint asked for later (`checkpoint()` from an enqueued block) would
+    /// commit an empty snapshot over the run's last one.
+    private var ended = false
 
     /// The messages whose elements sinks wrote since the last checkpoint: a resumed run cuts a
     /// `file` sink back to the length the last checkpoint committed, so what it wrote after is
@@ -133,11 +166,12 @@ public final class Checkpoints {
     /// state are settled (acknowledged), since the checkpoint now keeps them. A failure is kept in
     /// `failure` and stops the run.
     public func checkpoint() {
-        guard failure == nil else { return }
+        guard failure == nil, !ended else { return }
         nextDue = scheduler.now + interval
         do {
             var snapshot = JSONObject()
             var kept: [Origin] = []
+            for body in beforeReading { body() }
             let paused = Array(barriers.values)
             for barrier in paused { barrier.pause() }
             defer { for barrier in paused { barrier.resume() } }
@@ -145,14 +179,25 @@ public final class Checkpoints {
                 snapshot[key] = try reader.read()
                 if let origins = reader.origins { kept += origins() }
             }
+            // A component that has not taken its restored state yet (a sink that opens its file
+            // at its first element, a group not seen again) still holds it: keep it.
+            for (key, value) in restored.sorted(by: { $0.key < $1.key }) where snapshot[key] == nil {
+                snapshot[key] = value
+            }
             // After the readers: a sink's reader commits what it wrote, and hands over its
             // messages. `settling` is emptied only once the commit succeeded: after a failed one,
             // what the sinks wrote must not be let go (it would be acknowledged before the run is
             // abandoned).
             kept += settling
+            // The positions last: they count what the snapshot holds, the kept messages included.
+            for origin in kept { origin.checkpointing() }
+            for (key, position) in positions.sorted(by: { $0.key < $1.key }) {
+                snapshot[key] = try position.read()
+            }
             try commit(.object(snapshot))
             settling = []
             committed += 1
+            for position in positions.values { position.committed() }
             for origin in kept { origin.checkpointed() }
         } catch {
             failure = error

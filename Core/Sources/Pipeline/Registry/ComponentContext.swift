@@ -112,6 +112,15 @@ public final class ComponentContext {
         checkpoints?.register(checkpointKey, read: read, group: checkpointGroup)
     }
 
+    /// Registers how far a source's durable input is done, committed with every checkpoint
+    /// (nothing happens when the run keeps no state): `read` is called last, once every
+    /// operator's state was read and the messages the checkpoint keeps were told so
+    /// (`Origin.checkpointing()`); `committed` once the checkpoint is committed. What `read`
+    /// returned comes back as `restoredState` when a run resumes from it.
+    public func keepPosition(read: @escaping () throws -> Value, committed: @escaping () -> Void) {
+        checkpoints?.registerPosition(checkpointKey, read: read, committed: committed)
+    }
+
     /// Lets go of the messages behind what a sink has made durable (rows committed, requests
     /// answered). In a run that keeps state they are settled once the next checkpoint commits
     /// instead: a resumed run redoes the work after its last checkpoint (a window is emitted

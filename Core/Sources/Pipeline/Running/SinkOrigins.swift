@@ -18,6 +18,12 @@ final class SinkOrigins {
         self.scheduler = scheduler
         self.run = run
         self.checkpoints = checkpoints
+        // A checkpoint syncs the sink and so holds what it wrote: what is held goes with it,
+        // not after it (the next run would write it again over a file that has it).
+        checkpoints?.beforeEachCheckpoint { [weak self] in
+            guard let self, !self.held.isEmpty else { return }
+            self.flush()
+        }
     }
 
     func hold(_ origin: Origin) {

@@ -29,6 +29,13 @@ open class Origin {
     /// nothing holds it any more. The default does nothing.
     open func checkpointed() {}
 
+    /// Records that the checkpoint being taken holds every effect of this origin (an operator's
+    /// state holds it, or a sink wrote it since the last one): called before the checkpoint's
+    /// source positions are read and committed with it, so a source can count the message as
+    /// done in that checkpoint. `checkpointed()` follows once it is committed. The default does
+    /// nothing.
+    open func checkpointing() {}
+
     /// Runs `body` with `origin` as the current origin, then restores the previous one.
     @inlinable
     public static func with<Result>(_ origin: Origin?, _ body: () throws -> Result) rethrows -> Result {
@@ -70,6 +77,10 @@ final class JoinedOrigin: Origin {
 
     override func checkpointed() {
         for part in parts { part.checkpointed() }
+    }
+
+    override func checkpointing() {
+        for part in parts { part.checkpointing() }
     }
 }
 

@@ -1,0 +1,147 @@
+import CNATS
+import Foundation
+import Pipeline
+
+/// Which messages of one durable consumer the run's checkpoints hold, under `--state`.
+///
+/// A message's effect goes into a checkpoint (an operator's state, a sink's write) before the
+/// message is acknowledged, and an acknowledgement can be lost (a SIGKILL right after the
+/// commit, a connection gone): the server then delivers the message again, and a run resumed
+/// from that checkpoint would count it twice. So a checkpoint also holds the stream sequences
+/// whose effect it holds — the consumer's acknowledgement floor on the server and the sequences
+/// above it — and a resumed run acknowledges such a message without processing it again.
+///
+/// And a message done without any checkpoint holding it (dropped by a `filter`, written by a
+/// sink) is acknowledged only once the next checkpoint is committed: its effect on the
+/// operators' state (a `scan`'s total, the keys `distinct` has seen) is durable only then.
+///
+/// Thread-safe: the pipeline's thread counts and commits, the fetch thread raises the floor.
+final class NATSCoverage: @unchecked Sendable {
+    /// A message done, waiting for the next committed checkpoint to be acknowledged.
+    private struct Done {
+        let consumer: NATSConsumer
+        let message: OpaquePointer
+        let sequence: UInt64
+    }
+
+    private let lock = NSLock()
+    /// The consumer's acknowledgement floor on the server: nothing at or below it comes again.
+    private var floor: UInt64
+    /// The sequences above the floor whose effect a committed checkpoint, or the one being
+    /// taken, holds.
+    private var covered: Set<UInt64>
+    /// The messages done since the last checkpoint's positions were read.
+    private var done: [Done] = []
+    /// The messages done that the checkpoint being committed holds.
+    private var committing: [Done] = []
+
+    /// Coverage starting from what a checkpoint held (`position()`'s value), or from nothing.
+    init(restoring position: Value?) {
+        floor = UInt64(max(position?["floor"]?.intValue ?? 0, 0))
+        covered = Set((position?["sequences"]?.arrayValue ?? []).compactMap { $0.intValue.map { UInt64(max($0, 0)) } })
+    }
+
+    /// Whether a checkpoint holds the effect of the message at stream sequence `sequence`.
+    func contains(_ sequence: UInt64) -> Bool {
+        lock.withLock { sequence <= floor || covered.contains(sequence) }
+    }
+
+    /// Counts `sequence` as held by checkpoints: kept by the one being taken, or acknowledged.
+    func cover(_ sequence: UInt64) {
+        lock.withLock {
+            if sequence > floor { covered.insert(sequence) }
+        }
+    }
+
+    /// Keeps `message`, done, until the next checkpoint is committed.
+    func await(_ message: OpaquePointer, sequence: UInt64, of consumer: NATSConsumer) {
+        lock.withLock { done.append(Done(consumer: consumer, message: message, sequence: sequence)) }
+    }
+
+    /// How many messages wait for a checkpoint to be acknowledged.
+    var waiting: Int { lock.withLock { done.count } }
+
+    /// What the checkpoint being taken holds (on the pipeline's thread, once the messages it
+    /// keeps were counted): the floor and the sequences above it, the done messages included.
+    func position() -> Value {
+        lock.withLock {
+            committing += done
+            for message in done where message.sequence > floor { covered.insert(message.sequence) }
+            done = []
+            let sequences = covered.sorted().map { Value.int(Int(truncatingIfNeeded: $0)) }
+            return ["floor": .int(Int(truncatingIfNeeded: floor)), "sequences": .array(sequences)]
+        }
+    }
+
+    /// Acknowledges the done messages the committed checkpoint holds.
+    func committed() {
+        let messages = lock.withLock {
+            defer { committing = [] }
+            return committing
+        }
+        for message in messages { message.consumer.settle(message.message, failure: nil, sequence: message.sequence) }
+    }
+
+    /// Gives back the done messages of `consumer` that no checkpoint will hold (it is closing
+    /// after the run's last checkpoint): they are processed again after the last one.
+    func giveBack(of consumer: NATSConsumer) {
+        let messages = lock.withLock {
+            let mine = done.filter { $0.consumer === consumer }
+            done.removeAll { $0.consumer === consumer }
+            return mine
+        }
+        for message in messages { consumer.giveBack(message.message, sequence: message.sequence) }
+    }
+
+    /// Raises the floor to the server's acknowledgement floor, forgetting the sequences at or
+    /// below it (the server delivers none of them again).
+    func raiseFloor(to serverFloor: UInt64) {
+        lock.withLock {
+            guard serverFloor > floor else { return }
+            floor = serverFloor
+            covered = covered.filter { $0 > serverFloor }
+        }
+    }
+}
+
+/// The coverage of every consumer a `nats` source reads (one, or one a partition of a group),
+/// by consumer name, kept as the source's position in each checkpoint.
+final class NATSPositions: @unchecked Sendable {
+    private let lock = NSLock()
+    private var consumers: [String: NATSCoverage] = [:]
+    private var restored: [String: Value]
+
+    /// Positions resuming from `restored` (what `value()` returned at the checkpoint), or none.
+    init(restoring restored: Value?) {
+        var byName: [String: Value] = [:]
+        if case .object(let object)? = restored?["consumers"] {
+            for (name, value) in object { byName[name] = value }
+        }
+        self.restored = byName
+    }
+
+    /// The coverage of the consumer `name`, the same for every reader of it in this run.
+    func coverage(of name: String) -> NATSCoverage {
+        lock.withLock {
+            if let existing = consumers[name] { return existing }
+            let made = NATSCoverage(restoring: restored.removeValue(forKey: name))
+            consumers[name] = made
+            return made
+        }
+    }
+
+    /// Every consumer's position, for a checkpoint; a consumer not read in this run keeps the
+    /// position it was restored with (its partition may come back).
+    func value() -> Value {
+        let (all, kept) = lock.withLock { (consumers, restored) }
+        var object = JSONObject()
+        for (name, value) in kept { object[name] = value }
+        for (name, coverage) in all.sorted(by: { $0.key < $1.key }) { object[name] = coverage.position() }
+        return ["consumers": .object(object)]
+    }
+
+    /// Acknowledges what the committed checkpoint holds.
+    func committed() {
+        for coverage in lock.withLock({ Array(consumers.values) }) { coverage.committed() }
+    }
+}

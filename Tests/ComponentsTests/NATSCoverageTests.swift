@@ -1,0 +1,50 @@
+import Pipeline
+import XCTest
+
+@testable import Components
+
+/// Which stream sequences a checkpoint holds, as a `nats` source keeps them under `--state`: the
+/// server's acknowledgement floor and the sequences above it, restored as they were kept.
+final class NATSCoverageTests: XCTestCase {
+    func testAPositionHoldsTheFloorAndTheSequencesAboveItAndComesBackAsItWasKept() {
+        let coverage = NATSCoverage(restoring: nil)
+        XCTAssertFalse(coverage.contains(1))
+        coverage.cover(7)
+        coverage.cover(3)
+        coverage.cover(12)
+        XCTAssertTrue(coverage.contains(7))
+        XCTAssertFalse(coverage.contains(8))
+        let position = coverage.position()
+        XCTAssertEqual(position, ["floor": 0, "sequences": [3, 7, 12]])
+        let resumed = NATSCoverage(restoring: position)
+        XCTAssertEqual([3, 7, 8, 12].map(resumed.contains), [true, true, false, true])
+    }
+
+    func testTheServersFloorCoversEverythingBelowItAndIsNeverLowered() {
+        let coverage = NATSCoverage(restoring: ["floor": 2, "sequences": [5, 9]])
+        XCTAssertTrue(coverage.contains(1), "at or below the floor: acknowledged on the server")
+        coverage.raiseFloor(to: 6)
+        XCTAssertEqual(coverage.position(), ["floor": 6, "sequences": [9]], "what the floor covers is forgotten")
+        coverage.raiseFloor(to: 4)
+        XCTAssertEqual(coverage.position()["floor"], 6, "a floor read before a later one does not lower it")
+        coverage.cover(5)
+        XCTAssertEqual(coverage.position()["sequences"], [9], "nothing at or below the floor is listed")
+    }
+
+    func testEveryConsumerKeepsItsOwnPositionAndOneNotReadKeepsTheOneItWasRestoredWith() {
+        let positions = NATSPositions(restoring: [
+            "consumers": ["totals-p0": ["floor": 10, "sequences": [12]], "totals-p1": ["floor": 4, "sequences": []]]
+        ])
+        let first = positions.coverage(of: "totals-p0")
+        XCTAssertTrue(first === positions.coverage(of: "totals-p0"), "one coverage a consumer in a run")
+        XCTAssertTrue(first.contains(12))
+        first.cover(15)
+        XCTAssertEqual(
+            positions.value(),
+            [
+                "consumers": [
+                    "totals-p0": ["floor": 10, "sequences": [12, 15]], "totals-p1": ["floor": 4, "sequences": []],
+                ]
+            ])
+    }
+}

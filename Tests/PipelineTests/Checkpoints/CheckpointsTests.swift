@@ -1,0 +1,79 @@
+import Reactive
+import XCTest
+
+@_spi(Host) @testable import Pipeline
+
+/// The order of a checkpoint, on which a durable source's exactness rests: sinks hand over what
+/// they wrote, the state is read, the messages it holds are told, the sources' positions are read
+/// last, the snapshot is committed, the positions learn it, and only then are the messages
+/// settled. And a state nobody has taken back yet stays in every snapshot.
+final class CheckpointsTests: XCTestCase {
+    /// An origin that records what it was told, in a log shared with the rest of the test.
+    private final class RecordingOrigin: Origin {
+        let log: Log
+        init(_ log: Log) { self.log = log }
+        override func checkpointing() { log.lines.append("origin: checkpointing") }
+        override func checkpointed() { log.lines.append("origin: checkpointed") }
+    }
+
+    private final class Log {
+        var lines: [String] = []
+    }
+
+    private func checkpoints(restored: [String: Value] = [:], log: Log) -> Checkpoints {
+        Checkpoints(
+            restored: restored, interval: .seconds(1), scheduler: VirtualTimeScheduler(resolution: .milliseconds(1)),
+            commit: { snapshot in log.lines.append("commit \(JSONSerializer.string(snapshot))") })
+    }
+
+    func testPositionsAreReadAfterTheStateAndTheKeptMessagesAndLearnOfTheCommitBeforeTheMessagesAreSettled() {
+        let log = Log()
+        let checkpoints = checkpoints(log: log)
+        checkpoints.beforeEachCheckpoint { log.lines.append("sinks hand over") }
+        checkpoints.registerPosition(
+            "source",
+            read: {
+                log.lines.append("position read")
+                return .int(7)
+            },
+            committed: { log.lines.append("position committed") })
+        checkpoints.register("operator") {
+            log.lines.append("state read")
+            return .int(1)
+        }
+        checkpoints.settleAtNextCommit([RecordingOrigin(log)])
+        checkpoints.checkpoint()
+        XCTAssertEqual(
+            log.lines,
+            [
+                "sinks hand over", "state read", "origin: checkpointing", "position read",
+                #"commit {"operator":1,"source":7}"#, "position committed", "origin: checkpointed",
+            ])
+        XCTAssertEqual(checkpoints.committed, 1)
+    }
+
+    func testAStateNotTakenBackYetIsKeptInEverySnapshotUntilItsComponentTakesIt() {
+        let log = Log()
+        let checkpoints = checkpoints(restored: ["late": .int(3), "early": .int(1)], log: log)
+        XCTAssertEqual(checkpoints.takeRestoredState("early"), .int(1))
+        checkpoints.register("early") { .int(2) }
+        checkpoints.checkpoint()
+        XCTAssertEqual(log.lines.last, #"commit {"early":2,"late":3}"#)
+        XCTAssertEqual(checkpoints.takeRestoredState("late"), .int(3))
+        checkpoints.register("late") { .int(4) }
+        checkpoints.checkpoint()
+        XCTAssertEqual(log.lines.last, #"commit {"early":2,"late":4}"#)
+    }
+
+    func testNoCheckpointIsTakenOnceTheRunsLastOneEnded() {
+        let log = Log()
+        let checkpoints = checkpoints(log: log)
+        checkpoints.register("operator") { .int(1) }
+        checkpoints.checkpoint()
+        checkpoints.end()
+        // A checkpoint asked for from an enqueued block after the end would commit an empty one.
+        checkpoints.checkpoint()
+        XCTAssertEqual(log.lines, [#"commit {"operator":1}"#])
+        XCTAssertEqual(checkpoints.committed, 1)
+    }
+}

@@ -89,7 +89,7 @@ final class NATSConsumer: @unchecked Sendable {
     /// Asks the pipeline's thread for a checkpoint before the next one is due.
     private let checkpointSoon: (@Sendable () -> Void)?
     /// When the coverage's floor was last raised to the server's (fetch thread).
-    private var floorAskedAt: Date?
+    private var floorAskedAt: RxTime?
     /// Whether this run's reader said it skipped a message a checkpoint holds (once is enough).
     private var reportedCovered = false
     /// Whether a dead letter that could not be stored was reported (once a run is enough).
@@ -393,8 +393,10 @@ final class NATSConsumer: @unchecked Sendable {
         guard let coverage, let js = connection.jetStream, let stream = settings.stream,
             let durable = settings.durable
         else { return }
-        if let asked = floorAskedAt, Date().timeIntervalSince(asked) < 1 { return }
-        floorAskedAt = Date()
+        // Paced by the pipeline's clock, as `keepHeldAlive` is.
+        guard let now = pipeline?.now else { return }
+        if let asked = floorAskedAt, now - asked < .seconds(1) { return }
+        floorAskedAt = now
         var code = jsErrCode(rawValue: 0)
         var info: UnsafeMutablePointer<jsConsumerInfo>?
         var options = jsOptions()

@@ -47,4 +47,19 @@ final class NATSCoverageTests: XCTestCase {
                 ]
             ])
     }
+
+    func testAPartitionTakenOverStartsFromItsStoredPositionAndOneLetGoOfIsAbandoned() {
+        let positions = NATSPositions(restoring: ["consumers": ["totals-p0": ["floor": 10, "sequences": []]]])
+        let before = positions.coverage(of: "totals-p0")
+        positions.install("totals-p0", position: ["floor": 20, "sequences": [22]])
+        XCTAssertTrue(before.isAbandoned, "what the old coverage waited to acknowledge goes back")
+        let taken = positions.coverage(of: "totals-p0")
+        XCTAssertFalse(taken === before)
+        XCTAssertTrue(taken.contains(22))
+        XCTAssertFalse(taken.contains(21))
+        positions.remove("totals-p0")
+        XCTAssertTrue(taken.isAbandoned)
+        XCTAssertNil(positions.existing("totals-p0"))
+        XCTAssertEqual(positions.value(), ["consumers": [:]], "a partition let go of keeps no position here")
+    }
 }

@@ -1,3 +1,4 @@
+import CNATS
 import Components
 import Foundation
 import XCTest
@@ -188,6 +189,32 @@ class NATSTestCase: BinaryTestCase {
         process.send(signal)
         let output = process.communicate(input: [], timeout: 60)
         return (output.termination.status, String(decoding: output.standardError, as: UTF8.self))
+    }
+
+    /// Runs `body` with a JetStream context of the test's server.
+    func withJetStream<Result>(_ body: (OpaquePointer) throws -> Result) throws -> Result {
+        var connection: OpaquePointer?
+        guard natsConnection_ConnectTo(&connection, natsURL) == NATS_OK, let connection else {
+            throw CocoaError(.fileReadUnknown)
+        }
+        defer { natsConnection_Destroy(connection) }
+        var js: OpaquePointer?
+        guard natsConnection_JetStream(&js, connection, nil) == NATS_OK, let js else {
+            throw CocoaError(.fileReadUnknown)
+        }
+        defer { jsCtx_Destroy(js) }
+        return try body(js)
+    }
+
+    /// How many messages `stream` stores.
+    func storedMessages(_ stream: String) throws -> UInt64 {
+        try withJetStream { js in
+            var info: UnsafeMutablePointer<jsStreamInfo>?
+            var code = jsErrCode(rawValue: 0)
+            guard js_GetStreamInfo(&info, js, stream, nil, &code) == NATS_OK, let info else { return 0 }
+            defer { jsStreamInfo_Destroy(info) }
+            return info.pointee.State.Msgs
+        }
     }
 
     /// Waits (`seconds` at most) until a runner has written `text` on stderr; what it read is kept.

@@ -51,7 +51,7 @@ final class NATSDelivery: LanedOrigin {
     // An operator's state in a committed checkpoint holds the message: acknowledge it now, so a
     // stage that holds many (reduce, buffer) does not wait for the end of the stream.
     override func checkpointed() {
-        guard !acknowledged, failure == nil else { return }
+        guard !acknowledged, failure == nil, consumer.coverage?.isAbandoned != true else { return }
         acknowledged = true
         consumer.settle(message, failure: nil, sequence: sequence)
     }
@@ -197,7 +197,10 @@ final class NATSConsumer: @unchecked Sendable {
         var code = jsErrCode(rawValue: 0)
         var info: UnsafeMutablePointer<jsConsumerInfo>?
         var status = js_GetConsumerInfo(&info, js, stream, durable, nil, &code)
-        if status == NATS_OK, let info {
+        if settings.restartsFromState {
+            try restart(stream: stream, durable: durable, existing: status == NATS_OK ? info : nil, js: js)
+            jsConsumerInfo_Destroy(info)
+        } else if status == NATS_OK, let info {
             defer { jsConsumerInfo_Destroy(info) }
             let differences = differences(from: info.pointee.Config.pointee)
             if !differences.isEmpty {
@@ -236,6 +239,10 @@ final class NATSConsumer: @unchecked Sendable {
     static let serverMaxDeliver: Int64 = -1
 
     private func consumerConfig(_ body: (inout jsConsumerConfig) -> Void) {
+        Self.config(of: settings, body)
+    }
+
+    private static func config(of settings: NATSConsumerSettings, _ body: (inout jsConsumerConfig) -> Void) {
         var config = jsConsumerConfig()
         jsConsumerConfig_Init(&config)
         config.AckPolicy = js_AckExplicit
@@ -258,6 +265,41 @@ final class NATSConsumer: @unchecked Sendable {
 
     private func createConsumer(stream: String, durable: String, js: OpaquePointer) throws {
         try putConsumer(stream: stream, durable: durable, js: js, updating: false)
+    }
+
+    /// Makes the consumer again, delivering from `settings.restartAt`, or from the acknowledgement
+    /// floor of the `existing` one (see `NATSConsumerSettings.restartsFromState`).
+    private func restart(
+        stream: String, durable: String, existing: UnsafeMutablePointer<jsConsumerInfo>?, js: OpaquePointer
+    ) throws {
+        var start = settings.restartAt
+        if let existing {
+            start = start ?? existing.pointee.AckFloor.Stream + 1
+            var code = jsErrCode(rawValue: 0)
+            let status = js_DeleteConsumer(js, stream, durable, nil, &code)
+            guard status == NATS_OK || NATSError.isNotFound(status, code) else {
+                throw NATSError(status, code: code, doing: "cannot delete consumer '\(durable)' to read it again")
+            }
+        }
+        var restarted = self.settings
+        if let start { restarted.deliver = .sequence(max(start, 1)) }
+        var code = jsErrCode(rawValue: 0)
+        var status = NATS_OK
+        Self.config(of: restarted) { config in
+            status = durable.withCString { name in
+                (restarted.subject ?? "").withCString { filter in
+                    config.Durable = name
+                    if restarted.subject != nil { config.FilterSubject = filter }
+                    var info: UnsafeMutablePointer<jsConsumerInfo>?
+                    let status = js_AddConsumer(&info, js, stream, &config, nil, &code)
+                    jsConsumerInfo_Destroy(info)
+                    return status
+                }
+            }
+        }
+        guard status == NATS_OK else {
+            throw NATSError(status, code: code, doing: "cannot create consumer '\(durable)' on stream '\(stream)'")
+        }
     }
 
     /// A consumer made by an earlier Rivulet (a limit on deliveries kept by the server) moved to

@@ -44,4 +44,11 @@ struct NATSConsumerSettings {
     var leaseTimeout: RxTimeInterval = .seconds(10)
     /// The partition of its group a consumer reads (its gauges carry a `partition` label).
     var partition: Int? = nil
+    /// Under --state, a partition this runner took over is read in order from where its stored
+    /// state ends: the consumer is made again, delivering from `restartAt` (nil: from the old
+    /// consumer's acknowledgement floor, or as `deliver` says when there was none). Left to the
+    /// old consumer, what a dead runner had fetched would come again only after ackWait, behind
+    /// newer messages, and be late for the windows it belongs to.
+    var restartsFromState = false
+    var restartAt: UInt64? = nil
 }

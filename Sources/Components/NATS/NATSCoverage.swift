@@ -35,6 +35,10 @@ final class NATSCoverage: @unchecked Sendable {
     /// The messages done that the checkpoint being committed holds.
     private var committing: [Done] = []
 
+    /// Set when the partition this consumer reads is no longer this runner's (handed over, lost,
+    /// or its state could not be stored): nothing it covers is acknowledged any more.
+    private var abandoned = false
+
     /// Coverage starting from what a checkpoint held (`position()`'s value), or from nothing.
     init(restoring position: Value?) {
         floor = UInt64(max(position?["floor"]?.intValue ?? 0, 0))
@@ -55,7 +59,29 @@ final class NATSCoverage: @unchecked Sendable {
 
     /// Keeps `message`, done, until the next checkpoint is committed.
     func await(_ message: OpaquePointer, sequence: UInt64, of consumer: NATSConsumer) {
-        lock.withLock { done.append(Done(consumer: consumer, message: message, sequence: sequence)) }
+        let kept = lock.withLock {
+            if abandoned { return false }
+            done.append(Done(consumer: consumer, message: message, sequence: sequence))
+            return true
+        }
+        if !kept { consumer.giveBack(message, sequence: sequence) }
+    }
+
+    /// Whether the partition was let go of: a message held in its state is not acknowledged.
+    var isAbandoned: Bool { lock.withLock { abandoned } }
+
+    /// Lets go of the partition: what waits to be acknowledged goes back to the stream instead,
+    /// for the partition's next owner, which restores the state that does not hold it.
+    func abandon() {
+        let messages = lock.withLock {
+            abandoned = true
+            defer {
+                done = []
+                committing = []
+            }
+            return done + committing
+        }
+        for message in messages { message.consumer.giveBack(message.message, sequence: message.sequence) }
     }
 
     /// How many messages wait for a checkpoint to be acknowledged.
@@ -128,6 +154,31 @@ final class NATSPositions: @unchecked Sendable {
             consumers[name] = made
             return made
         }
+    }
+
+    /// Starts the consumer `name` afresh from `position` (a partition taken over, as its last
+    /// owner committed it); the coverage it had here, if any, is abandoned.
+    func install(_ name: String, position: Value?) {
+        let previous = lock.withLock {
+            restored[name] = nil
+            return consumers.updateValue(NATSCoverage(restoring: position), forKey: name)
+        }
+        previous?.abandon()
+    }
+
+    /// Forgets the consumer `name` (a partition this runner no longer reads), abandoning what
+    /// its coverage waits to acknowledge.
+    func remove(_ name: String) {
+        let previous = lock.withLock {
+            restored[name] = nil
+            return consumers.removeValue(forKey: name)
+        }
+        previous?.abandon()
+    }
+
+    /// The coverage of the consumer `name` if it is read in this run.
+    func existing(_ name: String) -> NATSCoverage? {
+        lock.withLock { consumers[name] }
     }
 
     /// Every consumer's position, for a checkpoint; a consumer not read in this run keeps the

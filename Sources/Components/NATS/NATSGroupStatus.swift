@@ -17,6 +17,9 @@ public struct NATSGroupStatus: Sendable {
         public let unacknowledged: Int64?
         /// The stream sequence every message up to which is acknowledged.
         public let acknowledgedThrough: UInt64?
+        /// When its state was last stored with it (runners under `--state`: each checkpoint),
+        /// in nanoseconds since the epoch; nil when it never was.
+        public var checkpointedAt: Int64? = nil
     }
 
     /// The group's name.
@@ -84,6 +87,7 @@ public struct NATSGroupStatus: Sendable {
             throw NATSSetupError("group '\(group)' on \(urls) has no runner now (nothing renewed its description)")
         }
         let runners = entries.keys.filter { $0.hasPrefix("runners.") }.map { String($0.dropFirst("runners.".count)) }
+        let checkpoints = checkpointTimes(group: group, js: js)
         let partitions = (0..<count).map { number in
             let owner = entries[PartitionLeases.partitionKey(number)]?.value
             var info: UnsafeMutablePointer<jsConsumerInfo>?
@@ -94,31 +98,62 @@ public struct NATSGroupStatus: Sendable {
                 number: number, runner: owner?.isEmpty == false ? owner : nil,
                 pending: found ? info?.pointee.NumPending : nil,
                 unacknowledged: found ? info?.pointee.NumAckPending : nil,
-                acknowledgedThrough: found ? info?.pointee.AckFloor.Stream : nil)
+                acknowledgedThrough: found ? info?.pointee.AckFloor.Stream : nil, checkpointedAt: checkpoints[number])
         }
         return NATSGroupStatus(
             group: group, stream: stream, subject: subject, runners: runners.sorted(), partitions: partitions)
     }
 
-    private static func row(_ columns: String...) -> String {
-        let widths = [9, 34, 7, 7]
-        return zip(columns, widths).map { $0.padding(toLength: max($1, $0.count), withPad: " ", startingAt: 0) }
-            .joined(separator: "  ") + "  " + columns[4]
+    /// When each partition's state was last stored, from the group's state bucket (none when
+    /// its runners keep no state).
+    private static func checkpointTimes(group: String, js: OpaquePointer) -> [Int: Int64] {
+        var store: OpaquePointer?
+        guard js_KeyValue(&store, js, GroupPartitionStates.bucketName(group)) == NATS_OK, let store else { return [:] }
+        defer { kvStore_Destroy(store) }
+        var list = kvKeysList()
+        guard kvStore_Keys(&list, store, nil) == NATS_OK else { return [:] }
+        defer { kvKeysList_Destroy(&list) }
+        var times: [Int: Int64] = [:]
+        for index in 0..<Int(list.Count) {
+            guard let pointer = list.Keys[index] else { continue }
+            let key = String(cString: pointer)
+            guard key.hasPrefix("partitions."), let partition = Int(key.dropFirst("partitions.".count)) else {
+                continue
+            }
+            var entry: OpaquePointer?
+            guard kvStore_Get(&entry, store, key) == NATS_OK, let entry else { continue }
+            times[partition] = kvEntry_Created(entry)
+            kvEntry_Destroy(entry)
+        }
+        return times
     }
 
-    /// A table: one line a partition, then the runners with how many partitions each holds.
-    public func text() -> String {
+    private static func row(_ columns: String...) -> String {
+        let widths = [9, 34, 7, 7, 13]
+        return zip(columns, widths).map { $0.padding(toLength: max($1, $0.count), withPad: " ", startingAt: 0) }
+            .joined(separator: "  ") + "  " + columns[5]
+    }
+
+    /// How long ago `nanoseconds` (since the epoch) was, in whole seconds: `3s`.
+    private static func age(_ nanoseconds: Int64, now: Date) -> String {
+        "\(max(0, Int(now.timeIntervalSince1970 - Double(nanoseconds) / 1e9)))s"
+    }
+
+    /// A table: one line a partition, then the runners with how many partitions each holds. The
+    /// last column says how long ago each partition's state was stored (`-`: never, no `--state`).
+    public func text(now: Date = Date()) -> String {
         var lines = [
             "group \(group): stream \(stream), subjects \(subject).0 to \(subject).\(partitions.count - 1), "
                 + "\(runners.count) runner\(runners.count == 1 ? "" : "s")",
-            Self.row("partition", "runner", "pending", "unacked", "acked through"),
+            Self.row("partition", "runner", "pending", "unacked", "acked through", "checkpoint"),
         ]
         for partition in partitions {
             lines.append(
                 Self.row(
                     String(partition.number), partition.runner ?? "-", partition.pending.map(String.init) ?? "-",
                     partition.unacknowledged.map(String.init) ?? "-",
-                    partition.acknowledgedThrough.map(String.init) ?? "-"
+                    partition.acknowledgedThrough.map(String.init) ?? "-",
+                    partition.checkpointedAt.map { Self.age($0, now: now) } ?? "-"
                 ))
         }
         for runner in runners {

@@ -8,7 +8,8 @@ final class NATSLeaseBucket: LeaseBucket {
     private let store: OpaquePointer
     let name: String
 
-    /// Binds to the bucket `name`, creating it when it does not exist.
+    /// Binds to the bucket `name`, creating it when it does not exist (`timeToLive` zero: its
+    /// entries never expire).
     init(name: String, timeToLive: Duration, js: OpaquePointer) throws {
         self.name = name
         var bound: OpaquePointer?
@@ -53,6 +54,19 @@ final class NATSLeaseBucket: LeaseBucket {
             result[key] = LeaseBucketEntry(value: value, revision: kvEntry_Revision(entry))
         }
         return result
+    }
+
+    /// The entry of `key`, or nil when there is none.
+    func entry(_ key: String) throws -> LeaseBucketEntry? {
+        var entry: OpaquePointer?
+        let read = kvStore_Get(&entry, store, key)
+        defer { if let entry { kvEntry_Destroy(entry) } }
+        if read == NATS_NOT_FOUND { return nil }
+        guard read == NATS_OK, let entry else { throw NATSError(read, doing: "cannot read '\(key)' of '\(name)'") }
+        // A deleted key reads as an entry without a value.
+        if kvEntry_Operation(entry) != kvOp_Put { return nil }
+        let value = kvEntry_ValueString(entry).map { String(cString: $0) } ?? ""
+        return LeaseBucketEntry(value: value, revision: kvEntry_Revision(entry))
     }
 
     func put(_ key: String, _ value: String) throws -> UInt64 {

@@ -154,6 +154,11 @@ final class NATSPartitionedReading: @unchecked Sendable {
                 stream, subjects: "\(subject).*", create: settings.create, replicas: settings.replicas, js: js,
                 endpoint: reading.endpoint.described)
             let bucket = try NATSLeaseBucket(name: Self.bucketName(group), timeToLive: settings.leaseTimeout, js: js)
+            if let states = reading.states {
+                states.store = try NATSLeaseBucket(
+                    name: GroupPartitionStates.bucketName(group), timeToLive: .zero, js: js)
+                states.stopReading = { [weak self] partition in self?.readAgain(partition) }
+            }
             // What `rivulet partitions` shows of the group, kept with the leases.
             let description = NATSGroupStatus.describe(
                 stream: stream, subject: subject, partitions: settings.partitions)
@@ -189,13 +194,19 @@ final class NATSPartitionedReading: @unchecked Sendable {
             reading.report("lost partition \(partition) of group \(group) (its lease expired): reading it no more")
             let worker = condition.withLock { readers.removeValue(forKey: partition) }
             worker?.stop()
+            forgetState(of: partition)
         }
         let unread = condition.withLock { leases.held.keys.filter { readers[$0] == nil }.sorted() }
         for partition in unread { startReader(partition) }
         measure(leases, js: js)
         if !changes.acquired.isEmpty || !changes.released.isEmpty {
             let held = leases.held.keys.sorted().map(String.init).joined(separator: ",")
-            reading.report("group \(group): holding partitions \(held)")
+            let list = { (partitions: [Int]) in partitions.sorted().map(String.init).joined(separator: ",") }
+            var moves: [String] = []
+            if !changes.acquired.isEmpty { moves.append("took \(list(changes.acquired))") }
+            if !changes.released.isEmpty { moves.append("handed over \(list(changes.released))") }
+            reading.report(
+                "group \(group): holding partitions \(held.isEmpty ? "none" : held) (\(moves.joined(separator: ", ")))")
         }
     }
 
@@ -233,9 +244,26 @@ final class NATSPartitionedReading: @unchecked Sendable {
         }
     }
 
-    /// Reads `partition` through its own durable consumer.
+    /// Reads `partition` through its own durable consumer; under --state, from the state its
+    /// last owner stored (left unread this round if that cannot be read: the next one tries again).
     private func startReader(_ partition: Int) {
         var partitionSettings = settings
+        if let states = reading.states {
+            do {
+                let claimed = try states.claim(partition)
+                partitionSettings.restartsFromState = true
+                if let floor = claimed.position?["floor"]?.intValue { partitionSettings.restartAt = UInt64(floor + 1) }
+                reading.positions?.install(states.consumerName(partition), position: claimed.position)
+                // Before any message of the partition reaches the pipeline's thread.
+                let state = SchedulerBound(claimed.state)
+                reading.scheduler.enqueue {
+                    states.take(partition, state: state.value, revision: claimed.revision)
+                }
+            } catch {
+                reading.report("partition \(partition) of group \(group): cannot read its stored state (\(error))")
+                return
+            }
+        }
         partitionSettings.subject = "\(settings.subject ?? "").\(partition)"
         partitionSettings.durable = "\(group)-p\(partition)"
         partitionSettings.create = false
@@ -268,11 +296,40 @@ final class NATSPartitionedReading: @unchecked Sendable {
             return worker
         }
         stale?.stop()
+        forgetState(of: partition)
+    }
+
+    /// Under --state, a partition's state could not be stored: its reader stops, and the next
+    /// round reads it again from what is stored (if this runner still holds it).
+    private func readAgain(_ partition: Int) {
+        let worker = condition.withLock { readers.removeValue(forKey: partition) }
+        worker?.stop()
+    }
+
+    /// Under --state, forgets a partition's state here without storing it (lost, fenced): what
+    /// it did since its last stored checkpoint is done again by its next owner.
+    private func forgetState(of partition: Int) {
+        guard let states = reading.states else { return }
+        reading.scheduler.enqueue { states.letGo(partition) }
     }
 
     /// A surplus partition: stop fetching it, wait until what was fetched of it is settled.
+    /// Under --state, once what was fetched is processed, a checkpoint stores its state for the
+    /// next owner and acknowledges what that holds.
     private func handOver(_ partition: Int) {
         guard let worker = condition.withLock({ readers.removeValue(forKey: partition) }) else { return }
+        // Once the run is over its last checkpoint stored every partition: nothing runs a new one.
+        if let states = reading.states, !condition.withLock({ runOver }) {
+            worker.stopAndWaitUntilFetched()
+            let stored = DispatchSemaphore(value: 0)
+            reading.scheduler.enqueue {
+                states.handOver(partition)
+                stored.signal()
+            }
+            // A pipeline's thread that is gone (the run ending) stores nothing more: the next
+            // owner starts from the last checkpoint.
+            _ = stored.wait(timeout: .now() + 10)
+        }
         worker.stopAndWaitUntilDone()
     }
 }

@@ -17,6 +17,8 @@ struct NATSReading: @unchecked Sendable {
     let name: String
     /// Under --state, which messages of each consumer the checkpoints hold.
     var positions: NATSPositions?
+    /// Under --state, where a group keeps each partition's state.
+    var states: GroupPartitionStates?
     /// A group runner's partitions, each a lane of its own for `eventTime`.
     var lanes: SchedulerBound<EventLanes>?
 

@@ -189,6 +189,15 @@ extension BuiltinComponents {
                 replicas: parameters[Key.replicas], group: parameters[Key.group],
                 partitions: parameters[Key.partitions] ?? 0, leaseTimeout: parameters[Key.leaseTimeout])
             let decoder = NATSDecoder(format: parameters[Key.format], metadataField: parameters[Key.metadata])
+            // Under --state a group's partition state moves with its partition: partitionBy
+            // after this source finds where to keep it.
+            if let group = settings.group, let checkpoints = context.checkpoints {
+                _ = context.shared(GroupPartitionStates.self) {
+                    GroupPartitionStates(
+                        group: group, partitions: settings.partitions, checkpoints: checkpoints,
+                        sourceKey: context.checkpointKey)
+                }
+            }
             return PipelineSource { _ in
                 NATSSource.observable(endpoint: endpoint, settings: settings, decoder: decoder, context: context)
             }
@@ -233,6 +242,9 @@ enum NATSSource {
                 let positions = NATSPositions(restoring: context.restoredState)
                 context.keepPosition(read: { positions.value() }, committed: { positions.committed() })
                 reading.positions = positions
+                reading.states = context.existing(GroupPartitionStates.self)
+                reading.states?.positions = positions
+                reading.states?.report = report
             }
             if let group = settings.group {
                 reading.lanes = SchedulerBound(EventLanes())

@@ -12,6 +12,12 @@ protocol LeaseBucket {
     func update(_ key: String, _ value: String, expected: UInt64) throws -> UInt64?
     /// Removes the entry.
     func delete(_ key: String) throws
+    /// The entry of `key`, or nil when there is none.
+    func entry(_ key: String) throws -> LeaseBucketEntry?
+}
+
+extension LeaseBucket {
+    func entry(_ key: String) throws -> LeaseBucketEntry? { try entries()[key] }
 }
 
 /// One entry of a `LeaseBucket`.

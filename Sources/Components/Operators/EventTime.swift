@@ -118,7 +118,8 @@ extension BuiltinComponents {
                     let idleTimers = IdleTimers(domain: domain, wall: wall, idle: idle, lifetime: lifetime)
                     let inputs = EventTimeInputs(
                         domain: domain, base: base, makeInput: makeInput, madeLaneInput: idleTimers.arm,
-                        laneInputLeft: idleTimers.forget)
+                        laneInputLeft: idleTimers.forget,
+                        seenLanesOnly: context.existing(SeenLanesOnly.self) != nil)
                     lifetime.onDispose {
                         inputs.remove()
                         domain.remove(base)

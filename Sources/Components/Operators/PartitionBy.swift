@@ -37,7 +37,12 @@ extension BuiltinComponents {
             clock, after a source whose messages are acknowledged (nats, httpServer), in a watched run \
             (--metrics, --ui, --summary), under --state when ops has a groupBy, and when an operator \
             in ops routes element errors (onError) or calls now() or random(). Checkpoints keep each \
-            partition's state; a run resumes with any threads, but the same key and partitions.
+            partition's state; a run resumes with any threads, but the same key and partitions. An \
+            eventTime in ops keeps a watermark per partition, from that partition's elements. After a \
+            nats source with group and partitions, under --state, the partitions are the group's \
+            (partitions must be the source's; each message goes to its source partition's chain) \
+            and each partition's state is stored in JetStream with the partition and moves with it \
+            to the runner that takes it over.
             """,
         parameters: [Key.key, Key.partitions, Key.threads, Key.ops],
         example: """
@@ -127,10 +132,36 @@ extension BuiltinComponents {
             // operator of each is offered what was offered to partitionBy (eventTime's elements
             // as they come), exactly as without partitions.
             let placement = ChainPlacement(clock: context.scheduler, handedOn: context.handedOn)
-            let chains = try (0..<partitions).map { index in
+            let build = { (index: Int) in
                 try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: placement)
             }
-            return PartitionedRun.inline(chains: chains, key: key, context: context, state: state)
+            // After a group's source under --state, the partitions are the group's, and their
+            // state is the group's (stored with the partition, not in this runner's file).
+            guard let group = context.existing(GroupPartitionStates.self) else {
+                return PartitionedRun.inline(
+                    chains: try (0..<partitions).map(build), key: key, context: context, state: state)
+            }
+            guard partitions == group.partitions else {
+                throw context.error(
+                    "partitionBy after the nats source of group \(group.group) keeps each of its partitions' "
+                        + "state: partitions must be \(group.partitions), the source's, not \(partitions)")
+            }
+            let checkpoints = context.checkpoints
+            checkpoints?.forget(keysStartingWith: "\(prefix) [p")
+            // Each chain has event time of its own: a partition's watermark moves with it.
+            let buildOwn = { (index: Int) in
+                let own = ChainPlacement(
+                    clock: context.scheduler, services: [EventTimeDomain(base: context.scheduler), SeenLanesOnly()],
+                    handedOn: context.handedOn)
+                return try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: own)
+            }
+            return PartitionedRun.inline(
+                chains: try (0..<partitions).map(buildOwn), key: key, context: context, state: state, group: group,
+                rebuild: { index, restored in
+                    checkpoints?.forget(keysStartingWith: PartitionChainSet.keyPrefix(prefix, partition: index) + " ")
+                    checkpoints?.restore(restored)
+                    return try buildOwn(index)
+                })
         }
     ).keepingState(of: [Key.key, Key.partitions])
 }
@@ -152,6 +183,9 @@ enum PartitionSafety: Equatable {
         if case .elementwise = component.spec.factory { return .safe }
         let name = component.spec.name
         if perElement.contains(name) { return .safe }
+        // Each partition keeps a watermark of its own, from its own elements (a group's
+        // partition carries its event time with it to its next runner).
+        if name == "eventTime" { return .safe }
         guard let parameter = keyedBy[name] else { return .wholeStream }
         guard let expression = component.parameters.values[parameter] as? Expression else {
             // dedupe without a key compares whole elements: the element decides its partition.

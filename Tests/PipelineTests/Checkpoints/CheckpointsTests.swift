@@ -76,4 +76,50 @@ final class CheckpointsTests: XCTestCase {
         XCTAssertEqual(log.lines, [#"commit {"operator":1}"#])
         XCTAssertEqual(checkpoints.committed, 1)
     }
+
+    func testAParticipantSeesTheWholeSnapshotLastAndWhatItTakesOutIsNotCommitted() {
+        let log = Log()
+        let checkpoints = checkpoints(log: log)
+        checkpoints.register("kept") { .int(1) }
+        checkpoints.register("moved [p0] ops#0 scan") { .int(2) }
+        checkpoints.registerPosition("source", read: { .int(7) }, committed: {})
+        checkpoints.beforeCommit { snapshot in
+            log.lines.append("participant saw \(snapshot.keys.sorted())")
+            snapshot["moved [p0] ops#0 scan"] = nil
+        }
+        checkpoints.checkpoint()
+        XCTAssertEqual(
+            log.lines,
+            [
+                #"participant saw ["kept", "moved [p0] ops#0 scan", "source"]"#,
+                #"commit {"kept":1,"source":7}"#,
+            ])
+    }
+
+    func testAFailingParticipantFailsTheCheckpoint() {
+        let log = Log()
+        let checkpoints = checkpoints(log: log)
+        struct Refused: Error {}
+        checkpoints.beforeCommit { _ in throw Refused() }
+        checkpoints.checkpoint()
+        XCTAssertTrue(checkpoints.failure is Refused)
+        XCTAssertEqual(log.lines, [])
+    }
+
+    func testAChainBuiltAgainTakesTheStateGivenToRestoreAndForgottenKeysLeaveTheSnapshot() {
+        let log = Log()
+        let checkpoints = checkpoints(restored: ["p [p1] ops#0 scan": .int(5)], log: log)
+        checkpoints.register("p [p0] ops#0 scan") { .int(1) }
+        checkpoints.register("p [p0] ops#1 distinct") { .int(2) }
+        checkpoints.register("p [p10] ops#0 scan") { .int(3) }
+        // Partition 0 is let go of, partition 1's restored state is dropped unread.
+        checkpoints.forget(keysStartingWith: "p [p0] ")
+        checkpoints.forget(keysStartingWith: "p [p1] ")
+        checkpoints.checkpoint()
+        XCTAssertEqual(log.lines.last, #"commit {"p [p10] ops#0 scan":3}"#)
+        // Taken over: its chain, built again, finds what it is given.
+        checkpoints.restore(["p [p0] ops#0 scan": .int(9)])
+        XCTAssertEqual(checkpoints.takeRestoredState("p [p0] ops#0 scan"), .int(9))
+        XCTAssertNil(checkpoints.takeRestoredState("p [p1] ops#0 scan"))
+    }
 }

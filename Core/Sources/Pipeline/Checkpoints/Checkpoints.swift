@@ -106,6 +106,30 @@ public final class Checkpoints {
         positions[key] = (read, committed)
     }
 
+    /// What a snapshot goes through before it is committed, in the order registered.
+    private var participants: [(inout JSONObject) throws -> Void] = []
+
+    /// Has `body` take part in every commit: it gets the snapshot once every state and position
+    /// is read, before it is committed, and may store part of it elsewhere and take it out (a
+    /// group's partition state, kept in the group's own store so that it moves with the
+    /// partition). What it leaves is committed; an error fails the checkpoint.
+    public func beforeCommit(_ body: @escaping (inout JSONObject) throws -> Void) {
+        participants.append(body)
+    }
+
+    /// Gives components built from now on `values` to restore, by key, as if the run had resumed
+    /// from them (a partition this runner takes over, whose chain is built again).
+    public func restore(_ values: [String: Value]) {
+        restored.merge(values) { _, new in new }
+    }
+
+    /// Lets go of the readers, and of any restored state not taken, of every key that starts
+    /// with `prefix` (a partition's chain this runner no longer runs).
+    public func forget(keysStartingWith prefix: String) {
+        for key in readers.keys where key.hasPrefix(prefix) { readers[key] = nil }
+        for key in restored.keys where key.hasPrefix(prefix) { restored[key] = nil }
+    }
+
     private func register(_ key: String, _ reader: Reader, group: String?) {
         if readers.updateValue(reader, forKey: key) == nil, let group { groups[group, default: []].append(key) }
     }
@@ -127,6 +151,7 @@ public final class Checkpoints {
         settling.removeAll()
         positions.removeAll()
         beforeReading.removeAll()
+        participants.removeAll()
     }
 
     /// Set by `end()`: a checkpoint asked for later (`checkpoint()` from an enqueued block) would
@@ -194,6 +219,7 @@ public final class Checkpoints {
             for (key, position) in positions.sorted(by: { $0.key < $1.key }) {
                 snapshot[key] = try position.read()
             }
+            for participant in participants { try participant(&snapshot) }
             try commit(.object(snapshot))
             settling = []
             committed += 1

@@ -61,6 +61,10 @@ class LanedOrigin: Origin {
     }
 }
 
+/// Found by an `eventTime` in a group's partition chain: the chain gets the elements of its own
+/// partition's lane only, so only the lanes it gets elements from hold its watermark back.
+final class SeenLanesOnly {}
+
 /// The inputs one `eventTime` subscription gives the domain: its own, for elements that came by
 /// no lane, and one per open lane of the sources it has seen elements from.
 final class EventTimeInputs {
@@ -75,12 +79,16 @@ final class EventTimeInputs {
     private(set) var byLane: [ObjectIdentifier: EventTimeDomain.Input] = [:]
     private var watched: [(EventLanes, Int)] = []
     private var baseTookOwn = false
+    /// Whether only the lanes this subscription gets elements from are inputs (a group's
+    /// partition chain gets its own lane's elements only, `SeenLanesOnly`).
+    private let seenLanesOnly: Bool
 
     init(
         domain: EventTimeDomain, base: EventTimeDomain.Input, makeInput: @escaping () -> EventTimeDomain.Input,
         madeLaneInput: @escaping (EventTimeDomain.Input) -> Void,
-        laneInputLeft: @escaping (EventTimeDomain.Input) -> Void
+        laneInputLeft: @escaping (EventTimeDomain.Input) -> Void, seenLanesOnly: Bool = false
     ) {
+        self.seenLanesOnly = seenLanesOnly
         self.domain = domain
         self.base = base
         self.makeInput = makeInput
@@ -112,10 +120,16 @@ final class EventTimeInputs {
         if let lanes = lane.lanes, !watched.contains(where: { $0.0 === lanes }) {
             if !baseTookOwn { base.standsAside = true }
             let key = lanes.watch { [unowned self] lane, isOpen in
-                if isOpen { add(lane) } else { close(lane) }
+                if isOpen {
+                    if !seenLanesOnly { add(lane) }
+                } else {
+                    close(lane)
+                }
             }
             watched.append((lanes, key))
-            for open in lanes.open where byLane[ObjectIdentifier(open)] == nil { add(open) }
+            if !seenLanesOnly {
+                for open in lanes.open where byLane[ObjectIdentifier(open)] == nil { add(open) }
+            }
         }
         return byLane[ObjectIdentifier(lane)] ?? add(lane)
     }

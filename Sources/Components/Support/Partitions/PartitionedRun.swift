@@ -6,34 +6,66 @@ import Reactive
 enum PartitionedRun {
     /// Every partition on the stream's own thread and clock: each element goes to its
     /// partition's chain at once, and what the chains emit goes on as they emit it.
+    ///
+    /// In a group's runner under `--state` (`group`), the partitions are the group's: each message
+    /// goes to its source partition's chain, and a partition this runner takes over or lets go of
+    /// has its chain built again (`rebuild`) from the state its last owner stored, or empty.
     static func inline(
-        chains: [PipelineOperator], key: Expression, context: ComponentContext, state: OperatorState<Value>?
+        chains: [PipelineOperator], key: Expression, context: ComponentContext, state: OperatorState<Value>?,
+        group: GroupPartitionStates? = nil, rebuild: ((Int, [String: Value]) throws -> PipelineOperator)? = nil
     ) -> PipelineOperator {
         { [weak state] source in
             Observable { observer, lifetime in
-                // Nothing waits between the partitions and the stream on one thread; what a
-                // run on threads kept goes on first.
-                emitRestored(state, to: observer)
-                state?.keep({ .array([]) }, origins: { [] }, until: lifetime)
-                let merge = PartitionMerge(observer: observer, lifetime: lifetime, running: chains.count)
-                let lanes = chains.map { chain in
-                    let lane = PartitionLane(domain: nil, lifetime: lifetime.makeChild())
-                    chain(lane.source).subscribe(AnyObserver { merge.take($0) }, in: lane.lifetime)
-                    return lane
-                }
-                split(
-                    source, by: key, among: lanes.count, context: context, merge: merge, lifetime: lifetime,
-                    send: { element, partition in lanes[partition].deliver(element) },
-                    end: { for lane in lanes { lane.end() } })
+                runInline(
+                    source, chains: chains, key: key, context: context, state: state, group: group, rebuild: rebuild,
+                    observer: observer, lifetime: lifetime)
             }
         }
+    }
+
+    private static func runInline(
+        _ source: Observable<Value>, chains: [PipelineOperator], key: Expression, context: ComponentContext,
+        state: OperatorState<Value>?, group: GroupPartitionStates?,
+        rebuild: ((Int, [String: Value]) throws -> PipelineOperator)?, observer: AnyObserver<Value>,
+        lifetime: Lifetime
+    ) {
+        // Nothing waits between the partitions and the stream on one thread; what a run on
+        // threads kept goes on first.
+        emitRestored(state, to: observer)
+        state?.keep({ .array([]) }, origins: { [] }, until: lifetime)
+        let merge = PartitionMerge(observer: observer, lifetime: lifetime, running: chains.count)
+        let subscribe: (PipelineOperator) -> PartitionLane = { chain in
+            let lane = PartitionLane(domain: nil, lifetime: lifetime.makeChild())
+            chain(lane.source).subscribe(AnyObserver { merge.take($0) }, in: lane.lifetime)
+            return lane
+        }
+        let lanes = LaneList(chains.map(subscribe))
+        var route: (() -> Int?)? = nil
+        if let group, let rebuild {
+            route = { GroupPartitionStates.partitionOfCurrentMessage() }
+            let install: (Int, [String: Value]) -> Void = { partition, restored in
+                guard !lifetime.isDisposed else { return }
+                lanes.items[partition].lifetime.dispose()
+                do {
+                    lanes.items[partition] = subscribe(try rebuild(partition, restored))
+                } catch {
+                    merge.take(.error(error))
+                }
+            }
+            group.attach(PartitionChainSet(prefix: context.checkpointKey, install: install))
+        }
+        split(
+            source, by: key, among: lanes.items.count, context: context, merge: merge, lifetime: lifetime,
+            route: route, send: { element, partition in lanes.items[partition].deliver(element) },
+            end: { for lane in lanes.items { lane.end() } })
     }
 
     /// Subscribes to `source`, sending each element with its partition to `send`, and calling
     /// `end` when it completes; an error, or a key that fails the run, goes to `merge`.
     static func split(
         _ source: Observable<Value>, by key: Expression, among count: Int, context: ComponentContext,
-        merge: PartitionMerge, lifetime: Lifetime, send: @escaping (Value, Int) -> Void, end: @escaping () -> Void
+        merge: PartitionMerge, lifetime: Lifetime, route: (() -> Int?)? = nil, send: @escaping (Value, Int) -> Void,
+        end: @escaping () -> Void
     ) {
         let scope = context.makeScope()
         let meter = context.meter
@@ -43,9 +75,11 @@ enum PartitionedRun {
                 switch event {
                 case .next(let element):
                     do {
+                        let routed = route?().flatMap { (0..<count).contains($0) ? $0 : nil }
                         guard
-                            let partition = try partition(
-                                of: element, by: key, among: count, context: context, scope: scope, meter: meter)
+                            let partition = try routed
+                                ?? partition(
+                                    of: element, by: key, among: count, context: context, scope: scope, meter: meter)
                         else { return }
                         send(element, partition)
                     } catch {
@@ -178,6 +212,12 @@ enum PartitionedRun {
         guard let state else { return }
         for element in state.takeRestored()?.arrayValue ?? [] { observer.on(.next(element)) }
     }
+}
+
+/// The lanes of an inline run, one a partition, replaced when a partition's chain is built again.
+final class LaneList {
+    var items: [PartitionLane]
+    init(_ items: [PartitionLane]) { self.items = items }
 }
 
 /// A checkpoint's pause of `partitionBy`'s threads.

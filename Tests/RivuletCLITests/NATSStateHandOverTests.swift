@@ -1,0 +1,125 @@
+import Components
+import Foundation
+import XCTest
+
+/// Runners of a group under `--state` over a real nats-server: each partition's state (its
+/// chain in `partitionBy`, and which messages that state holds) is stored in JetStream at every
+/// checkpoint and moves with the partition, so a per-key event-time aggregation over runners that
+/// are killed and that join gives exactly one right result per key and window.
+final class NATSStateHandOverTests: OneNATSServerTestCase {
+    /// 6,000 events of 40 keys, one a second of event time, in three files (published one after
+    /// the other), and a last event per key an hour later that closes every window.
+    private func writeEvents() throws -> [String: (count: Int, total: Int)] {
+        var truth: [String: (count: Int, total: Int)] = [:]
+        var files = ["", "", ""]
+        for id in 0..<6000 {
+            let (key, time, value) = ("k\(id % 40)", id * 1000, id % 7)
+            files[id * 3 / 6000] += "{\"id\":\(id),\"key\":\"\(key)\",\"t\":\(time),\"v\":\(value)}\n"
+            let window = "\(key) \(time / 60000 * 60000)"
+            truth[window, default: (0, 0)].count += 1
+            truth[window, default: (0, 0)].total += value
+        }
+        for (index, text) in files.enumerated() {
+            try text.write(toFile: path("events-\(index).jsonl"), atomically: true, encoding: .utf8)
+        }
+        let last = (0..<40).map { "{\"id\":\(10_000 + $0),\"key\":\"k\($0)\",\"t\":9999000,\"v\":0}\n" }.joined()
+        try last.write(toFile: path("events-3.jsonl"), atomically: true, encoding: .utf8)
+        return truth
+    }
+
+    /// Publishes one file of events to `events.P` (4 partitions by key), as a producer does.
+    private func publish(_ index: Int) throws {
+        let published = try run(
+            """
+            source: { fixture: \(path("events-\(index).jsonl")) }
+            sink: { nats: { url: "\(natsURL)", subject: events, partitionBy: .key, partitions: 4, msgId: "{{ .id }}", stream: EVENTS, create: true } }
+            """)
+        XCTAssertEqual(published.status, 0, published.stderr)
+    }
+
+    /// A runner of the group `minutes` with a state file of its own: count and sum per key per
+    /// event-time minute, each partition with its own watermark, into the stream OUT with an id
+    /// per key and minute.
+    private func runner(_ name: String) throws -> ChildProcess {
+        let file = path("runner-\(name).yaml")
+        try """
+        source: { nats: { url: "\(natsURL)", stream: EVENTS, subject: events, group: minutes, partitions: 4, leaseTimeout: 2s } }
+        ops:
+          - partitionBy:
+              key: .key
+              partitions: 4
+              ops:
+                - eventTime: { time: .t, maxDelay: 5s }
+                - aggregate: { by: .key, every: 1m, fields: { n: count, total: { sum: .v } } }
+        sink: { nats: { url: "\(natsURL)", subject: out, stream: OUT, create: true, msgId: "{{ .key }}-{{ .start }}" } }
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        return try startRivulet(["run", "--state", path("\(name).db"), file], output: .null, error: .pipe)
+    }
+
+    func testAKilledRunnersPartitionsAndAHandedOverOneCarryTheirStateSoEachMinuteIsCountedOnce() throws {
+        let truth = try writeEvents()
+        try publish(0)
+        let first = try runner("a")
+        let second = try runner("b")
+        waitForStderr(first, containing: "holding partitions")
+        waitForStderr(second, containing: "holding partitions")
+        try publish(1)
+        // Killed while it reads the second third: what it did since its last checkpoint is lost
+        // with it, and what it fetched is not acknowledged.
+        Thread.sleep(forTimeInterval: 0.3)
+        second.send(SIGKILL)
+        _ = second.wait()
+        // Its partitions go to the first once their leases expired, from the state it stored.
+        waitForStderr(first, containing: "holding partitions 0,1,2,3", seconds: 20)
+        // A third joins: the first hands two partitions over, with a checkpoint of their state.
+        let third = try runner("c")
+        waitForStderr(third, containing: "holding partitions", seconds: 20)
+        try publish(2)
+        try publish(3)
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while try storedMessages("OUT") < UInt64(truth.count), Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        // Anything more would come now.
+        Thread.sleep(forTimeInterval: 2)
+        XCTAssertEqual(try storedMessages("OUT"), UInt64(truth.count), "one result per key and minute")
+        // `rivulet partitions` shows when each partition's state was stored last.
+        let shown = try runRivulet(["partitions", "--nats", natsURL, "--group", "minutes"])
+        XCTAssertEqual(shown.status, 0, shown.stderr)
+        let rows = shown.stdout.split(separator: "\n").filter { $0.first?.isNumber == true }
+        XCTAssertEqual(rows.count, 4, shown.stdout)
+        for row in rows {
+            let age = row.split(separator: " ").last.map(String.init) ?? ""
+            XCTAssertTrue(age.hasSuffix("s") && Int(age.dropLast()).map { $0 < 60 } == true, "\(row)")
+        }
+        for process in [first, third] {
+            let (status, stderr) = stop(process)
+            XCTAssertEqual(status, 143, stderr)
+        }
+        let reader = try startConsumer(
+            """
+            source: { nats: { url: "\(natsURL)", stream: OUT, subject: out, durable: check } }
+            sink: { file: \(path("results.jsonl")) }
+            """)
+        waitForLines("results.jsonl", atLeast: truth.count)
+        _ = stop(reader)
+        var results: [String: (count: Int, total: Int)] = [:]
+        for line in lines("results.jsonl") {
+            let value = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let window = "\(value["key"] as? String ?? "?") \(value["start"] as? Int ?? -1)"
+            XCTAssertNil(results[window], "\(window) written twice")
+            results[window] = (value["n"] as? Int ?? -1, value["total"] as? Int ?? -1)
+        }
+        let wrong = truth.filter { window, expected in
+            results[window].map { $0.count != expected.count || $0.total != expected.total } ?? true
+        }
+        XCTAssertEqual(results.count, truth.count)
+        XCTAssertTrue(
+            wrong.isEmpty,
+            "\(wrong.count) minutes wrong or missing, such as "
+                + wrong.keys.sorted().prefix(5).map {
+                    "\($0): \(results[$0].map { "\($0)" } ?? "none") not \(truth[$0]!)"
+                }
+                .joined(separator: "; "))
+    }
+}

@@ -1,3 +1,4 @@
+import CNATS
 import Components
 import Foundation
 import XCTest
@@ -5,8 +6,18 @@ import XCTest
 /// Runners of a group under `--state` over a real nats-server: each partition's state (its
 /// chain in `partitionBy`, and which messages that state holds) is stored in JetStream at every
 /// checkpoint and moves with the partition, so a per-key event-time aggregation over runners that
-/// are killed and that join gives exactly one right result per key and window.
-final class NATSStateHandOverTests: OneNATSServerTestCase {
+/// are killed, stopped past their lease and that join gives exactly one right result per key and
+/// window.
+final class NATSStateHandOverTests: NATSTestCase {
+    private var server: NATSServer?
+
+    override var natsURL: String { server?.url ?? "" }
+
+    override func tearDown() {
+        server?.stop()
+        super.tearDown()
+    }
+
     /// 6,000 events of 40 keys, one a second of event time, in three files (published one after
     /// the other), and a last event per key an hour later that closes every window.
     private func writeEvents() throws -> [String: (count: Int, total: Int)] {
@@ -32,7 +43,7 @@ final class NATSStateHandOverTests: OneNATSServerTestCase {
         let published = try run(
             """
             source: { fixture: \(path("events-\(index).jsonl")) }
-            sink: { nats: { url: "\(natsURL)", subject: events, partitionBy: .key, partitions: 4, msgId: "{{ .id }}", stream: EVENTS, create: true } }
+            sink: { nats: { url: "\(natsURL)", subject: events, partitionBy: .key, partitions: 4, msgId: "{{ .id }}", stream: EVENTS } }
             """)
         XCTAssertEqual(published.status, 0, published.stderr)
     }
@@ -40,10 +51,11 @@ final class NATSStateHandOverTests: OneNATSServerTestCase {
     /// A runner of the group `minutes` with a state file of its own: count and sum per key per
     /// event-time minute, each partition with its own watermark, into the stream OUT with an id
     /// per key and minute.
-    private func runner(_ name: String) throws -> ChildProcess {
+    /// The streams (and the group's buckets) have `replicas` copies.
+    private func runner(_ name: String, replicas: Int) throws -> ChildProcess {
         let file = path("runner-\(name).yaml")
         try """
-        source: { nats: { url: "\(natsURL)", stream: EVENTS, subject: events, group: minutes, partitions: 4, leaseTimeout: 2s } }
+        source: { nats: { url: "\(natsURL)", stream: EVENTS, subject: events, group: minutes, partitions: 4, leaseTimeout: 2s, create: true, replicas: \(replicas) } }
         ops:
           - partitionBy:
               key: .key
@@ -56,13 +68,50 @@ final class NATSStateHandOverTests: OneNATSServerTestCase {
         return try startRivulet(["run", "--state", path("\(name).db"), file], output: .null, error: .pipe)
     }
 
-    func testAKilledRunnersPartitionsAndAHandedOverOneCarryTheirStateSoEachMinuteIsCountedOnce() throws {
+    func testPartitionsOfAKilledAStoppedAndAJoiningRunnerCarryTheirStateSoEachMinuteIsCountedOnce() throws {
+        server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path)
+        try countEveryMinuteOnce(replicas: 1) { first, third in
+            // The first is stopped while it reads the third third, past its lease: the third
+            // takes its partitions from what it stored; woken, the first finds them lost (its
+            // next write of their state is refused), drops what it held of them, and later takes
+            // its share back.
+            first.send(SIGSTOP)
+            waitForStderr(third, containing: "holding partitions 0,1,2,3", seconds: 20)
+            first.send(SIGCONT)
+            waitForStderr(third, containing: "handed over", seconds: 20)
+        }
+    }
+
+    private func streamExists(_ stream: String) -> Bool {
+        (try? withJetStream { js in
+            var info: UnsafeMutablePointer<jsStreamInfo>?
+            var code = jsErrCode(rawValue: 0)
+            defer { jsStreamInfo_Destroy(info) }
+            return js_GetStreamInfo(&info, js, stream, nil, &code) == NATS_OK
+        }) ?? false
+    }
+
+    /// Two runners, one killed with SIGKILL while busy, a third joining, and `fault` while they
+    /// read the third third of the events: OUT holds one right result per key and minute.
+    private func countEveryMinuteOnce(
+        replicas: Int, fault: (_ first: ChildProcess, _ third: ChildProcess) throws -> Void
+    ) throws {
         let truth = try writeEvents()
-        try publish(0)
-        let first = try runner("a")
-        let second = try runner("b")
+        // The runners make the stream (with its copies); OUT is made first by a reader that
+        // does too (a nats sink makes a stream with one copy).
+        let maker = try startConsumer(
+            """
+            source: { nats: { url: "\(natsURL)", stream: OUT, subject: out, durable: check, create: true, replicas: \(replicas) } }
+            sink: { file: \(path("unused.jsonl")) }
+            """)
+        let made = Date(timeIntervalSinceNow: 20)
+        while !streamExists("OUT"), Date() < made { Thread.sleep(forTimeInterval: 0.1) }
+        _ = stop(maker)
+        let first = try runner("a", replicas: replicas)
+        let second = try runner("b", replicas: replicas)
         waitForStderr(first, containing: "holding partitions")
         waitForStderr(second, containing: "holding partitions")
+        try publish(0)
         try publish(1)
         // Killed while it reads the second third: what it did since its last checkpoint is lost
         // with it, and what it fetched is not acknowledged.
@@ -72,12 +121,13 @@ final class NATSStateHandOverTests: OneNATSServerTestCase {
         // Its partitions go to the first once their leases expired, from the state it stored.
         waitForStderr(first, containing: "holding partitions 0,1,2,3", seconds: 20)
         // A third joins: the first hands two partitions over, with a checkpoint of their state.
-        let third = try runner("c")
+        let third = try runner("c", replicas: replicas)
         waitForStderr(third, containing: "holding partitions", seconds: 20)
         try publish(2)
+        try fault(first, third)
         try publish(3)
         let deadline = Date(timeIntervalSinceNow: 60)
-        while try storedMessages("OUT") < UInt64(truth.count), Date() < deadline {
+        while (try? storedMessages("OUT")) ?? 0 < UInt64(truth.count), Date() < deadline {
             Thread.sleep(forTimeInterval: 0.2)
         }
         // Anything more would come now.

@@ -353,7 +353,10 @@ final class NATSConsumer: @unchecked Sendable {
 
     /// Fetches until stopped, handing each batch to `deliver` (on the I/O thread; it enqueues).
     /// Returns the error that ended it, or nil when stopped.
-    func fetchLoop(deliver: ([OpaquePointer]) -> Void) -> (any Error)? {
+    /// Set when `fetchLoop` ended because `mayFetch` said no.
+    private(set) var stoppedByFence = false
+
+    func fetchLoop(mayFetch: (() -> Bool)? = nil, deliver: ([OpaquePointer]) -> Void) -> (any Error)? {
         guard let subscription else { return nil }
         while true {
             raiseCoverageFloor()
@@ -375,6 +378,14 @@ final class NATSConsumer: @unchecked Sendable {
             gaugePending(pending)
             publishDeadLetters(letters)
             if isStopped {
+                giveBackQueued()
+                return nil
+            }
+            // A partition whose lease is not vouched for is not fetched: a runner that stalled
+            // past its lease would otherwise take, and give back, messages of the consumer its new
+            // holder reads, which then come to that holder behind later ones.
+            if let mayFetch, !mayFetch() {
+                stoppedByFence = true
                 giveBackQueued()
                 return nil
             }

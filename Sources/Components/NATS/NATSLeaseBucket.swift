@@ -9,8 +9,8 @@ final class NATSLeaseBucket: LeaseBucket {
     let name: String
 
     /// Binds to the bucket `name`, creating it when it does not exist (`timeToLive` zero: its
-    /// entries never expire).
-    init(name: String, timeToLive: Duration, js: OpaquePointer) throws {
+    /// entries never expire) on `replicas` servers of a cluster.
+    init(name: String, timeToLive: Duration, replicas: Int = 1, js: OpaquePointer) throws {
         self.name = name
         var bound: OpaquePointer?
         var status = js_KeyValue(&bound, js, name)
@@ -20,6 +20,7 @@ final class NATSLeaseBucket: LeaseBucket {
             let (seconds, attoseconds) = timeToLive.components
             config.TTL = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
             config.History = 1
+            config.Replicas = Int32(max(replicas, 1))
             config.StorageType = js_FileStorage
             status = name.withCString { bucket in
                 config.Bucket = bucket

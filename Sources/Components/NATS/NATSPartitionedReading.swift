@@ -153,10 +153,13 @@ final class NATSPartitionedReading: @unchecked Sendable {
             try NATSStreams.ensure(
                 stream, subjects: "\(subject).*", create: settings.create, replicas: settings.replicas, js: js,
                 endpoint: reading.endpoint.described)
-            let bucket = try NATSLeaseBucket(name: Self.bucketName(group), timeToLive: settings.leaseTimeout, js: js)
+            // The buckets have the stream's replicas: a cluster that keeps the stream keeps them.
+            let bucket = try NATSLeaseBucket(
+                name: Self.bucketName(group), timeToLive: settings.leaseTimeout, replicas: settings.replicas, js: js)
             if let states = reading.states {
                 states.store = try NATSLeaseBucket(
-                    name: GroupPartitionStates.bucketName(group), timeToLive: .zero, js: js)
+                    name: GroupPartitionStates.bucketName(group), timeToLive: .zero, replicas: settings.replicas, js: js
+                )
                 states.stopReading = { [weak self] partition in self?.readAgain(partition) }
             }
             // What `rivulet partitions` shows of the group, kept with the leases.

@@ -5,7 +5,7 @@ import Foundation
 /// client hands back the message it published, whose pointer is the key. Answers that arrive
 /// together reach the run in one action: one wake-up of its thread a burst, not one an answer.
 final class NATSPublishAnswers: PublishAckSink, @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = NSCondition()
     private var keys: [OpaquePointer: Int] = [:]
     private var arrived: [(key: Int, problem: NATSPublishProblem?)] = []
     /// Schedules the hand-over of what arrived (set once the sink has started; given the
@@ -23,9 +23,19 @@ final class NATSPublishAnswers: PublishAckSink, @unchecked Sendable {
         let first: Bool? = lock.withLock {
             guard let message, let key = keys.removeValue(forKey: message) else { return nil }
             arrived.append((key, problem))
+            lock.signal()
             return arrived.count == 1
         }
         if first == true { schedule?(self) }
+    }
+
+    /// What arrived since the last call, waiting up to `seconds` for something to arrive.
+    func take(waiting seconds: Double) -> [(key: Int, problem: NATSPublishProblem?)] {
+        lock.withLock {
+            if arrived.isEmpty { _ = lock.wait(until: Date(timeIntervalSinceNow: seconds)) }
+            defer { arrived = [] }
+            return arrived
+        }
     }
 
     /// What arrived since the last call.

@@ -64,9 +64,16 @@ struct NATSReading: @unchecked Sendable {
                 closeLane(lane)
                 return ended(nil)
             }
-            let failure = consumer.fetchLoop { messages in
+            let scheduler = scheduler
+            let mayFetch = fence.map { fence in
+                { fence.fence.verdict(fence.partition, at: scheduler.now) == .deliver }
+            }
+            let failure = consumer.fetchLoop(mayFetch: mayFetch) { messages in
                 deliver(messages, from: consumer, fence: fence.map { ($0, fenced) }, lane: lane)
             }
+            // Stopped by the fence before a fetch: as when a batch meets it, the reader is let go
+            // of and the next round that renews the lease starts another.
+            if consumer.stoppedByFence { fence?.fenced() }
             // Before waiting for settlements: what waits for the watermark no longer waits for this lane.
             closeLane(lane)
             worker.markFetched()

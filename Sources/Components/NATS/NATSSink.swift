@@ -102,8 +102,9 @@ extension BuiltinComponents {
             NATSParameters.validate(values, validation)
         },
         checkpointing: .restartsWork(
-            "the JetStream publishes not acknowledged at the last checkpoint (kept in it, published again on "
-                + "restart: with msgId JetStream drops the repeats); core publishes are flushed to the server first"),
+            "the JetStream publishes not acknowledged at the last checkpoint (a checkpoint first waits up to 5s for "
+                + "JetStream's answers; what is still in flight is kept in it and published again on restart: with "
+                + "msgId JetStream drops the repeats); core publishes are flushed to the server first"),
         delivery: Delivery(
             .atLeastOnce,
             "JetStream publishes wait for the stream's acknowledgement; with msgId exactly-once into the stream within its duplicate window; with jetstream: false at-most-once"
@@ -210,6 +211,22 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
             guard let self else { return closed.value }
             if !flushing.isEmpty { flushCore() }
             return unacknowledged()
+        }
+        context.checkpoints?.beforeEachCheckpoint { [weak self] in self?.settlePublishes() }
+    }
+
+    /// Before a checkpoint reads the state, JetStream's answers to what is in flight are waited
+    /// for (5 s at most), so that the checkpoint holds the messages behind them as done rather
+    /// than their publishes as pending. A pending publish is kept in this runner's own state,
+    /// while the operator state that made it may move with its partition to another runner, which
+    /// would then neither publish it nor make it again.
+    private func settlePublishes() {
+        guard jetstream, !pending.isEmpty else { return }
+        var waited = 0
+        while !pending.isEmpty, waited < 500 {
+            let arrived = answers.take(waiting: 0.01)
+            if arrived.isEmpty { waited += 1 }
+            for (key, problem) in arrived { answered(key, problem: problem) }
         }
     }
 

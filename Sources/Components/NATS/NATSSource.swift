@@ -69,7 +69,8 @@ private enum Key {
     ).atLeast(RxTimeInterval.seconds(1))
     static let replicas = Parameter<Int>(
         "replicas", default: 1,
-        doc: "With create: how many servers of a cluster keep a copy of the stream (1 to 5; 3 survives losing one)."
+        doc:
+            "With create: how many servers of a cluster keep a copy of the stream (1 to 5; 3 survives losing one), and of a group's lease and state buckets when a runner creates them."
     )
     .atLeast(1)
 }

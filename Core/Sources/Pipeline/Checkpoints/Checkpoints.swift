@@ -94,7 +94,7 @@ public final class Checkpoints {
     private var beforeReading: [() -> Void] = []
 
     /// Runs `body` at the start of every checkpoint, before any state is read.
-    @_spi(Host) public func beforeEachCheckpoint(_ body: @escaping () -> Void) {
+    public func beforeEachCheckpoint(_ body: @escaping () -> Void) {
         beforeReading.append(body)
     }
 

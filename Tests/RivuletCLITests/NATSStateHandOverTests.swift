@@ -82,6 +82,28 @@ final class NATSStateHandOverTests: NATSTestCase {
         }
     }
 
+    /// Under --state a group's partitions are partitionBy's: other partitions are an error at
+    /// partitionBy's line, before anything connects.
+    func testPartitionByWithOtherPartitionsThanItsGroupIsAnError() throws {
+        let file = path("mismatch.yaml")
+        try """
+        source: { nats: { url: "nats://127.0.0.1:1", stream: EVENTS, subject: events, group: minutes, partitions: 4 } }
+        ops:
+          - partitionBy:
+              key: .key
+              partitions: 8
+              ops:
+                - aggregate: { by: .key, every: 1m, fields: { n: count } }
+        sink: stdout
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try runRivulet(["run", "--state", path("m.db"), file])
+        XCTAssertEqual(result.status, 2, result.stderr)
+        XCTAssertTrue(
+            result.stderr.contains(
+                "mismatch.yaml:3:5: error: partitionBy: after the nats source of group minutes under --state each "
+                    + "partition's state is the group's: partitions must be 4 (the source's), not 8"), result.stderr)
+    }
+
     private func streamExists(_ stream: String) -> Bool {
         (try? withJetStream { js in
             var info: UnsafeMutablePointer<jsStreamInfo>?

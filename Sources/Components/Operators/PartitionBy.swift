@@ -143,8 +143,8 @@ extension BuiltinComponents {
             }
             guard partitions == group.partitions else {
                 throw context.error(
-                    "partitionBy after the nats source of group \(group.group) keeps each of its partitions' "
-                        + "state: partitions must be \(group.partitions), the source's, not \(partitions)")
+                    "after the nats source of group \(group.group) under --state each partition's state is the "
+                        + "group's: partitions must be \(group.partitions) (the source's), not \(partitions)")
             }
             let checkpoints = context.checkpoints
             checkpoints?.forget(keysStartingWith: "\(prefix) [p")

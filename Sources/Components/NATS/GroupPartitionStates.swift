@@ -13,7 +13,7 @@ import Reactive
 /// knowing (stalled past its lease) fails its next write of it and stores nothing more of it.
 /// The runner's own `--state` file keeps the rest (sinks, operators outside `partitionBy`).
 ///
-/// Every method but `claim` runs on the pipeline's thread.
+/// Every method but `claim` (and setting `store`) runs on the pipeline's thread.
 final class GroupPartitionStates: @unchecked Sendable {
     let group: String
     let partitions: Int
@@ -73,7 +73,7 @@ final class GroupPartitionStates: @unchecked Sendable {
 
     /// What a partition's last owner stored, claimed for this runner (on the lease thread, before
     /// its reader starts): the entry is written again, so the revision a stale owner would write
-    /// over is gone. Nil when the bucket cannot be read or written (the next round tries again).
+    /// over is gone. Throws when the bucket cannot be read or written (the next round tries again).
     func claim(_ partition: Int) throws -> (state: JSONObject, position: Value?, revision: UInt64) {
         guard let store else { throw NATSSetupError("the state bucket of group '\(group)' is not open") }
         let key = Self.key(partition)

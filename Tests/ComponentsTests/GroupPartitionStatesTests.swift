@@ -32,6 +32,20 @@ final class GroupPartitionStatesTests: XCTestCase {
         return (states, checkpoints, bucket)
     }
 
+    func testAPartitionsConsumersAreKnownByName() {
+        let (states, _, _) = makeStates(committed: Committed())
+        XCTAssertTrue(states.isPartitionConsumer("totals-p3"))
+        XCTAssertTrue(states.isPartitionConsumer("totals-p12-00c0ffee"))
+        XCTAssertFalse(states.isPartitionConsumer("totals-px"))
+        XCTAssertFalse(states.isPartitionConsumer("totals-p1-zz"))
+        XCTAssertFalse(states.isPartitionConsumer("other-p1"))
+        XCTAssertEqual(
+            GroupPartitionStates.currentConsumers(in: [
+                "partitions.2": .init(value: #"{"consumer":"totals-p2-0000beef"}"#, revision: 4),
+                "partitions.3": .init(value: #"{"owner":"r"}"#, revision: 5),
+            ]), [2: "totals-p2-0000beef"])
+    }
+
     func testAChainKeyNamesItsPartition() {
         let chains = PartitionChainSet(prefix: "main#0 partitionBy", install: { _, _ in })
         XCTAssertEqual(chains.partition(ofKey: "main#0 partitionBy [p12] ops#0 aggregate"), 12)
@@ -50,7 +64,10 @@ final class GroupPartitionStatesTests: XCTestCase {
             })
         let claimed = try states.claim(0)
         XCTAssertEqual(claimed.position, nil, "nothing stored yet")
-        states.take(0, state: claimed.state, revision: claimed.revision)
+        XCTAssertEqual(claimed.previous, "totals-p0", "read before through the group's shared consumer, if at all")
+        XCTAssertTrue(claimed.consumer.hasPrefix("totals-p0-"), "a consumer of its own: \(claimed.consumer)")
+        XCTAssertTrue(states.isPartitionConsumer(claimed.consumer))
+        states.take(0, state: claimed.state, revision: claimed.revision, consumer: claimed.consumer)
         checkpoints.register("main#0 partitionBy [p0] ops#0 scan") { .int(41) }
         checkpoints.register("main#0 partitionBy [p1] ops#0 scan") { .int(0) }
         checkpoints.register("main#2 file") { .int(100) }
@@ -59,17 +76,20 @@ final class GroupPartitionStatesTests: XCTestCase {
             read: {
                 [
                     "consumers": [
-                        "totals-p0": ["floor": 7, "sequences": [9]], "totals-p1": ["floor": 0, "sequences": []],
+                        .init(claimed.consumer): ["floor": 7, "sequences": [9]],
+                        "totals-p1": ["floor": 0, "sequences": []], "other": ["floor": 3, "sequences": []],
                     ]
                 ]
             }, committed: {})
         checkpoints.checkpoint()
         XCTAssertEqual(
-            committed.snapshots.last, ["main#0 nats": ["consumers": [:]], "main#2 file": 100],
+            committed.snapshots.last,
+            ["main#0 nats": ["consumers": ["other": ["floor": 3, "sequences": []]]], "main#2 file": 100],
             "the partitions' state is the group's, not the runner's")
         let stored = try JSONParser.parse(try XCTUnwrap(bucket.entries()["partitions.0"]).value)
         XCTAssertEqual(stored["state"], ["main#0 partitionBy [p0] ops#0 scan": 41])
         XCTAssertEqual(stored["position"], ["floor": 7, "sequences": [9]])
+        XCTAssertEqual(stored["consumer"], .string(claimed.consumer))
         XCTAssertNil(bucket.entries()["partitions.1"], "a partition not held is not written")
         // Another runner takes it over: it finds both, and its chains are built from the state.
         let (other, _, _) = makeStates(committed: Committed())
@@ -80,7 +100,9 @@ final class GroupPartitionStatesTests: XCTestCase {
             })
         let taken = try other.claim(0)
         XCTAssertEqual(taken.position, ["floor": 7, "sequences": [9]])
-        other.take(0, state: taken.state, revision: taken.revision)
+        XCTAssertEqual(taken.previous, claimed.consumer, "its consumer is made anew, the last holder's deleted")
+        XCTAssertNotEqual(taken.consumer, claimed.consumer)
+        other.take(0, state: taken.state, revision: taken.revision, consumer: taken.consumer)
         XCTAssertEqual(installed, ["p0 []", "other p0 [\"main#0 partitionBy [p0] ops#0 scan\"]"])
         // The first runner, stale, fails its next write of the partition and drops it.
         let said = Said()

@@ -51,7 +51,7 @@ final class NATSCoverageTests: XCTestCase {
     func testAPartitionTakenOverStartsFromItsStoredPositionAndOneLetGoOfIsAbandoned() {
         let positions = NATSPositions(restoring: ["consumers": ["totals-p0": ["floor": 10, "sequences": []]]])
         let before = positions.coverage(of: "totals-p0")
-        positions.install("totals-p0", position: ["floor": 20, "sequences": [22]])
+        positions.install("totals-p0", NATSCoverage(restoring: ["floor": 20, "sequences": [22]]))
         XCTAssertTrue(before.isAbandoned, "what the old coverage waited to acknowledge goes back")
         let taken = positions.coverage(of: "totals-p0")
         XCTAssertFalse(taken === before)

@@ -101,7 +101,11 @@ final class NATSCluster {
 
     /// The node that leads `consumer` now: the last to log that it became its leader.
     func consumerLeader(stream: String, consumer: String) -> Int? {
-        let line = "new consumer leader for '$G > \(stream) > \(consumer)'"
+        latestToLog("new consumer leader for '$G > \(stream) > \(consumer)'")
+    }
+
+    /// The node that logged `line` last.
+    private func latestToLog(_ line: String) -> Int? {
         let latest = (0..<3).compactMap { node -> (time: String, node: Int)? in
             guard let entry = log(node: node).split(separator: "\n").last(where: { $0.contains(line) }) else {
                 return nil

@@ -28,6 +28,8 @@ final class GroupPartitionStates: @unchecked Sendable {
     var positions: NATSPositions?
     /// The partitions this runner holds, with the revision of their entry it wrote last.
     private var held: [Int: UInt64] = [:]
+    /// The consumer this runner reads each held partition through (made when it took it).
+    private var consumers: [Int: String] = [:]
     /// `partitionBy`'s chains: each builds partition `P`'s chain again from a state.
     private var chainSets: [PartitionChainSet] = []
     /// Stops reading a partition whose state could not be stored (the next lease round reads it
@@ -51,8 +53,41 @@ final class GroupPartitionStates: @unchecked Sendable {
     /// A partition's key in the bucket.
     static func key(_ partition: Int) -> String { "partitions.\(partition)" }
 
-    /// The durable consumer that reads `partition`.
-    func consumerName(_ partition: Int) -> String { "\(group)-p\(partition)" }
+    /// The durable consumer `partition` was read through by a runner without --state, and by
+    /// one of an earlier Rivulet.
+    func sharedConsumerName(_ partition: Int) -> String { "\(group)-p\(partition)" }
+
+    /// A consumer of its own for each taking over of `partition` (`GROUP-pP-TOKEN`): what a
+    /// runner that lost the partition without knowing still asks of its consumer, acknowledges
+    /// or gives back never reaches the consumer its new holder reads.
+    func newConsumerName(_ partition: Int) -> String {
+        let token = String(UInt32.random(in: .min ... .max), radix: 16)
+        return "\(sharedConsumerName(partition))-\(String(repeating: "0", count: 8 - token.count))\(token)"
+    }
+
+    /// Whether `name` is a consumer of one of this group's partitions (`GROUP-pP` or `GROUP-pP-TOKEN`).
+    func isPartitionConsumer(_ name: String) -> Bool {
+        let start = "\(group)-p"
+        guard name.hasPrefix(start) else { return false }
+        let rest = name.dropFirst(start.count)
+        let digits = rest.prefix(while: \.isNumber)
+        guard !digits.isEmpty else { return false }
+        let tail = rest.dropFirst(digits.count)
+        return tail.isEmpty || (tail.first == "-" && tail.dropFirst().allSatisfy(\.isHexDigit))
+    }
+
+    /// The consumer each partition is read through now, as its holder stored it last (none for a
+    /// partition never stored), from the bucket's `entries`.
+    static func currentConsumers(in entries: [String: LeaseBucketEntry]) -> [Int: String] {
+        var found: [Int: String] = [:]
+        for (key, entry) in entries where key.hasPrefix("partitions.") {
+            guard let partition = Int(key.dropFirst("partitions.".count)),
+                let consumer = (try? JSONParser.parse(entry.value))?["consumer"]?.stringValue
+            else { continue }
+            found[partition] = consumer
+        }
+        return found
+    }
 
     /// The bucket, once the group's lease thread opened it.
     var store: (any LeaseBucket)? {
@@ -72,16 +107,23 @@ final class GroupPartitionStates: @unchecked Sendable {
     }
 
     /// What a partition's last owner stored, claimed for this runner (on the lease thread, before
-    /// its reader starts): the entry is written again, so the revision a stale owner would write
-    /// over is gone. Throws when the bucket cannot be read or written (the next round tries again).
-    func claim(_ partition: Int) throws -> (state: JSONObject, position: Value?, revision: UInt64) {
+    /// its reader starts): the entry is written again, naming the new consumer this runner reads
+    /// it through, so the revision a stale owner would write over is gone. Throws when the bucket
+    /// cannot be read or written (the next round tries again). `previous` is the consumer the
+    /// last owner read it through.
+    func claim(_ partition: Int) throws -> (
+        state: JSONObject, position: Value?, revision: UInt64, consumer: String, previous: String
+    ) {
         guard let store else { throw NATSSetupError("the state bucket of group '\(group)' is not open") }
         let key = Self.key(partition)
         for _ in 0..<5 {
             let entry = try store.entry(key)
             let stored = entry.flatMap { try? JSONParser.parse($0.value) } ?? .null
             var claimed = stored.objectValue ?? JSONObject()
+            let previous = claimed["consumer"]?.stringValue ?? sharedConsumerName(partition)
+            let consumer = newConsumerName(partition)
             claimed["owner"] = .string(runner)
+            claimed["consumer"] = .string(consumer)
             let text = JSONSerializer.string(.object(claimed))
             let revision =
                 if let entry {
@@ -91,16 +133,17 @@ final class GroupPartitionStates: @unchecked Sendable {
                 }
             if let revision {
                 let position = claimed["position"].flatMap { $0 == .null ? nil : $0 }
-                return (claimed["state"]?.objectValue ?? JSONObject(), position, revision)
+                return (claimed["state"]?.objectValue ?? JSONObject(), position, revision, consumer, previous)
             }
         }
         throw NATSSetupError("partition \(partition) of group '\(group)' is being claimed by another runner")
     }
 
-    /// This runner reads `partition` from now on, from `state` (its chains are built again from
-    /// it) at the entry's `revision`.
-    func take(_ partition: Int, state: JSONObject, revision: UInt64) {
+    /// This runner reads `partition` from now on, through `consumer`, from `state` (its chains are
+    /// built again from it) at the entry's `revision`.
+    func take(_ partition: Int, state: JSONObject, revision: UInt64, consumer: String) {
         held[partition] = revision
+        consumers[partition] = consumer
         var values: [String: Value] = [:]
         for (key, value) in state { values[key] = value }
         for chains in chainSets { chains.install(partition, values) }
@@ -117,7 +160,7 @@ final class GroupPartitionStates: @unchecked Sendable {
     /// what its consumer had not had acknowledged goes back to the stream for the next owner.
     func letGo(_ partition: Int) {
         held[partition] = nil
-        positions?.remove(consumerName(partition))
+        if let consumer = consumers.removeValue(forKey: partition) { positions?.remove(consumer) }
         for chains in chainSets { chains.install(partition, [:]) }
     }
 
@@ -134,12 +177,10 @@ final class GroupPartitionStates: @unchecked Sendable {
             }
         }
         var positionsOf: [Int: Value] = [:]
-        if var source = snapshot[sourceKey]?.objectValue, var consumers = source["consumers"]?.objectValue {
-            for partition in 0..<partitions {
-                positionsOf[partition] = consumers[consumerName(partition)]
-                consumers[consumerName(partition)] = nil
-            }
-            source["consumers"] = .object(consumers)
+        if var source = snapshot[sourceKey]?.objectValue, var read = source["consumers"]?.objectValue {
+            for (partition, consumer) in consumers { positionsOf[partition] = read[consumer] }
+            for name in read.keys where isPartitionConsumer(name) { read[name] = nil }
+            source["consumers"] = .object(read)
             snapshot[sourceKey] = .object(source)
         }
         guard !held.isEmpty else { return }
@@ -148,6 +189,7 @@ final class GroupPartitionStates: @unchecked Sendable {
             let entry: Value = [
                 "owner": .string(runner), "state": .object(states[partition] ?? JSONObject()),
                 "position": positionsOf[partition] ?? .null,
+                "consumer": consumers[partition].map(Value.string) ?? .null,
             ]
             do {
                 if let written = try store.update(
@@ -167,7 +209,7 @@ final class GroupPartitionStates: @unchecked Sendable {
     /// acknowledged, its state here is dropped, and it is read again from what is stored.
     private func lose(_ partition: Int, because reason: String) {
         report("partition \(partition) of group \(group): \(reason); reading it again from its stored state")
-        positions?.existing(consumerName(partition))?.abandon()
+        if let consumer = consumers.removeValue(forKey: partition) { positions?.remove(consumer) }
         held[partition] = nil
         stopReading?(partition)
         for chains in chainSets { chains.install(partition, [:]) }

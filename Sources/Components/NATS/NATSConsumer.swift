@@ -30,7 +30,7 @@ final class NATSDelivery: LanedOrigin {
     /// later results. A redelivered message gives its results the same ids, so JetStream stores
     /// each once (within the output stream's duplicate window). Nil for a consumer without a name.
     func derivedMessageID() -> String? {
-        guard let durable = consumer.settings.durable else { return nil }
+        guard let durable = consumer.settings.resultIDName ?? consumer.settings.durable else { return nil }
         var meta: UnsafeMutablePointer<jsMsgMetaData>?
         guard natsMsg_GetMetaData(&meta, message) == NATS_OK, let meta else { return nil }
         let sequence = meta.pointee.Sequence.Stream
@@ -198,8 +198,10 @@ final class NATSConsumer: @unchecked Sendable {
         var info: UnsafeMutablePointer<jsConsumerInfo>?
         var status = js_GetConsumerInfo(&info, js, stream, durable, nil, &code)
         if settings.restartsFromState {
-            try restart(stream: stream, durable: durable, existing: status == NATS_OK ? info : nil, js: js)
+            // Made already (an earlier try whose answer was lost): this claim's own, as made.
+            if status != NATS_OK { try restart(stream: stream, durable: durable, js: js) }
             jsConsumerInfo_Destroy(info)
+            try deletePrevious(stream: stream, js: js)
         } else if status == NATS_OK, let info {
             defer { jsConsumerInfo_Destroy(info) }
             let differences = differences(from: info.pointee.Config.pointee)
@@ -267,18 +269,23 @@ final class NATSConsumer: @unchecked Sendable {
         try putConsumer(stream: stream, durable: durable, js: js, updating: false)
     }
 
-    /// Makes the consumer again, delivering from `settings.restartAt`, or from the acknowledgement
-    /// floor of the `existing` one (see `NATSConsumerSettings.restartsFromState`).
-    private func restart(
-        stream: String, durable: String, existing: UnsafeMutablePointer<jsConsumerInfo>?, js: OpaquePointer
-    ) throws {
+    /// Under --state, unused consumers of a group's partitions (one left by a runner that took
+    /// a partition and died before it stored which) are deleted by the server after an hour.
+    static let partitionConsumerInactiveThreshold: Int64 = 3_600_000_000_000
+
+    /// Makes the partition's new consumer, delivering from `settings.restartAt`, or from the
+    /// acknowledgement floor of the consumer it `replaces` (see `NATSConsumerSettings.restartsFromState`).
+    private func restart(stream: String, durable: String, js: OpaquePointer) throws {
         var start = settings.restartAt
-        if let existing {
-            start = start ?? existing.pointee.AckFloor.Stream + 1
+        if start == nil, let previous = settings.replaces {
             var code = jsErrCode(rawValue: 0)
-            let status = js_DeleteConsumer(js, stream, durable, nil, &code)
-            guard status == NATS_OK || NATSError.isNotFound(status, code) else {
-                throw NATSError(status, code: code, doing: "cannot delete consumer '\(durable)' to read it again")
+            var info: UnsafeMutablePointer<jsConsumerInfo>?
+            let status = js_GetConsumerInfo(&info, js, stream, previous, nil, &code)
+            defer { jsConsumerInfo_Destroy(info) }
+            if status == NATS_OK, let info {
+                start = info.pointee.AckFloor.Stream + 1
+            } else if !NATSError.isNotFound(status, code) {
+                throw NATSError(status, code: code, doing: "cannot read consumer '\(previous)' to read on from it")
             }
         }
         var restarted = self.settings
@@ -286,6 +293,7 @@ final class NATSConsumer: @unchecked Sendable {
         var code = jsErrCode(rawValue: 0)
         var status = NATS_OK
         Self.config(of: restarted) { config in
+            config.InactiveThreshold = Self.partitionConsumerInactiveThreshold
             status = durable.withCString { name in
                 (restarted.subject ?? "").withCString { filter in
                     config.Durable = name
@@ -299,6 +307,18 @@ final class NATSConsumer: @unchecked Sendable {
         }
         guard status == NATS_OK else {
             throw NATSError(status, code: code, doing: "cannot create consumer '\(durable)' on stream '\(stream)'")
+        }
+    }
+
+    /// Deletes the consumer the partition was read through before, once its new one is made: a
+    /// runner that still reads it (stalled past its lease) finds it gone.
+    private func deletePrevious(stream: String, js: OpaquePointer) throws {
+        guard let previous = settings.replaces, previous != settings.durable else { return }
+        var code = jsErrCode(rawValue: 0)
+        let status = js_DeleteConsumer(js, stream, previous, nil, &code)
+        guard status == NATS_OK || NATSError.isNotFound(status, code) else {
+            throw NATSError(
+                status, code: code, doing: "cannot delete consumer '\(previous)' (the partition's last reader's)")
         }
     }
 

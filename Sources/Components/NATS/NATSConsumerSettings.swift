@@ -51,4 +51,11 @@ struct NATSConsumerSettings {
     /// newer messages, and be late for the windows it belongs to.
     var restartsFromState = false
     var restartAt: UInt64? = nil
+    /// Under --state, the consumer the partition was read through before (by its last holder):
+    /// deleted once this one is made; without `restartAt`, this one starts at its floor.
+    var replaces: String? = nil
+    /// The name the ids derived for results carry (`CONSUMER:SEQUENCE`), when not the consumer's:
+    /// a group's partition keeps `GROUP-pP` across the consumers made for it, so a result made
+    /// again after a takeover has the id it had.
+    var resultIDName: String? = nil
 }

@@ -156,14 +156,16 @@ final class NATSPositions: @unchecked Sendable {
         }
     }
 
-    /// Starts the consumer `name` afresh from `position` (a partition taken over, as its last
-    /// owner committed it); the coverage it had here, if any, is abandoned.
-    func install(_ name: String, position: Value?) {
+    /// Starts the consumer `name` afresh from `coverage` (made from the position a partition's
+    /// last owner committed); the coverage it had here, if any, is abandoned. On the pipeline's
+    /// thread, in order with `remove`: a partition lost and taken again in the next round keeps
+    /// the coverage its new reader counts in.
+    func install(_ name: String, _ coverage: NATSCoverage) {
         let previous = lock.withLock {
             restored[name] = nil
-            return consumers.updateValue(NATSCoverage(restoring: position), forKey: name)
+            return consumers.updateValue(coverage, forKey: name)
         }
-        previous?.abandon()
+        if previous !== coverage { previous?.abandon() }
     }
 
     /// Forgets the consumer `name` (a partition this runner no longer reads), abandoning what

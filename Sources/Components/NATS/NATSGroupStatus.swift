@@ -87,33 +87,36 @@ public struct NATSGroupStatus: Sendable {
             throw NATSSetupError("group '\(group)' on \(urls) has no runner now (nothing renewed its description)")
         }
         let runners = entries.keys.filter { $0.hasPrefix("runners.") }.map { String($0.dropFirst("runners.".count)) }
-        let checkpoints = checkpointTimes(group: group, js: js)
+        let stored = storedPartitions(group: group, js: js)
         let partitions = (0..<count).map { number in
             let owner = entries[PartitionLeases.partitionKey(number)]?.value
             var info: UnsafeMutablePointer<jsConsumerInfo>?
             var code = jsErrCode(rawValue: 0)
-            let found = js_GetConsumerInfo(&info, js, stream, "\(group)-p\(number)", nil, &code) == NATS_OK
+            // Under --state a partition is read through the consumer its holder made when it took it.
+            let consumer = stored[number]?.consumer ?? "\(group)-p\(number)"
+            let found = js_GetConsumerInfo(&info, js, stream, consumer, nil, &code) == NATS_OK
             defer { jsConsumerInfo_Destroy(info) }
             return Partition(
                 number: number, runner: owner?.isEmpty == false ? owner : nil,
                 pending: found ? info?.pointee.NumPending : nil,
                 unacknowledged: found ? info?.pointee.NumAckPending : nil,
-                acknowledgedThrough: found ? info?.pointee.AckFloor.Stream : nil, checkpointedAt: checkpoints[number])
+                acknowledgedThrough: found ? info?.pointee.AckFloor.Stream : nil,
+                checkpointedAt: stored[number]?.time)
         }
         return NATSGroupStatus(
             group: group, stream: stream, subject: subject, runners: runners.sorted(), partitions: partitions)
     }
 
-    /// When each partition's state was last stored, from the group's state bucket (none when
-    /// its runners keep no state).
-    private static func checkpointTimes(group: String, js: OpaquePointer) -> [Int: Int64] {
+    /// When each partition's state was last stored, and the consumer it is read through, from
+    /// the group's state bucket (none when its runners keep no state).
+    private static func storedPartitions(group: String, js: OpaquePointer) -> [Int: (time: Int64, consumer: String?)] {
         var store: OpaquePointer?
         guard js_KeyValue(&store, js, GroupPartitionStates.bucketName(group)) == NATS_OK, let store else { return [:] }
         defer { kvStore_Destroy(store) }
         var list = kvKeysList()
         guard kvStore_Keys(&list, store, nil) == NATS_OK else { return [:] }
         defer { kvKeysList_Destroy(&list) }
-        var times: [Int: Int64] = [:]
+        var times: [Int: (time: Int64, consumer: String?)] = [:]
         for index in 0..<Int(list.Count) {
             guard let pointer = list.Keys[index] else { continue }
             let key = String(cString: pointer)
@@ -122,7 +125,8 @@ public struct NATSGroupStatus: Sendable {
             }
             var entry: OpaquePointer?
             guard kvStore_Get(&entry, store, key) == NATS_OK, let entry else { continue }
-            times[partition] = kvEntry_Created(entry)
+            let value = kvEntry_ValueString(entry).map { String(cString: $0) } ?? ""
+            times[partition] = (kvEntry_Created(entry), (try? JSONParser.parse(value))?["consumer"]?.stringValue)
             kvEntry_Destroy(entry)
         }
         return times

@@ -196,7 +196,7 @@ final class NATSPartitionedReading: @unchecked Sendable {
         for partition in changes.lost {
             reading.report("lost partition \(partition) of group \(group) (its lease expired): reading it no more")
             let worker = condition.withLock { readers.removeValue(forKey: partition) }
-            worker?.stop()
+            worker?.retire()
             forgetState(of: partition)
         }
         let unread = condition.withLock { leases.held.keys.filter { readers[$0] == nil }.sorted() }
@@ -235,12 +235,17 @@ final class NATSPartitionedReading: @unchecked Sendable {
     private func measure(_ leases: PartitionLeases, js: OpaquePointer?) {
         guard let meter = reading.meter, let js, let stream = settings.stream else { return }
         meter.gauge("nats_partitions_held", leases.held.count)
+        // Under --state each partition has the consumer its holder made when it took it.
+        let current = reading.states.flatMap { states in
+            (try? states.store?.entries()).map(GroupPartitionStates.currentConsumers(in:))
+        }
         for partition in 0..<settings.partitions {
             let label = ("partition", String(partition))
             meter.gauge("nats_partition_held", label: label, leases.held[partition] == nil ? 0 : 1)
             var info: UnsafeMutablePointer<jsConsumerInfo>?
             var code = jsErrCode(rawValue: 0)
-            if js_GetConsumerInfo(&info, js, stream, "\(group)-p\(partition)", nil, &code) == NATS_OK, let info {
+            let consumer = current?[partition] ?? "\(group)-p\(partition)"
+            if js_GetConsumerInfo(&info, js, stream, consumer, nil, &code) == NATS_OK, let info {
                 meter.gauge("nats_partition_pending", label: label, Int(info.pointee.NumPending))
             }
             jsConsumerInfo_Destroy(info)
@@ -251,16 +256,23 @@ final class NATSPartitionedReading: @unchecked Sendable {
     /// last owner stored (left unread this round if that cannot be read: the next one tries again).
     private func startReader(_ partition: Int) {
         var partitionSettings = settings
+        var coverage: NATSCoverage?
         if let states = reading.states {
             do {
                 let claimed = try states.claim(partition)
                 partitionSettings.restartsFromState = true
                 if let floor = claimed.position?["floor"]?.intValue { partitionSettings.restartAt = UInt64(floor + 1) }
-                reading.positions?.install(states.consumerName(partition), position: claimed.position)
-                // Before any message of the partition reaches the pipeline's thread.
+                let taken = NATSCoverage(restoring: claimed.position)
+                coverage = taken
+                // Before any message of the partition reaches the pipeline's thread, and after
+                // what an earlier round let go of it there (a lost partition's letGo).
                 let state = SchedulerBound(claimed.state)
-                reading.scheduler.enqueue {
-                    states.take(partition, state: state.value, revision: claimed.revision)
+                let name = claimed.consumer
+                partitionSettings.durable = name
+                partitionSettings.replaces = claimed.previous
+                reading.scheduler.enqueue { [positions = reading.positions] in
+                    positions?.install(name, taken)
+                    states.take(partition, state: state.value, revision: claimed.revision, consumer: name)
                 }
             } catch {
                 reading.report("partition \(partition) of group \(group): cannot read its stored state (\(error))")
@@ -268,7 +280,8 @@ final class NATSPartitionedReading: @unchecked Sendable {
             }
         }
         partitionSettings.subject = "\(settings.subject ?? "").\(partition)"
-        partitionSettings.durable = "\(group)-p\(partition)"
+        if partitionSettings.replaces == nil { partitionSettings.durable = "\(group)-p\(partition)" }
+        partitionSettings.resultIDName = "\(group)-p\(partition)"
         partitionSettings.create = false
         partitionSettings.group = nil
         partitionSettings.partition = partition
@@ -277,28 +290,40 @@ final class NATSPartitionedReading: @unchecked Sendable {
             fenced(partition, workerBox)
         }
         let worker = reading.start(
-            partitionSettings, fence: partitionFence, opened: {},
+            partitionSettings, fence: partitionFence, coverage: coverage, opened: {},
             ended: { [self] failure in
                 if let failure { ended(failure) }
             })
-        condition.withLock {
+        let fencedAlready = condition.withLock {
             workerBox.worker = worker
-            readers[partition] = worker
+            if !workerBox.isFenced { readers[partition] = worker }
+            return workerBox.isFenced
+        }
+        // Met the fence before it was known here: as `fenced` does for the current reader.
+        if fencedAlready {
+            worker.retire()
+            forgetState(of: partition)
         }
     }
 
     /// A batch of `partition` met the fence (no round vouched for its lease lately): its reader
     /// stops, and the next round that renews the lease starts a new one.
+    /// Only the partition's current reader forgets its state: an older one (stopped already,
+    /// its partition read again by a newer reader) leaves the newer one's chain alone.
     private func fenced(_ partition: Int, _ box: WorkerBox) {
         reading.report(
             "partition \(partition) of group \(group): its lease was not renewed in time (was the runner stalled?); "
                 + "what was fetched of it goes back to the stream")
-        let stale = condition.withLock { () -> NATSWorker? in
-            guard let worker = box.worker, readers[partition] === worker else { return nil }
+        let (current, old) = condition.withLock { () -> (NATSWorker?, NATSWorker?) in
+            box.isFenced = true
+            guard let worker = box.worker else { return (nil, nil) }
+            guard readers[partition] === worker else { return (nil, worker) }
             readers[partition] = nil
-            return worker
+            return (worker, nil)
         }
-        stale?.stop()
+        old?.retire()
+        guard let current else { return }
+        current.retire()
         forgetState(of: partition)
     }
 
@@ -306,7 +331,7 @@ final class NATSPartitionedReading: @unchecked Sendable {
     /// round reads it again from what is stored (if this runner still holds it).
     private func readAgain(_ partition: Int) {
         let worker = condition.withLock { readers.removeValue(forKey: partition) }
-        worker?.stop()
+        worker?.retire()
     }
 
     /// Under --state, forgets a partition's state here without storing it (lost, fenced): what
@@ -340,4 +365,6 @@ final class NATSPartitionedReading: @unchecked Sendable {
 /// The worker a fence's callback stops, known once the reader has started (under the lock).
 private final class WorkerBox: @unchecked Sendable {
     var worker: NATSWorker?
+    /// Set by the fence's callback, which may come before `worker` is.
+    var isFenced = false
 }

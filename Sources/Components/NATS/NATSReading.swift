@@ -28,9 +28,10 @@ struct NATSReading: @unchecked Sendable {
     /// A partition's reader delivers behind its `fence`: once a batch met it, that batch and
     /// every later one go back to the stream (the reader is stopped, and started afresh by the
     /// next round that renews the lease, so the partition's order is kept).
+    /// `coverage` (a partition taken over under --state) replaces the run's coverage of the consumer.
     func start(
-        _ settings: NATSConsumerSettings, fence: PartitionFence? = nil, opened: @escaping @Sendable () -> Void,
-        ended: @escaping @Sendable ((any Error)?) -> Void
+        _ settings: NATSConsumerSettings, fence: PartitionFence? = nil, coverage: NATSCoverage? = nil,
+        opened: @escaping @Sendable () -> Void, ended: @escaping @Sendable ((any Error)?) -> Void
     ) -> NATSWorker {
         let fenced = SchedulerBound(FenceMet())
         let worker = NATSWorker()
@@ -46,7 +47,7 @@ struct NATSReading: @unchecked Sendable {
             }
             let consumer = NATSConsumer(
                 connection: connection, settings: settings, ending: ending, meter: meter, pipeline: scheduler,
-                coverage: settings.durable.flatMap { positions?.coverage(of: $0) },
+                coverage: coverage ?? settings.durable.flatMap { positions?.coverage(of: $0) },
                 checkpointSoon: positions == nil ? nil : checkpointSoon, report: report)
             defer {
                 consumer.close()
@@ -55,7 +56,9 @@ struct NATSReading: @unchecked Sendable {
             }
             if let failure = open(consumer, unless: worker) {
                 closeLane(lane)
-                return ended(failure)
+                // A reader stopped while JetStream did not answer (a partition lost meanwhile)
+                // ends as one stopped after it opened.
+                return ended(worker.isStopped ? nil : failure)
             }
             opened()
             // Signalled while connecting: the source ends as a drained one does (not at the
@@ -69,7 +72,7 @@ struct NATSReading: @unchecked Sendable {
                 { fence.fence.verdict(fence.partition, at: scheduler.now) == .deliver }
             }
             let failure = consumer.fetchLoop(mayFetch: mayFetch) { messages in
-                deliver(messages, from: consumer, fence: fence.map { ($0, fenced) }, lane: lane)
+                deliver(messages, from: consumer, by: worker, fence: fence.map { ($0, fenced) }, lane: lane)
             }
             // Stopped by the fence before a fetch: as when a batch meets it, the reader is let go
             // of and the next round that renews the lease starts another.
@@ -156,8 +159,10 @@ struct NATSReading: @unchecked Sendable {
     }
 
     /// Hands a fetched batch to the pipeline's thread, each message the origin of its element.
+    /// A retired reader's batch goes back: it was fetched before the reader was stopped and
+    /// reaches the pipeline's thread after the partition's chain was emptied or built again.
     private func deliver(
-        _ messages: [OpaquePointer], from consumer: NATSConsumer,
+        _ messages: [OpaquePointer], from consumer: NATSConsumer, by worker: NATSWorker,
         fence: (PartitionFence, SchedulerBound<FenceMet>)?, lane: SchedulerBound<LaneSlot>?
     ) {
         let batch = SchedulerBound(messages)
@@ -167,6 +172,10 @@ struct NATSReading: @unchecked Sendable {
             let (observer, lifetime) = target.value
             let consumer = bound.value
             let context = boundContext.value
+            if fence != nil, worker.isRetired {
+                for message in batch.value { consumer.giveBack(message) }
+                return
+            }
             if let (fence, met) = fence,
                 met.value.isMet || fence.fence.verdict(fence.partition, at: scheduler.now) != .deliver
             {

@@ -9,6 +9,7 @@ final class NATSWorker: @unchecked Sendable {
     private var runOver = false
     private var done = false
     private var fetching = true
+    private var retired = false
 
     /// Hands over the consumer; false if the run stopped meanwhile.
     func begin(_ consumer: NATSConsumer) -> Bool {
@@ -27,6 +28,16 @@ final class NATSWorker: @unchecked Sendable {
         defer { lock.unlock() }
         if !stopped { _ = lock.wait(until: Date(timeIntervalSinceNow: seconds)) }
     }
+
+    /// Stops a partition's reader whose partition is read no more here, or read again from its
+    /// stored state by another reader: what it fetched and has not delivered yet goes back.
+    func retire() {
+        lock.withLock { retired = true }
+        stop()
+    }
+
+    /// Whether the reader was retired: its batches go back to the stream, not to the pipeline.
+    var isRetired: Bool { lock.withLock { retired } }
 
     func stop() {
         let consumer = lock.withLock {

@@ -21,13 +21,16 @@ final class NATSLeaseBucketTests: OneNATSServerTestCase {
         XCTAssertNil(try bucket.update("partitions.0", "b", expected: first + 100), "not at its revision")
         let second = try XCTUnwrap(try bucket.update("partitions.0", "a", expected: first))
         XCTAssertGreaterThan(second, first)
+        let before = Int64(Date().timeIntervalSince1970 * 1e9) - 1_000_000_000
         try bucket.put("runners.a", "a")
+        let entries = try bucket.entries()
         XCTAssertEqual(
-            try bucket.entries(),
+            entries.mapValues { LeaseBucketEntry(value: $0.value, revision: $0.revision) },
             [
                 "partitions.0": LeaseBucketEntry(value: "a", revision: second),
                 "runners.a": LeaseBucketEntry(value: "a", revision: second + 1),
             ])
+        XCTAssertTrue(entries.values.allSatisfy { $0.created > before }, "each says when it was written")
         // A second binding finds the bucket as it is (the first runner made it).
         let again = try NATSLeaseBucket(name: "leases", timeToLive: .seconds(2), js: connection.jetStream!)
         XCTAssertEqual(try again.entries().count, 2)

@@ -112,24 +112,15 @@ public struct NATSGroupStatus: Sendable {
     private static func storedPartitions(group: String, js: OpaquePointer) -> [Int: (time: Int64, consumer: String?)] {
         var store: OpaquePointer?
         guard js_KeyValue(&store, js, GroupPartitionStates.bucketName(group)) == NATS_OK, let store else { return [:] }
-        defer { kvStore_Destroy(store) }
-        var list = kvKeysList()
-        guard kvStore_Keys(&list, store, nil) == NATS_OK else { return [:] }
-        defer { kvKeysList_Destroy(&list) }
-        var times: [Int: (time: Int64, consumer: String?)] = [:]
-        for index in 0..<Int(list.Count) {
-            guard let pointer = list.Keys[index] else { continue }
-            let key = String(cString: pointer)
-            guard key.hasPrefix("partitions."), let partition = Int(key.dropFirst("partitions.".count)) else {
-                continue
-            }
-            var entry: OpaquePointer?
-            guard kvStore_Get(&entry, store, key) == NATS_OK, let entry else { continue }
-            let value = kvEntry_ValueString(entry).map { String(cString: $0) } ?? ""
-            times[partition] = (kvEntry_Created(entry), (try? JSONParser.parse(value))?["consumer"]?.stringValue)
-            kvEntry_Destroy(entry)
+        kvStore_Destroy(store)
+        let bucket = try? NATSLeaseBucket(name: GroupPartitionStates.bucketName(group), timeToLive: .zero, js: js)
+        guard let entries = try? bucket?.entries() else { return [:] }
+        var stored: [Int: (time: Int64, consumer: String?)] = [:]
+        for (key, entry) in entries where key.hasPrefix("partitions.") {
+            guard let partition = Int(key.dropFirst("partitions.".count)) else { continue }
+            stored[partition] = (entry.created, (try? JSONParser.parse(entry.value))?["consumer"]?.stringValue)
         }
-        return times
+        return stored
     }
 
     private static func row(_ columns: String...) -> String {

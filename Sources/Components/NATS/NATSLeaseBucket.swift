@@ -6,12 +6,14 @@ import Foundation
 /// creates and updates are compare-and-set on the key's revision, done by the server.
 final class NATSLeaseBucket: LeaseBucket {
     private let store: OpaquePointer
+    private let js: OpaquePointer
     let name: String
 
     /// Binds to the bucket `name`, creating it when it does not exist (`timeToLive` zero: its
     /// entries never expire) on `replicas` servers of a cluster.
     init(name: String, timeToLive: Duration, replicas: Int = 1, js: OpaquePointer) throws {
         self.name = name
+        self.js = js
         var bound: OpaquePointer?
         var status = js_KeyValue(&bound, js, name)
         if status == NATS_NOT_FOUND {
@@ -35,26 +37,38 @@ final class NATSLeaseBucket: LeaseBucket {
 
     deinit { kvStore_Destroy(store) }
 
+    /// The keys come from one request to the bucket's stream (its subjects), not from
+    /// `kvStore_Keys`, whose consumer a cluster that just lost a node failed to make for a minute.
     func entries() throws -> [String: LeaseBucketEntry] {
-        var list = kvKeysList()
-        let status = kvStore_Keys(&list, store, nil)
-        defer { kvKeysList_Destroy(&list) }
-        if status == NATS_NOT_FOUND { return [:] }
-        guard status == NATS_OK else { throw NATSError(status, doing: "cannot list the keys of '\(name)'") }
         var result: [String: LeaseBucketEntry] = [:]
-        for index in 0..<Int(list.Count) {
-            guard let pointer = list.Keys[index] else { continue }
-            let key = String(cString: pointer)
-            var entry: OpaquePointer?
-            let read = kvStore_Get(&entry, store, key)
-            defer { if let entry { kvEntry_Destroy(entry) } }
-            // Gone between the listing and the read (expired, deleted): not an entry.
-            if read == NATS_NOT_FOUND { continue }
-            guard read == NATS_OK, let entry else { throw NATSError(read, doing: "cannot read '\(key)' of '\(name)'") }
-            let value = kvEntry_ValueString(entry).map { String(cString: $0) } ?? ""
-            result[key] = LeaseBucketEntry(value: value, revision: kvEntry_Revision(entry))
+        for key in try keys() {
+            if let entry = try entry(key) { result[key] = entry }
         }
         return result
+    }
+
+    /// Every key with an entry or a deletion marker, from the stream's list of subjects.
+    private func keys() throws -> [String] {
+        let prefix = "$KV.\(name)."
+        var options = jsOptions()
+        jsOptions_Init(&options)
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var code = jsErrCode(rawValue: 0)
+        let status = "\(prefix)>".withCString { filter in
+            options.Stream.Info.SubjectsFilter = filter
+            return js_GetStreamInfo(&info, js, "KV_\(name)", &options, &code)
+        }
+        defer { jsStreamInfo_Destroy(info) }
+        if NATSError.isNotFound(status, code) { return [] }
+        guard status == NATS_OK, let info else {
+            throw NATSError(status, code: code, doing: "cannot list the keys of '\(name)'")
+        }
+        guard let subjects = info.pointee.State.Subjects else { return [] }
+        return (0..<Int(subjects.pointee.Count)).compactMap { index in
+            guard let subject = subjects.pointee.List[index].Subject else { return nil }
+            let text = String(cString: subject)
+            return text.hasPrefix(prefix) ? String(text.dropFirst(prefix.count)) : nil
+        }
     }
 
     /// The entry of `key`, or nil when there is none.
@@ -67,7 +81,7 @@ final class NATSLeaseBucket: LeaseBucket {
         // A deleted key reads as an entry without a value.
         if kvEntry_Operation(entry) != kvOp_Put { return nil }
         let value = kvEntry_ValueString(entry).map { String(cString: $0) } ?? ""
-        return LeaseBucketEntry(value: value, revision: kvEntry_Revision(entry))
+        return LeaseBucketEntry(value: value, revision: kvEntry_Revision(entry), created: kvEntry_Created(entry))
     }
 
     func put(_ key: String, _ value: String) throws -> UInt64 {
@@ -98,8 +112,10 @@ final class NATSLeaseBucket: LeaseBucket {
     /// any other failure (the server away, the bucket gone) is an error.
     private func answer(_ status: natsStatus, _ revision: UInt64, writing key: String) throws -> UInt64? {
         if status == NATS_OK { return revision }
+        // The thread's last error text can be an earlier call's: a timeout is never a refusal.
         let last = nats_GetLastError(nil).map { String(cString: $0) } ?? ""
-        if last.localizedCaseInsensitiveContains("wrong last sequence") || status == NATS_NOT_FOUND { return nil }
+        let refused = last.localizedCaseInsensitiveContains("wrong last sequence") || status == NATS_NOT_FOUND
+        if refused && status != NATS_TIMEOUT && status != NATS_NO_RESPONDERS { return nil }
         throw NATSError(status, doing: "cannot write '\(key)' of '\(name)'")
     }
 }

@@ -24,6 +24,8 @@ extension LeaseBucket {
 struct LeaseBucketEntry: Equatable {
     var value: String
     var revision: UInt64
+    /// When it was written, in nanoseconds since the epoch (0 when not known).
+    var created: Int64 = 0
 }
 
 /// A runner's leases on the partitions of its group, kept in a `LeaseBucket` (JetStream is the

@@ -98,10 +98,32 @@ final class NATSPartitionedReading: @unchecked Sendable {
         }
         let connection: NATSConnection
         let leases: PartitionLeases
-        do {
-            (connection, leases) = try join()
-        } catch {
-            return ended(error)
+        let started = reading.scheduler.now
+        var said = false
+        while true {
+            do {
+                (connection, leases) = try join()
+                if said { reading.report("group \(group): JetStream answers again") }
+                break
+            } catch let error as NATSError
+                where error.isPassing && reading.scheduler.now - started < reading.endpoint.lostAfter
+            {
+                // A cluster still electing leaders (the buckets just made with their copies): as
+                // a consumer that cannot be made yet, asked again for up to lostAfter.
+                if !said {
+                    reading.report(
+                        "group \(group): \(error); trying again for up to lostAfter "
+                            + "(\(reading.endpoint.lostAfter.components.seconds)s)")
+                }
+                said = true
+                let stopped = condition.withLock {
+                    if !stopping { _ = condition.wait(until: Date(timeIntervalSinceNow: 0.5)) }
+                    return stopping
+                }
+                if stopped { return ended(nil) }
+            } catch {
+                return ended(error)
+            }
         }
         defer { connection.close() }
         var first = true

@@ -10,11 +10,13 @@ import XCTest
 /// window.
 final class NATSStateHandOverTests: NATSTestCase {
     private var server: NATSServer?
+    private var cluster: NATSCluster?
 
-    override var natsURL: String { server?.url ?? "" }
+    override var natsURL: String { cluster?.url ?? server?.url ?? "" }
 
     override func tearDown() {
         server?.stop()
+        cluster?.stop()
         super.tearDown()
     }
 
@@ -55,7 +57,7 @@ final class NATSStateHandOverTests: NATSTestCase {
     private func runner(_ name: String, replicas: Int) throws -> ChildProcess {
         let file = path("runner-\(name).yaml")
         try """
-        source: { nats: { url: "\(natsURL)", stream: EVENTS, subject: events, group: minutes, partitions: 4, leaseTimeout: 2s, create: true, replicas: \(replicas) } }
+        source: { nats: { url: "\(natsURL)", stream: EVENTS, subject: events, group: minutes, partitions: 4, leaseTimeout: \(replicas == 1 ? 2 : 10)s, create: true, replicas: \(replicas) } }
         ops:
           - partitionBy:
               key: .key
@@ -79,6 +81,31 @@ final class NATSStateHandOverTests: NATSTestCase {
             waitForStderr(third, containing: "holding partitions 0,1,2,3", seconds: 20)
             first.send(SIGCONT)
             waitForStderr(third, containing: "handed over", seconds: 20)
+        }
+    }
+
+    /// The same on a three-node cluster (every stream and bucket with three copies) that loses
+    /// the node leading the lease bucket while the third third is read: the runners go on with
+    /// the other two, and each minute is still counted once.
+    func testOnAThreeNodeClusterLosingTheLeaseBucketsLeaderEachMinuteIsCountedOnce() throws {
+        let started = try NATSCluster(directory: directory)
+        cluster = started
+        try countEveryMinuteOnce(replicas: 3) { _, _ in
+            let leader = started.streamLeader("KV_rivulet-leases-minutes") ?? 0
+            started.kill(node: leader)
+            print("nats: killed cluster node n\(leader), the lease bucket's leader")
+        }
+    }
+
+    /// The same losing the node that leads partition 0's consumer: its reader meets a consumer
+    /// without a leader until the two others elect one.
+    func testOnAThreeNodeClusterLosingAPartitionsConsumerLeaderEachMinuteIsCountedOnce() throws {
+        let started = try NATSCluster(directory: directory)
+        cluster = started
+        try countEveryMinuteOnce(replicas: 3) { _, _ in
+            let leader = started.consumerLeader(stream: "EVENTS", namedLike: "minutes-p0-") ?? 0
+            started.kill(node: leader)
+            print("nats: killed cluster node n\(leader), the leader of partition 0's consumer")
         }
     }
 

@@ -104,6 +104,17 @@ final class NATSCluster {
         latestToLog("new consumer leader for '$G > \(stream) > \(consumer)'")
     }
 
+    /// The node that leads the consumer of `stream` made last whose name starts with `prefix`
+    /// (a group's partition under --state has one a takeover: `GROUP-pP-TOKEN`).
+    func consumerLeader(stream: String, namedLike prefix: String) -> Int? {
+        latestToLog("new consumer leader for '$G > \(stream) > \(prefix)")
+    }
+
+    /// The node that leads `stream` now (a key-value bucket's is `KV_BUCKET`).
+    func streamLeader(_ stream: String) -> Int? {
+        latestToLog("new stream leader for '$G > \(stream)'")
+    }
+
     /// The node that logged `line` last.
     private func latestToLog(_ line: String) -> Int? {
         let latest = (0..<3).compactMap { node -> (time: String, node: Int)? in

@@ -103,29 +103,6 @@ final class NATSScaleOutTests: NATSTestCase {
         XCTAssertEqual(status, 143, stderr)
     }
 
-    /// A group's runner under --state that starts before its cluster has formed waits for it too
-    /// (its stream and its lease and state buckets, with three copies each, are made once there is
-    /// a leader), then takes its partitions. (Without it, it exited 1: "cannot open the key-value
-    /// bucket 'rivulet-state-minutes': Timeout".)
-    func testAGroupRunnerStartingBeforeItsClusterHasALeaderWaitsForIt() throws {
-        let started = try NATSCluster(directory: directory, starting: [0])
-        cluster = started
-        let file = path("group.yaml")
-        try """
-        source: { nats: { url: "nats://127.0.0.1:\(started.clientPorts[0])", stream: EVENTS, subject: events, group: minutes, partitions: 2, create: true, replicas: 3 } }
-        sink: { file: \(path("out.jsonl")) }
-        """.write(toFile: file, atomically: true, encoding: .utf8)
-        let waiting = try startRivulet(["run", "--state", path("a.db"), file], output: .null, error: .pipe)
-        waitForStderr(waiting, containing: "trying again for up to lostAfter (60s)")
-        XCTAssertNil(waiting.exited(), "still waiting for JetStream")
-        try started.start(node: 1)
-        try started.start(node: 2)
-        waitForStderr(waiting, containing: "holding partitions 0,1", seconds: 60)
-        XCTAssertNil(waiting.exited(), "reading its partitions")
-        let (status, stderr) = stop(waiting)
-        XCTAssertEqual(status, 143, stderr)
-    }
-
     /// A runner stopped while its link to the server is slow (what it sends arrives 0.3 s late)
     /// gives back what its last pull request delivers after its fetch returned: the server ends
     /// the request up to its expiry after *receiving* it, so late. The next runner of the

@@ -118,4 +118,29 @@ final class FileSourceTests: LeakCheckingTestCase {
         XCTAssertEqual(first.events(), ["0: \"a1\"", "0: \"a2\""])
         XCTAssertEqual(second.events(), ["0: \"a3\"", "0: \"b1\""])
     }
+    func testACheckpointBetweenARotationAndTheNewFileKeepsTheFinishedFileAtItsEnd() throws {
+        try append("app.log", "a1\n")
+        let text = "source: { file: { path: \(directory)/app.log, follow: true, poll: 10ms } }\nsink: record"
+        let first = PipelineHarness()
+        var snapshot: Value?
+        let taking = Checkpoints(restored: [:], interval: .seconds(60), scheduler: first.scheduler) { snapshot = $0 }
+        let run = try first.start(text, services: [taking])
+        first.scheduler.advance(to: 5)
+        // Rotated away, and no new file under the name yet when the source looks, nor when the
+        // checkpoint is taken: it must keep the finished file at its end, not at its start.
+        XCTAssertEqual(rename(directory + "/app.log", directory + "/app.log.1"), 0)
+        first.scheduler.advance(to: 15)
+        run.dispose()
+        taking.checkpoint()
+        try append("app.log", "b1\n")
+        var restored: [String: Value] = [:]
+        for (key, value) in snapshot?.objectValue ?? JSONObject() { restored[key] = value }
+        let second = PipelineHarness()
+        let resuming = Checkpoints(restored: restored, interval: .seconds(60), scheduler: second.scheduler) { _ in }
+        let resumed = try second.start(text, services: [resuming])
+        second.scheduler.advance(to: 5)
+        resumed.dispose()
+        XCTAssertEqual(first.events(), ["0: \"a1\""])
+        XCTAssertEqual(second.events(), ["0: \"b1\""], "a1 once")
+    }
 }

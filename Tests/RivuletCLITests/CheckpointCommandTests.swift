@@ -565,12 +565,19 @@ final class CheckpointCommandTests: BinaryTestCase {
         // 60,000 lines, as a log rotation does, starting a new one under the same name.
         let logs = path("logs")
         let bytes = [UInt8](all)
+        // A first run checkpoints the file before any rotation: a run without a checkpoint starts
+        // from the file under the name then, and would not look for one rotated away before it.
+        let firstChunk = bytes.prefix(20_000).lastIndex(of: 0x0A)! + 1
+        try Data(bytes[..<firstChunk]).write(to: URL(fileURLWithPath: logs + "/app.jsonl"))
+        let arguments = ["run", path("follow.yaml"), "--state", path("s.db"), "--checkpoint-interval", "15ms"]
+        let first = try runRivulet(arguments + ["--until", "300ms"])
+        XCTAssertEqual(first.status, 0, first.stderr)
         let killed = try runKilledAtRandom(
-            ["run", path("follow.yaml"), "--state", path("s.db"), "--checkpoint-interval", "15ms"],
+            arguments,
             whileWriting: {
-                var offset = 0
+                var offset = firstChunk
                 var rotations = 0
-                var linesInFile = 0
+                var linesInFile = bytes[..<firstChunk].filter { $0 == 0x0A }.count
                 var descriptor = open(logs + "/app.jsonl", O_WRONLY | O_CREAT | O_APPEND, 0o644)
                 while offset < bytes.count {
                     let end = min(bytes.count, offset + Int.random(in: 5_000...40_000))

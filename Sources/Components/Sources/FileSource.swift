@@ -47,7 +47,8 @@ extension BuiltinComponents {
             come to match the glob are read from their beginning. A malformed JSON line fails the \
             pipeline, naming the file and line (or, with onError, is skipped or reported). Under --state each file's inode and offset are \
             checkpointed; a file rotated while the pipeline was down is found again by its inode in its \
-            folder and finished first.
+            folder and finished first. A run without a checkpoint starts from the file under the name \
+            now: files rotated away before the first checkpoint are not looked for.
             """,
         parameters: [Key.path, Key.format, Key.follow, Key.from, Key.poll],
         primary: Key.path,
@@ -335,9 +336,12 @@ final class FileLines {
                         file.reader = next
                         continue
                     }
-                    file.reader = nil
-                    guard current != nil, let next = open(file.path, offset: 0, line: 0) else { break }
-                    file.inode = current ?? 0
+                    // The file now under the name, once there is one. Until then the finished one
+                    // stays, at its end, so that a checkpoint keeps it and not its start.
+                    guard let next = open(file.path, offset: 0, line: 0) else { break }
+                    var opened = stat()
+                    fstat(next.descriptor, &opened)
+                    file.inode = UInt64(opened.st_ino)
                     file.reader = next
                     continue
                 }

@@ -96,34 +96,26 @@ final class NATSPartitionedReading: @unchecked Sendable {
                 condition.broadcast()
             }
         }
+        // A cluster still electing leaders (the buckets just made with their copies) is waited
+        // for, as a consumer that cannot be made yet is.
+        let retry = JetStreamRetry(
+            lostAfter: reading.endpoint.lostAfter, now: { [reading] in reading.scheduler.now },
+            report: { [reading, group] line in reading.report("group \(group): \(line)") },
+            pause: {
+                self.condition.withLock {
+                    if !self.stopping {
+                        _ = self.condition.wait(until: Date(timeIntervalSinceNow: JetStreamRetry.pauseSeconds))
+                    }
+                    return self.stopping
+                }
+            })
         let connection: NATSConnection
         let leases: PartitionLeases
-        let started = reading.scheduler.now
-        var said = false
-        while true {
-            do {
-                (connection, leases) = try join()
-                if said { reading.report("group \(group): JetStream answers again") }
-                break
-            } catch let error as NATSError
-                where error.isPassing && reading.scheduler.now - started < reading.endpoint.lostAfter
-            {
-                // A cluster still electing leaders (the buckets just made with their copies): as
-                // a consumer that cannot be made yet, asked again for up to lostAfter.
-                if !said {
-                    reading.report(
-                        "group \(group): \(error); trying again for up to lostAfter "
-                            + "(\(reading.endpoint.lostAfter.components.seconds)s)")
-                }
-                said = true
-                let stopped = condition.withLock {
-                    if !stopping { _ = condition.wait(until: Date(timeIntervalSinceNow: 0.5)) }
-                    return stopping
-                }
-                if stopped { return ended(nil) }
-            } catch {
-                return ended(error)
-            }
+        do {
+            guard let joined = try retry.run(join) else { return ended(nil) }
+            (connection, leases) = joined
+        } catch {
+            return ended(error)
         }
         defer { connection.close() }
         var first = true

@@ -54,11 +54,16 @@ struct NATSReading: @unchecked Sendable {
                 connection.close()
                 worker.markDone()
             }
-            if let failure = open(consumer, unless: worker) {
+            // A reader stopped while JetStream did not answer (a partition lost meanwhile) ends as
+            // one stopped after it opened.
+            do {
+                guard try open(consumer, unless: worker) else {
+                    closeLane(lane)
+                    return ended(nil)
+                }
+            } catch {
                 closeLane(lane)
-                // A reader stopped while JetStream did not answer (a partition lost meanwhile)
-                // ends as one stopped after it opened.
-                return ended(worker.isStopped ? nil : failure)
+                return ended(worker.isStopped ? nil : error)
             }
             opened()
             // Signalled while connecting: the source ends as a drained one does (not at the
@@ -110,28 +115,16 @@ struct NATSReading: @unchecked Sendable {
         }
     }
 
-    /// Opens `consumer`, and again while JetStream does not answer in time or says it is
-    /// unavailable for now (a cluster electing a leader), for up to the endpoint's `lostAfter`:
-    /// the failure that ends the reading otherwise.
-    private func open(_ consumer: NATSConsumer, unless worker: NATSWorker) -> (any Error)? {
-        let started = scheduler.now
-        var said = false
-        while true {
-            do {
-                try consumer.open()
-                if said { report("JetStream answers again") }
-                return nil
-            } catch let error as NATSError where error.isPassing {
-                if worker.isStopped || scheduler.now - started >= endpoint.lostAfter { return error }
-                if !said {
-                    report("\(error); trying again for up to lostAfter (\(endpoint.lostAfter.components.seconds)s)")
-                }
-                said = true
-                worker.pause(seconds: 0.5)
-            } catch {
-                return error
-            }
-        }
+    /// Opens `consumer`, waiting out JetStream's passing errors (a cluster electing a leader):
+    /// false if the reader was stopped meanwhile.
+    private func open(_ consumer: NATSConsumer, unless worker: NATSWorker) throws -> Bool {
+        let retry = JetStreamRetry(
+            lostAfter: endpoint.lostAfter, now: { [scheduler] in scheduler.now }, report: report,
+            pause: {
+                worker.pause(seconds: JetStreamRetry.pauseSeconds)
+                return worker.isStopped
+            })
+        return try retry.run { try consumer.open() } != nil
     }
 
     /// Asks the pipeline's thread for a checkpoint now: the messages done wait for one to be

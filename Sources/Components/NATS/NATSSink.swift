@@ -191,33 +191,20 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
             }
             if let stream, let js = connection.jetStream {
                 do {
-                    // A cluster electing a leader does not answer for a while: asked again for
-                    // up to lostAfter, as a source's consumer is.
-                    let started = context.scheduler.now
-                    var said = false
-                    // Bounded by tries too: a virtual clock does not move while this waits.
-                    var tries = Int(endpoint.lostAfter.totalNanoseconds / 500_000_000)
-                    while true {
-                        do {
-                            try NATSStreams.ensure(
-                                stream.name,
-                                subjects: NATSStreams.subjects(storing: subject.source)
-                                    + (partitioning == nil ? "" : ".*"),
-                                create: stream.create,
-                                replicas: 1, js: js, endpoint: endpoint.described)
-                            break
-                        } catch let error as NATSError
-                            where error.isPassing && context.scheduler.now - started < endpoint.lostAfter && tries > 0
-                        {
-                            if !said {
-                                let line =
-                                    "\(name): \(error); trying again for up to lostAfter (\(endpoint.lostAfter.components.seconds)s)"
-                                scheduler?.enqueue { log.value(line) }
-                            }
-                            said = true
-                            tries -= 1
-                            NATSWorker().pause(seconds: 0.5)
-                        }
+                    // A cluster electing a leader does not answer for a while: waited for as a
+                    // source's consumer is.
+                    let retry = JetStreamRetry(
+                        lostAfter: endpoint.lostAfter, now: { context.scheduler.now },
+                        report: { line in scheduler?.enqueue { log.value("\(name): \(line)") } },
+                        pause: {
+                            NATSWorker().pause(seconds: JetStreamRetry.pauseSeconds)
+                            return false
+                        })
+                    _ = try retry.run {
+                        try NATSStreams.ensure(
+                            stream.name,
+                            subjects: NATSStreams.subjects(storing: subject.source) + (partitioning == nil ? "" : ".*"),
+                            create: stream.create, replicas: 1, js: js, endpoint: endpoint.described)
                     }
                 } catch {
                     connection.close()

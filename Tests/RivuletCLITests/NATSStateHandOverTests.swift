@@ -20,14 +20,34 @@ final class NATSStateHandOverTests: NATSTestCase {
         super.tearDown()
     }
 
-    /// 6,000 events of 40 keys, one a second of event time, in three files (published one after
-    /// the other), and a last event per key an hour later that closes every window.
-    private func writeEvents() throws -> [String: (count: Int, total: Int)] {
+    /// How many events of how many keys, how far apart in event time, over how many partitions.
+    private struct Scale {
+        let events: Int
+        let keys: Int
+        let partitions: Int
+        let millisecondsApart: Int
+
+        /// 6,000 events of 40 keys, one a second: 4,000 minutes of a key.
+        static let small = Scale(events: 6000, keys: 40, partitions: 4, millisecondsApart: 1000)
+        /// 200,000 events of 2,000 keys, 3 ms apart: 20,000 minutes of a key, ten events each.
+        static let full = Scale(events: 200_000, keys: 2000, partitions: 12, millisecondsApart: 3)
+    }
+
+    /// A group's lease: 2 s on one server with the small scale (so that the faults play out
+    /// quickly), 10 s (the default, and what the docs advise) on a cluster, or under the load of
+    /// the full scale, where a lease round's JetStream calls can wait behind the publishes.
+    private static func leaseSeconds(_ scale: Scale, replicas: Int) -> Int {
+        replicas == 1 && scale.events <= 10_000 ? 2 : 10
+    }
+
+    /// `scale`'s events in three files (published one after the other), and a fourth with a last
+    /// event per key an hour later that closes every window; returns the truth per key and minute.
+    private func writeEvents(_ scale: Scale) throws -> [String: (count: Int, total: Int)] {
         var truth: [String: (count: Int, total: Int)] = [:]
         var files = ["", "", ""]
-        for id in 0..<6000 {
-            let (key, time, value) = ("k\(id % 40)", id * 1000, id % 7)
-            files[id * 3 / 6000] += "{\"id\":\(id),\"key\":\"\(key)\",\"t\":\(time),\"v\":\(value)}\n"
+        for id in 0..<scale.events {
+            let (key, time, value) = ("k\(id % scale.keys)", id * scale.millisecondsApart, id % 7)
+            files[id * 3 / scale.events] += "{\"id\":\(id),\"key\":\"\(key)\",\"t\":\(time),\"v\":\(value)}\n"
             let window = "\(key) \(time / 60000 * 60000)"
             truth[window, default: (0, 0)].count += 1
             truth[window, default: (0, 0)].total += value
@@ -35,17 +55,20 @@ final class NATSStateHandOverTests: NATSTestCase {
         for (index, text) in files.enumerated() {
             try text.write(toFile: path("events-\(index).jsonl"), atomically: true, encoding: .utf8)
         }
-        let last = (0..<40).map { "{\"id\":\(10_000 + $0),\"key\":\"k\($0)\",\"t\":9999000,\"v\":0}\n" }.joined()
-        try last.write(toFile: path("events-3.jsonl"), atomically: true, encoding: .utf8)
+        let closing = scale.events * scale.millisecondsApart + 3_600_000
+        let last = (0..<scale.keys).map {
+            "{\"id\":\(scale.events + $0),\"key\":\"k\($0)\",\"t\":\(closing),\"v\":0}\n"
+        }
+        try last.joined().write(toFile: path("events-3.jsonl"), atomically: true, encoding: .utf8)
         return truth
     }
 
-    /// Publishes one file of events to `events.P` (4 partitions by key), as a producer does.
-    private func publish(_ index: Int) throws {
+    /// Publishes one file of events to `events.P` (partitions by key), as a producer does.
+    private func publish(_ index: Int, _ scale: Scale) throws {
         let published = try run(
             """
             source: { fixture: \(path("events-\(index).jsonl")) }
-            sink: { nats: { url: "\(natsURL)", subject: events, partitionBy: .key, partitions: 4, msgId: "{{ .id }}", stream: EVENTS } }
+            sink: { nats: { url: "\(natsURL)", subject: events, partitionBy: .key, partitions: \(scale.partitions), msgId: "{{ .id }}", stream: EVENTS } }
             """)
         XCTAssertEqual(published.status, 0, published.stderr)
     }
@@ -53,34 +76,43 @@ final class NATSStateHandOverTests: NATSTestCase {
     /// A runner of the group `minutes` with a state file of its own: count and sum per key per
     /// event-time minute, each partition with its own watermark, into the stream OUT with an id
     /// per key and minute.
-    /// The streams (and the group's buckets) have `replicas` copies.
-    private func runner(_ name: String, replicas: Int) throws -> ChildProcess {
+    /// The streams (and the group's buckets) have `replicas` copies. Leases last 2 s on one
+    /// server with a light load, 10 s (the default) otherwise.
+    private func runner(_ name: String, _ scale: Scale, replicas: Int) throws -> ChildProcess {
         let file = path("runner-\(name).yaml")
         try """
-        source: { nats: { url: "\(natsURL)", stream: EVENTS, subject: events, group: minutes, partitions: 4, leaseTimeout: \(replicas == 1 ? 2 : 10)s, create: true, replicas: \(replicas) } }
+        source: { nats: { url: "\(natsURL)", stream: EVENTS, subject: events, group: minutes, partitions: \(scale.partitions), leaseTimeout: \(Self.leaseSeconds(scale, replicas: replicas))s, create: true, replicas: \(replicas) } }
         ops:
           - partitionBy:
               key: .key
-              partitions: 4
+              partitions: \(scale.partitions)
               ops:
                 - eventTime: { time: .t, maxDelay: 5s }
                 - aggregate: { by: .key, every: 1m, fields: { n: count, total: { sum: .v } } }
         sink: { nats: { url: "\(natsURL)", subject: out, stream: OUT, create: true, msgId: "{{ .key }}-{{ .start }}" } }
         """.write(toFile: file, atomically: true, encoding: .utf8)
-        return try startRivulet(["run", "--state", path("\(name).db"), file], output: .null, error: .pipe)
+        // At full scale, a checkpoint every 5 s: with one a second (the default), 12 partitions'
+        // consumers read while they are published keep nats-server 2.9 busy counting what each
+        // has pending, and the publisher gave up (the docs' "Many partitions read while they are
+        // written").
+        let interval = scale.events > 10_000 ? ["--checkpoint-interval", "5s"] : []
+        return try startRivulet(
+            ["run", "--state", path("\(name).db")] + interval + [file], output: .null, error: .pipe)
     }
 
     func testPartitionsOfAKilledAStoppedAndAJoiningRunnerCarryTheirStateSoEachMinuteIsCountedOnce() throws {
         server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path)
-        try countEveryMinuteOnce(replicas: 1) { first, third in
-            // The first is stopped while it reads the third third, past its lease: the third
-            // takes its partitions from what it stored; woken, the first finds them lost (its
-            // next write of their state is refused), drops what it held of them, and later takes
-            // its share back.
-            first.send(SIGSTOP)
-            waitForStderr(third, containing: "holding partitions 0,1,2,3", seconds: 20)
-            first.send(SIGCONT)
-            waitForStderr(third, containing: "handed over", seconds: 20)
+        try countEveryMinuteOnce(.small) {
+            try killedAndJoining(replicas: 1) { first, third in
+                // The first is stopped while it reads the third third, past its lease: the third
+                // takes its partitions from what it stored; woken, the first finds them lost (its
+                // next write of their state is refused), drops what it held of them, and later
+                // takes its share back.
+                first.send(SIGSTOP)
+                waitForStderr(third, containing: "holding partitions 0,1,2,3", seconds: 20)
+                first.send(SIGCONT)
+                waitForStderr(third, containing: "handed over", seconds: 20)
+            }
         }
     }
 
@@ -90,10 +122,12 @@ final class NATSStateHandOverTests: NATSTestCase {
     func testOnAThreeNodeClusterLosingTheLeaseBucketsLeaderEachMinuteIsCountedOnce() throws {
         let started = try NATSCluster(directory: directory)
         cluster = started
-        try countEveryMinuteOnce(replicas: 3) { _, _ in
-            let leader = started.streamLeader("KV_rivulet-leases-minutes") ?? 0
-            started.kill(node: leader)
-            print("nats: killed cluster node n\(leader), the lease bucket's leader")
+        try countEveryMinuteOnce(.small) {
+            try killedAndJoining(replicas: 3) { _, _ in
+                let leader = started.streamLeader("KV_rivulet-leases-minutes") ?? 0
+                started.kill(node: leader)
+                print("nats: killed cluster node n\(leader), the lease bucket's leader")
+            }
         }
     }
 
@@ -102,10 +136,39 @@ final class NATSStateHandOverTests: NATSTestCase {
     func testOnAThreeNodeClusterLosingAPartitionsConsumerLeaderEachMinuteIsCountedOnce() throws {
         let started = try NATSCluster(directory: directory)
         cluster = started
-        try countEveryMinuteOnce(replicas: 3) { _, _ in
-            let leader = started.consumerLeader(stream: "EVENTS", namedLike: "minutes-p0-") ?? 0
-            started.kill(node: leader)
-            print("nats: killed cluster node n\(leader), the leader of partition 0's consumer")
+        try countEveryMinuteOnce(.small) {
+            try killedAndJoining(replicas: 3) { _, _ in
+                let leader = started.consumerLeader(stream: "EVENTS", namedLike: "minutes-p0-") ?? 0
+                started.kill(node: leader)
+                print("nats: killed cluster node n\(leader), the leader of partition 0's consumer")
+            }
+        }
+    }
+
+    /// At full scale (200,000 events of 2,000 keys over 12 partitions): three runners, one killed
+    /// with SIGKILL while it reads the second third, a fourth joining, and one stopped past its
+    /// lease while the last third is published, then woken.
+    func testAtFullScaleThreeRunnersOneKilledOneJoiningAndOneStoppedCountEachMinuteOnce() throws {
+        server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path)
+        let scale = Scale.full
+        try countEveryMinuteOnce(scale) {
+            let runners = try ["a", "b", "c"].map { try runner($0, scale, replicas: 1) }
+            for runner in runners { waitForStderr(runner, containing: "holding partitions", seconds: 20) }
+            try publish(0, scale)
+            try publish(1, scale)
+            runners[1].send(SIGKILL)
+            _ = runners[1].wait()
+            // Its partitions go to the two others once their leases expired.
+            Thread.sleep(forTimeInterval: Double(Self.leaseSeconds(scale, replicas: 1)) + 1)
+            let fourth = try runner("d", scale, replicas: 1)
+            waitForStderr(fourth, containing: "holding partitions", seconds: 20)
+            let publishing = try startPublishing(2, scale)
+            Thread.sleep(forTimeInterval: 0.5)
+            runners[0].send(SIGSTOP)
+            XCTAssertEqual(publishing.wait(), .exited(0))
+            Thread.sleep(forTimeInterval: Double(Self.leaseSeconds(scale, replicas: 1)) + 2)
+            runners[0].send(SIGCONT)
+            return [runners[0], runners[2], fourth]
         }
     }
 
@@ -148,12 +211,49 @@ final class NATSStateHandOverTests: NATSTestCase {
         }) ?? false
     }
 
-    /// Two runners, one killed with SIGKILL while busy, a third joining, and `fault` while they
-    /// read the third third of the events: OUT holds one right result per key and minute.
-    private func countEveryMinuteOnce(
+    /// Two runners, one killed with SIGKILL while it reads the second third, a third joining, and
+    /// `fault` while they read the third third; returns the two that run on.
+    private func killedAndJoining(
         replicas: Int, fault: (_ first: ChildProcess, _ third: ChildProcess) throws -> Void
-    ) throws {
-        let truth = try writeEvents()
+    ) throws -> [ChildProcess] {
+        let first = try runner("a", .small, replicas: replicas)
+        let second = try runner("b", .small, replicas: replicas)
+        waitForStderr(first, containing: "holding partitions")
+        waitForStderr(second, containing: "holding partitions")
+        try publish(0, .small)
+        try publish(1, .small)
+        // Killed while it reads the second third: what it did since its last checkpoint is lost
+        // with it, and what it fetched is not acknowledged.
+        Thread.sleep(forTimeInterval: 0.3)
+        second.send(SIGKILL)
+        _ = second.wait()
+        // Its partitions go to the first once their leases expired, from the state it stored.
+        waitForStderr(first, containing: "holding partitions 0,1,2,3", seconds: 20)
+        // A third joins: the first hands two partitions over, with a checkpoint of their state.
+        let third = try runner("c", .small, replicas: replicas)
+        waitForStderr(third, containing: "holding partitions", seconds: 20)
+        try publish(2, .small)
+        try fault(first, third)
+        return [first, third]
+    }
+
+    /// Publishing one file of events, on a process of its own.
+    private func startPublishing(_ index: Int, _ scale: Scale) throws -> ChildProcess {
+        let file = path("publish-\(index).yaml")
+        try """
+        source: { fixture: \(path("events-\(index).jsonl")) }
+        sink: { nats: { url: "\(natsURL)", subject: events, partitionBy: .key, partitions: \(scale.partitions), msgId: "{{ .id }}", stream: EVENTS } }
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        return try startRivulet(["run", file], output: .null, error: .null)
+    }
+
+    /// `scenario` (runners started, the first three files published, faults) and then the
+    /// closing events: OUT holds one right result per key and minute, and `rivulet partitions`
+    /// shows every partition held with a recent checkpoint. The runners `scenario` returns are
+    /// stopped at the end.
+    private func countEveryMinuteOnce(_ scale: Scale, scenario: () throws -> [ChildProcess]) throws {
+        let truth = try writeEvents(scale)
+        let replicas = cluster == nil ? 1 : 3
         // The runners make the stream (with its copies); OUT is made first by a reader that
         // does too (a nats sink makes a stream with one copy).
         let maker = try startConsumer(
@@ -164,26 +264,9 @@ final class NATSStateHandOverTests: NATSTestCase {
         let made = Date(timeIntervalSinceNow: 20)
         while !streamExists("OUT"), Date() < made { Thread.sleep(forTimeInterval: 0.1) }
         _ = stop(maker)
-        let first = try runner("a", replicas: replicas)
-        let second = try runner("b", replicas: replicas)
-        waitForStderr(first, containing: "holding partitions")
-        waitForStderr(second, containing: "holding partitions")
-        try publish(0)
-        try publish(1)
-        // Killed while it reads the second third: what it did since its last checkpoint is lost
-        // with it, and what it fetched is not acknowledged.
-        Thread.sleep(forTimeInterval: 0.3)
-        second.send(SIGKILL)
-        _ = second.wait()
-        // Its partitions go to the first once their leases expired, from the state it stored.
-        waitForStderr(first, containing: "holding partitions 0,1,2,3", seconds: 20)
-        // A third joins: the first hands two partitions over, with a checkpoint of their state.
-        let third = try runner("c", replicas: replicas)
-        waitForStderr(third, containing: "holding partitions", seconds: 20)
-        try publish(2)
-        try fault(first, third)
-        try publish(3)
-        let deadline = Date(timeIntervalSinceNow: 60)
+        let running = try scenario()
+        try publish(3, scale)
+        let deadline = Date(timeIntervalSinceNow: scale.events > 10_000 ? 180 : 60)
         while (try? storedMessages("OUT")) ?? 0 < UInt64(truth.count), Date() < deadline {
             Thread.sleep(forTimeInterval: 0.2)
         }
@@ -199,13 +282,15 @@ final class NATSStateHandOverTests: NATSTestCase {
             let result = try runRivulet(["partitions", "--nats", natsURL, "--group", "minutes"])
             shown = (result.status, result.stdout, result.stderr)
             rows = shown.stdout.split(separator: "\n").filter { $0.first?.isNumber == true }
-            if shown.status == 0, rows.count == 4, rows.allSatisfy(Self.isHeldWithARecentCheckpoint) { break }
+            if shown.status == 0, rows.count == scale.partitions, rows.allSatisfy(Self.isHeldWithARecentCheckpoint) {
+                break
+            }
             Thread.sleep(forTimeInterval: 1)
         } while Date() < settled
         XCTAssertEqual(shown.status, 0, shown.stderr)
-        XCTAssertEqual(rows.count, 4, shown.stdout)
+        XCTAssertEqual(rows.count, scale.partitions, shown.stdout)
         for row in rows { XCTAssertTrue(Self.isHeldWithARecentCheckpoint(row), "\(row)") }
-        for process in [first, third] {
+        for process in running {
             let (status, stderr) = stop(process)
             XCTAssertEqual(status, 143, stderr)
         }

@@ -94,53 +94,59 @@ final class FileSourceTests: LeakCheckingTestCase {
         run.dispose()
     }
 
-    func testACheckpointKeepsTheInodeAndOffsetAndARotatedFileIsFoundAgain() throws {
-        try append("app.log", "a1\na2\n")
-        let text = "source: { file: { path: \(directory)/app.log, follow: true, poll: 10ms } }\nsink: record"
+    /// `app.log` followed on a virtual clock until 5 ms, then `meanwhile` (with the clock), then
+    /// stopped and checkpointed: what it emitted, and the checkpoint as a resumed run gets it.
+    private func checkpointedRun(meanwhile: (PipelineHarness) throws -> Void = { _ in }) throws -> (
+        events: [String], restored: [String: Value]
+    ) {
         let first = PipelineHarness()
         var snapshot: Value?
         let taking = Checkpoints(restored: [:], interval: .seconds(60), scheduler: first.scheduler) { snapshot = $0 }
-        let run = try first.start(text, services: [taking])
+        let run = try first.start(followed, services: [taking])
         first.scheduler.advance(to: 5)
+        try meanwhile(first)
         run.dispose()
         taking.checkpoint()
+        var restored: [String: Value] = [:]
+        for (key, value) in snapshot?.objectValue ?? JSONObject() { restored[key] = value }
+        return (first.events(), restored)
+    }
+
+    /// What a run resumed from `restored` emits until 5 ms.
+    private func resumedRun(from restored: [String: Value]) throws -> [String] {
+        let second = PipelineHarness()
+        let resuming = Checkpoints(restored: restored, interval: .seconds(60), scheduler: second.scheduler) { _ in }
+        let resumed = try second.start(followed, services: [resuming])
+        second.scheduler.advance(to: 5)
+        resumed.dispose()
+        return second.events()
+    }
+
+    private var followed: String {
+        "source: { file: { path: \(directory)/app.log, follow: true, poll: 10ms } }\nsink: record"
+    }
+
+    func testACheckpointKeepsTheInodeAndOffsetAndARotatedFileIsFoundAgain() throws {
+        try append("app.log", "a1\na2\n")
+        let first = try checkpointedRun()
         // While the pipeline is down: a line is added, then the file is rotated and a new one begun.
         try append("app.log", "a3\n")
         XCTAssertEqual(rename(directory + "/app.log", directory + "/app.log.1"), 0)
         try append("app.log", "b1\n")
-        var restored: [String: Value] = [:]
-        for (key, value) in snapshot?.objectValue ?? JSONObject() { restored[key] = value }
-        let second = PipelineHarness()
-        let resuming = Checkpoints(restored: restored, interval: .seconds(60), scheduler: second.scheduler) { _ in }
-        let resumed = try second.start(text, services: [resuming])
-        second.scheduler.advance(to: 5)
-        resumed.dispose()
-        XCTAssertEqual(first.events(), ["0: \"a1\"", "0: \"a2\""])
-        XCTAssertEqual(second.events(), ["0: \"a3\"", "0: \"b1\""])
+        XCTAssertEqual(first.events, ["0: \"a1\"", "0: \"a2\""])
+        XCTAssertEqual(try resumedRun(from: first.restored), ["0: \"a3\"", "0: \"b1\""])
     }
+
     func testACheckpointBetweenARotationAndTheNewFileKeepsTheFinishedFileAtItsEnd() throws {
         try append("app.log", "a1\n")
-        let text = "source: { file: { path: \(directory)/app.log, follow: true, poll: 10ms } }\nsink: record"
-        let first = PipelineHarness()
-        var snapshot: Value?
-        let taking = Checkpoints(restored: [:], interval: .seconds(60), scheduler: first.scheduler) { snapshot = $0 }
-        let run = try first.start(text, services: [taking])
-        first.scheduler.advance(to: 5)
         // Rotated away, and no new file under the name yet when the source looks, nor when the
         // checkpoint is taken: it must keep the finished file at its end, not at its start.
-        XCTAssertEqual(rename(directory + "/app.log", directory + "/app.log.1"), 0)
-        first.scheduler.advance(to: 15)
-        run.dispose()
-        taking.checkpoint()
+        let first = try checkpointedRun { harness in
+            XCTAssertEqual(rename(directory + "/app.log", directory + "/app.log.1"), 0)
+            harness.scheduler.advance(to: 15)
+        }
         try append("app.log", "b1\n")
-        var restored: [String: Value] = [:]
-        for (key, value) in snapshot?.objectValue ?? JSONObject() { restored[key] = value }
-        let second = PipelineHarness()
-        let resuming = Checkpoints(restored: restored, interval: .seconds(60), scheduler: second.scheduler) { _ in }
-        let resumed = try second.start(text, services: [resuming])
-        second.scheduler.advance(to: 5)
-        resumed.dispose()
-        XCTAssertEqual(first.events(), ["0: \"a1\""])
-        XCTAssertEqual(second.events(), ["0: \"b1\""], "a1 once")
+        XCTAssertEqual(first.events, ["0: \"a1\""])
+        XCTAssertEqual(try resumedRun(from: first.restored), ["0: \"b1\""], "a1 once")
     }
 }

@@ -116,6 +116,23 @@ final class NATSStateHandOverTests: NATSTestCase {
         }
     }
 
+    /// The same with the server restarted while the third third is read (the first runner not
+    /// stopped): the runners reconnect, take their partitions back from what they stored, and
+    /// each minute is still counted once.
+    func testARunnerGroupOverAServerRestartedWhileItReadsCountsEachMinuteOnce() throws {
+        let store = directory.appendingPathComponent("js").path
+        server = try NATSServer(storeDirectory: store)
+        try countEveryMinuteOnce(.small) {
+            try killedAndJoining(replicas: 1) { _, _ in
+                let port = server?.port
+                server?.stop()
+                Thread.sleep(forTimeInterval: 1)
+                server = try NATSServer(storeDirectory: store, port: port)
+                print("nats: server restarted")
+            }
+        }
+    }
+
     /// The same on a three-node cluster (every stream and bucket with three copies) that loses
     /// the node leading the lease bucket while the third third is read: the runners go on with
     /// the other two, and each minute is still counted once.
@@ -150,25 +167,22 @@ final class NATSStateHandOverTests: NATSTestCase {
     /// lease while the last third is published, then woken.
     func testAtFullScaleThreeRunnersOneKilledOneJoiningAndOneStoppedCountEachMinuteOnce() throws {
         server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path)
-        let scale = Scale.full
-        try countEveryMinuteOnce(scale) {
-            let runners = try ["a", "b", "c"].map { try runner($0, scale, replicas: 1) }
-            for runner in runners { waitForStderr(runner, containing: "holding partitions", seconds: 20) }
-            try publish(0, scale)
-            try publish(1, scale)
-            runners[1].send(SIGKILL)
-            _ = runners[1].wait()
-            // Its partitions go to the two others once their leases expired.
-            Thread.sleep(forTimeInterval: Double(Self.leaseSeconds(scale, replicas: 1)) + 1)
-            let fourth = try runner("d", scale, replicas: 1)
-            waitForStderr(fourth, containing: "holding partitions", seconds: 20)
-            let publishing = try startPublishing(2, scale)
-            Thread.sleep(forTimeInterval: 0.5)
-            runners[0].send(SIGSTOP)
-            XCTAssertEqual(publishing.wait(), .exited(0))
-            Thread.sleep(forTimeInterval: Double(Self.leaseSeconds(scale, replicas: 1)) + 2)
-            runners[0].send(SIGCONT)
-            return [runners[0], runners[2], fourth]
+        try countEveryMinuteOnce(.full) {
+            try threeKilledJoiningAndStopped(replicas: 1) {}
+        }
+    }
+
+    /// The same on a three-node cluster that loses the node leading the lease bucket while the
+    /// last third is published.
+    func testAtFullScaleOnAThreeNodeClusterLosingTheLeaseBucketsLeaderEachMinuteIsCountedOnce() throws {
+        let started = try NATSCluster(directory: directory)
+        cluster = started
+        try countEveryMinuteOnce(.full) {
+            try threeKilledJoiningAndStopped(replicas: 3) {
+                let leader = started.streamLeader("KV_rivulet-leases-minutes") ?? 0
+                started.kill(node: leader)
+                print("nats: killed cluster node n\(leader), the lease bucket's leader")
+            }
         }
     }
 
@@ -237,6 +251,33 @@ final class NATSStateHandOverTests: NATSTestCase {
         return [first, third]
     }
 
+    /// At full scale: three runners, one killed with SIGKILL once the second third is published,
+    /// a fourth joining, and one stopped past its lease while the last third is published (on a
+    /// process of its own, with `meanwhile` done as it starts), then woken; returns the three that
+    /// run on.
+    private func threeKilledJoiningAndStopped(replicas: Int, meanwhile: () -> Void) throws -> [ChildProcess] {
+        let scale = Scale.full
+        let lease = Double(Self.leaseSeconds(scale, replicas: replicas))
+        let runners = try ["a", "b", "c"].map { try runner($0, scale, replicas: replicas) }
+        for runner in runners { waitForStderr(runner, containing: "holding partitions", seconds: 30) }
+        try publish(0, scale)
+        try publish(1, scale)
+        runners[1].send(SIGKILL)
+        _ = runners[1].wait()
+        // Its partitions go to the two others once their leases expired.
+        Thread.sleep(forTimeInterval: lease + 1)
+        let fourth = try runner("d", scale, replicas: replicas)
+        waitForStderr(fourth, containing: "holding partitions", seconds: 30)
+        let publishing = try startPublishing(2, scale)
+        meanwhile()
+        Thread.sleep(forTimeInterval: 0.5)
+        runners[0].send(SIGSTOP)
+        XCTAssertEqual(publishing.wait(), .exited(0))
+        Thread.sleep(forTimeInterval: lease + 2)
+        runners[0].send(SIGCONT)
+        return [runners[0], runners[2], fourth]
+    }
+
     /// Publishing one file of events, on a process of its own.
     private func startPublishing(_ index: Int, _ scale: Scale) throws -> ChildProcess {
         let file = path("publish-\(index).yaml")
@@ -266,7 +307,7 @@ final class NATSStateHandOverTests: NATSTestCase {
         _ = stop(maker)
         let running = try scenario()
         try publish(3, scale)
-        let deadline = Date(timeIntervalSinceNow: scale.events > 10_000 ? 180 : 60)
+        let deadline = Date(timeIntervalSinceNow: scale.events > 10_000 ? 300 : 60)
         while (try? storedMessages("OUT")) ?? 0 < UInt64(truth.count), Date() < deadline {
             Thread.sleep(forTimeInterval: 0.2)
         }

@@ -168,10 +168,10 @@ final class LiveView: Sendable {
             node.dataset.out = c.out;
           }
           previous = stats;
-          drawTables(stats.tables || []);
+          drawTables(stats.tables || [], stats.components);
         }
 
-        function drawTables(tables) {
+        function drawTables(tables, components) {
           const host = document.getElementById("tables");
           host.replaceChildren();
           for (const t of tables) {
@@ -183,6 +183,20 @@ final class LiveView: Sendable {
             const body = table.createTBody();
             for (const row of t.rows.slice().reverse()) { const tr = body.insertRow(); for (const cell of row) tr.insertCell().textContent = cell; }
             host.appendChild(table);
+          }
+          // What a component counts by a label (a group's partitions), one table a label.
+          for (const c of components || []) {
+            for (const t of c.byLabel || []) {
+              const table = document.createElement("table");
+              table.dataset.place = c.place;
+              table.dataset.label = t.label;
+              table.createCaption().textContent = c.component + " at " + c.place + ", by " + t.label;
+              const head = table.createTHead().insertRow();
+              for (const column of [t.label].concat(t.columns)) { const th = document.createElement("th"); th.textContent = column; head.appendChild(th); }
+              const body = table.createTBody();
+              for (const row of t.rows) { const tr = body.insertRow(); for (const cell of row) tr.insertCell().textContent = cell === null ? "" : String(cell); }
+              host.appendChild(table);
+            }
           }
         }
 

@@ -140,6 +140,8 @@ final class RunMetricsExporter: Sendable {
             if meter.kind != .sink { object["out"] = .int(meter.elements) }
             object["errors"] = .int(meter.errors)
             object["ended"] = .bool(meter.isEnded)
+            let byLabel = Self.byLabel(meter.extraValues)
+            if !byLabel.isEmpty { object["byLabel"] = .array(byLabel) }
             return .object(object)
         }
         var object = JSONObject()
@@ -151,6 +153,32 @@ final class RunMetricsExporter: Sendable {
     }
 
     var isReady: Bool { meters.readiness.isReady }
+
+    /// A component's counters and gauges that carry a label (a group's `nats_partition_held` by
+    /// `partition`, an HTTP sink's requests by `status`), one table a label: `{label, columns,
+    /// rows}`, a row a value of the label (numbers in numeric order), a column a metric.
+    static func byLabel(_ values: [ComponentMeter.ExtraKey: Int]) -> [Value] {
+        var tables: [String: [String: [String: Int]]] = [:]
+        for (key, value) in values where key.label.count == 2 {
+            tables[key.label[0], default: [:]][key.label[1], default: [:]][key.name] = value
+        }
+        return tables.keys.sorted().map { label in
+            let rows = tables[label]!
+            let columns = Set(rows.values.flatMap(\.keys)).sorted()
+            let ordered = rows.keys.sorted { a, b in
+                if let a = Int(a), let b = Int(b) { return a < b }
+                return a < b
+            }
+            var table = JSONObject()
+            table["label"] = .string(label)
+            table["columns"] = .array(columns.map(Value.string))
+            table["rows"] = .array(
+                ordered.map { name in
+                    .array([.string(name)] + columns.map { rows[name]![$0].map(Value.int) ?? .null })
+                })
+            return .object(table)
+        }
+    }
 
     /// The component `place` means (a place, a stream's name or a glob: `PlacePattern`);
     /// without one, the first sink (what is written).

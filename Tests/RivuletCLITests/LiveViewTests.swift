@@ -130,6 +130,42 @@ final class LiveViewTests: BinaryTestCase {
         }
     }
 
+    /// A runner of a group shows, beside its graph, each partition: held here or not, and how
+    /// many of its messages wait to be read.
+    func testAGroupRunnersPartitionsAreATable() throws {
+        guard WebDriver.isInstalled else { throw XCTSkip("chromium and chromedriver are not installed") }
+        let server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path)
+        defer { server.stop() }
+        let publish = directory.appendingPathComponent("publish.yaml").path
+        try """
+        source: { events: [{ at: 0ms, next: { customer: a } }, { at: 1ms, complete: true }] }
+        sink: { nats: { url: "\(server.url)", subject: orders, partitionBy: .customer, partitions: 4, stream: ORDERS, create: true } }
+        """.write(toFile: publish, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try runRivulet(["run", publish]).status, 0)
+        let (run, port) = try startViewed(
+            """
+            source: { nats: { url: "\(server.url)", stream: ORDERS, subject: orders, group: g, partitions: 4, leaseTimeout: 3s } }
+            sink: { file: \(directory.appendingPathComponent("out.jsonl").path) }
+            """, name: "group")
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        let browser = try WebDriver()
+        try browser.open("http://127.0.0.1:\(port)/")
+        let table = "document.querySelector('#tables table[data-place=\"source\"][data-label=\"partition\"]')"
+        try browser.waitUntil("the partitions' table") {
+            "const t = \(table); return t !== null && t.tBodies[0].rows.length === 4 "
+                + "&& t.tHead.rows[0].cells.length === 4 "
+                + "&& Array.from(t.tBodies[0].rows).every(r => r.cells[1].textContent === '1');"
+        }
+        XCTAssertEqual(
+            try browser.run("return Array.from(\(table).tHead.rows[0].cells).map(c => c.textContent);") as? [String],
+            ["partition", "nats_partition_held", "nats_partition_pending", "nats_pending_acks"])
+        XCTAssertEqual(
+            try browser.run("return Array.from(\(table).tBodies[0].rows).map(r => r.cells[0].textContent);")
+                as? [String], ["0", "1", "2", "3"])
+        run.send(SIGTERM)
+        XCTAssertEqual(run.communicate(input: [], timeout: 30).termination.status, 143)
+    }
+
     func testAFreshlyOpenedPageShowsTheRunAtOnceAndAllOfItAt1280By800() throws {
         guard WebDriver.isInstalled else { throw XCTSkip("chromium and chromedriver are not installed") }
         // A wide graph: long labels in four columns.

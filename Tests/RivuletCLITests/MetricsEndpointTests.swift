@@ -335,6 +335,18 @@ final class MetricsEndpointTests: BinaryTestCase {
             XCTAssertNotNil(Self.sample(metrics, "rivulet_nats_partition_pending", labels), metrics)
             XCTAssertNotNil(Self.sample(metrics, "rivulet_nats_pending_acks", labels), "one a partition: \(metrics)")
         }
+        // `/stats` (and so the live view) has the same by partition, one row each, in order.
+        let stats = try XCTUnwrap(Self.get(port, "/stats")).body
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(stats.utf8)) as? [String: Any])
+        let source = try XCTUnwrap(
+            (object["components"] as? [[String: Any]])?.first { $0["place"] as? String == "source" }, stats)
+        let table = try XCTUnwrap((source["byLabel"] as? [[String: Any]])?.first, stats)
+        XCTAssertEqual(table["label"] as? String, "partition")
+        let columns = try XCTUnwrap(table["columns"] as? [String])
+        XCTAssertEqual(columns, ["nats_partition_held", "nats_partition_pending", "nats_pending_acks"])
+        let rows = try XCTUnwrap(table["rows"] as? [[Any]])
+        XCTAssertEqual(rows.map { $0.first as? String }, ["0", "1", "2", "3"], stats)
+        for row in rows { XCTAssertEqual(row[1] as? Int, 1, "held here: \(stats)") }
         run.send(SIGTERM)
         XCTAssertEqual(run.communicate(input: [], timeout: 30).termination.status, 143)
     }

@@ -14,6 +14,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        // The `wasm` operator's WebAssembly runtime (an interpreter written in Swift, with fuel
+        // metering and WASI).
+        .package(url: "https://github.com/swiftwasm/WasmKit", .upToNextMinor(from: "0.4.2")),
     ],
     targets: [
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
@@ -38,6 +41,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "WasmKit", package: "WasmKit"),
+                .product(name: "WasmKitWASI", package: "WasmKit"),
+                .product(name: "WASI", package: "WasmKit"),
             ]
         ),
         // The HTTP server the tests start on 127.0.0.1: scripted exchanges, real sockets.

@@ -42,7 +42,8 @@ extension RunCommand {
         setup.log = RunLog.write
         setup.tracer = tracer.map { tracer in { tracer.record($0) } }
         setup.meters = meters
-        setup.services = [session, liveTables]
+        // Under --watch a changed `wasm` module is swapped in between two elements.
+        setup.services = [session, liveTables] + (watch ? [WasmHotSwap()] : [])
         setup.checkpoints = { [checkpointInterval] scheduler in
             checkpointSession?.makeCheckpoints(scheduler: scheduler, interval: checkpointInterval)
         }

@@ -52,6 +52,22 @@ final class CheckpointTests: LeakCheckingTestCase {
         try assertResumes(numbers + "\nops:\n  - skip: 3\n  - take: 4\nsink: record", stoppedAt: 65)
     }
 
+    func testAWasmModuleHandsItsStateOverThroughSnapshotAndRestore() throws {
+        // The example's per-key limiter: its counts are the module's own state.
+        let text = """
+            source: { events: { marbles: "-a-b-a-a-b-a-b|", values: { a: { user: ana }, b: { user: bo } } } }
+            ops:
+              - wasm: { module: \(WasmTestModules.exampleFolder)/quota.wasm, function: quota, config: { key: user, limit: 2 } }
+            sink: record
+            """
+        for tick in [25, 45, 65] {
+            let (whole, resumed) = try outputs(text, stoppedAt: tick)
+            XCTAssertEqual(
+                whole, [#"{"user":"ana"}"#, #"{"user":"bo"}"#, #"{"user":"ana"}"#, #"{"user":"bo"}"#, "completed"])
+            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
+        }
+    }
+
     func testStartWithDoesNotRepeatItsValues() throws {
         try assertResumes(numbers + "\nops:\n  - startWith: [0, -1]\nsink: record", stoppedAt: 35)
     }

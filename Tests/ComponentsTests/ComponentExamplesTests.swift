@@ -52,6 +52,9 @@ final class ComponentExamplesTests: XCTestCase {
         try "[1, 2]".write(
             to: directory.appendingPathComponent("fixtures/featured.json"), atomically: true, encoding: .utf8)
         try Data().write(to: directory.appendingPathComponent("data/orders.db"))
+        try FileManager.default.copyItem(
+            atPath: WasmTestModules.exampleFolder + "/quota.wasm",
+            toPath: directory.appendingPathComponent("quota.wasm").path)
         let registry = PipelineHarness().registry()
         var failures: [String] = []
         for spec in registry.all where !spec.example.isEmpty && spec.name != "record" {

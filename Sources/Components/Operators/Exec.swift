@@ -50,47 +50,12 @@ extension BuiltinComponents {
             return { source in
                 Observable.deferred {
                     let process = try ExecProcess(command: command, directory: context.baseDirectory, context: context)
-                    return Observable { observer, lifetime in
-                        lifetime.onDispose { process.stop() }
-                        let sink = ForwardingObserver(observer, lifetime)
-                        source.subscribe(
-                            AnyObserver { event in
-                                if lifetime.isDisposed { return }
-                                switch event {
-                                case .next(let element):
-                                    do {
-                                        for output in try process.handle(element, timeout: timeout) {
-                                            if lifetime.isDisposed { return }
-                                            sink.observer.on(.next(output))
-                                        }
-                                    } catch {
-                                        sink.finish(.error(error))
-                                    }
-                                case .error, .completed:
-                                    sink.finish(event)
-                                }
-                            }, in: lifetime)
+                    return expandingEach(source, started: { $0.onDispose { process.stop() } }) { element in
+                        try process.handle(element, timeout: timeout)
                     }
                 }
             }
         })
-}
-
-/// An observer that ends its subscription at a terminal event.
-struct ForwardingObserver {
-    let observer: AnyObserver<Value>
-    let lifetime: Lifetime
-
-    init(_ observer: AnyObserver<Value>, _ lifetime: Lifetime) {
-        self.observer = observer
-        self.lifetime = lifetime
-    }
-
-    func finish(_ event: Event<Value>) {
-        if lifetime.isDisposed { return }
-        observer.on(event)
-        lifetime.dispose()
-    }
 }
 
 /// A running exec program: requests go to its standard input, answers are read from its standard

@@ -1,0 +1,239 @@
+import Components
+@_spi(Host) import Pipeline
+import Reactive
+import XCTest
+
+/// The `wasm` operator on the virtual clock, with modules compiled from C: what a module emits,
+/// each fault as `onError` routes it, and the checks lint makes of a module.
+final class WasmOperatorTests: XCTestCase {
+    private let letters = """
+        source: { events: [{ at: 10ms, next: { name: ana } }, { at: 20ms, next: { name: bo } }, { at: 30ms, complete: true }] }
+        """
+
+    private func run(_ module: String, _ settings: String = "", onError: String = "fail", source: String? = nil)
+        throws -> PipelineHarness
+    {
+        try PipelineHarness().run(
+            """
+            streams:
+              main:
+                \(source ?? letters)
+                ops:
+                  - wasm: { module: \(module)\(settings.isEmpty ? "" : ", " + settings), onError: \(onError) }
+            sinks:
+              - { stream: main, record: out }
+              \(onError == "errors" ? "- { stream: main.errors, record: errors }" : "")
+            """)
+    }
+
+    // MARK: what a module emits
+
+    func testAModuleMapsEachElement() throws {
+        let module = try WasmTestModules.plugin(
+            """
+            for (size_t i = 0; i < length; i++) if (element[i] >= 'a' && element[i] <= 'z') element[i] -= 32;
+            rivulet_emit(element, length);
+            return 0;
+            """)
+        XCTAssertEqual(
+            try run(module).events(), ["10: {\"NAME\":\"ANA\"}", "20: {\"NAME\":\"BO\"}", "30: completed"])
+    }
+
+    func testAModuleFiltersElements() throws {
+        let module = try WasmTestModules.plugin(
+            """
+            rivulet_span name;
+            if (rivulet_field(element, length, "name", &name) && name.length == 3) rivulet_emit(element, length);
+            return 0;
+            """)
+        XCTAssertEqual(try run(module).events(), ["10: {\"name\":\"ana\"}", "30: completed"])
+    }
+
+    func testAModuleExpandsAnElementIntoSeveral() throws {
+        let module = try WasmTestModules.plugin(
+            """
+            rivulet_span name;
+            if (!rivulet_field(element, length, "name", &name)) return rivulet_fail("no name");
+            for (size_t i = 0; i < name.length; i++) {
+                char letter[3] = { '"', name.start[i], '"' };
+                rivulet_emit(letter, 3);
+            }
+            return 0;
+            """)
+        XCTAssertEqual(
+            try run(module).events(),
+            ["10: \"a\"", "10: \"n\"", "10: \"a\"", "20: \"b\"", "20: \"o\"", "30: completed"])
+    }
+
+    func testConfigIsGivenOnceBeforeTheFirstElement() throws {
+        let module = try WasmTestModules.build(
+            """
+            #include "rivulet.h"
+            RIVULET_STATELESS()
+            static char suffix[32]; static size_t suffix_length; static int inits;
+            RIVULET_EXPORT(rivulet_init) int init(const char *config, size_t length) {
+                rivulet_span found;
+                if (!rivulet_field(config, length, "suffix", &found) || found.length > 30) return rivulet_fail("no suffix");
+                for (size_t i = 0; i < found.length; i++) suffix[i] = found.start[i];
+                suffix_length = found.length;
+                inits++;
+                return 0;
+            }
+            RIVULET_EXPORT(tag) int tag(char *element, size_t length) {
+                char out[64]; size_t n = 0;
+                rivulet_span name; rivulet_field(element, length, "name", &name);
+                out[n++] = '"';
+                for (size_t i = 0; i < name.length; i++) out[n++] = name.start[i];
+                for (size_t i = 0; i < suffix_length; i++) out[n++] = suffix[i];
+                out[n++] = '0' + inits;
+                out[n++] = '"';
+                rivulet_emit(out, n);
+                return 0;
+            }
+            """)
+        XCTAssertEqual(
+            try run(module, "function: tag, config: { suffix: \"-x\" }").events(),
+            ["10: \"ana-x1\"", "20: \"bo-x1\"", "30: completed"])
+    }
+
+    // MARK: faults, as onError routes them
+
+    /// A module that counts the elements it saw (its state) and emits the count, failing as
+    /// `fault` says on the element named `bo`.
+    private func faulty(_ fault: String) throws -> String {
+        try WasmTestModules.plugin(
+            """
+            rivulet_span name;
+            rivulet_field(element, length, "name", &name);
+            seen++;
+            if (name.length == 2) { \(fault) }
+            char out[1] = { '0' + seen };
+            rivulet_emit(out, 1);
+            return 0;
+            """, extra: "static int seen;")
+    }
+
+    private let three = """
+        source: { events: [{ at: 10ms, next: { name: ana } }, { at: 20ms, next: { name: bo } }, { at: 30ms, next: { name: cy } }, { at: 40ms, next: { name: dan } }, { at: 50ms, complete: true }] }
+        """
+
+    /// Runs `fault` with onError: errors; returns the output and the errors' messages.
+    private func routed(_ fault: String, _ settings: String = "") throws -> (out: [String], errors: [String]) {
+        let harness = try run(try faulty(fault), settings, onError: "errors", source: three)
+        let errors = harness.recorders["errors"]?.events.compactMap { _, event -> String? in
+            guard case .object(let report)? = event.element, case .string(let message)? = report["error"] else {
+                return nil
+            }
+            return message
+        }
+        return (harness.events(), errors ?? [])
+    }
+
+    func testAnErrorTheModuleReportsDropsTheElementAndKeepsItsState() throws {
+        let (out, errors) = try routed("return rivulet_fail(\"two letters\");")
+        XCTAssertEqual(out, ["10: 1", "40: 4", "50: completed"], "the instance went on counting")
+        XCTAssertEqual(errors.count, 2)
+        XCTAssertEqual(errors.first, "the module failed on the element: two letters")
+    }
+
+    func testATrapDropsTheElementAndAFreshInstanceTakesTheNext() throws {
+        let (out, errors) = try routed("__builtin_trap();")
+        XCTAssertEqual(out, ["10: 1", "40: 1", "50: completed"], "a fresh instance after each trap")
+        XCTAssertEqual(errors, ["the module trapped: unreachable", "the module trapped: unreachable"])
+    }
+
+    func testAnEndlessLoopIsStoppedByItsFuel() throws {
+        let (out, errors) = try routed("for (volatile int spin = 0;; spin++) {}", "fuel: 100000")
+        XCTAssertEqual(out, ["10: 1", "40: 1", "50: completed"])
+        XCTAssertEqual(errors.first, "the module ran out of fuel (100000 units for one call; an endless loop?)")
+    }
+
+    func testMemoryGrownPastTheCapFailsTheElement() throws {
+        let (out, errors) = try routed("__builtin_wasm_memory_grow(0, 100);", "maxMemoryMiB: 2")
+        XCTAssertEqual(out, ["10: 1", "40: 1", "50: completed"])
+        XCTAssertEqual(errors.first, "the module's memory would grow to 6 MiB, past maxMemoryMiB (2 MiB)")
+    }
+
+    func testBytesOutsideTheModulesMemoryFailTheElementNotTheRunner() throws {
+        let (out, errors) = try routed("rivulet_emit((const char *)0x7ffffff0, 100);")
+        XCTAssertEqual(out, ["10: 1", "40: 1", "50: completed"])
+        XCTAssertTrue(
+            errors.first?.hasPrefix("the module called rivulet.emit with bytes outside its memory (2147483632+100")
+                == true, "\(errors)")
+    }
+
+    func testEmittedTextThatIsNotJSONFailsTheElement() throws {
+        let (out, errors) = try routed("rivulet_emit(\"{oops\", 5); return 0;")
+        XCTAssertEqual(out, ["10: 1", "40: 4", "50: completed"])
+        XCTAssertTrue(errors.first?.hasPrefix("the module emitted something that is not JSON") == true, "\(errors)")
+    }
+
+    func testOnErrorFailStopsTheRunWithTheModulesMessage() throws {
+        let harness = try run(try faulty("__builtin_trap();"), source: three)
+        XCTAssertEqual(harness.events().first, "10: 1")
+        XCTAssertTrue(harness.events().last?.hasPrefix("20: error ") == true, "\(harness.events())")
+        XCTAssertTrue(harness.events().last?.contains("the module trapped: unreachable") == true)
+    }
+
+    // MARK: lint
+
+    private func lint(_ settings: String) -> [String] {
+        PipelineHarness().diagnostics(
+            """
+            source: { events: [{ at: 0ms, next: 1 }] }
+            ops:
+              - wasm:
+                  \(settings.split(separator: "\n").joined(separator: "\n      "))
+            sink: stdout
+            """)
+    }
+
+    func testAMissingFunctionIsALintErrorAtTheFunctionLine() throws {
+        let module = try WasmTestModules.plugin("return 0;")
+        let found = lint("module: \(module)\nfunction: proces")
+        XCTAssertEqual(found.count, 1, "\(found)")
+        XCTAssertTrue(found[0].hasPrefix("5:17: wasm: '\(module)' has no export 'proces'"), "\(found)")
+    }
+
+    func testAWrongABIVersionIsALintErrorAtTheModuleLine() throws {
+        let module = try WasmTestModules.build(
+            """
+            __attribute__((export_name("rivulet_abi_version"))) int version(void) { return 7; }
+            static char buffer[1024];
+            __attribute__((export_name("rivulet_buffer"))) char *take(int size) { return buffer; }
+            __attribute__((export_name("process"))) int process(char *element, int length) { return 0; }
+            """)
+        let found = lint("module: \(module)")
+        XCTAssertEqual(
+            found, ["4:15: wasm: '\(module)' speaks plugin ABI version 7, this rivulet speaks version 1"])
+    }
+
+    func testAFileThatIsNoModuleAndAMissingFileAreLintErrors() throws {
+        let text = NSTemporaryDirectory() + "rivulet-not-wasm-\(getpid()).wasm"
+        try "hello".write(toFile: text, atomically: true, encoding: .utf8)
+        XCTAssertTrue(lint("module: \(text)").first?.contains("is not a WebAssembly module") == true)
+        XCTAssertTrue(
+            lint("module: /nowhere/x.wasm").first?.hasPrefix("4:15: wasm: cannot read the module '/nowhere/x.wasm'")
+                == true, "\(lint("module: /nowhere/x.wasm"))")
+    }
+
+    func testAnImportTheHostDoesNotGiveIsALintError() throws {
+        let module = try WasmTestModules.plugin(
+            "now(); return 0;", extra: "__attribute__((import_module(\"env\"), import_name(\"now\"))) void now(void);")
+        XCTAssertEqual(
+            lint("module: \(module)"),
+            ["4:15: wasm: '\(module)' imports env.now, which the host does not give"])
+    }
+
+    func testConfigForAModuleWithoutInitAndAModuleWithoutStateAreSaid() throws {
+        let stateful = try WasmTestModules.plugin("return 0;", stateless: false)
+        let found = lint("module: \(stateful)\nconfig: { a: 1 }")
+        XCTAssertEqual(found.count, 2, "\(found)")
+        XCTAssertTrue(found.contains("5:15: wasm: '\(stateful)' takes no config: it exports no rivulet_init"))
+        XCTAssertTrue(
+            found.contains {
+                $0.hasPrefix("4:15: wasm: '\(stateful)' exports neither rivulet_snapshot/rivulet_restore")
+            })
+        XCTAssertEqual(lint("module: \(try WasmTestModules.plugin("return 0;"))"), [], "a stateless module is quiet")
+    }
+}

@@ -10,6 +10,9 @@ if [ "$1" = "plugins" ]; then
   echo "building rivulet and the example plugin (release)..." >&2
   swift build -c release --product rivulet >&2
   swift build -c release --package-path Examples/TextPlugin >&2
+  mkdir -p Benchmarks/.build
+  clang --target=wasm32 -O2 -nostdlib -fno-builtin -mbulk-memory -Wl,--no-entry -I Examples/WasmPlugin \
+    -o Benchmarks/.build/wordcount.wasm Benchmarks/wasm/wordcount.c >&2
   exec python3 Benchmarks/plugins.py
 fi
 if [ "$1" = "images" ]; then

@@ -7,13 +7,14 @@ import Foundation
 /// The parsers a user's file or a server's answer reaches, as libFuzzer targets: the YAML loader
 /// with the whole validation, test files, expressions (parsed and evaluated), the JSON parser,
 /// marble diagrams and timelines, the HTML image extractor, and (ServerFuzzTargets) the webhook
-/// server's request parsing, SQLite row decoding and the stateful operators with extreme numbers.
+/// server's request parsing, SQLite row decoding and the stateful operators with extreme numbers;
+/// (WasmFuzzTarget) WebAssembly plugin modules and the elements a plugin is given.
 /// `RIVULET_FUZZ_TARGET` picks one.
 /// A normal build runs inputs once instead (`RivuletFuzz TARGET FILE|DIR...`): how `make test`
 /// replays the seeds and every crash that fuzzing found.
 enum FuzzTargets {
     static let names = [
-        "pipeline", "testfile", "expression", "json", "marbles", "html", "webhook", "sqlite", "operators",
+        "pipeline", "testfile", "expression", "json", "marbles", "html", "webhook", "sqlite", "operators", "wasm",
     ]
 
     // Built once and only read: libFuzzer calls the target from one thread.
@@ -65,6 +66,7 @@ enum FuzzTargets {
         case "webhook": ServerFuzzTargets.webhook(bytes)
         case "sqlite": ServerFuzzTargets.sqliteRow(bytes)
         case "operators": ServerFuzzTargets.operators(bytes)
+        case "wasm": WasmFuzzTarget.run(bytes)
         default:
             fatalError("unknown fuzz target '\(target)'; one of \(names.joined(separator: ", "))")
         }

@@ -30,6 +30,11 @@ struct WasmPluginModule {
         } catch {
             throw WasmPluginError("cannot read the module '\(named)': \(error.localizedDescription)")
         }
+        return try parse(bytes, named: named)
+    }
+
+    /// Parses a module's bytes and checks its imports; `named` is its file as written.
+    static func parse(_ bytes: [UInt8], named: String) throws(WasmPluginError) -> WasmPluginModule {
         let module: Module
         do {
             module = try parseWasm(bytes: bytes)

@@ -162,6 +162,12 @@ final class WasmOperatorTests: XCTestCase {
                 == true, "\(errors)")
     }
 
+    func testAStoreOutsideTheModulesMemoryIsATrap() throws {
+        let (out, errors) = try routed("*(volatile int *)0x7ffffff0 = 1;")
+        XCTAssertEqual(out, ["10: 1", "40: 1", "50: completed"])
+        XCTAssertEqual(errors.first, "the module trapped: out of bounds memory access")
+    }
+
     func testEmittedTextThatIsNotJSONFailsTheElement() throws {
         let (out, errors) = try routed("rivulet_emit(\"{oops\", 5); return 0;")
         XCTAssertEqual(out, ["10: 1", "40: 4", "50: completed"])

@@ -5,7 +5,8 @@ import WasmKitWASI
 
 /// What of the host a `wasm` module may reach through WASI: nothing unless the pipeline file
 /// grants it. Environment variables by name, directories to read (never to write), and standard
-/// error. Clocks, randomness and sockets are never linked: time comes from the pipeline's clock.
+/// error. Clocks, randomness, polling and sockets are never linked (a module asking gets ENOSYS):
+/// time comes from the pipeline's clock, and nothing may make the pipeline's thread wait.
 struct WASIGrants {
     /// The environment variables the module sees (those set in rivulet's environment).
     var environment: [String] = []
@@ -49,7 +50,8 @@ struct WASIGrants {
             for descriptor in owned { close(descriptor) }
             throw WasmPluginError("cannot give the module its WASI grants: \(error)")
         }
-        let capabilities: [WasmKitWASI.WASICapability] = [.environment, .stdio, .fileSystem, .process, .poll]
+        // Not `poll`: poll_oneoff with a clock would sleep on the pipeline's thread, past any fuel.
+        let capabilities: [WasmKitWASI.WASICapability] = [.environment, .stdio, .fileSystem, .process]
         for (name, function) in bridge.hostFunctions(capabilities: capabilities) {
             imports.define(
                 module: WasmPluginModule.wasiModule, name: name,

@@ -82,6 +82,7 @@ final class WasmPluginInstance {
                 throw WasmPluginError("'\(plugin.path)' exports no memory named 'memory'")
             }
             self.memory = memory
+            output.memory = memory
             guard memory.byteCount <= limits.memoryBytes else {
                 throw WasmPluginError(
                     "'\(plugin.path)' starts with \(memory.byteCount >> 20) MiB of memory, more than maxMemoryMiB")
@@ -102,11 +103,11 @@ final class WasmPluginInstance {
             isStateless = exports[Export.stateless] != nil
             store.fuel = Fuel(remaining: limits.fuel)
             let answer = try version.invoke([])
-            guard case .i32(let found) = answer.first, Int(Int32(bitPattern: found)) == WasmPluginModule.abiVersion
-            else {
-                let said = answer.first.map { "\($0)" } ?? "nothing"
+            var found: Int?
+            if case .i32(let bits) = answer.first { found = Int(Int32(bitPattern: bits)) }
+            guard found == WasmPluginModule.abiVersion else {
                 throw WasmPluginError(
-                    "'\(plugin.path)' speaks plugin ABI version \(said.replacingOccurrences(of: "i32(", with: "").replacingOccurrences(of: ")", with: "")), "
+                    "'\(plugin.path)' speaks plugin ABI version \(found.map(String.init) ?? "?"), "
                         + "this rivulet speaks version \(WasmPluginModule.abiVersion)",
                     note: "rebuild the module with the rivulet.h of this version")
             }
@@ -297,28 +298,37 @@ final class WasmPluginOutput {
     func define(in imports: inout Imports, store: Store) {
         imports.define(
             module: WasmPluginModule.hostModule, name: "emit",
-            Function(store: store, parameters: [.i32, .i32]) { [unowned self] caller, arguments in
+            Function(store: store, parameters: [.i32, .i32]) { [unowned self] caller, arguments, _ in
                 try self.read(caller, arguments, what: "rivulet.emit") { try self.emit($0) }
-                return []
             })
         imports.define(
             module: WasmPluginModule.hostModule, name: "error",
-            Function(store: store, parameters: [.i32, .i32]) { [unowned self] caller, arguments in
+            Function(store: store, parameters: [.i32, .i32]) { [unowned self] caller, arguments, _ in
                 try self.read(caller, arguments, what: "rivulet.error") { text in
                     self.errorMessage = String(decoding: text.prefix(4096), as: UTF8.self)
                 }
-                return []
             })
     }
+
+    /// The instance's memory, once it is instantiated (a host function then need not look it up).
+    var memory: Memory?
 
     /// Gives `body` the bytes at (address, length) of the calling instance's memory, after
     /// checking they lie inside it.
     private func read(
-        _ caller: borrowing Caller, _ arguments: [WasmKit.Value], what: String,
+        _ caller: borrowing Caller, _ arguments: UnsafeBufferPointer<WasmKit.Value>, what: String,
         _ body: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        guard case .i32(let address) = arguments[0], case .i32(let length) = arguments[1],
-            case .memory(let memory) = caller.instance?.export("memory")
+        let found: Memory?
+        if let memory {
+            found = memory
+        } else if case .memory(let exported) = caller.instance?.export("memory") {
+            found = exported
+        } else {
+            found = nil
+        }
+        guard arguments.count == 2, case .i32(let address) = arguments[0], case .i32(let length) = arguments[1],
+            let memory = found
         else { throw WasmPluginError("\(what) was called without a memory", brokeInstance: true) }
         guard UInt64(address) + UInt64(length) <= UInt64(memory.byteCount) else {
             throw WasmPluginError(

@@ -118,10 +118,8 @@ struct WasmOperator {
                 module, function: values[Key.function], limits: limits(values),
                 grants: grants(values, resolve: validation.resolvePath))
         } catch {
-            let onFunction = error.message.contains("no export '\(values[Key.function])'")
-            validation.error(
-                error.message, at: onFunction && values.has(Key.function) ? Key.function : Key.module, in: values,
-                note: error.note)
+            // At `module:`, whatever is wrong with it (a missing element function included).
+            validation.error(error.message, at: Key.module, in: values, note: error.note)
             return
         }
         if values[Key.config] != nil && !instance.takesConfig {

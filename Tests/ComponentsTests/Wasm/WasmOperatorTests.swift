@@ -194,11 +194,11 @@ final class WasmOperatorTests: XCTestCase {
             """)
     }
 
-    func testAMissingFunctionIsALintErrorAtTheFunctionLine() throws {
+    func testAMissingFunctionIsALintErrorAtTheModuleLine() throws {
         let module = try WasmTestModules.plugin("return 0;")
         let found = lint("module: \(module)\nfunction: proces")
         XCTAssertEqual(found.count, 1, "\(found)")
-        XCTAssertTrue(found[0].hasPrefix("5:17: wasm: '\(module)' has no export 'proces'"), "\(found)")
+        XCTAssertTrue(found[0].hasPrefix("4:15: wasm: '\(module)' has no export 'proces'"), "\(found)")
     }
 
     func testAWrongABIVersionIsALintErrorAtTheModuleLine() throws {

@@ -148,6 +148,28 @@ final class NATSStateHandOverTests: NATSTestCase {
         }
     }
 
+    /// Deliveries of a partition's consumer that never reach its reader (here another client's
+    /// pull request takes them, as a request lost with a server or a cluster node does) would
+    /// come again only after ackWait, behind newer messages, and be late for their windows: the
+    /// reader sees the gap in the consumer's delivery numbers, gives back what came after it,
+    /// and the partition is read again, in order, from its stored state.
+    func testAPartitionsReaderMissingDeliveriesReadsItAgainInOrderSoEachMinuteIsCountedOnce() throws {
+        server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path)
+        try countEveryMinuteOnce(.small) {
+            let only = try runner("a", .small, replicas: 1)
+            waitForStderr(only, containing: "holding partitions 0,1,2,3", seconds: 20)
+            try publish(0, .small)
+            let thief = try DeliveryThief(url: natsURL, stream: "EVENTS", consumerNamedLike: "minutes-p0-")
+            defer { thief.close() }
+            try thief.ask(batch: 5)
+            try publish(1, .small)
+            XCTAssertGreaterThan(thief.taken(waitingUpTo: 10), 0, "the thief took deliveries of partition 0")
+            waitForStderr(only, containing: "of its consumer never arrived", seconds: 20)
+            try publish(2, .small)
+            return [only]
+        }
+    }
+
     /// The same losing the node that leads partition 0's consumer: its reader meets a consumer
     /// without a leader until the two others elect one.
     func testOnAThreeNodeClusterLosingAPartitionsConsumerLeaderEachMinuteIsCountedOnce() throws {
@@ -344,5 +366,68 @@ final class NATSStateHandOverTests: NATSTestCase {
                     "\($0): \(results[$0].map { "\($0)" } ?? "none") not \(truth[$0]!)"
                 }
                 .joined(separator: "; "))
+    }
+}
+
+/// Another client taking deliveries of a consumer with a pull request of its own, and never
+/// acknowledging them.
+private final class DeliveryThief {
+    private var connection: OpaquePointer?
+    private var subscription: OpaquePointer?
+    private var inbox: UnsafeMutablePointer<natsInbox>?
+    private let subject: String
+
+    /// Connects and finds the consumer of `stream` whose name starts with `prefix`.
+    init(url: String, stream: String, consumerNamedLike prefix: String) throws {
+        guard natsConnection_ConnectTo(&connection, url) == NATS_OK, let connection else {
+            throw CocoaError(.fileReadUnknown)
+        }
+        var js: OpaquePointer?
+        guard natsConnection_JetStream(&js, connection, nil) == NATS_OK else { throw CocoaError(.fileReadUnknown) }
+        defer { jsCtx_Destroy(js) }
+        var list: UnsafeMutablePointer<jsConsumerNamesList>?
+        var code = jsErrCode(rawValue: 0)
+        guard js_ConsumerNames(&list, js, stream, nil, &code) == NATS_OK, let list else {
+            throw CocoaError(.fileReadUnknown)
+        }
+        defer { jsConsumerNamesList_Destroy(list) }
+        let names = (0..<Int(list.pointee.Count)).compactMap { list.pointee.List[$0].map { String(cString: $0) } }
+        guard let name = names.first(where: { $0.hasPrefix(prefix) }) else {
+            throw CocoaError(
+                .fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "no consumer like \(prefix) in \(names)"])
+        }
+        subject = "$JS.API.CONSUMER.MSG.NEXT.\(stream).\(name)"
+        guard natsInbox_Create(&inbox) == NATS_OK, let inbox,
+            natsConnection_SubscribeSync(&subscription, connection, inbox) == NATS_OK
+        else { throw CocoaError(.fileReadUnknown) }
+    }
+
+    /// Sends one pull request for `batch` messages, waiting up to 10 s on the server.
+    func ask(batch: Int) throws {
+        let request = "{\"batch\":\(batch),\"expires\":10000000000}"
+        guard natsConnection_PublishRequestString(connection, subject, inbox, request) == NATS_OK,
+            natsConnection_Flush(connection) == NATS_OK
+        else { throw CocoaError(.fileWriteUnknown) }
+    }
+
+    /// How many messages came to the request, once one came (or `seconds` passed) and the
+    /// rest had a second to follow.
+    func taken(waitingUpTo seconds: Int64) -> Int {
+        var count = 0
+        var wait = seconds * 1000
+        while true {
+            var message: OpaquePointer?
+            guard natsSubscription_NextMsg(&message, subscription, wait) == NATS_OK, let message else { return count }
+            // A status message (no data, a header like 408) ends the request; it is no delivery.
+            if natsMsg_GetDataLength(message) > 0 { count += 1 }
+            natsMsg_Destroy(message)
+            wait = 1000
+        }
+    }
+
+    func close() {
+        natsSubscription_Destroy(subscription)
+        natsConnection_Destroy(connection)
+        natsInbox_Destroy(inbox)
     }
 }

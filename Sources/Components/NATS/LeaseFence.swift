@@ -47,9 +47,11 @@ final class LeaseFence: @unchecked Sendable {
 }
 
 /// The fence one partition's reader delivers behind: its verdict is asked on the pipeline's
-/// thread before each batch; `fenced` is told (once) when a batch was given back.
+/// thread before each batch; `fenced` is told (once) when a batch was given back, and
+/// `deliveriesLost` when the reader stopped at deliveries of its consumer that never arrived.
 struct PartitionFence: Sendable {
     let fence: LeaseFence
     let partition: Int
     let fenced: @Sendable () -> Void
+    let deliveriesLost: @Sendable (ClosedRange<UInt64>) -> Void
 }

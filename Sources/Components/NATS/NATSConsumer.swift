@@ -375,6 +375,11 @@ final class NATSConsumer: @unchecked Sendable {
     /// Returns the error that ended it, or nil when stopped.
     /// Set when `fetchLoop` ended because `mayFetch` said no.
     private(set) var stoppedByFence = false
+    /// Set when `fetchLoop` ended because deliveries of a partition's consumer under --state
+    /// never arrived (their consumer sequences): what came after them was given back.
+    private(set) var lostDeliveries: ClosedRange<UInt64>?
+    /// The deliveries this reader received, checked for gaps (fetch thread).
+    private var deliveryGaps = DeliveryGapCheck()
 
     func fetchLoop(mayFetch: (() -> Bool)? = nil, deliver: ([OpaquePointer]) -> Void) -> (any Error)? {
         guard let subscription else { return nil }
@@ -443,8 +448,17 @@ final class NATSConsumer: @unchecked Sendable {
                     return nil
                 }
                 measure(messages, pending: pending)
-                deliver(messages)
-                continue
+                guard let gap = firstAfterLostDeliveries(messages) else {
+                    deliver(messages)
+                    continue
+                }
+                // What came before the gap is in order; the rest goes back, and the partition is
+                // read again from its stored state (`NATSReading`).
+                if gap.index > 0 { deliver(Array(messages[..<gap.index])) }
+                for message in messages[gap.index...] { giveBack(message) }
+                lostDeliveries = gap.lost
+                giveBackQueued()
+                return nil
             }
             if let down = connection.downFor, down > connection.endpoint.lostAfter {
                 return NATSSetupError(
@@ -458,6 +472,13 @@ final class NATSConsumer: @unchecked Sendable {
                 condition.unlock()
             }
         }
+    }
+
+    /// Under --state, a partition's reader keeps its partition in order: the first of `messages`
+    /// after deliveries of its consumer that never reached it (see `DeliveryGapCheck`).
+    private func firstAfterLostDeliveries(_ messages: [OpaquePointer]) -> (index: Int, lost: ClosedRange<UInt64>)? {
+        guard settings.restartsFromState else { return nil }
+        return deliveryGaps.firstAfterLostDeliveries(messages.map(NATSDecoder.consumerSequence(of:)))
     }
 
     /// Under --state, once a second: raises the coverage's floor to the consumer's

@@ -47,6 +47,15 @@ struct NATSDecoder {
         return meta.pointee.Sequence.Stream
     }
 
+    /// The message's consumer sequence: which delivery of its consumer it is (0 for a message
+    /// not from JetStream).
+    static func consumerSequence(of message: OpaquePointer) -> UInt64 {
+        var meta: UnsafeMutablePointer<jsMsgMetaData>?
+        guard natsMsg_GetMetaData(&meta, message) == NATS_OK, let meta else { return 0 }
+        defer { jsMsgMetaData_Destroy(meta) }
+        return meta.pointee.Sequence.Consumer
+    }
+
     /// `metadata: FIELD`'s object: the subject, stream, sequence, deliveries and headers.
     static func metadata(of message: OpaquePointer) -> Value {
         var fields = JSONObject()

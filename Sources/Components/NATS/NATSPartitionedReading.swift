@@ -300,9 +300,22 @@ final class NATSPartitionedReading: @unchecked Sendable {
         partitionSettings.group = nil
         partitionSettings.partition = partition
         let workerBox = WorkerBox()
-        let partitionFence = PartitionFence(fence: fence, partition: partition) { [self] in
-            fenced(partition, workerBox)
-        }
+        let partitionFence = PartitionFence(
+            fence: fence, partition: partition,
+            fenced: { [self] in
+                restartReader(
+                    partition, workerBox,
+                    because: "its lease was not renewed in time (was the runner stalled?); "
+                        + "what was fetched of it goes back to the stream")
+            },
+            deliveriesLost: { [self] lost in
+                let which =
+                    lost.count == 1 ? "delivery \(lost.lowerBound)" : "deliveries \(lost.lowerBound)-\(lost.upperBound)"
+                restartReader(
+                    partition, workerBox,
+                    because: "\(which) of its consumer never arrived (a server or cluster node lost on the way?); "
+                        + "reading it again, in order, from its stored state")
+            })
         let worker = reading.start(
             partitionSettings, fence: partitionFence, coverage: coverage, opened: {},
             ended: { [self] failure in
@@ -313,21 +326,20 @@ final class NATSPartitionedReading: @unchecked Sendable {
             if !workerBox.isFenced { readers[partition] = worker }
             return workerBox.isFenced
         }
-        // Met the fence before it was known here: as `fenced` does for the current reader.
+        // Met the fence before it was known here: as `restartReader` does for the current reader.
         if fencedAlready {
             worker.retire()
             forgetState(of: partition)
         }
     }
 
-    /// A batch of `partition` met the fence (no round vouched for its lease lately): its reader
-    /// stops, and the next round that renews the lease starts a new one.
+    /// A batch of `partition` met the fence (no round vouched for its lease lately), or its reader
+    /// found deliveries missing: the reader stops, the partition's state here is forgotten, and
+    /// the next round that renews the lease starts a new reader from the stored state.
     /// Only the partition's current reader forgets its state: an older one (stopped already,
     /// its partition read again by a newer reader) leaves the newer one's chain alone.
-    private func fenced(_ partition: Int, _ box: WorkerBox) {
-        reading.report(
-            "partition \(partition) of group \(group): its lease was not renewed in time (was the runner stalled?); "
-                + "what was fetched of it goes back to the stream")
+    private func restartReader(_ partition: Int, _ box: WorkerBox, because reason: String) {
+        reading.report("partition \(partition) of group \(group): \(reason)")
         let (current, old) = condition.withLock { () -> (NATSWorker?, NATSWorker?) in
             box.isFenced = true
             guard let worker = box.worker else { return (nil, nil) }

@@ -82,6 +82,8 @@ struct NATSReading: @unchecked Sendable {
             // Stopped by the fence before a fetch: as when a batch meets it, the reader is let go
             // of and the next round that renews the lease starts another.
             if consumer.stoppedByFence { fence?.fenced() }
+            // Deliveries lost on the way: the partition is read again, in order, from its stored state.
+            if let lost = consumer.lostDeliveries { fence?.deliveriesLost(lost) }
             // Before waiting for settlements: what waits for the watermark no longer waits for this lane.
             closeLane(lane)
             worker.markFetched()

@@ -76,7 +76,9 @@ import Reactive
 
     /// Stops the run where it is (its sinks are closed); nothing once it has ended.
     public func stop() {
-        if outcome == nil { run?.dispose() }
+        guard outcome == nil, let run else { return }
+        checkpoints?.runStopping()
+        run.dispose()
     }
 
     /// On a virtual clock, after `start`: runs its events until the run ends, nothing is left to
@@ -88,7 +90,12 @@ import Reactive
         on clock: VirtualTimeScheduler, until limit: RxTimeInterval? = nil, maxSteps: Int = .max,
         interrupted: () -> Bool = { false }
     ) -> Int {
-        if let limit, let run { clock.scheduleAt(clock.ticks(limit)) { run.dispose() } }
+        if let limit, let run {
+            clock.scheduleAt(clock.ticks(limit)) { [checkpoints] in
+                checkpoints?.runStopping()
+                run.dispose()
+            }
+        }
         var steps = 0
         while outcome == nil && steps < maxSteps && !interrupted() && clock.runNext() {
             steps += 1

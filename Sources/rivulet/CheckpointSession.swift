@@ -69,7 +69,10 @@ final class CheckpointSession {
         switch outcome {
         case .completed?: completing = true
         case .failed?: return nil
-        case .cancelled?, nil: break
+        case .cancelled?, nil:
+            // Stopped at a moment a resumed run could not go on from exactly (see
+            // `resumesExactlyNow`): it goes on from the last checkpoint instead.
+            if !checkpoints.resumesExactlyAtStop { return nil }
         }
         checkpoints.checkpoint()
         return checkpoints.failure

@@ -157,6 +157,44 @@ final class CheckpointCommandTests: BinaryTestCase {
         }
     }
 
+    /// Stopped (`--until`) while a `throttle`'s timer and the source's next element are due at one
+    /// millisecond, a run resumed from a checkpoint taken then would schedule the two again in its
+    /// own order (the timer first: it sends the pending element, not the next one): the last
+    /// checkpoint is not taken there, and the resumed run goes on from the one before, exactly.
+    func testARunStoppedWhileTwoActionsAreDueTogetherResumesAsOneUninterruptedRun() throws {
+        try """
+        [{"at":"0ms","next":"a"},{"at":"10ms","next":"b"},{"at":"15ms","next":"c"},{"at":"40ms","next":"d"},
+         {"at":"41ms","complete":true}]
+        """.write(toFile: path("tie.json"), atomically: true, encoding: .utf8)
+        try write(
+            """
+            name: tie
+            source: { events: { file: tie.json } }
+            ops:
+              - throttle: 15ms
+            sink: { file: tie.jsonl }
+            """, to: "tie.yaml")
+        let whole = try runRivulet(["run", path("tie.yaml"), "--clock", "virtual"])
+        XCTAssertEqual(whole.status, 0, whole.stderr)
+        let expected = try String(contentsOfFile: path("tie.jsonl"), encoding: .utf8)
+        XCTAssertEqual(expected, "\"a\"\n\"c\"\n\"d\"\n", "at 15 ms c comes before the timer, which sends it")
+        try FileManager.default.removeItem(atPath: path("tie.jsonl"))
+        // At 7 ms nothing is due together: the stopped run's last checkpoint is taken there.
+        // At 12 ms the timer and c are both due at 15 ms: it goes on from the first one.
+        for (until, resumesFromTheStop) in [("7ms", true), ("12ms", false)] {
+            for name in ["tie.db", "tie.db-wal", "tie.db-shm", "tie.jsonl"] {
+                try? FileManager.default.removeItem(atPath: path(name))
+            }
+            let arguments = ["run", path("tie.yaml"), "--clock", "virtual", "--state", path("tie.db")]
+            let stopped = try runRivulet(arguments + ["--until", until])
+            XCTAssertEqual(stopped.status, 0, stopped.stderr)
+            let resumed = try runRivulet(arguments)
+            XCTAssertEqual(resumed.status, 0, resumed.stderr)
+            XCTAssertEqual(resumed.stderr.contains("resuming"), resumesFromTheStop, "\(until): \(resumed.stderr)")
+            XCTAssertEqual(try String(contentsOfFile: path("tie.jsonl"), encoding: .utf8), expected, until)
+        }
+    }
+
     /// Kills `arguments`' run at up to 20 random moments, each within a fifth of `duration` of
     /// its start (or, given `output`, once that file has grown past a random size short of its
     /// final one: startup takes no part), until one completes; then runs it to its end (a

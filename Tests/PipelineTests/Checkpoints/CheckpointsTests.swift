@@ -122,4 +122,35 @@ final class CheckpointsTests: XCTestCase {
         XCTAssertEqual(checkpoints.takeRestoredState("p [p0] ops#0 scan"), .int(9))
         XCTAssertNil(checkpoints.takeRestoredState("p [p1] ops#0 scan"))
     }
+
+    /// On a virtual clock, a due checkpoint waits while two actions are due at one tick (a
+    /// resumed run, scheduling both again, might run them in the other order), for at most one
+    /// more interval; a stopped run's last checkpoint is taken only if it resumes exactly.
+    func testOnAVirtualClockACheckpointWaitsForAMomentWithNoTwoActionsDueTogether() {
+        let log = Log()
+        let clock = VirtualTimeScheduler(resolution: .milliseconds(1))
+        let checkpoints = Checkpoints(
+            restored: [:], interval: .seconds(1), scheduler: clock,
+            commit: { _ in log.lines.append("commit at \(clock.clock)") })
+        let timer = checkpoints.startTimer()
+        // Two actions due together at 1,500 ms, then (from 1,500 ms) two at every 200 ms.
+        clock.scheduleAt(1500) {}
+        clock.scheduleAt(1500) {
+            clock.schedulePeriodic(startAfter: .milliseconds(200), period: .milliseconds(200)) {}
+            clock.schedulePeriodic(startAfter: .milliseconds(200), period: .milliseconds(200)) {}
+        }
+        clock.advance(to: 1000)
+        XCTAssertEqual(log.lines, [], "at 1,000 ms both actions at 1,500 ms are pending")
+        XCTAssertFalse(checkpoints.resumesExactlyNow)
+        clock.advance(to: 1500)
+        XCTAssertEqual(log.lines, [])
+        clock.advance(to: 2000)
+        XCTAssertEqual(log.lines, ["commit at 2000"], "one interval late: the periodic pair is always due together")
+        timer.dispose()
+        checkpoints.runStopping()
+        XCTAssertFalse(checkpoints.resumesExactlyAtStop)
+        XCTAssertTrue(
+            Checkpoints(restored: [:], interval: .seconds(1), scheduler: SerialRunLoopScheduler(), commit: { _ in })
+                .resumesExactlyNow, "a real clock's order at one instant is not repeatable anyway")
+    }
 }

@@ -65,4 +65,21 @@ final class VirtualTimeSchedulerTests: ReactiveTestCase {
         subscription?.dispose()
         XCTAssertEqual(scheduler.openSubscriptions, [])
     }
+
+    /// Two actions left to run at one tick are due together; a cancelled one is not counted.
+    func testActionsDueTogetherAreTwoLeftToRunAtOneTick() {
+        let scheduler = VirtualTimeScheduler(resolution: .milliseconds(1))
+        XCTAssertFalse(scheduler.hasActionsDueTogether)
+        scheduler.scheduleAt(10) {}
+        let cancelled = scheduler.scheduleAt(20) {}
+        XCTAssertFalse(scheduler.hasActionsDueTogether)
+        scheduler.scheduleAt(20) {}
+        XCTAssertTrue(scheduler.hasActionsDueTogether)
+        cancelled.dispose()
+        XCTAssertFalse(scheduler.hasActionsDueTogether)
+        scheduler.scheduleAt(10) {}
+        XCTAssertTrue(scheduler.hasActionsDueTogether)
+        XCTAssertTrue(scheduler.runNext())
+        XCTAssertFalse(scheduler.hasActionsDueTogether, "one of the two at 10 ran")
+    }
 }

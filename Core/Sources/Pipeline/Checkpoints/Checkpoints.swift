@@ -174,7 +174,36 @@ public final class Checkpoints {
     public func checkpointIfDue() {
         opportunities &+= 1
         guard opportunities & 255 == 0 else { return }
-        if scheduler.now >= nextDue { checkpoint() }
+        if scheduler.now >= nextDue { checkpointIfExact() }
+    }
+
+    /// Whether a run resumed from a checkpoint taken now would go on exactly as this one. Not on
+    /// a virtual clock with two actions due at one tick: they run in the order they were
+    /// scheduled, and a resumed run schedules them again as it restores, maybe in another order
+    /// (a `throttle`'s timer and a source's next element due at one millisecond: the element it
+    /// sends differs). A real clock's order at one instant is not repeatable anyway.
+    @_spi(Host) public var resumesExactlyNow: Bool {
+        guard let clock = scheduler as? VirtualTimeScheduler else { return true }
+        return !clock.hasActionsDueTogether
+    }
+
+    /// Says the run is being stopped, before its timers are cancelled: whether the run's last
+    /// checkpoint, taken once it stopped, would resume exactly is as it is now.
+    @_spi(Host) public func runStopping() {
+        if exactAtStop == nil { exactAtStop = resumesExactlyNow }
+    }
+
+    /// Whether the last checkpoint of a stopped run would resume exactly (`resumesExactlyNow` when
+    /// `runStopping()` was called, or now): if not, a resumed run goes on from the one before.
+    @_spi(Host) public var resumesExactlyAtStop: Bool { exactAtStop ?? resumesExactlyNow }
+
+    private var exactAtStop: Bool?
+
+    /// A due checkpoint, taken once `resumesExactlyNow`, or one interval late if that never comes
+    /// (two timers of one period, always due together).
+    private func checkpointIfExact() {
+        guard resumesExactlyNow || scheduler.now >= nextDue + interval else { return }
+        checkpoint()
     }
 
     /// Checks every `interval` whether a checkpoint is due, for the times no source is emitting
@@ -182,7 +211,7 @@ public final class Checkpoints {
     public func startTimer() -> any Disposable {
         scheduler.schedulePeriodic(startAfter: interval, period: interval) { [weak self] in
             guard let self, self.scheduler.now >= self.nextDue else { return }
-            self.checkpoint()
+            self.checkpointIfExact()
         }
     }
 

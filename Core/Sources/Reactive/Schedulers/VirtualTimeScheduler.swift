@@ -100,6 +100,17 @@ open class VirtualTimeScheduler: SchedulerType {
     /// Whether any action (cancelled or not) is still queued.
     public var hasPendingWork: Bool { !queue.isEmpty }
 
+    /// Whether two actions still to run (not cancelled) are due at the same tick: they run in the
+    /// order they were scheduled, an order that whoever schedules both again (a run resumed from
+    /// a checkpoint, restoring its timers) may not keep.
+    public var hasActionsDueTogether: Bool {
+        var times = Set<Int>()
+        for item in queue.elements where !item.action.isCancelled {
+            if !times.insert(item.time).inserted { return true }
+        }
+        return false
+    }
+
     private func run(until limit: Int?) {
         isRunning = true
         while isRunning, let next = queue.first {

@@ -155,7 +155,7 @@ final class RunMetricsExporter: Sendable {
     var isReady: Bool { meters.readiness.isReady }
 
     /// A component's counters and gauges that carry a label (a group's `nats_partition_held` by
-    /// `partition`, an HTTP sink's requests by `status`), one table a label: `{label, columns,
+    /// `partition`, an HTTP source's requests by `status`), one table a label: `{label, columns,
     /// rows}`, a row a value of the label (numbers in numeric order), a column a metric.
     static func byLabel(_ values: [ComponentMeter.ExtraKey: Int]) -> [Value] {
         var tables: [String: [String: [String: Int]]] = [:]

@@ -1,5 +1,6 @@
 import Foundation
 import Pipeline
+import WASI
 // The store's resource limiter (the memory cap) is behind WasmKit's `Fuzzing` SPI in 0.4.
 @_spi(Fuzzing) import WasmKit
 
@@ -82,11 +83,8 @@ final class WasmPluginInstance {
                 throw WasmPluginError("'\(plugin.path)' exports no memory named 'memory'")
             }
             self.memory = memory
+            // A module whose memory starts past the cap is refused by the cap as it is instantiated.
             output.memory = memory
-            guard memory.byteCount <= limits.memoryBytes else {
-                throw WasmPluginError(
-                    "'\(plugin.path)' starts with \(memory.byteCount >> 20) MiB of memory, more than maxMemoryMiB")
-            }
             let version = try check.require(Export.version, [], [.i32])
             bufferFunction = try check.require(Export.buffer, [.i32], [.i32])
             elementFunction = try check.require(function, [.i32, .i32], [.i32], isElementFunction: true)
@@ -215,6 +213,7 @@ final class WasmPluginInstance {
             return "the module ran out of fuel (\(limits.fuel) units for one call; an endless loop?)"
         }
         if let memory = error as? WasmMemoryCap.Exceeded { return memory.description }
+        if let exit = error as? WASIExitCode { return "the module exited (WASI proc_exit \(exit.code))" }
         return text.hasPrefix("Trap: ") ? "the module trapped: \(text.dropFirst(6))" : text
     }
 }

@@ -100,7 +100,7 @@ final class WasmOperatorTests: XCTestCase {
 
     /// A module that counts the elements it saw (its state) and emits the count, failing as
     /// `fault` says on the element named `bo`.
-    private func faulty(_ fault: String) throws -> String {
+    private func faulty(_ fault: String, extra: String = "") throws -> String {
         try WasmTestModules.plugin(
             """
             rivulet_span name;
@@ -110,7 +110,7 @@ final class WasmOperatorTests: XCTestCase {
             char out[1] = { '0' + seen };
             rivulet_emit(out, 1);
             return 0;
-            """, extra: "static int seen;")
+            """, extra: "static int seen;\n" + extra)
     }
 
     private let three = """
@@ -118,8 +118,10 @@ final class WasmOperatorTests: XCTestCase {
         """
 
     /// Runs `fault` with onError: errors; returns the output and the errors' messages.
-    private func routed(_ fault: String, _ settings: String = "") throws -> (out: [String], errors: [String]) {
-        let harness = try run(try faulty(fault), settings, onError: "errors", source: three)
+    private func routed(_ fault: String, _ settings: String = "", extraC: String = "") throws -> (
+        out: [String], errors: [String]
+    ) {
+        let harness = try run(try faulty(fault, extra: extraC), settings, onError: "errors", source: three)
         let errors = harness.recorders["errors"]?.events.compactMap { _, event -> String? in
             guard case .object(let report)? = event.element, case .string(let message)? = report["error"] else {
                 return nil
@@ -181,6 +183,32 @@ final class WasmOperatorTests: XCTestCase {
         XCTAssertTrue(harness.events().last?.contains("the module trapped: unreachable") == true)
     }
 
+    /// WASI's proc_exit ends the call, not the runner: the element fails, a fresh instance takes the next.
+    func testProcExitFailsTheElementNotTheRunner() throws {
+        let (out, errors) = try routed(
+            "exit_now(3);",
+            extraC:
+                #"__attribute__((import_module("wasi_snapshot_preview1"), import_name("proc_exit"))) void exit_now(int);"#
+        )
+        XCTAssertEqual(out, ["10: 1", "40: 1", "50: completed"], "a fresh instance after each exit")
+        XCTAssertEqual(errors, ["the module exited (WASI proc_exit 3)", "the module exited (WASI proc_exit 3)"])
+    }
+
+    /// A module whose rivulet_init fails stops the run with what it said, before any element.
+    func testAnInitThatFailsStopsTheRunWithItsMessage() throws {
+        let module = try WasmTestModules.plugin(
+            "return 0;",
+            extra: """
+                RIVULET_EXPORT(rivulet_init) int init(char *config, size_t length) {
+                    return rivulet_fail("no such key");
+                }
+                """)
+        let events = try run(module, "config: { key: user }").events()
+        XCTAssertEqual(events.count, 1, "\(events)")
+        XCTAssertTrue(events.first?.contains("error") == true, "\(events)")
+        XCTAssertTrue(events.first?.contains("no such key") == true, "\(events)")
+    }
+
     // MARK: lint
 
     private func lint(_ settings: String) -> [String] {
@@ -229,6 +257,27 @@ final class WasmOperatorTests: XCTestCase {
         XCTAssertEqual(
             lint("module: \(module)"),
             ["4:15: wasm: '\(module)' imports env.now, which the host does not give"])
+    }
+
+    func testAModuleStartingWithMoreMemoryThanTheCapIsALintError() throws {
+        let module = try WasmTestModules.plugin(
+            "big[length] = 1; return 0;", extra: "static volatile char big[3 << 20];")
+        let found = lint("module: \(module)\nmaxMemoryMiB: 2")
+        XCTAssertEqual(found.count, 1, "\(found)")
+        XCTAssertEqual(
+            found.first,
+            "4:15: wasm: '\(module)' cannot be instantiated: the module's memory would grow to 3 MiB, "
+                + "past maxMemoryMiB (2 MiB)")
+    }
+
+    func testASnapshotWithoutRestoreIsALintError() throws {
+        let module = try WasmTestModules.plugin(
+            "return 0;", extra: "RIVULET_EXPORT(rivulet_snapshot) int snapshot(void) { return 0; }", stateless: false)
+        let found = lint("module: \(module)")
+        XCTAssertEqual(found.count, 1, "\(found)")
+        XCTAssertTrue(
+            found.first?.hasPrefix("4:15: wasm: '\(module)' exports rivulet_snapshot without rivulet_restore") == true,
+            "\(found)")
     }
 
     func testConfigForAModuleWithoutInitAndAModuleWithoutStateAreSaid() throws {

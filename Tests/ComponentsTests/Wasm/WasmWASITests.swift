@@ -13,6 +13,7 @@ final class WasmWASITests: XCTestCase {
             unsigned long long base, unsigned long long inheriting, int fdflags, int *opened);
         typedef struct { char *buffer; size_t length; } iovec;
         WASI(fd_read) int fd_read(int fd, iovec *vectors, size_t count, size_t *read);
+        WASI(fd_write) int fd_write(int fd, iovec *vectors, size_t count, size_t *written);
         static char text[256];
         static void emit_text(size_t n) {
             char out[260]; size_t m = 0; out[m++] = '"';
@@ -113,5 +114,38 @@ final class WasmWASITests: XCTestCase {
             """)
         XCTAssertEqual(found.count, 1, "\(found)")
         XCTAssertTrue(found[0].contains("wasm: wasi.read: './nowhere' is not a directory"), "\(found)")
+    }
+
+    /// What a module writes to its stderr reaches the runner's stderr only with `stderr: true`.
+    func testStderrReachesTheRunnersOnlyWhenGranted() throws {
+        let write = """
+            char line[] = "note from the module\\n"; iovec vector = { line, sizeof line - 1 }; size_t written;
+            emit_errno(fd_write(2, &vector, 1, &written));
+            return 0;
+            """
+        let place = try folder()
+        for granted in [true, false] {
+            let (events, said) = try capturingStandardError {
+                try run(write, wasi: "{ stderr: \(granted) }", in: place)
+            }
+            XCTAssertEqual(events.first, "0: {\"errno\":0}", "the write succeeds either way: \(events)")
+            XCTAssertEqual(said.contains("note from the module"), granted, said)
+        }
+    }
+
+    /// What this process writes to file descriptor 2 while `body` runs.
+    private func capturingStandardError<Value>(_ body: () throws -> Value) throws -> (Value, String) {
+        let file = NSTemporaryDirectory() + "rivulet-stderr-\(UUID().uuidString)"
+        let capture = Glibc.open(file, O_CREAT | O_TRUNC | O_WRONLY, 0o600)
+        let saved = dup(2)
+        guard capture >= 0, saved >= 0 else { throw CocoaError(.fileWriteUnknown) }
+        dup2(capture, 2)
+        let result = Swift.Result { try body() }
+        dup2(saved, 2)
+        Glibc.close(saved)
+        Glibc.close(capture)
+        let said = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(atPath: file)
+        return (try result.get(), said)
     }
 }

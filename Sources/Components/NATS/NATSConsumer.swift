@@ -3,87 +3,21 @@ import Foundation
 import Pipeline
 import Reactive
 
-/// One message from a durable consumer, as the origin of what it causes: when nothing holds it
-/// any more, it is acknowledged, or sent back if something failed or the run was abandoned.
-/// A group runner's message names its partition's lane (`EventLanes`).
-final class NATSDelivery: LanedOrigin {
-    let message: OpaquePointer
-    let consumer: NATSConsumer
-    /// The message's stream sequence when the run keeps checkpoints (`NATSCoverage`), else 0.
-    let sequence: UInt64
-    var failure: String?
-
-    init(message: OpaquePointer, consumer: NATSConsumer, sequence: UInt64 = 0, lane: EventLane? = nil) {
-        self.message = message
-        self.consumer = consumer
-        self.sequence = sequence
-        super.init(lane: lane)
-    }
-
-    /// Set once a checkpoint holding this message's effect acknowledged it.
-    private var acknowledged = false
-    /// How many results were published with an id derived from this message (pipeline's thread).
-    private var results = 0
-
-    /// The id a result of this message is published with when the `nats` sink names none: the
-    /// consumer's name and the message's stream sequence, then `:2`, `:3`… for its second and
-    /// later results. A redelivered message gives its results the same ids, so JetStream stores
-    /// each once (within the output stream's duplicate window). Nil for a consumer without a name.
-    func derivedMessageID() -> String? {
-        guard let durable = consumer.settings.resultIDName ?? consumer.settings.durable else { return nil }
-        var meta: UnsafeMutablePointer<jsMsgMetaData>?
-        guard natsMsg_GetMetaData(&meta, message) == NATS_OK, let meta else { return nil }
-        let sequence = meta.pointee.Sequence.Stream
-        jsMsgMetaData_Destroy(meta)
-        results += 1
-        return results == 1 ? "\(durable):\(sequence)" : "\(durable):\(sequence):\(results)"
-    }
-
-    override func fail(_ error: any Error) {
-        if failure == nil { failure = (error as? PipelineRuntimeError)?.message ?? "\(error)" }
-    }
-
-    // The checkpoint being taken holds this message's effect: its position counts it.
-    override func checkpointing() {
-        if failure == nil { consumer.coverage?.cover(sequence) }
-    }
-
-    // An operator's state in a committed checkpoint holds the message: acknowledge it now, so a
-    // stage that holds many (reduce, buffer) does not wait for the end of the stream.
-    override func checkpointed() {
-        guard !acknowledged, failure == nil, consumer.coverage?.isAbandoned != true else { return }
-        acknowledged = true
-        consumer.settle(message, failure: nil, sequence: sequence)
-    }
-
-    deinit {
-        guard !acknowledged else { return }
-        // Under --state a message done is acknowledged once a checkpoint holds what it did to
-        // the operators' state (unless the run was abandoned: then it goes back at once).
-        if failure == nil, let coverage = consumer.coverage, !consumer.ending.isAbandoned {
-            coverage.await(message, sequence: sequence, of: consumer)
-        } else {
-            consumer.settle(message, failure: failure, sequence: sequence)
-        }
-    }
-}
-
-/// A durable pull consumer and the thread that fetches from it.
 final class NATSConsumer: @unchecked Sendable {
     let connection: NATSConnection
     let settings: NATSConsumerSettings
     let ending: RunEnding
     private var subscription: OpaquePointer?
-    private let condition = NSCondition()
-    private var inFlight = 0
-    private var stopped = false
-    private var deadLetters: [(OpaquePointer, String)] = []
+    let condition = NSCondition()
+    var inFlight = 0
+    var stopped = false
+    var deadLetters: [(OpaquePointer, String)] = []
     /// Set once the connection is closed: a message settled after that is only freed.
-    private var closed = false
+    var closed = false
     /// In a watched run: pending acknowledgements and redeliveries are counted here.
-    private let meter: ComponentMeter?
+    let meter: ComponentMeter?
     /// Where lines a user should see go (a dead letter that could not be stored).
-    private let report: @Sendable (String) -> Void
+    let report: @Sendable (String) -> Void
     /// Under --state, which of this consumer's messages the checkpoints hold.
     let coverage: NATSCoverage?
     /// Asks the pipeline's thread for a checkpoint before the next one is due.
@@ -93,7 +27,7 @@ final class NATSConsumer: @unchecked Sendable {
     /// Whether this run's reader said it skipped a message a checkpoint holds (once is enough).
     private var reportedCovered = false
     /// Whether a dead letter that could not be stored was reported (once a run is enough).
-    private var reportedUnstoredDeadLetter = false
+    var reportedUnstoredDeadLetter = false
     /// Whether a pull request was sent: one may still be waiting on the server (see
     /// `letTheLastRequestLapse`). A fetch that got its whole batch does not show that none does:
     /// libnats ends a fetch at the timeout status of an earlier request, whose own request then
@@ -104,7 +38,7 @@ final class NATSConsumer: @unchecked Sendable {
     static let fetchWait: Int64 = 500
     /// The messages fetched and not yet settled, said to be in progress while the pipeline holds
     /// them (`keepHeldAlive`).
-    private var held = Set<OpaquePointer>()
+    var held = Set<OpaquePointer>()
     /// The pipeline's thread, whose clock paces `keepHeldAlive` and whose answers vouch for it.
     private let pipeline: (any ConcurrentDeliveryScheduler)?
     /// When the held messages were last said to be in progress (the pipeline's clock).
@@ -184,195 +118,13 @@ final class NATSConsumer: @unchecked Sendable {
     /// Checks the stream (creating it if the file asks), creates or checks the consumer, and
     /// binds a pull subscription to it.
     func open() throws {
-        guard let js = connection.jetStream, let stream = settings.stream, let durable = settings.durable else {
-            return
-        }
-        try NATSStreams.ensure(
-            stream, subjects: settings.subject ?? "\(stream).>", create: settings.create, replicas: settings.replicas,
-            js: js, endpoint: connection.endpoint.described)
-        if let deadLetter = settings.deadLetter {
-            try NATSStreams.ensureDeadLetters(
-                deadLetter, of: stream, create: settings.create, replicas: settings.replicas, js: js, report: report)
-        }
-        var code = jsErrCode(rawValue: 0)
-        var info: UnsafeMutablePointer<jsConsumerInfo>?
-        var status = js_GetConsumerInfo(&info, js, stream, durable, nil, &code)
-        if settings.restartsFromState {
-            // Made already (an earlier try whose answer was lost): this claim's own, as made.
-            if status != NATS_OK { try restart(stream: stream, durable: durable, js: js) }
-            jsConsumerInfo_Destroy(info)
-            try deletePrevious(stream: stream, js: js)
-        } else if status == NATS_OK, let info {
-            defer { jsConsumerInfo_Destroy(info) }
-            let differences = differences(from: info.pointee.Config.pointee)
-            if !differences.isEmpty {
-                throw NATSSetupError(
-                    "consumer '\(durable)' on stream '\(stream)' exists with other settings: \(differences.joined(separator: "; ")); delete it or write the same settings"
-                )
-            }
-            if info.pointee.Config.pointee.MaxDeliver != Self.serverMaxDeliver {
-                try updateConsumer(stream: stream, durable: durable, js: js)
-            }
-        } else if NATSError.isNotFound(status, code) {
-            try createConsumer(stream: stream, durable: durable, js: js)
-        } else {
-            throw NATSError(status, code: code, doing: "cannot read consumer '\(durable)' of stream '\(stream)'")
-        }
-        var options = jsSubOptions()
-        jsSubOptions_Init(&options)
-        var made: OpaquePointer?
-        status = stream.withCString { streamName in
-            durable.withCString { consumerName in
-                options.Stream = streamName
-                options.Consumer = consumerName
-                return js_PullSubscribe(&made, js, settings.subject ?? "", durable, nil, &options, &code)
-            }
-        }
-        guard status == NATS_OK else {
-            throw NATSError(status, code: code, doing: "cannot subscribe to consumer '\(durable)'")
-        }
-        subscription = made
+        subscription = try NATSConsumerSetup(settings: settings, connection: connection, report: report).subscribe()
     }
 
-    /// The server never stops delivering a message on its own: a message given back unprocessed
-    /// (its run failed on another one, or was stopped) counts as delivered there, and a limit on
-    /// the server dropped good messages after a few failed runs. `maxDeliver` is counted here,
-    /// on failures, where the message is dead-lettered rather than dropped.
-    static let serverMaxDeliver: Int64 = -1
+    /// Under --state, the stream sequences of the messages being processed, each with the copies
+    /// the server delivered again meanwhile (see `admit`).
+    var copies: [UInt64: [OpaquePointer]] = [:]
 
-    private func consumerConfig(_ body: (inout jsConsumerConfig) -> Void) {
-        Self.config(of: settings, body)
-    }
-
-    private static func config(of settings: NATSConsumerSettings, _ body: (inout jsConsumerConfig) -> Void) {
-        var config = jsConsumerConfig()
-        jsConsumerConfig_Init(&config)
-        config.AckPolicy = js_AckExplicit
-        config.AckWait = settings.ackWait.totalNanoseconds
-        config.MaxDeliver = Self.serverMaxDeliver
-        config.MaxAckPending = Int64(settings.maxAckPending)
-        switch settings.deliver {
-        case .all: config.DeliverPolicy = js_DeliverAll
-        case .new: config.DeliverPolicy = js_DeliverNew
-        case .last: config.DeliverPolicy = js_DeliverLast
-        case .sequence(let sequence):
-            config.DeliverPolicy = js_DeliverByStartSequence
-            config.OptStartSeq = sequence
-        case .time(let nanoseconds):
-            config.DeliverPolicy = js_DeliverByStartTime
-            config.OptStartTime = nanoseconds
-        }
-        body(&config)
-    }
-
-    private func createConsumer(stream: String, durable: String, js: OpaquePointer) throws {
-        try putConsumer(stream: stream, durable: durable, js: js, updating: false)
-    }
-
-    /// Under --state, unused consumers of a group's partitions (one left by a runner that took
-    /// a partition and died before it stored which) are deleted by the server after an hour.
-    static let partitionConsumerInactiveThreshold: Int64 = 3_600_000_000_000
-
-    /// Makes the partition's new consumer, delivering from `settings.restartAt`, or from the
-    /// acknowledgement floor of the consumer it `replaces` (see `NATSConsumerSettings.restartsFromState`).
-    private func restart(stream: String, durable: String, js: OpaquePointer) throws {
-        var start = settings.restartAt
-        if start == nil, let previous = settings.replaces {
-            var code = jsErrCode(rawValue: 0)
-            var info: UnsafeMutablePointer<jsConsumerInfo>?
-            let status = js_GetConsumerInfo(&info, js, stream, previous, nil, &code)
-            defer { jsConsumerInfo_Destroy(info) }
-            if status == NATS_OK, let info {
-                start = info.pointee.AckFloor.Stream + 1
-            } else if !NATSError.isNotFound(status, code) {
-                throw NATSError(status, code: code, doing: "cannot read consumer '\(previous)' to read on from it")
-            }
-        }
-        var restarted = self.settings
-        if let start { restarted.deliver = .sequence(max(start, 1)) }
-        var code = jsErrCode(rawValue: 0)
-        var status = NATS_OK
-        Self.config(of: restarted) { config in
-            config.InactiveThreshold = Self.partitionConsumerInactiveThreshold
-            status = durable.withCString { name in
-                (restarted.subject ?? "").withCString { filter in
-                    config.Durable = name
-                    if restarted.subject != nil { config.FilterSubject = filter }
-                    var info: UnsafeMutablePointer<jsConsumerInfo>?
-                    let status = js_AddConsumer(&info, js, stream, &config, nil, &code)
-                    jsConsumerInfo_Destroy(info)
-                    return status
-                }
-            }
-        }
-        guard status == NATS_OK else {
-            throw NATSError(status, code: code, doing: "cannot create consumer '\(durable)' on stream '\(stream)'")
-        }
-    }
-
-    /// Deletes the consumer the partition was read through before, once its new one is made: a
-    /// runner that still reads it (stalled past its lease) finds it gone.
-    private func deletePrevious(stream: String, js: OpaquePointer) throws {
-        guard let previous = settings.replaces, previous != settings.durable else { return }
-        var code = jsErrCode(rawValue: 0)
-        let status = js_DeleteConsumer(js, stream, previous, nil, &code)
-        guard status == NATS_OK || NATSError.isNotFound(status, code) else {
-            throw NATSError(
-                status, code: code, doing: "cannot delete consumer '\(previous)' (the partition's last reader's)")
-        }
-    }
-
-    /// A consumer made by an earlier Rivulet (a limit on deliveries kept by the server) moved to
-    /// the server's unlimited one; its other settings are the file's, as checked.
-    private func updateConsumer(stream: String, durable: String, js: OpaquePointer) throws {
-        try putConsumer(stream: stream, durable: durable, js: js, updating: true)
-    }
-
-    /// Creates the consumer with the file's settings, or updates an existing one to them.
-    private func putConsumer(stream: String, durable: String, js: OpaquePointer, updating: Bool) throws {
-        var code = jsErrCode(rawValue: 0)
-        var status = NATS_OK
-        consumerConfig { config in
-            status = durable.withCString { name in
-                (settings.subject ?? "").withCString { filter in
-                    config.Durable = name
-                    if settings.subject != nil { config.FilterSubject = filter }
-                    var info: UnsafeMutablePointer<jsConsumerInfo>?
-                    let status =
-                        updating
-                        ? js_UpdateConsumer(&info, js, stream, &config, nil, &code)
-                        : js_AddConsumer(&info, js, stream, &config, nil, &code)
-                    jsConsumerInfo_Destroy(info)
-                    return status
-                }
-            }
-        }
-        guard status == NATS_OK else {
-            throw NATSError(
-                status, code: code,
-                doing: "cannot \(updating ? "update" : "create") consumer '\(durable)' on stream '\(stream)'")
-        }
-    }
-
-    /// The settings of an existing consumer that differ from the file's, each as "NAME THERE (file: HERE)".
-    private func differences(from existing: jsConsumerConfig) -> [String] {
-        var found: [String] = []
-        func compare(_ name: String, _ there: String, _ here: String) {
-            if there != here { found.append("\(name) \(there) (the file: \(here))") }
-        }
-        compare("ackWait", "\(existing.AckWait / 1_000_000)ms", "\(settings.ackWait.natsMilliseconds)ms")
-        // Unlimited on the server is this version's; the file's own limit, an earlier one's.
-        if existing.MaxDeliver != Self.serverMaxDeliver {
-            compare("maxDeliver", "\(existing.MaxDeliver)", "\(settings.maxDeliver)")
-        }
-        compare("maxAckPending", "\(existing.MaxAckPending)", "\(settings.maxAckPending)")
-        let filter = existing.FilterSubject.map { String(cString: $0) } ?? ""
-        compare("subject", filter.isEmpty ? "(all)" : filter, settings.subject ?? "(all)")
-        return found
-    }
-
-    /// Fetches until stopped, handing each batch to `deliver` (on the I/O thread; it enqueues).
-    /// Returns the error that ended it, or nil when stopped.
     /// Set when `fetchLoop` ended because `mayFetch` said no.
     private(set) var stoppedByFence = false
     /// Set when `fetchLoop` ended because deliveries of a partition's consumer under --state
@@ -381,6 +133,8 @@ final class NATSConsumer: @unchecked Sendable {
     /// The deliveries this reader received, checked for gaps (fetch thread).
     private var deliveryGaps = DeliveryGapCheck()
 
+    /// Fetches until stopped, handing each batch to `deliver` (on the I/O thread; it enqueues).
+    /// Returns the error that ended it, or nil when stopped.
     func fetchLoop(mayFetch: (() -> Bool)? = nil, deliver: ([OpaquePointer]) -> Void) -> (any Error)? {
         guard let subscription else { return nil }
         while true {
@@ -600,153 +354,6 @@ final class NATSConsumer: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// A message given back without being delivered (the run ended first).
-    func giveBack(_ message: OpaquePointer, sequence: UInt64 = 0) {
-        condition.lock()
-        defer { condition.unlock() }
-        for message in [message] + takeCopies(of: sequence) {
-            held.remove(message)
-            if !closed { natsMsg_Nak(message, nil) }
-            natsMsg_Destroy(message)
-            inFlight -= 1
-        }
-    }
-
-    /// Under --state, the stream sequences of the messages being processed, each with the copies
-    /// the server delivered again meanwhile (see `admit`).
-    private var copies: [UInt64: [OpaquePointer]] = [:]
-
-    /// Whether `message` (stream sequence `sequence`) is to be processed: not when it is a copy
-    /// the server delivered again while the first is still being processed here (a message that
-    /// waited in the client's queue past ackWait while the fetch loop waited for room). The copy
-    /// is settled with the first, never processed twice. Pipeline's thread.
-    func admit(_ message: OpaquePointer, sequence: UInt64) -> Bool {
-        guard coverage != nil, sequence > 0 else { return true }
-        condition.lock()
-        defer { condition.unlock() }
-        guard copies[sequence] == nil else {
-            copies[sequence, default: []].append(message)
-            meter?.count("nats_copies_held_total")
-            return false
-        }
-        copies[sequence] = []
-        return true
-    }
-
-    /// The copies of the message at `sequence` delivered while it was processed, now settled with
-    /// it (the lock held).
-    private func takeCopies(of sequence: UInt64) -> [OpaquePointer] {
-        guard sequence > 0 else { return [] }
-        return copies.removeValue(forKey: sequence) ?? []
-    }
-
-    /// Acknowledges `message`, or sends it back: at once if the run was abandoned, after
-    /// nakDelay if it failed, to the dead-letter subject once it failed maxDeliver times.
-    func settle(_ message: OpaquePointer, failure: String?, sequence: UInt64 = 0) {
-        condition.lock()
-        defer { condition.unlock() }
-        // Copies delivered while it was processed go as it goes: acknowledged, or back.
-        for copy in takeCopies(of: sequence) {
-            held.remove(copy)
-            if !closed {
-                if failure == nil && !ending.isAbandoned { natsMsg_Ack(copy, nil) } else { natsMsg_Nak(copy, nil) }
-            }
-            natsMsg_Destroy(copy)
-            settled()
-        }
-        held.remove(message)
-        if closed {
-            natsMsg_Destroy(message)
-            return
-        }
-        if let failure {
-            var meta: UnsafeMutablePointer<jsMsgMetaData>?
-            var delivered = 1
-            if natsMsg_GetMetaData(&meta, message) == NATS_OK, let meta {
-                delivered = Int(meta.pointee.NumDelivered)
-                jsMsgMetaData_Destroy(meta)
-            }
-            if delivered >= settings.maxDeliver {
-                if settings.deadLetter != nil {
-                    // Published (and then acknowledged) by the fetch thread: a JetStream publish waits.
-                    deadLetters.append((message, failure))
-                    condition.broadcast()
-                    return
-                }
-                natsMsg_Term(message, nil)
-            } else {
-                natsMsg_NakWithDelay(message, settings.nakDelay.natsMilliseconds, nil)
-            }
-        } else if ending.isAbandoned {
-            // Let go while a failed or stopped run was torn down: not finished, so it goes back.
-            natsMsg_Nak(message, nil)
-        } else {
-            natsMsg_Ack(message, nil)
-            if sequence > 0 { coverage?.cover(sequence) }
-        }
-        natsMsg_Destroy(message)
-        settled()
-    }
-
-    private func release() {
-        condition.lock()
-        settled()
-        condition.unlock()
-    }
-
-    /// The room a fetch waits for.
-    private var fetchRoom: Int { min(settings.batch, settings.maxAckPending) }
-
-    /// One message fewer in flight; the fetch loop is woken when a batch fits again (the lock held).
-    private func settled() {
-        inFlight -= 1
-        if settings.maxAckPending - inFlight == fetchRoom { condition.signal() }
-    }
-
-    /// Publishes the dead letters settled since the fetch loop last did.
-    func publishPendingDeadLetters() {
-        condition.lock()
-        let letters = deadLetters
-        deadLetters = []
-        condition.unlock()
-        publishDeadLetters(letters)
-    }
-
-    private func publishDeadLetters(_ letters: [(OpaquePointer, String)]) {
-        guard let js = connection.jetStream, let subject = settings.deadLetter else { return }
-        for (message, failure) in letters {
-            var copy: OpaquePointer?
-            let length = natsMsg_GetDataLength(message)
-            natsMsg_Create(&copy, subject, nil, natsMsg_GetData(message), length)
-            if let copy {
-                natsMsgHeader_Set(copy, "Rivulet-Error", String(failure.prefix(1000)).replacing("\n", with: " "))
-                natsMsgHeader_Set(copy, "Rivulet-Subject", natsMsg_GetSubject(message))
-                var code = jsErrCode(rawValue: 0)
-                var ack: UnsafeMutablePointer<jsPubAck>?
-                let status = js_PublishMsg(&ack, js, copy, nil, &code)
-                jsPubAck_Destroy(ack)
-                natsMsg_Destroy(copy)
-                // Not stored: leave the message to come back rather than lose it, and say so once
-                // (without a stream for the subject, every such message comes back for ever).
-                if status != NATS_OK {
-                    if !reportedUnstoredDeadLetter {
-                        reportedUnstoredDeadLetter = true
-                        report(
-                            "cannot store a dead letter on '\(subject)' (\(NATSError(status, code: code, doing: "publishing it"))); "
-                                + "the message goes back and comes again: create a stream that stores '\(subject)'")
-                    }
-                    natsMsg_Nak(message, nil)
-                    natsMsg_Destroy(message)
-                    release()
-                    continue
-                }
-            }
-            natsMsg_Term(message, nil)
-            natsMsg_Destroy(message)
-            release()
-        }
-    }
-
     func close() {
         // Done after the run's last checkpoint, so no checkpoint holds them: they come again.
         coverage?.giveBack(of: self)
@@ -760,11 +367,6 @@ final class NATSConsumer: @unchecked Sendable {
     }
 }
 
-/// A setup problem worth its own sentence (a missing stream, a consumer with other settings).
-struct NATSSetupError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
 extension NATSConsumer {
     var hasInFlight: Bool {
         condition.lock()

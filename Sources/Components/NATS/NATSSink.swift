@@ -177,42 +177,9 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
         self.scope = context.makeScope()
         let answers = NATSPublishAnswers()
         self.answers = answers
-        let log = SchedulerBound({ (line: String) in context.log(line, level: .warning) })
-        let name = context.componentName
-        let scheduler = context.scheduler as? any ConcurrentDeliveryScheduler
-        connect = {
-            let connection: NATSConnection
-            do {
-                connection = try NATSConnection(
-                    endpoint, name: "rivulet \(name)", publishAcks: jetstream ? answers : nil, maxPending: maxInFlight,
-                    report: { line in scheduler?.enqueue { log.value("\(name): \(line)") } })
-            } catch {
-                throw context.error(Secrets.shared.redact("\(error)"))
-            }
-            if let stream, let js = connection.jetStream {
-                do {
-                    // A cluster electing a leader does not answer for a while: waited for as a
-                    // source's consumer is.
-                    let retry = JetStreamRetry(
-                        lostAfter: endpoint.lostAfter, now: { context.scheduler.now },
-                        report: { line in scheduler?.enqueue { log.value("\(name): \(line)") } },
-                        pause: {
-                            NATSWorker().pause(seconds: JetStreamRetry.pauseSeconds)
-                            return false
-                        })
-                    _ = try retry.run {
-                        try NATSStreams.ensure(
-                            stream.name,
-                            subjects: NATSStreams.subjects(storing: subject.source) + (partitioning == nil ? "" : ".*"),
-                            create: stream.create, replicas: 1, js: js, endpoint: endpoint.described)
-                    }
-                } catch {
-                    connection.close()
-                    throw context.error(Secrets.shared.redact("\(error)"))
-                }
-            }
-            return connection
-        }
+        connect = Self.connector(
+            endpoint: endpoint, subject: subject, partitioned: partitioning != nil, jetstream: jetstream,
+            stream: stream, maxInFlight: maxInFlight, answers: answers, context: context)
         restored = context.restoredState
         // The publishes not acknowledged yet: the sources have moved on past their elements.
         let closed = StateBox(Value.null)

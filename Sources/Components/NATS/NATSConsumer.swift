@@ -139,23 +139,7 @@ final class NATSConsumer: @unchecked Sendable {
         guard let subscription else { return nil }
         while true {
             raiseCoverageFloor()
-            condition.lock()
-            // A fetch waits for room for a whole batch: one wake-up a batch, not one a message.
-            keepHeldAliveLocked()
-            while settings.maxAckPending - inFlight < fetchRoom && !stopped && deadLetters.isEmpty {
-                // What waits for a checkpoint to be acknowledged need not wait for its interval.
-                if let coverage, let checkpointSoon, coverage.waiting > 0 { checkpointSoon() }
-                _ = condition.wait(until: Date(timeIntervalSinceNow: 0.2))
-                keepHeldAliveLocked()
-            }
-            let letters = deadLetters
-            deadLetters = []
-            let room = settings.maxAckPending - inFlight
-            let pending = inFlight
-            let isStopped = stopped
-            condition.unlock()
-            gaugePending(pending)
-            publishDeadLetters(letters)
+            let (room, isStopped) = waitForRoom()
             if isStopped {
                 giveBackQueued()
                 return nil
@@ -188,30 +172,7 @@ final class NATSConsumer: @unchecked Sendable {
                 if connected { requestsSent = true }
             }
             if status == NATS_OK {
-                condition.lock()
-                inFlight += messages.count
-                held.formUnion(messages)
-                let pending = inFlight
-                let stoppedMeanwhile = stopped
-                condition.unlock()
-                // The run ended during the fetch: what came back now goes back at once, before
-                // the connection closes (left alone, each would wait out ackWait).
-                if stoppedMeanwhile {
-                    for message in messages { giveBack(message) }
-                    giveBackQueued()
-                    return nil
-                }
-                measure(messages, pending: pending)
-                guard let gap = firstAfterLostDeliveries(messages) else {
-                    deliver(messages)
-                    continue
-                }
-                // What came before the gap is in order; the rest goes back, and the partition is
-                // read again from its stored state (`NATSReading`).
-                if gap.index > 0 { deliver(Array(messages[..<gap.index])) }
-                for message in messages[gap.index...] { giveBack(message) }
-                lostDeliveries = gap.lost
-                giveBackQueued()
+                if handOn(messages, to: deliver) { continue }
                 return nil
             }
             if let down = connection.downFor, down > connection.endpoint.lostAfter {
@@ -226,6 +187,58 @@ final class NATSConsumer: @unchecked Sendable {
                 condition.unlock()
             }
         }
+    }
+
+    /// Waits until a whole batch fits under maxAckPending (one wake-up a batch, not one a
+    /// message), the consumer is stopped, or dead letters wait to be published (they are, here).
+    /// Returns the room for a fetch and whether it was stopped.
+    private func waitForRoom() -> (room: Int, stopped: Bool) {
+        condition.lock()
+        keepHeldAliveLocked()
+        while settings.maxAckPending - inFlight < fetchRoom && !stopped && deadLetters.isEmpty {
+            // What waits for a checkpoint to be acknowledged need not wait for its interval.
+            if let coverage, let checkpointSoon, coverage.waiting > 0 { checkpointSoon() }
+            _ = condition.wait(until: Date(timeIntervalSinceNow: 0.2))
+            keepHeldAliveLocked()
+        }
+        let letters = deadLetters
+        deadLetters = []
+        let room = settings.maxAckPending - inFlight
+        let pending = inFlight
+        let isStopped = stopped
+        condition.unlock()
+        gaugePending(pending)
+        publishDeadLetters(letters)
+        return (room, isStopped)
+    }
+
+    /// Hands a fetched batch to `deliver`, counted in flight; false when fetching must end: the
+    /// run stopped during the fetch (the batch goes back at once, before the connection closes,
+    /// rather than wait out ackWait), or deliveries before some of it never arrived.
+    private func handOn(_ messages: [OpaquePointer], to deliver: ([OpaquePointer]) -> Void) -> Bool {
+        condition.lock()
+        inFlight += messages.count
+        held.formUnion(messages)
+        let pending = inFlight
+        let stoppedMeanwhile = stopped
+        condition.unlock()
+        if stoppedMeanwhile {
+            for message in messages { giveBack(message) }
+            giveBackQueued()
+            return false
+        }
+        measure(messages, pending: pending)
+        guard let gap = firstAfterLostDeliveries(messages) else {
+            deliver(messages)
+            return true
+        }
+        // What came before the gap is in order; the rest goes back, and the partition is read
+        // again from its stored state (`NATSReading`).
+        if gap.index > 0 { deliver(Array(messages[..<gap.index])) }
+        for message in messages[gap.index...] { giveBack(message) }
+        lostDeliveries = gap.lost
+        giveBackQueued()
+        return false
     }
 
     /// Under --state, a partition's reader keeps its partition in order: the first of `messages`

@@ -300,22 +300,7 @@ final class NATSPartitionedReading: @unchecked Sendable {
         partitionSettings.group = nil
         partitionSettings.partition = partition
         let workerBox = WorkerBox()
-        let partitionFence = PartitionFence(
-            fence: fence, partition: partition,
-            fenced: { [self] in
-                restartReader(
-                    partition, workerBox,
-                    because: "its lease was not renewed in time (was the runner stalled?); "
-                        + "what was fetched of it goes back to the stream")
-            },
-            deliveriesLost: { [self] lost in
-                let which =
-                    lost.count == 1 ? "delivery \(lost.lowerBound)" : "deliveries \(lost.lowerBound)-\(lost.upperBound)"
-                restartReader(
-                    partition, workerBox,
-                    because: "\(which) of its consumer never arrived (a server or cluster node lost on the way?); "
-                        + "reading it again, in order, from its stored state")
-            })
+        let partitionFence = partitionFence(for: partition, workerBox)
         let worker = reading.start(
             partitionSettings, fence: partitionFence, coverage: coverage, opened: {},
             ended: { [self] failure in
@@ -331,6 +316,28 @@ final class NATSPartitionedReading: @unchecked Sendable {
             worker.retire()
             forgetState(of: partition)
         }
+    }
+
+    /// The fence `partition`'s reader delivers behind: a batch that meets it (the lease not
+    /// vouched for), or deliveries of its consumer found missing, stop the reader, and the next
+    /// round reads the partition again.
+    private func partitionFence(for partition: Int, _ workerBox: WorkerBox) -> PartitionFence {
+        PartitionFence(
+            fence: fence, partition: partition,
+            fenced: { [self] in
+                restartReader(
+                    partition, workerBox,
+                    because: "its lease was not renewed in time (was the runner stalled?); "
+                        + "what was fetched of it goes back to the stream")
+            },
+            deliveriesLost: { [self] lost in
+                let which =
+                    lost.count == 1 ? "delivery \(lost.lowerBound)" : "deliveries \(lost.lowerBound)-\(lost.upperBound)"
+                restartReader(
+                    partition, workerBox,
+                    because: "\(which) of its consumer never arrived (a server or cluster node lost on the way?); "
+                        + "reading it again, in order, from its stored state")
+            })
     }
 
     /// A batch of `partition` met the fence (no round vouched for its lease lately), or its reader

@@ -45,10 +45,7 @@ struct NATSReading: @unchecked Sendable {
                 worker.markDone()
                 return ended(error)
             }
-            let consumer = NATSConsumer(
-                connection: connection, settings: settings, ending: ending, meter: meter, pipeline: scheduler,
-                coverage: coverage ?? settings.durable.flatMap { positions?.coverage(of: $0) },
-                checkpointSoon: positions == nil ? nil : checkpointSoon, report: report)
+            let consumer = makeConsumer(settings, on: connection, coverage: coverage)
             defer {
                 consumer.close()
                 connection.close()
@@ -79,11 +76,7 @@ struct NATSReading: @unchecked Sendable {
             let failure = consumer.fetchLoop(mayFetch: mayFetch) { messages in
                 deliver(messages, from: consumer, by: worker, fence: fence.map { ($0, fenced) }, lane: lane)
             }
-            // Stopped by the fence before a fetch: as when a batch meets it, the reader is let go
-            // of and the next round that renews the lease starts another.
-            if consumer.stoppedByFence { fence?.fenced() }
-            // Deliveries lost on the way: the partition is read again, in order, from its stored state.
-            if let lost = consumer.lostDeliveries { fence?.deliveriesLost(lost) }
+            if let fence { Self.tell(fence, why: consumer) }
             // Before waiting for settlements: what waits for the watermark no longer waits for this lane.
             closeLane(lane)
             worker.markFetched()
@@ -95,6 +88,26 @@ struct NATSReading: @unchecked Sendable {
         thread.name = "nats \(settings.durable ?? "")"
         thread.start()
         return worker
+    }
+
+    /// Tells a partition's fence why its reader stopped fetching, when it was not asked to: the
+    /// fence met before a fetch (as when a batch meets it, the reader is let go of and the next
+    /// round that renews the lease starts another), or deliveries lost on the way (the partition
+    /// is read again, in order, from its stored state).
+    private static func tell(_ fence: PartitionFence, why consumer: NATSConsumer) {
+        if consumer.stoppedByFence { fence.fenced() }
+        if let lost = consumer.lostDeliveries { fence.deliveriesLost(lost) }
+    }
+
+    /// The consumer `settings` names, on `connection`; under --state, with which of its messages
+    /// the checkpoints hold (`coverage`, or the run's).
+    private func makeConsumer(
+        _ settings: NATSConsumerSettings, on connection: NATSConnection, coverage: NATSCoverage?
+    ) -> NATSConsumer {
+        NATSConsumer(
+            connection: connection, settings: settings, ending: ending, meter: meter, pipeline: scheduler,
+            coverage: coverage ?? settings.durable.flatMap { positions?.coverage(of: $0) },
+            checkpointSoon: positions == nil ? nil : checkpointSoon, report: report)
     }
 
     /// A partition's lane, opened on the pipeline's thread before any of its messages arrive there.

@@ -88,27 +88,11 @@ final class WasmPluginInstance {
             let version = try check.require(Export.version, [], [.i32])
             bufferFunction = try check.require(Export.buffer, [.i32], [.i32])
             elementFunction = try check.require(function, [.i32, .i32], [.i32], isElementFunction: true)
-            let snapshot = try check.optional(Export.snapshot, [], [.i32])
-            let restore = try check.optional(Export.restore, [.i32, .i32], [.i32])
-            guard (snapshot == nil) == (restore == nil) else {
-                throw WasmPluginError(
-                    "'\(plugin.path)' exports \(snapshot == nil ? Export.restore : Export.snapshot) without "
-                        + "\(snapshot == nil ? Export.snapshot : Export.restore)",
-                    note: "a module hands its state over with both, or keeps none across checkpoints with neither")
-            }
-            keepsState = snapshot != nil
+            keepsState = try check.handsStateOver()
             takesConfig = try check.optional(Export.initialize, [.i32, .i32], [.i32]) != nil
             isStateless = exports[Export.stateless] != nil
             store.fuel = Fuel(remaining: limits.fuel)
-            let answer = try version.invoke([])
-            var found: Int?
-            if case .i32(let bits) = answer.first { found = Int(Int32(bitPattern: bits)) }
-            guard found == WasmPluginModule.abiVersion else {
-                throw WasmPluginError(
-                    "'\(plugin.path)' speaks plugin ABI version \(found.map(String.init) ?? "?"), "
-                        + "this rivulet speaks version \(WasmPluginModule.abiVersion)",
-                    note: "rebuild the module with the rivulet.h of this version")
-            }
+            try Self.checkVersion(version, of: plugin.path)
         } catch let error as WasmPluginError {
             linked?.close()
             throw error
@@ -119,6 +103,19 @@ final class WasmPluginInstance {
     }
 
     deinit { wasi?.close() }
+
+    /// Asks the module which plugin ABI it speaks (`rivulet_abi_version`): it must be this host's.
+    private static func checkVersion(_ version: Function, of path: String) throws {
+        let answer = try version.invoke([])
+        var found: Int?
+        if case .i32(let bits) = answer.first { found = Int(Int32(bitPattern: bits)) }
+        guard found == WasmPluginModule.abiVersion else {
+            throw WasmPluginError(
+                "'\(path)' speaks plugin ABI version \(found.map(String.init) ?? "?"), "
+                    + "this rivulet speaks version \(WasmPluginModule.abiVersion)",
+                note: "rebuild the module with the rivulet.h of this version")
+        }
+    }
 
     /// Gives the module its `config` (`rivulet_init`), if it takes one.
     func initialize(config: Pipeline.Value?) throws(WasmPluginError) {
@@ -250,6 +247,21 @@ private struct ExportCheck {
                 "'\(path)' exports '\(name)' as \(Self.spell(function.type)), the ABI needs \(Self.spell(expected))")
         }
         return function
+    }
+
+    /// Whether the module hands its state over: it exports both `rivulet_snapshot` and
+    /// `rivulet_restore`, or neither.
+    func handsStateOver() throws(WasmPluginError) -> Bool {
+        typealias Export = WasmPluginInstance.Export
+        let snapshot = try optional(Export.snapshot, [], [.i32])
+        let restore = try optional(Export.restore, [.i32, .i32], [.i32])
+        guard (snapshot == nil) == (restore == nil) else {
+            throw WasmPluginError(
+                "'\(path)' exports \(snapshot == nil ? Export.restore : Export.snapshot) without "
+                    + "\(snapshot == nil ? Export.snapshot : Export.restore)",
+                note: "a module hands its state over with both, or keeps none across checkpoints with neither")
+        }
+        return snapshot != nil
     }
 
     private static func spell(_ type: FunctionType) -> String {

@@ -6,7 +6,7 @@
 # inputs every time, so CI cannot fail on a crash that chance found first there.
 # With FUZZ_NO_BUILD=1 the binary already built is used: an hour-long run goes on while the tree
 # is being edited (a build from a tree in mid-edit fails and fuzzes nothing).
-# Targets run FUZZ_JOBS (default 2) at a time, each on one core.
+# Targets run FUZZ_JOBS (default 2) at a time, each on one core. FUZZ_BUILD_ONLY=1 builds and stops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
@@ -17,6 +17,7 @@ if [ -z "${FUZZ_NO_BUILD:-}" ]; then
   echo "building the fuzz targets (-sanitize=fuzzer)..." >&2
   swift build --build-path .build/fuzz --product RivuletFuzz -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING >&2
 fi
+[ -z "${FUZZ_BUILD_ONLY:-}" ] || exit 0
 binary=.build/fuzz/debug/RivuletFuzz
 # Targets run two at a time (FUZZ_JOBS): each libFuzzer process uses one core.
 jobs_max="${FUZZ_JOBS:-2}"

@@ -49,54 +49,80 @@ final class NATSServer {
 /// file in `directory` (a cluster logs too much for an unread pipe).
 final class NATSCluster {
     private(set) var nodes: [ChildProcess?]
-    let clientPorts: [Int]
+    private(set) var clientPorts: [Int]
     private let directory: URL
     /// Every node's URL, comma-separated, as a runner names a cluster.
     var url: String { clientPorts.map { "nats://127.0.0.1:\($0)" }.joined(separator: ",") }
 
     /// Starts the nodes `starting` (all three by default) and, when all three are started, waits
-    /// until the cluster is ready; `start(node:)` starts the others later.
+    /// until the cluster is ready; `start(node:)` starts the others later. A cluster that does not
+    /// form is started again on other ports (a port picked free can be taken by another client's
+    /// connection before its node listens on it), three tries in all.
     init(directory: URL, starting: [Int] = [0, 1, 2]) throws {
+        self.directory = directory
+        nodes = [nil, nil, nil]
+        clientPorts = []
+        for attempt in 1...3 {
+            do {
+                try configure()
+                for node in starting { try start(node: node) }
+                return
+            } catch {
+                if attempt == 3 { throw error }
+                print("nats: the cluster did not form (try \(attempt)), starting it again on other ports")
+                stop()
+                try? FileManager.default.removeItem(at: directory.appendingPathComponent("cluster"))
+            }
+        }
+    }
+
+    /// Picks free ports and writes each node's configuration, its store and log under `cluster/`.
+    private func configure() throws {
+        let home = directory.appendingPathComponent("cluster")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         clientPorts = (0..<3).map { _ in HTTPServerSourceTests.freePort() }
         let routePorts = (0..<3).map { _ in HTTPServerSourceTests.freePort() }
         let routes = routePorts.map { "nats-route://127.0.0.1:\($0)" }.joined(separator: ", ")
         for node in 0..<3 {
-            let store = directory.appendingPathComponent("node\(node)")
-            let log = directory.appendingPathComponent("node\(node).log").path
             try """
             server_name: n\(node)
             listen: 127.0.0.1:\(clientPorts[node])
-            log_file: "\(log)"
-            jetstream { store_dir: "\(store.path)" }
+            log_file: "\(logPath(node: node))"
+            jetstream { store_dir: "\(home.appendingPathComponent("node\(node)").path)" }
             cluster { name: rivulet, listen: 127.0.0.1:\(routePorts[node]), routes: [\(routes)] }
-            """.write(to: directory.appendingPathComponent("node\(node).conf"), atomically: true, encoding: .utf8)
+            """.write(to: home.appendingPathComponent("node\(node).conf"), atomically: true, encoding: .utf8)
         }
-        nodes = [nil, nil, nil]
-        self.directory = directory
-        for node in starting { try start(node: node) }
     }
 
     /// Starts `node`; once all three run, waits until every node knows JetStream's metadata
     /// leader (before, creating a stream fails).
     func start(node: Int) throws {
-        let config = directory.appendingPathComponent("node\(node).conf")
+        let config = directory.appendingPathComponent("cluster/node\(node).conf")
         nodes[node] = try ChildProcess(
             executable: "nats-server", arguments: ["-c", config.path], input: .null, output: .null, error: .null)
         guard nodes.allSatisfy({ $0 != nil }) else { return }
-        let deadline = Date(timeIntervalSinceNow: 20)
+        let deadline = Date(timeIntervalSinceNow: 30)
         func ready(_ node: Int) -> Bool {
             let log = self.log(node: node)
             return log.contains("Server is ready") && log.contains("metadata leader")
         }
         while !(0..<3).allSatisfy(ready), Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
         guard (0..<3).allSatisfy(ready) else {
+            let tails = (0..<3).map { node in
+                "n\(node): " + log(node: node).split(separator: "\n").suffix(3).joined(separator: " | ")
+            }
             stop()
-            throw NSError(domain: "the nats-server cluster did not start", code: 1)
+            throw NSError(
+                domain: "the nats-server cluster did not start; " + tails.joined(separator: "; "), code: 1)
         }
     }
 
+    private func logPath(node: Int) -> String {
+        directory.appendingPathComponent("cluster/node\(node).log").path
+    }
+
     private func log(node: Int) -> String {
-        (try? String(contentsOfFile: directory.appendingPathComponent("node\(node).log").path, encoding: .utf8)) ?? ""
+        (try? String(contentsOfFile: logPath(node: node), encoding: .utf8)) ?? ""
     }
 
     /// The node that leads `consumer` now: the last to log that it became its leader.
@@ -203,8 +229,12 @@ class NATSTestCase: BinaryTestCase {
     func stop(_ process: ChildProcess, _ signal: Int32 = SIGTERM) -> (Int32, String) {
         process.send(signal)
         let output = process.communicate(input: [], timeout: 60)
-        return (output.termination.status, String(decoding: output.standardError, as: UTF8.self))
+        let earlier = stderrRead.removeValue(forKey: ObjectIdentifier(process)) ?? ""
+        return (output.termination.status, earlier + String(decoding: output.standardError, as: UTF8.self))
     }
+
+    /// What `waitForStderr` read of each runner's stderr, so that `stop` can show all of it.
+    private var stderrRead: [ObjectIdentifier: String] = [:]
 
     /// Runs `body` with a JetStream context of the test's server.
     func withJetStream<Result>(_ body: (OpaquePointer) throws -> Result) throws -> Result {
@@ -232,7 +262,8 @@ class NATSTestCase: BinaryTestCase {
         }
     }
 
-    /// Waits (`seconds` at most) until a runner has written `text` on stderr; what it read is kept.
+    /// Waits (`seconds` at most) until a runner has written `text` on stderr (since the last
+    /// wait); what it read is kept for `stop`.
     func waitForStderr(_ process: ChildProcess, containing text: String, seconds: Double = 10) {
         var seen = ""
         var buffer = [UInt8](repeating: 0, count: 1024)
@@ -244,6 +275,7 @@ class NATSTestCase: BinaryTestCase {
             guard count > 0 else { break }
             seen += String(decoding: buffer[0..<count], as: UTF8.self)
         }
+        stderrRead[ObjectIdentifier(process), default: ""] += seen
     }
 }
 

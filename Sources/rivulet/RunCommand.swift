@@ -160,9 +160,9 @@ struct RunCommand: ParsableCommand, HandlesStopSignals {
         let (loader, loaded, pipeline) = try startSignalsAndLoad(control, reloadAction)
         // Under --watch, a change of the file (or SIGHUP) reads it again; only a valid version
         // replaces the running one.
-        let reloader = Serialized(loader)
+        let reloader = Serialized((loader: loader, accepted: loaded.source))
         let reload: @Sendable () -> Void = { [self] in
-            reloader.with { loader in self.reload(loader, control) }
+            reloader.with { self.reload($0.loader, control, accepted: &$0.accepted) }
         }
         reloadAction.set(reload)
         let watcher = watch ? FileWatcher(paths: { [file] }, changed: reload) : nil
@@ -229,10 +229,17 @@ struct RunCommand: ParsableCommand, HandlesStopSignals {
         return (loader, loaded, pipeline)
     }
 
-    /// Under --watch: the file read again, and the running version replaced if the new one is valid.
-    func reload(_ loader: PipelineLoader, _ control: RunControl<Version>) {
+    /// Under --watch: the file read again, and the running version replaced if the new one is
+    /// valid and not the text of the last version accepted (`accepted`): a file saved unchanged,
+    /// or a SIGHUP after the watcher already saw the change, restarts nothing.
+    func reload(_ loader: PipelineLoader, _ control: RunControl<Version>, accepted: inout String?) {
         let next = load(loader)
         if let pipeline = next.pipeline {
+            if next.source != nil && next.source == accepted {
+                RunLog.info("watch: \(file) is the version already running; it goes on")
+                return
+            }
+            accepted = next.source
             RunLog.info("watch: \(file) changed; stopping the running version and starting the new one")
             control.replace(with: Version(loaded: next, pipeline: pipeline))
         } else {

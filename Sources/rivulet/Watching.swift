@@ -128,14 +128,14 @@ final class FileWatcher: @unchecked Sendable {
 /// and SIGHUP both call under --watch).
 final class Serialized<Value>: @unchecked Sendable {
     private let lock = NSLock()
-    private let value: Value
+    private var value: Value
 
     init(_ value: Value) { self.value = value }
 
-    func with<Result>(_ body: (Value) -> Result) -> Result {
+    func with<Result>(_ body: (inout Value) -> Result) -> Result {
         lock.lock()
         defer { lock.unlock() }
-        return body(value)
+        return body(&value)
     }
 }
 

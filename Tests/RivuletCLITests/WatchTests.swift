@@ -79,6 +79,29 @@ final class WatchTests: BinaryTestCase {
             ["\"v1", "\"v2", "\"v4"])
     }
 
+    func testTheTextOfTheRunningVersionAgainRestartsNothing() throws {
+        let pipeline = try write(ticking("v1"), to: "same.yaml")
+        let process = try startRivulet(["run", pipeline.path, "--watch"], output: .null)
+        defer {
+            if process.exited() == nil { process.send(SIGKILL) }
+        }
+        _ = waitForOutput("v1 lines") { $0.count >= 3 }
+        // Saved without a change (a new stamp for the watcher), and a SIGHUP.
+        _ = try write(ticking("v1"), to: "same.yaml")
+        process.send(SIGHUP)
+        let before = waitForOutput("output") { !$0.isEmpty }.count
+        let lines = waitForOutput("more lines of the same run") { $0.count >= before + 10 }
+        process.send(SIGTERM)
+        let output = process.communicate(timeout: 30)
+        XCTAssertEqual(output.termination.status, 143)
+        let stderr = String(decoding: output.standardError, as: UTF8.self)
+        XCTAssertTrue(stderr.contains("watch: \(pipeline.path) is the version already running; it goes on"), stderr)
+        XCTAssertFalse(stderr.contains("stopping the running version"), stderr)
+        // Without --state a new version starts its file anew: one run wrote every tick once.
+        let ticks = lines.map { Int($0.split(separator: " ")[1])! }
+        XCTAssertEqual(ticks, Array(0..<ticks.count))
+    }
+
     func testARunThatEndsWaitsForAChangeAndStandardInputCannotBeWatched() throws {
         let pipeline = try write(
             "source: { interval: 10ms }\nops:\n  - take: 3\nsink: { file: { path: out.txt } }\n", to: "short.yaml")

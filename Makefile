@@ -41,8 +41,8 @@ FUZZ_SECONDS ?= 60
 fuzz: deps
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 
-# Records the plugin API's public surface in Core/PluginAPI.digest (refused for a breaking change
-# unless PluginAPI.version was raised); CI fails while the digest is out of date.
+# Records the plugin API's public surface in Core/PluginAPI.digest and its binary interface's
+# identifier in Core/Sources/PluginAPI/BinaryInterface.swift; CI fails while either is out of date.
 plugin-api:
 	swift build
 	scripts/plugin-api.py update

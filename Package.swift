@@ -56,14 +56,11 @@ let package = Package(
             ],
             path: "Tests/HTTPTestServer"
         ),
-        // One way to run a checked pipeline on a clock with its services: `rivulet run`, `rivulet
-        // test` and the component tests' harness use it.
-        .target(name: "PipelineHost", dependencies: [.product(name: "RivuletCore", package: "Core")]),
         // What drives pipelines from outside: the `rivulet test` runner and the component and graph
         // descriptions. The CLI and the tests use it; plugins never see it.
         .target(
             name: "Tooling",
-            dependencies: ["Components", "PipelineHost", .product(name: "RivuletCore", package: "Core")]
+            dependencies: ["Components", .product(name: "RivuletCore", package: "Core")]
         ),
         // What every runtime and pipeline test case shares: the check that it leaked no subscription.
         .target(
@@ -87,7 +84,6 @@ let package = Package(
             dependencies: [
                 "CEarlySignals",
                 "Components",
-                "PipelineHost",
                 "Tooling",
                 "StateStore",
                 .product(name: "RivuletCore", package: "Core"),
@@ -114,7 +110,7 @@ let package = Package(
         .testTarget(
             name: "ComponentsTests",
             dependencies: [
-                "Components", "PipelineHost", "RivuletTestSupport", .product(name: "RivuletCore", package: "Core"),
+                "Components", "RivuletTestSupport", .product(name: "RivuletCore", package: "Core"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]

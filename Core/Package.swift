@@ -10,7 +10,7 @@ let package = Package(
         .library(
             name: "RivuletCore",
             type: .dynamic,
-            targets: ["Reactive", "ReactiveTesting", "Pipeline", "PluginAPI"]
+            targets: ["Reactive", "ReactiveTesting", "Pipeline", "PluginAPI", "PipelineHost", "PipelineTesting"]
         )
     ],
     targets: [
@@ -19,5 +19,12 @@ let package = Package(
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .target(name: "Pipeline", dependencies: ["Reactive", "CYAML"]),
         .target(name: "PluginAPI", dependencies: ["Pipeline", "Reactive"]),
+        // One way to run a checked pipeline on a clock with its services: `rivulet run`, `rivulet
+        // test`, the component tests and PipelineTesting's bench use it.
+        .target(name: "PipelineHost", dependencies: ["Pipeline", "Reactive"]),
+        // What tests drive pipelines with: the `events` timeline source, the recording sink, and
+        // the bench a plugin's tests run its components on. In the one core library, not a product
+        // of its own: a second library would carry a second copy of the core's types.
+        .target(name: "PipelineTesting", dependencies: ["PipelineHost", "PluginAPI", "Pipeline", "Reactive"]),
     ]
 )

@@ -1,15 +1,25 @@
 #!/usr/bin/env python3
-"""The plugin API's public surface as a digest, and the check that it changes only when announced.
+"""The plugin API: its public surface as a digest, and the binary interface plugins are checked against.
 
-The surface is every public declaration a plugin sees through `import PluginAPI`: the modules
-Reactive, Pipeline and PluginAPI, less what is marked `@_spi(Host)` (rivulet's own use). Each
-declaration is one line: its kind, its qualified name and its signature, from swift-api-digester.
+The surface is every public declaration a plugin sees through `import PluginAPI` (the modules
+Reactive, Pipeline and PluginAPI) and its tests through `import PipelineTesting`, less what is
+marked `@_spi(Host)` (rivulet's own use). Each declaration is one line: its kind, its qualified
+name and its signature, from swift-api-digester. It is for people: what changed, in review.
 
-  scripts/plugin-api.py check    compare the built modules with Core/PluginAPI.digest (CI)
-  scripts/plugin-api.py update   rewrite Core/PluginAPI.digest (refused for an unannounced break)
+The binary interface is what a plugin already built depends on: every declaration of Reactive,
+Pipeline and PluginAPI that a compiled plugin can reach (swift-api-digester's ABI dump: mangled
+names, the stored properties of every type in order, private ones included, enum cases, class
+members, what is @usableFromInline), plus the bodies of every @inlinable, @_alwaysEmitIntoClient
+and @_transparent declaration, which a plugin compiles into itself. Its SHA-256, cut to 64 bits,
+is written into Core/Sources/PluginAPI/BinaryInterface.swift as `PluginAPI.binaryInterface`,
+emitted into the client: a plugin carries the one it was built against, and rivulet refuses it
+when they differ. A change inside a function that is not inlinable changes nothing.
 
-A removed or changed line breaks plugins that were built against it: that needs PluginAPI.version
-raised in Core/Sources/PluginAPI/PluginAPI.swift. Added lines break nothing, but are recorded too.
+  scripts/plugin-api.py check    the digest and the identifier match the built modules (CI)
+  scripts/plugin-api.py update   rewrite both (`make plugin-api`)
+  scripts/plugin-api.py interface MODULES_DIR SOURCES_DIR MODULE...
+                                 print the identifier of other modules (the tests' own)
+
 Run after a debug build (`swift build`), which leaves the modules in .build/debug/Modules.
 """
 import json
@@ -21,16 +31,13 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIGEST = os.environ.get("PLUGIN_API_DIGEST") or os.path.join(ROOT, "Core", "PluginAPI.digest")
-API_SOURCE = os.path.join(ROOT, "Core", "Sources", "PluginAPI", "PluginAPI.swift")
-MODULES = ["Reactive", "Pipeline", "PluginAPI"]
+IDENTIFIER_SOURCE = os.environ.get("PLUGIN_API_IDENTIFIER") or os.path.join(
+    ROOT, "Core", "Sources", "PluginAPI", "BinaryInterface.swift")
+MODULES = ["Reactive", "Pipeline", "PluginAPI", "PipelineTesting"]
+# What a built plugin links: PipelineTesting is for its tests, which are built again each time.
+LINKED_MODULES = ["Reactive", "Pipeline", "PluginAPI"]
 DECLS = {"TypeDecl", "Function", "Constructor", "Var", "TypeAlias", "Subscript", "AssociatedType", "EnumElement"}
-
-
-def current_version():
-    match = re.search(r"public static var version: Int32 \{ (\d+) \}", open(API_SOURCE).read())
-    if not match:
-        sys.exit(f"error: no 'public static var version: Int32 {{ N }}' in {API_SOURCE}")
-    return int(match.group(1))
+INCLUDES = ["-I", os.path.join(ROOT, "Core", "Sources", "CYAML")]
 
 
 def signature(node):
@@ -74,69 +81,231 @@ def lines_of(node, prefix, out):
             lines_of(child, name + ".", out)
 
 
-def digest():
+def dump(module, modules_dir, abi, scratch):
+    output = os.path.join(scratch, module + (".abi" if abi else "") + ".json")
+    subprocess.run(
+        ["swift-api-digester", "-dump-sdk"] + (["-abi"] if abi else []) + ["-module", module, "-I", modules_dir]
+        + INCLUDES + ["-o", output],
+        check=True, capture_output=True)
+    return json.load(open(output))["ABIRoot"]
+
+
+def modules_dir():
     modules = os.path.join(ROOT, ".build", "debug", "Modules")
     if not os.path.isdir(modules):
         sys.exit("error: build first (swift build): no .build/debug/Modules")
+    return modules
+
+
+def digest():
     lines = set()
     with tempfile.TemporaryDirectory() as scratch:
         for module in MODULES:
-            output = os.path.join(scratch, module + ".json")
-            subprocess.run(
-                ["swift-api-digester", "-dump-sdk", "-module", module, "-I", modules,
-                 "-I", os.path.join(ROOT, "Core", "Sources", "CYAML"), "-o", output],
-                check=True, capture_output=True)
-            root = json.load(open(output))["ABIRoot"]
-            for child in root.get("children", []):
+            for child in dump(module, modules_dir(), False, scratch).get("children", []):
                 lines_of(child, module + ".", lines)
     return sorted(lines)
 
 
+# The binary interface.
+
+def reachable(node, in_class):
+    """Whether a compiled plugin can depend on `node`: host-only (`@_spi(Host)`) declarations are
+    left out unless they shape a layout (a type, a stored property, a class's member, which takes
+    a slot of its method table) or an inlined body can call them (@usableFromInline)."""
+    if "spi_group_names" not in node:
+        return True
+    attributes = node.get("declAttributes") or []
+    return (node["kind"] == "TypeDecl" or node.get("hasStorage") or in_class
+            or "UsableFromInline" in attributes)
+
+
+def abi_lines(node, depth, in_class, out):
+    fields = {key: value for key, value in node.items() if key not in ("children", "tool_arguments")}
+    out.append("  " * depth + json.dumps(fields, sort_keys=True))
+    is_class = node.get("declKind") == "Class"
+    ordered, unordered = [], []
+    for child in node.get("children", []):
+        if child["kind"] in DECLS and not reachable(child, is_class):
+            continue
+        lines = []
+        abi_lines(child, depth + 1, is_class, lines)
+        # Order is layout for stored properties, enum cases and a class's members (and for the
+        # types a declaration's children spell); elsewhere it is only where the source put it.
+        if child["kind"] not in DECLS or child.get("hasStorage") or child["kind"] == "EnumElement" or is_class:
+            ordered.append(lines)
+        else:
+            unordered.append(lines)
+    for lines in ordered + sorted(unordered):
+        out.extend(lines)
+
+
+INLINED = re.compile(r"@(inlinable|_alwaysEmitIntoClient|_transparent)\b")
+
+
+def tokens_without_comments(text):
+    """The source with comments removed and runs of white space made one space; string
+    literals are kept as they are (a brace in one is not code)."""
+    out, i, n = [], 0, len(text)
+
+    def space():
+        if not out or out[-1][0] != "space":
+            out.append(("space", " "))
+
+    while i < n:
+        if text.startswith("//", i):
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+            space()
+        elif text.startswith("/*", i):
+            depth, i = 1, i + 2
+            while i < n and depth:
+                if text.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif text.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+            space()
+        elif text[i] == '"':
+            quote = '"""' if text.startswith('"""', i) else '"'
+            j = i + len(quote)
+            while j < n and not text.startswith(quote, j):
+                j += 2 if text[j] == "\\" else 1
+            out.append(("string", text[i:j + len(quote)]))
+            i = j + len(quote)
+        elif text[i].isspace():
+            while i < n and text[i].isspace():
+                i += 1
+            space()
+        else:
+            out.append(("code", text[i]))
+            i += 1
+    return out
+
+
+def inlined_bodies(source_dirs, skip):
+    """Each @inlinable (or always-emitted, or transparent) declaration's text, from its attribute
+    to the brace that closes its body, without comments."""
+    bodies = []
+    for directory in source_dirs:
+        for folder, _, files in os.walk(directory):
+            for name in sorted(files):
+                path = os.path.join(folder, name)
+                if not name.endswith(".swift") or os.path.abspath(path) == os.path.abspath(skip):
+                    continue
+                items = tokens_without_comments(open(path, encoding="utf-8").read())
+                text = "".join(value for _, value in items)
+                # Positions in `text` of code characters (not inside strings).
+                code, offset = [], 0
+                for kind, value in items:
+                    if kind == "code":
+                        code.append(offset)
+                    offset += len(value)
+                code_at = set(code)
+                for match in INLINED.finditer(text):
+                    if match.start() not in code_at:
+                        continue
+                    depth, end = 0, None
+                    for position in code:
+                        if position <= match.start():
+                            continue
+                        if text[position] == "{":
+                            depth += 1
+                        elif text[position] == "}":
+                            depth -= 1
+                            if depth == 0:
+                                end = position + 1
+                                break
+                    if end is not None:
+                        bodies.append(text[match.start():end].strip())
+    return sorted(bodies)
+
+
+def interface(modules, modules_path, source_dirs, skip=""):
+    """The binary interface's identifier: 0x and 16 hexadecimal digits."""
+    lines = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for module in modules:
+            abi_lines(dump(module, modules_path, True, scratch), 0, False, lines)
+    import hashlib
+    hasher = hashlib.sha256()
+    hasher.update("\n".join(lines).encode())
+    hasher.update(b"\n--- inlined bodies\n")
+    hasher.update("\n".join(inlined_bodies(source_dirs, skip)).encode())
+    return "0x" + hasher.hexdigest()[:16]
+
+
+def core_interface():
+    sources = [os.path.join(ROOT, "Core", "Sources", module) for module in LINKED_MODULES]
+    return interface(LINKED_MODULES, modules_dir(), sources, skip=IDENTIFIER_SOURCE)
+
+
+def written_identifier():
+    if not os.path.exists(IDENTIFIER_SOURCE):
+        return None
+    match = re.search(r"binaryInterface: UInt64 \{ (0x[0-9a-f_]+) \}", open(IDENTIFIER_SOURCE).read())
+    return match.group(1).replace("_", "") if match else None
+
+
+def write_identifier(identifier):
+    grouped = "0x" + "_".join(identifier[2 + i:6 + i] for i in range(0, 16, 4))
+    with open(IDENTIFIER_SOURCE, "w") as file:
+        file.write(f"""// Generated by scripts/plugin-api.py update (`make plugin-api`); CI checks it is current.
+
+extension PluginAPI {{
+    /// The binary interface of the core this code was compiled against: a digest of every
+    /// declaration a compiled plugin can depend on (layouts, symbols, inlined bodies). Emitted
+    /// into the client, so a plugin's `rivulet_plugin_interface` entry point returns the one it
+    /// was built with, and `rivulet` refuses a plugin whose interface is not its own.
+    @_alwaysEmitIntoClient public static var binaryInterface: UInt64 {{ {grouped} }}
+}}
+""")
+
+
 def recorded():
     if not os.path.exists(DIGEST):
-        return None, []
-    text = open(DIGEST).read().splitlines()
-    version = int(text[0].split()[-1]) if text and text[0].startswith("# plugin API version") else None
-    return version, [line for line in text if line and not line.startswith("#")]
+        return []
+    return [line for line in open(DIGEST).read().splitlines() if line and not line.startswith("#")]
 
 
-def write(version, lines):
+def write_digest(lines):
     with open(DIGEST, "w") as file:
-        file.write(f"# plugin API version {version}\n")
-        file.write("# The public surface plugins build against; generated by scripts/plugin-api.py update.\n")
-        file.write("# A removed or changed line is a breaking change: raise PluginAPI.version first.\n")
+        file.write("# The public surface plugins and their tests build against; generated by scripts/plugin-api.py update.\n")
+        file.write("# A removed or changed line breaks plugins already built: PluginAPI.binaryInterface changes with it.\n")
         file.write("\n".join(lines) + "\n")
 
 
 def main():
     command = sys.argv[1] if len(sys.argv) > 1 else "check"
-    version = current_version()
-    old_version, old = recorded()
+    if command == "interface":
+        if len(sys.argv) < 5:
+            sys.exit("usage: plugin-api.py interface MODULES_DIR SOURCES_DIR MODULE...")
+        print(interface(sys.argv[4:], sys.argv[2], [sys.argv[3]]))
+        return
+    old = recorded()
     new = digest()
     removed = sorted(set(old) - set(new))
     added = sorted(set(new) - set(old))
-    unannounced = bool(removed) and old_version is not None and version <= old_version
+    identifier = core_interface()
+    written = written_identifier()
     if command == "update":
-        if unannounced:
-            print("error: these declarations were removed or changed, which breaks built plugins:")
-            print("\n".join("  - " + line for line in removed[:50]))
-            sys.exit(f"raise PluginAPI.version (now {version}) in {os.path.relpath(API_SOURCE, ROOT)}, then update again")
-        write(version, new)
-        print(f"Core/PluginAPI.digest: {len(new)} declarations, version {version}")
+        write_digest(new)
+        write_identifier(identifier)
+        print(f"Core/PluginAPI.digest: {len(new)} declarations; binary interface {identifier}"
+              + ("" if written == identifier else f" (was {written}: plugins built before must be rebuilt)"))
         return
-    if old_version == version and not removed and not added:
-        print(f"plugin API: {len(new)} declarations, version {version}, unchanged")
+    if not removed and not added and written == identifier:
+        print(f"plugin API: {len(new)} declarations, binary interface {identifier}, unchanged")
         return
-    if unannounced:
-        print(f"error: breaking change to the plugin API without raising PluginAPI.version ({version}):")
-    else:
+    if removed or added:
         print("error: the plugin API changed; record it with `make plugin-api`:")
-    for line in removed[:50]:
-        print("  - " + line)
-    for line in added[:50]:
-        print("  + " + line)
-    if old_version != version and not removed and not added:
-        print(f"  version {old_version} -> {version}")
+        for line in removed[:50]:
+            print("  - " + line)
+        for line in added[:50]:
+            print("  + " + line)
+    if written != identifier:
+        print(f"error: the binary interface changed ({written} -> {identifier}): plugins built before are refused"
+              " until rebuilt; write the new one with `make plugin-api`")
     sys.exit(1)
 
 

@@ -10,6 +10,10 @@ let package = Package(
     dependencies: [.package(path: "../../Core")],
     targets: [
         .target(name: "TextPlugin", dependencies: [.product(name: "RivuletCore", package: "Core")]),
-        .testTarget(name: "TextPluginTests", dependencies: ["TextPlugin"]),
+        // PipelineTesting (the bench its tests run pipelines on) is part of the RivuletCore product.
+        .testTarget(
+            name: "TextPluginTests",
+            dependencies: ["TextPlugin", .product(name: "RivuletCore", package: "Core")]
+        ),
     ]
 )

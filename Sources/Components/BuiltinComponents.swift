@@ -1,4 +1,5 @@
 import Pipeline
+import PipelineTesting
 import Reactive
 
 /// Rivulet's built-in sources, operators and sinks.
@@ -10,7 +11,8 @@ public enum BuiltinComponents {
     public static var all: [ComponentSpec] {
         [
             // Sources
-            events, fixture, fileSource, execSource, sqliteSource, httpServer, natsSource, stdin, prompt, interval,
+            Timelines.events, fixture, fileSource, execSource, sqliteSource, httpServer, natsSource, stdin, prompt,
+            interval,
             timer, http,
             nytSearch,
             nytNewest,

@@ -3,6 +3,7 @@ import Foundation
 @_spi(Host) import Tooling
 
 @_spi(Host) @testable import Components
+@testable import PipelineTesting
 
 /// The parsers a user's file or a server's answer reaches, as libFuzzer targets: the YAML loader
 /// with the whole validation, test files, expressions (parsed and evaluated), the JSON parser,

@@ -1,6 +1,7 @@
 import Components
 @_spi(Host) import Pipeline
 @_spi(Host) import PipelineHost
+import PipelineTesting
 import Reactive
 import XCTest
 

@@ -8,8 +8,11 @@ final class PluginAPIDigestTests: BinaryTestCase {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    private func script(_ arguments: [String], digest: String? = nil) throws -> (status: Int32, output: String) {
-        let environment = digest.map { ["PLUGIN_API_DIGEST": $0] } ?? [:]
+    private func script(_ arguments: [String], digest: String? = nil, identifier: String? = nil) throws -> (
+        status: Int32, output: String
+    ) {
+        var environment = digest.map { ["PLUGIN_API_DIGEST": $0] } ?? [:]
+        if let identifier { environment["PLUGIN_API_IDENTIFIER"] = identifier }
         let process = try ChildProcess(
             executable: "env",
             arguments: environment.map { "\($0)=\($1)" } + [
@@ -28,7 +31,7 @@ final class PluginAPIDigestTests: BinaryTestCase {
         XCTAssertTrue(result.output.contains("unchanged"), result.output)
     }
 
-    func testARemovedDeclarationWithoutANewVersionFailsAndCannotBeRecorded() throws {
+    func testARemovedDeclarationFailsTheCheckAndIsRecordedByUpdate() throws {
         let recorded = try String(
             contentsOf: Self.root.appendingPathComponent("Core/PluginAPI.digest"), encoding: .utf8)
         // A digest that lists one more declaration than the modules have: as if it had been removed.
@@ -37,13 +40,112 @@ final class PluginAPIDigestTests: BinaryTestCase {
             to: doctored, atomically: true, encoding: .utf8)
         let check = try script(["check"], digest: doctored.path)
         XCTAssertEqual(check.status, 1, check.output)
-        XCTAssertTrue(check.output.contains("breaking change to the plugin API"), check.output)
+        XCTAssertTrue(check.output.contains("record it with `make plugin-api`"), check.output)
         XCTAssertTrue(check.output.contains("- Func Pipeline.Value.removedMember()"), check.output)
-        let update = try script(["update"], digest: doctored.path)
-        XCTAssertEqual(update.status, 1, update.output)
-        XCTAssertTrue(update.output.contains("raise PluginAPI.version"), update.output)
-        XCTAssertEqual(
-            try String(contentsOf: doctored, encoding: .utf8).hasSuffix("removedMember() : Swift.Int\n"), true)
+    }
+
+    func testAnIdentifierThatIsNotTheBuiltInterfacesFailsTheCheck() throws {
+        let written = directory.appendingPathComponent("BinaryInterface.swift")
+        try "@_alwaysEmitIntoClient public static var binaryInterface: UInt64 { 0x0000_0000_0000_0001 }\n".write(
+            to: written, atomically: true, encoding: .utf8)
+        let check = try script(["check"], identifier: written.path)
+        XCTAssertEqual(check.status, 1, check.output)
+        XCTAssertTrue(
+            check.output.contains("the binary interface changed (0x0000000000000001 -> 0x"), check.output)
+        XCTAssertTrue(check.output.contains("write the new one with `make plugin-api`"), check.output)
+    }
+
+    /// The identifier changes when, and only when, what a built plugin depends on changes: a
+    /// module of the test's own, compiled with swiftc in variants of one edit each.
+    func testTheIdentifierFollowsTheBinaryInterfaceAndNothingElse() throws {
+        let original = """
+            public struct Meter {
+                public var count: Int
+                private var peak: Int = 0
+                public init(count: Int) { self.count = count }
+                @inlinable public func doubled() -> Int { count * 2 }
+                @usableFromInline internal func spare() -> Int { 1 }
+                internal func slow() -> Int { 2 }
+                public func fast() -> Int { count + 1 }
+            }
+            open class Origin {
+                public init() {}
+                open func fail() {}
+            }
+
+            """
+        func identifier(_ name: String, _ edit: (String) -> String = { $0 }) throws -> String {
+            let folder = directory.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let source = edit(original)
+            XCTAssertTrue(name == "same" || source != original, "\(name) edits the module")
+            try source.write(to: folder.appendingPathComponent("Meter.swift"), atomically: true, encoding: .utf8)
+            let compiler = try ChildProcess(
+                executable: "swiftc",
+                arguments: [
+                    "-emit-module", "-module-name", "Meter", folder.appendingPathComponent("Meter.swift").path, "-o",
+                    folder.appendingPathComponent("Meter.swiftmodule").path,
+                ])
+            let compiled = compiler.communicate(timeout: 120)
+            XCTAssertEqual(compiled.termination, .exited(0), String(decoding: compiled.standardError, as: UTF8.self))
+            let result = try script(["interface", folder.path, folder.path, "Meter"])
+            XCTAssertEqual(result.status, 0, result.output)
+            return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let base = try identifier("same")
+        XCTAssertTrue(base.hasPrefix("0x") && base.count == 18, base)
+        let unchanged: [(String, (String) -> String)] = [
+            ("a body that is not inlined", { $0.replacingOccurrences(of: "{ count + 1 }", with: "{ count + 2 }") }),
+            ("an internal function", { $0.replacingOccurrences(of: "{ 2 }", with: "{ 3 }") }),
+            (
+                "a comment in an inlined body",
+                { $0.replacingOccurrences(of: "{ count * 2 }", with: "{ count * 2 /* twice */ }") }
+            ),
+            (
+                "two functions swapped",
+                {
+                    $0.replacingOccurrences(of: "    public func fast() -> Int { count + 1 }\n", with: "")
+                        .replacingOccurrences(
+                            of: "    @usableFromInline",
+                            with: "    public func fast() -> Int { count + 1 }\n    @usableFromInline")
+                }
+            ),
+        ]
+        for (edit, change) in unchanged {
+            XCTAssertEqual(try identifier(edit.replacingOccurrences(of: " ", with: "-"), change), base, edit)
+        }
+        let changed: [(String, (String) -> String)] = [
+            ("an inlined body", { $0.replacingOccurrences(of: "{ count * 2 }", with: "{ count * 3 }") }),
+            (
+                "a private stored property added",
+                {
+                    $0.replacingOccurrences(
+                        of: "private var peak: Int = 0", with: "private var peak: Int = 0\n    private var low = 0")
+                }
+            ),
+            (
+                "two stored properties swapped",
+                {
+                    $0.replacingOccurrences(
+                        of: "    public var count: Int\n    private var peak: Int = 0",
+                        with: "    private var peak: Int = 0\n    public var count: Int")
+                }
+            ),
+            (
+                "a method added to an open class",
+                {
+                    $0.replacingOccurrences(
+                        of: "open func fail() {}", with: "open func fail() {}\n    open func retry() {}")
+                }
+            ),
+            (
+                "a public function's signature",
+                { $0.replacingOccurrences(of: "func fast() -> Int", with: "func fast(_ unused: Int = 0) -> Int") }
+            ),
+        ]
+        for (edit, change) in changed {
+            XCTAssertNotEqual(try identifier(edit.replacingOccurrences(of: " ", with: "-"), change), base, edit)
+        }
     }
 
     func testAnAddedDeclarationMustBeRecorded() throws {
@@ -57,8 +159,10 @@ final class PluginAPIDigestTests: BinaryTestCase {
         let check = try script(["check"], digest: doctored.path)
         XCTAssertEqual(check.status, 1, check.output)
         XCTAssertTrue(check.output.contains("record it with `make plugin-api`"), check.output)
-        let update = try script(["update"], digest: doctored.path)
+        // `update` writes the identifier too: to a copy here, not to the repository's file.
+        let identifier = directory.appendingPathComponent("BinaryInterface.swift").path
+        let update = try script(["update"], digest: doctored.path, identifier: identifier)
         XCTAssertEqual(update.status, 0, update.output)
-        XCTAssertEqual(try script(["check"], digest: doctored.path).status, 0)
+        XCTAssertEqual(try script(["check"], digest: doctored.path, identifier: identifier).status, 0)
     }
 }

@@ -1,6 +1,6 @@
 import Components
 import Foundation
-import PluginAPI
+@_spi(Host) import PluginAPI
 import XCTest
 
 /// Swift operator plugins loaded with dlopen, through the binary: the example plugin, and every
@@ -36,9 +36,9 @@ final class PluginTests: XCTestCase {
         return output
     }
 
-    func testThePluginCarriesTheVersionItWasBuiltAgainst() throws {
-        // Were the version read from the core at run time, a stale plugin would report the core's
-        // own version, pass the check, and crash on a changed layout.
+    func testThePluginCarriesTheBinaryInterfaceItWasBuiltAgainst() throws {
+        // Were the identifier read from the core at run time, a stale plugin would report the
+        // core's own, pass the check, and crash on a changed layout.
         let nm = Process()
         nm.executableURL = URL(fileURLWithPath: "/usr/bin/nm")
         nm.arguments = ["-D", "--undefined-only", Self.library]
@@ -49,7 +49,8 @@ final class PluginTests: XCTestCase {
         nm.waitUntilExit()
         XCTAssertEqual(nm.terminationStatus, 0)
         XCTAssertTrue(symbols.contains("PluginAPI"), "the plugin uses the core: \(symbols.prefix(200))")
-        XCTAssertFalse(symbols.contains("7versions5Int32V"), "PluginAPI.version is compiled into the plugin")
+        XCTAssertFalse(
+            symbols.contains("binaryInterfaces6UInt64V"), "PluginAPI.binaryInterface is compiled into the plugin")
     }
 
     func testTheExamplePluginIsListedCheckedAndTested() throws {
@@ -86,20 +87,31 @@ final class PluginTests: XCTestCase {
 
     func testEveryLoadingFailureIsAClearErrorWithExitTwo() throws {
         let notAPlugin = try cLibrary("plain", "int nothing_here(void) { return 0; }\n")
-        let oldVersion = try cLibrary(
+        let older = try cLibrary(
             "old",
-            "int rivulet_plugin_api_version(void) { return 99; }\nint rivulet_plugin_register(void *r) { return 0; }\n")
+            "int rivulet_plugin_api_version(void) { return 16; }\nint rivulet_plugin_register(void *r) { return 0; }\n")
+        let otherBuild = try cLibrary(
+            "other",
+            "unsigned long long rivulet_plugin_interface(void) { return 0x0123456789abcdefULL; }\n"
+                + "int rivulet_plugin_register(void *r) { return 0; }\n")
         let noRegister = try cLibrary(
-            "half", "int rivulet_plugin_api_version(void) { return \(PluginAPI.version); }\n")
+            "half",
+            "unsigned long long rivulet_plugin_interface(void) { return \(PluginAPI.coreInterface)ULL; }\n")
         let copy = directory.appendingPathComponent("libTextPluginCopy.so").path
         try FileManager.default.copyItem(atPath: Self.library, toPath: copy)
+        let ours = String(PluginAPI.coreInterface, radix: 16)
         let cases: [([String], String)] = [
             (["--plugin", "/no/such/plugin.so"], "plugin file '/no/such/plugin.so' not found"),
-            (["--plugin", notAPlugin], "is not a Rivulet plugin: it has no rivulet_plugin_api_version entry point"),
+            (["--plugin", notAPlugin], "is not a Rivulet plugin: it has no rivulet_plugin_interface entry point"),
             (
-                ["--plugin", oldVersion],
-                "was built against plugin API 99, but this rivulet has version \(PluginAPI.version); rebuild the plugin"
+                ["--plugin", older],
+                "was built for an older rivulet (it numbers its plugin API instead of carrying its binary interface); rebuild the plugin"
             ),
+            (
+                ["--plugin", otherBuild],
+                "was built against another build of rivulet's core (binary interface 0x0123456789abcdef; this rivulet's is 0x"
+            ),
+            (["--plugin", otherBuild], "\(ours)): rebuild the plugin against this rivulet"),
             (["--plugin", noRegister], "is not a Rivulet plugin: it has no rivulet_plugin_register entry point"),
             (["--plugin", Self.library, "--plugin", copy], "component 'slugify' is registered by both"),
         ]
@@ -110,12 +122,13 @@ final class PluginTests: XCTestCase {
             XCTAssertFalse(result.stderr.contains("Fatal error"), result.stderr)
         }
         let pipeline = directory.appendingPathComponent("p.yaml")
-        try "plugins: [\(oldVersion)]\nsource: { events: [{ at: 0ms, next: a }] }\nsink: stdout\n"
+        try "plugins: [\(otherBuild)]\nsource: { events: [{ at: 0ms, next: a }] }\nsink: stdout\n"
             .write(to: pipeline, atomically: true, encoding: .utf8)
         let linted = try runRivulet(["lint", pipeline.path])
         XCTAssertEqual(linted.status, 2)
         XCTAssertTrue(
-            linted.stderr.contains("p.yaml:1:11: error: plugin '\(oldVersion)' was built against plugin API 99"),
+            linted.stderr.contains(
+                "p.yaml:1:11: error: plugin '\(otherBuild)' was built against another build of rivulet's core"),
             linted.stderr)
     }
 }

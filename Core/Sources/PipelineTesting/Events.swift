@@ -21,7 +21,10 @@ private enum Key {
         "hot", default: false, doc: "Times count from the start of the pipeline, not from subscription.")
 }
 
-extension BuiltinComponents {
+/// The timeline source: how `rivulet test`, the component tests and a plugin's tests play
+/// elements, errors and completion at set times on a virtual clock (and a built-in source of
+/// `rivulet` like any other).
+public enum Timelines {
     /// `events` — a timeline of elements: inline, as marbles, or from an expression.
     public static let events = ComponentSpec(
         name: "events",

@@ -2,7 +2,8 @@ import Pipeline
 import Reactive
 
 /// A sink that keeps every event it receives with the time it came, and how often it was closed:
-/// the one recording sink of `rivulet test` and the component tests. `time` reads the clock in
+/// the one recording sink of `rivulet test`, the component and compiler tests, and
+/// `PipelineTestBench`. `time` reads the clock in
 /// the unit its owner compares (a virtual clock's ticks, microseconds).
 public final class RecordingSink: PipelineSink {
     /// What it received, in order, each with the time it came.
@@ -10,6 +11,11 @@ public final class RecordingSink: PipelineSink {
     /// How many times it was closed (once, in a run that ended or was stopped).
     public private(set) var closed = 0
     private let time: () -> Int
+
+    /// The elements it received, in order.
+    public var values: [Value] {
+        events.compactMap { if case .next(let value) = $0.event { value } else { nil } }
+    }
 
     /// A sink that stamps each event with `time()`.
     public init(time: @escaping () -> Int) {

@@ -116,7 +116,7 @@ struct TimelineEntry {
         let key = context.checkpointKey
         return Observable.deferred {
             let restored = checkpoints?.takeRestoredState(key)
-            let emitted = StateBox(restored?["emitted"]?.intValue ?? 0)
+            let emitted = EmittedCount(restored?["emitted"]?.intValue ?? 0)
             let elapsed = restored?["elapsed"]?.stateDuration ?? .zero
             let start = scheduler.now
             checkpoints?.register(key) {
@@ -146,6 +146,15 @@ struct TimelineEntry {
                     })
             }
         }
+    }
+}
+
+/// How many entries a checkpointed timeline emitted, shared by its observer and its checkpoint.
+private final class EmittedCount {
+    var value: Int
+
+    init(_ value: Int) {
+        self.value = value
     }
 }
 

@@ -10,8 +10,8 @@
 /// ```swift
 /// import PluginAPI
 ///
-/// @_cdecl("rivulet_plugin_api_version")
-/// public func rivuletPluginAPIVersion() -> Int32 { PluginAPI.version }
+/// @_cdecl("rivulet_plugin_interface")
+/// public func rivuletPluginInterface() -> UInt64 { PluginAPI.binaryInterface }
 ///
 /// @_cdecl("rivulet_plugin_register")
 /// public func rivuletPluginRegister(_ registrar: UnsafeMutableRawPointer) -> Int32 {
@@ -29,16 +29,14 @@
 /// the component and parameter declarations, the component context, and the registrar. The rest
 /// of the core (the loader, validator, compiler, YAML, diagnostics, the registry) is marked
 /// `@_spi(Host)`: `rivulet` itself uses it, plugins cannot. The surface is recorded, one
-/// declaration a line, in `Core/PluginAPI.digest`; CI fails when it changes unrecorded, and a
-/// removed or changed declaration cannot be recorded without raising `version`.
+/// declaration a line, in `Core/PluginAPI.digest`, and the binary interface a built plugin
+/// depends on (layouts, symbols, inlined bodies) as a digest, `binaryInterface`; CI fails when
+/// either is out of date (`make plugin-api` writes both).
 public enum PluginAPI {
-    /// The version of this API. `rivulet` refuses a plugin built against another one, since
-    /// Swift has no binary compatibility between builds of the core. Raise it for any removed or
-    /// changed declaration of the surface, and for a method added to an `open` class (`Origin`):
-    /// a plugin's subclass lays out its method table at its own build. Emitted into the client, so that a plugin's entry point returns the
-    /// version it was compiled against (a stored constant would be read from the core at run time,
-    /// and a stale plugin would always pass the check).
-    @_alwaysEmitIntoClient public static var version: Int32 { 16 }
+    /// The binary interface of the core library loaded in this process: `binaryInterface` as the
+    /// core itself was compiled with it. The host compares a plugin's with this one, never with a
+    /// copy inlined into its own code (an incremental build may keep a stale inlined copy).
+    @_spi(Host) public static var coreInterface: UInt64 { binaryInterface }
 }
 
 /// What a plugin registers its components with while it is loaded.

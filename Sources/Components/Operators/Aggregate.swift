@@ -290,7 +290,7 @@ extension BuiltinComponents {
                 }
             }
         }
-    ).keepingState(of: [Key.by, Key.every, Key.time, Key.fields])
+    ).keepingState(of: [Key.by, Key.every, Key.time, Key.fields]).runningOnAnyThread()
 
     /// The number of the window of length `every` that holds `milliseconds` (rounded down, also
     /// below zero).

@@ -28,5 +28,5 @@ extension BuiltinComponents {
                 }
             }
         }
-    ).keepingState(of: [Key.timeSpan, Key.count])
+    ).keepingState(of: [Key.timeSpan, Key.count]).runningOnAnyThread()
 }

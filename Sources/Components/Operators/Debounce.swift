@@ -22,5 +22,6 @@ extension BuiltinComponents {
             let dueTime = parameters[Key.dueTime]
             let state = context.operatorState()
             return { [weak state] in $0.debounce(dueTime, scheduler: context.scheduler, state: state) }
-        })
+        }
+    ).runningOnAnyThread()
 }

@@ -60,5 +60,5 @@ extension BuiltinComponents {
                 }
             }
         }
-    ).keepingState(of: [Key.key])
+    ).keepingState(of: [Key.key]).runningOnAnyThread()
 }

@@ -19,5 +19,6 @@ extension BuiltinComponents {
             let dueTime = parameters[Key.dueTime]
             let state = context.operatorState()
             return { [weak state] in $0.delay(dueTime, scheduler: context.scheduler, state: state) }
-        })
+        }
+    ).runningOnAnyThread()
 }

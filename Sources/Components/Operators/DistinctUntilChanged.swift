@@ -47,5 +47,6 @@ extension BuiltinComponents {
                         { try context.evaluate(key, $0, in: scope) }, comparer: { $0.isEqualInExpressions(to: $1) })
                 }
             }
-        })
+        }
+    ).runningOnAnyThread()
 }

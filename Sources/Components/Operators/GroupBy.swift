@@ -86,7 +86,7 @@ extension BuiltinComponents {
                 }
             }
         }
-    ).keepingState(of: [Key.key, Key.ops])
+    ).keepingState(of: [Key.key, Key.ops]).runningOnAnyThread()
 }
 
 /// Under `--state`: how `groupBy` builds each group's chain on checkpoint keys of its own, by the

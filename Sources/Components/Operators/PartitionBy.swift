@@ -211,14 +211,6 @@ enum PartitionSafety: Equatable {
         return false
     }
 
-    /// Operators that may run on a partition's own thread: those that only use the clock they are
-    /// given and their own state (no I/O, no shared services), with pure expressions and no
-    /// `onError` routing (which counts on the pipeline's thread), their inner chains likewise.
-    private static let threadable: Set<String> = [
-        "aggregate", "groupBy", "dedupe", "window", "scan", "reduce", "distinctUntilChanged", "buffer", "take",
-        "skip", "takeWhile", "startWith", "debounce", "throttle", "sample", "delay",
-    ]
-
     /// Whether `component` takes event time's elements as they come, rather than in time order
     /// once the watermark reaches them (an aggregate with windows and no `time`).
     static func takesElementsAsTheyCome(_ component: ValidatedComponent) -> Bool {
@@ -226,13 +218,11 @@ enum PartitionSafety: Equatable {
             && component.parameters.values["time"] == nil
     }
 
+    /// Whether `component` may run on a partition's thread: it declares that it keeps nothing but
+    /// its own state (`Threading.ownStateOnly`), with pure expressions and no `onError` routing,
+    /// and so do the operators of its inner chains.
     static func runsOnItsOwnThread(_ component: ValidatedComponent) -> Bool {
-        if case .elementwise = component.spec.factory {
-            return PipelineCompiler.runsInParallel(component)
-        }
-        guard threadable.contains(component.spec.name), PipelineCompiler.runsInParallel(component) else {
-            return false
-        }
+        guard PipelineCompiler.runsInParallel(component) else { return false }
         return component.parameters.values.values.allSatisfy { value in
             guard let chain = value as? ParameterValues.OperatorChain else { return true }
             return chain.operators.allSatisfy(runsOnItsOwnThread)

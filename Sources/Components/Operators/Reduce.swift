@@ -28,5 +28,6 @@ extension BuiltinComponents {
                     $0.reduce($1, accumulator: $2, mapResult: { $0 }, state: state)
                 }
             }
-        })
+        }
+    ).runningOnAnyThread()
 }

@@ -44,5 +44,6 @@ extension BuiltinComponents {
             return { [weak state] source in
                 source.sample(every: period, scheduler: scheduler, defaultValue: defaultValue, state: state)
             }
-        })
+        }
+    ).runningOnAnyThread()
 }

@@ -80,5 +80,6 @@ extension BuiltinComponents {
             { source in
                 Accumulation.applying(source, parameters, context: context) { $0.scan($1, accumulator: $2) }
             }
-        })
+        }
+    ).runningOnAnyThread()
 }

@@ -39,5 +39,6 @@ extension BuiltinComponents {
             }
             let duration = parameters[Key.duration] ?? .zero
             return { $0.skip(for: duration, scheduler: context.scheduler) }
-        })
+        }
+    ).runningOnAnyThread()
 }

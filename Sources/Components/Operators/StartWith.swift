@@ -25,5 +25,6 @@ extension BuiltinComponents {
                     return emitted ? source : source.startWith(contentsOf: values)
                 }
             }
-        })
+        }
+    ).runningOnAnyThread()
 }

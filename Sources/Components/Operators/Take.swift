@@ -34,5 +34,6 @@ extension BuiltinComponents {
             }
             let duration = parameters[Key.duration] ?? .zero
             return { $0.take(for: duration, scheduler: context.scheduler) }
-        })
+        }
+    ).runningOnAnyThread()
 }

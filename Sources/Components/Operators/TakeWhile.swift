@@ -21,7 +21,8 @@ extension BuiltinComponents {
             predicateOperator(parameters[Key.condition], inclusive: parameters[Key.inclusive], context) {
                 $0.take(while: $1, behavior: $2)
             }
-        })
+        }
+    ).runningOnAnyThread()
 
     /// An operator that tests each element with `expression` (on a scope of its own for each
     /// subscription) and honours `inclusive`: what takeWhile and takeUntil share.

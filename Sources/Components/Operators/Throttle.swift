@@ -25,5 +25,6 @@ extension BuiltinComponents {
             let latest = parameters[Key.latest]
             let state = context.operatorState()
             return { [weak state] in $0.throttle(dueTime, latest: latest, scheduler: context.scheduler, state: state) }
-        })
+        }
+    ).runningOnAnyThread()
 }

@@ -172,7 +172,7 @@ extension BuiltinComponents {
                 }
             }
         }
-    ).keepingState(of: [Key.every, Key.count, Key.slide, Key.sessionGap])
+    ).keepingState(of: [Key.every, Key.count, Key.slide, Key.sessionGap]).runningOnAnyThread()
 }
 
 /// What kind of windows `window` makes.

@@ -1,6 +1,7 @@
 import Components
 @_spi(Host) import Pipeline
 @_spi(Host) import PipelineHost
+import PipelineTesting
 import Reactive
 
 /// Runs the cases of `*.test.yaml` files on a virtual clock and checks their expectations.

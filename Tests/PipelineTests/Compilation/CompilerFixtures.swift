@@ -1,18 +1,11 @@
 @_spi(Host) import Pipeline
+import PipelineTesting
 import Reactive
 
 /// A registry of three components of the tests' own (no I/O): `numbers` emits 1...count, `times`
-/// multiplies each element, `collect` keeps what reaches it. Subscriptions to `numbers` are
+/// multiplies each element, `collect` records what reaches it. Subscriptions to `numbers` are
 /// counted, to see multicasting.
 final class CompilerFixtures {
-    final class Collector: PipelineSink {
-        var events: [Event<Value>] = []
-        var closed = 0
-        func receive(_ event: Event<Value>) { events.append(event) }
-        func close() { closed += 1 }
-        var values: [Value] { events.compactMap { if case .next(let value) = $0 { value } else { nil } } }
-    }
-
     private enum Key {
         static let count = Parameter<Int>("count", default: 3, doc: "How many numbers.").atLeast(0)
         static let factor = Parameter<Int>("by", doc: "The factor.")
@@ -20,7 +13,7 @@ final class CompilerFixtures {
     }
 
     var subscriptions = 0
-    var collectors: [String: Collector] = [:]
+    var collectors: [String: RecordingSink] = [:]
 
     func registry() -> ComponentRegistry {
         let registry = ComponentRegistry()
@@ -34,20 +27,25 @@ final class CompilerFixtures {
                         return Observable.from((0..<values[Key.count]).map { Value.int($0 + 1) })
                     }
                 }))
-        try! registry.register(
-            ComponentSpec(
-                name: "times", summary: "multiplies", parameters: [Key.factor], primary: Key.factor,
-                example: "- times: 2",
-                factory: .elementwise { values, _ in
-                    let factor = values[Key.factor]
-                    return { { element in .int((element.intValue ?? 0) * factor) } }
-                }))
+        let times = ComponentSpec(
+            name: "times", summary: "multiplies", parameters: [Key.factor], primary: Key.factor,
+            example: "- times: 2",
+            factory: .elementwise { values, _ in
+                let factor = values[Key.factor]
+                return { { element in .int((element.intValue ?? 0) * factor) } }
+            })
+        try! registry.register(times)
+        // The same, declared to need the pipeline's thread (as one using a shared service would).
+        var sharedTimes = times
+        sharedTimes.name = "sharedTimes"
+        sharedTimes.threading = .pipelineThread
+        try! registry.register(sharedTimes)
         try! registry.register(
             ComponentSpec(
                 name: "collect", summary: "keeps", parameters: [Key.label], primary: Key.label,
                 example: "sink: collect",
                 factory: .sink { [unowned self] values, _ in
-                    let collector = Collector()
+                    let collector = RecordingSink(time: { 0 })
                     collectors[values[Key.label]] = collector
                     return collector
                 }))

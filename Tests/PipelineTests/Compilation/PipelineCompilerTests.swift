@@ -48,9 +48,26 @@ final class PipelineCompilerTests: XCTestCase {
         XCTAssertEqual(fixtures.collectors["tens"]?.values, [10, 20])
     }
 
-    func testRunsInParallelOnlyForElementwiseOperators() throws {
+    func testRunsInParallelOnlyWhatDeclaresItKeepsOnlyItsOwnState() throws {
         let loaded = fixtures.load("source: numbers\nops: [{ times: 2 }]\nsink: collect\n")
         let pipeline = try XCTUnwrap(loaded.pipeline)
-        XCTAssertTrue(PipelineCompiler.runsInParallel(try XCTUnwrap(pipeline.streams.first?.operators.first)))
+        let times = try XCTUnwrap(pipeline.streams.first?.operators.first)
+        // An element-wise component keeps nothing between elements: by default it may.
+        XCTAssertEqual(times.spec.threading, .ownStateOnly)
+        XCTAssertTrue(PipelineCompiler.runsInParallel(times))
+        // One that says it needs the pipeline's thread (a service it shares) may not.
+        let shared = try XCTUnwrap(
+            fixtures.load("source: numbers\nops: [{ sharedTimes: 2 }]\nsink: collect\n").pipeline?.streams.first?
+                .operators.first)
+        XCTAssertEqual(shared.spec.threading, .pipelineThread)
+        XCTAssertFalse(PipelineCompiler.runsInParallel(shared))
+    }
+
+    func testOtherOperatorsRunOnThePipelinesThreadUnlessTheyDeclareOtherwise() {
+        let held = ComponentSpec(
+            name: "held", summary: "Holds.", example: "- held", factory: .operator { _, _ in { $0 } })
+        XCTAssertEqual(held.threading, .pipelineThread)
+        XCTAssertEqual(held.runningOnAnyThread().threading, .ownStateOnly)
+        XCTAssertEqual(held.keepingState(of: []).runningOnAnyThread().name, "held")
     }
 }

@@ -56,10 +56,13 @@ import Reactive
 }
 
 extension PipelineCompiler {
-    /// Whether an element-wise operator may run on several threads: it fails the run on a bad
-    /// element (no `onError` routing, which counts and reports on the pipeline's thread) and its
-    /// expressions call nothing that depends on time or order; a template may, so none is run.
+    /// Whether an operator may run off the pipeline's thread (an element-wise one on several at
+    /// once): it says it keeps nothing but its own state (`Threading.ownStateOnly`), it fails
+    /// the run on a bad element (no `onError` routing, which counts and reports on the pipeline's
+    /// thread), and its expressions call nothing that depends on time or order; a template may,
+    /// so none is run.
     public static func runsInParallel(_ component: ValidatedComponent) -> Bool {
+        guard component.spec.threading == .ownStateOnly else { return false }
         if component.spec.routesElementErrors && component.parameters[ElementErrors.onError] != .fail { return false }
         return component.parameters.values.values.allSatisfy { value in
             if let expression = value as? Expression { return expression.isPure }

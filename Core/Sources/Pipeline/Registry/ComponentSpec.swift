@@ -42,6 +42,18 @@ public enum ComponentFactory {
     }
 }
 
+/// Which threads a component may run on; the compiler reads it, never the component's values.
+public enum Threading: Sendable, Equatable {
+    /// Only on the pipeline's thread: it does I/O, reads a service the run shares, or counts on
+    /// the pipeline's thread (the default of every component that is not element-wise).
+    case pipelineThread
+    /// On any one thread at a time: it keeps nothing but its own state and uses only the clock it
+    /// is given (the default of element-wise ones). An element-wise one may then run on several
+    /// threads at once (`parallel:`, a step each), and any such operator inside `partitionBy` on
+    /// its partition's thread — while its expressions are pure and it routes no element errors.
+    case ownStateOnly
+}
+
 /// Everything a component declares about itself, beside the code that builds it: its name,
 /// parameters, docs, an example, the side streams it offers, and the checks its values must pass.
 public struct ComponentSpec {
@@ -72,6 +84,8 @@ public struct ComponentSpec {
     /// Whether it handles elements one at a time and can fail on one: it then takes `onError`
     /// (`ElementErrors.onError`) and offers the `errors` side stream.
     public var routesElementErrors: Bool
+    /// Which threads it may run on.
+    public var threading: Threading
 
     /// A component.
     public init(
@@ -99,6 +113,7 @@ public struct ComponentSpec {
             if !self.sideStreams.contains("errors") { self.sideStreams.append("errors") }
         }
         self.factory = factory
+        if case .elementwise = factory { threading = .ownStateOnly } else { threading = .pipelineThread }
     }
 
     /// The parameters its checkpointed state depends on (a window's length, its key): a
@@ -111,6 +126,14 @@ public struct ComponentSpec {
     public func keepingState(of parameters: [any ParameterDeclaration]) -> ComponentSpec {
         var spec = self
         spec.stateParameters = parameters.map(\.spec.name)
+        return spec
+    }
+
+    /// The same component, declared to keep nothing but its own state (`Threading.ownStateOnly`):
+    /// inside `partitionBy`, it runs on its partition's thread.
+    public func runningOnAnyThread() -> ComponentSpec {
+        var spec = self
+        spec.threading = .ownStateOnly
         return spec
     }
 

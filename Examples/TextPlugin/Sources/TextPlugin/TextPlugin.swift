@@ -1,8 +1,9 @@
 import PluginAPI
 
-/// The plugin's API version, checked by rivulet before anything else.
-@_cdecl("rivulet_plugin_api_version")
-public func rivuletPluginAPIVersion() -> Int32 { PluginAPI.version }
+/// The binary interface of the core the plugin was built against, checked by rivulet before
+/// anything else.
+@_cdecl("rivulet_plugin_interface")
+public func rivuletPluginInterface() -> UInt64 { PluginAPI.binaryInterface }
 
 /// Registers the plugin's operators.
 @_cdecl("rivulet_plugin_register")

@@ -1,67 +1,58 @@
-@_spi(Host) import PluginAPI
+import PipelineTesting
 import XCTest
 
 @testable import TextPlugin
 
-/// The example plugin's operators, registered and run as rivulet would run them.
+/// The example plugin's operators, registered through its entry point and run on a virtual
+/// clock by the host `rivulet` runs pipelines with.
 final class TextPluginTests: XCTestCase {
-    private func run(_ pipeline: String) throws -> [String] {
-        let registry = ComponentRegistry()
-        let registrar = PluginRegistrar(registry: registry, origin: "tests")
-        XCTAssertEqual(rivuletPluginRegister(Unmanaged.passUnretained(registrar).toOpaque()), 0)
-        XCTAssertEqual(registrar.registered, ["slugify", "wordCount"])
-        var received: [String] = []
-        try registry.register(
-            ComponentSpec(
-                name: "collect", summary: "Collects.", example: "sink: collect",
-                factory: .sink { _, _ in Collector { received.append($0) } }))
-        let values = Parameter<[Value]>("values", doc: "The values.")
-        try registry.register(
-            ComponentSpec(
-                name: "list", summary: "Emits its values.", parameters: [values], primary: values,
-                example: "source: { list: [a] }",
-                factory: .source { parameters, _ in
-                    PipelineSource { _ in Observable.from(parameters[values]) }
-                }))
-        let loaded = PipelineLoader(registry: registry, environment: [:]).load(text: pipeline, path: "p.yaml")
-        let checked = try XCTUnwrap(loaded.pipeline, "\(loaded.diagnostics)")
-        let scheduler = VirtualTimeScheduler()
-        let compiled = try PipelineCompiler.compile(
-            checked, scheduler: scheduler, environment: ExpressionEnvironment(seed: 1), baseDirectory: ".",
-            log: { _ in })
-        _ = compiled.start()
-        scheduler.start()
-        return received
+    func testTheEntryPointRegistersBothOperators() throws {
+        let bench = try PipelineTestBench(plugin: rivuletPluginRegister)
+        XCTAssertEqual(Set(bench.componentNames), ["slugify", "wordCount", "events", "record"])
     }
 
     func testSlugify() throws {
-        XCTAssertEqual(
-            try run("source: { list: [\"Hello, World!\", \"  Swift  6.3 \"] }\nops: [slugify]\nsink: collect\n"),
-            ["\"hello-world\"", "\"swift-6-3\""])
-        XCTAssertEqual(
-            try run(
-                "source: { list: [{ title: \"A B\" }] }\nops: [{ slugify: { field: title, separator: _ } }]\nsink: collect\n"
-            ),
-            ["{\"title\":\"A B\",\"titleSlug\":\"a_b\"}"])
+        let bench = try PipelineTestBench(plugin: rivuletPluginRegister)
+        let run = try bench.run(
+            """
+            source: { events: { marbles: "a-b|", values: { a: "Hello, World!", b: "  Swift  6.3 " } } }
+            ops: [slugify]
+            sink: record
+            """)
+        XCTAssertEqual(run.values, ["hello-world", "swift-6-3"])
+        XCTAssertEqual(run.timedValues.map(\.milliseconds), [0, 20])
+        XCTAssertEqual(run.outcome, .completed)
+        let field = try bench.run(
+            """
+            source: { events: [{ at: 0ms, next: { title: "A B" } }, { at: 5ms, complete: true }] }
+            ops: [{ slugify: { field: title, separator: _ } }]
+            sink: record
+            """)
+        XCTAssertEqual(field.values, [["title": "A B", "titleSlug": "a_b"]])
     }
 
     func testWordCount() throws {
-        XCTAssertEqual(
-            try run("source: { list: [\"one  two\\tthree\", \"\"] }\nops: [wordCount]\nsink: collect\n"),
-            ["{\"text\":\"one  two\\tthree\",\"words\":3}", "{\"text\":\"\",\"words\":0}"])
-    }
-}
-
-final class Collector: PipelineSink {
-    let onValue: (String) -> Void
-
-    init(_ onValue: @escaping (String) -> Void) {
-        self.onValue = onValue
+        let run = try PipelineTestBench(plugin: rivuletPluginRegister).run(
+            """
+            source: { events: { marbles: "ab|", values: { a: "one  two\\tthree", b: "" } } }
+            ops: [wordCount]
+            sink: record
+            """)
+        XCTAssertEqual(run.values, [["text": "one  two\tthree", "words": 3], ["text": "", "words": 0]])
     }
 
-    func receive(_ event: Event<Value>) {
-        if case .next(let value) = event { onValue(value.description) }
+    func testAWrongParameterIsReportedWithItsLineAndColumn() throws {
+        let bench = try PipelineTestBench(plugin: rivuletPluginRegister)
+        XCTAssertThrowsError(
+            try bench.run(
+                """
+                source: { events: { marbles: "a|" } }
+                ops: [{ slugify: { feild: title } }]
+                sink: record
+                """)
+        ) { error in
+            XCTAssertTrue("\(error)".contains("pipeline.yaml:2:"), "\(error)")
+            XCTAssertTrue("\(error)".contains("feild"), "\(error)")
+        }
     }
-
-    func close() {}
 }

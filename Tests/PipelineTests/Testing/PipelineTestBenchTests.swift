@@ -1,0 +1,100 @@
+import Foundation
+import PipelineTesting
+import PluginAPI
+import XCTest
+
+/// The bench a plugin's tests run on: components registered directly or through a plugin's
+/// entry point, pipelines checked as `rivulet lint` does, run on a virtual clock to their end or
+/// a limit, and everything the `record` sink received kept with its time.
+final class PipelineTestBenchTests: XCTestCase {
+    /// `double`: an operator of the test's own, as a plugin declares one.
+    private static let double = ComponentSpec(
+        name: "double", summary: "Doubles numbers.", example: "- double",
+        factory: .operator { _, _ in { $0.map { .int(($0.intValue ?? 0) * 2) } } })
+
+    /// `explode`: fails the run at its first element.
+    private static let explode = ComponentSpec(
+        name: "explode", summary: "Fails.", example: "- explode",
+        factory: .operator { _, context in
+            { $0.map { _ in throw context.error("exploded") } }
+        })
+
+    func testARunKeepsEachElementWithItsVirtualTimeAndHowItEnded() throws {
+        let bench = try PipelineTestBench(components: [Self.double])
+        let run = try bench.run(
+            """
+            source: { events: { marbles: "1-2--3|" } }
+            ops: [double]
+            sink: record
+            """)
+        XCTAssertEqual(run.values, [2, 4, 6])
+        XCTAssertEqual(run.timedValues.map(\.milliseconds), [0, 20, 50])
+        XCTAssertEqual(run.outcome, .completed)
+        guard case .completed? = run.events.last?.event else { return XCTFail("\(run.events)") }
+        XCTAssertEqual(run.events.last?.at, .milliseconds(60))
+    }
+
+    func testAnErrorFailsTheRunAndALimitStopsAnOpenOne() throws {
+        let bench = try PipelineTestBench(components: [Self.double, Self.explode])
+        let failed = try bench.run("source: { events: { marbles: \"a\" } }\nops: [explode]\nsink: record\n")
+        guard case .failed(let message) = failed.outcome else { return XCTFail("\(failed.outcome)") }
+        XCTAssertTrue(message.contains("exploded"), message)
+        // Without a completion the timeline stays open: the limit stops the run.
+        let open = try bench.run(
+            "source: { events: { marbles: \"1-2-3\" } }\nops: [double]\nsink: record\n", until: .milliseconds(25))
+        XCTAssertEqual(open.values, [2, 4])
+        XCTAssertEqual(open.outcome, .stopped)
+    }
+
+    func testAPipelineThatDoesNotCheckThrowsWithItsLineAndColumn() throws {
+        let bench = try PipelineTestBench(components: [Self.double])
+        XCTAssertThrowsError(try bench.run("source: { events: { marbles: \"1|\" } }\nops: [tripple]\nsink: record\n")) {
+            let message = "\($0)"
+            XCTAssertTrue(message.hasPrefix("pipeline.yaml:2:"), message)
+            XCTAssertTrue(message.contains("tripple"), message)
+        }
+    }
+
+    func testAPluginsEntryPointRegistersItsComponentsAndItsFailuresAreReported() throws {
+        let bench = try PipelineTestBench(plugin: { pointer in
+            PluginRegistrar.from(pointer).register(Self.double)
+            return 0
+        })
+        XCTAssertEqual(Set(bench.componentNames), ["double", "events", "record"])
+        XCTAssertEqual(
+            try bench.run("source: { events: { marbles: \"4|\" } }\nops: [double]\nsink: record\n").values, [8])
+        XCTAssertThrowsError(try PipelineTestBench(plugin: { _ in 3 })) {
+            XCTAssertEqual("\($0)", "the plugin's register entry point returned 3")
+        }
+        XCTAssertThrowsError(
+            try PipelineTestBench(plugin: { pointer in
+                PluginRegistrar.from(pointer).register(Self.double)
+                PluginRegistrar.from(pointer).register(Self.double)
+                return 0
+            })
+        ) { XCTAssertTrue("\($0)".contains("double"), "\($0)") }
+    }
+
+    /// The README shows the example plugin's test: each line of that block is in the test file,
+    /// in order, so what the README shows is what `make test` runs.
+    func testTheReadmesPluginTestIsTheExamplesOwn() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let example = try String(
+            contentsOf: root.appendingPathComponent("Examples/TextPlugin/Tests/TextPluginTests/TextPluginTests.swift"),
+            encoding: .utf8)
+        let start = try XCTUnwrap(readme.range(of: "```swift\nimport PipelineTesting\n"))
+        let end = try XCTUnwrap(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
+        let shown = readme[start.lowerBound..<end.lowerBound].split(separator: "\n").dropFirst()
+            .filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        XCTAssertGreaterThan(shown.count, 10)
+        var rest = example[...]
+        for line in shown {
+            guard let found = rest.range(of: line + "\n") else {
+                return XCTFail("the README's line is not in the example's test, in order: \(line)")
+            }
+            rest = rest[found.upperBound...]
+        }
+    }
+}

@@ -18,7 +18,12 @@ run: build-deps
 
 # Every test: the runtime's virtual-time tests and the command-line tests.
 test: deps
+	@# The example plugin is built again from empty when the core's binary interface changed: an
+	@# incremental build would keep the old identifier (and inlined code) in its files.
+	@cmp -s Core/Sources/PluginAPI/BinaryInterface.swift Examples/TextPlugin/.build/interface.stamp \
+		|| rm -rf Examples/TextPlugin/.build
 	swift build --package-path Examples/TextPlugin
+	cp Core/Sources/PluginAPI/BinaryInterface.swift Examples/TextPlugin/.build/interface.stamp
 	swift test --package-path Examples/TextPlugin --disable-swift-testing
 	swift build --build-tests
 	scripts/test.sh

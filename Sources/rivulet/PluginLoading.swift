@@ -41,7 +41,8 @@ enum PluginLoading {
         let theirs = unsafeBitCast(symbol, to: (@convention(c) () -> UInt64).self)()
         guard theirs == PluginAPI.coreInterface else {
             return "plugin '\(path)' was built against another build of rivulet's core (binary interface "
-                + "\(hexadecimal(theirs)); this rivulet's is \(ours)): rebuild the plugin against this rivulet"
+                + "\(hexadecimal(theirs)); this rivulet's is \(ours)): rebuild the plugin against this rivulet, "
+                + "from an empty build folder (an incremental build keeps the old identifier when only inlined code changed)"
         }
         return nil
     }

@@ -111,7 +111,10 @@ final class PluginTests: XCTestCase {
                 ["--plugin", otherBuild],
                 "was built against another build of rivulet's core (binary interface 0x0123456789abcdef; this rivulet's is 0x"
             ),
-            (["--plugin", otherBuild], "\(ours)): rebuild the plugin against this rivulet"),
+            (
+                ["--plugin", otherBuild],
+                "\(ours)): rebuild the plugin against this rivulet, from an empty build folder"
+            ),
             (["--plugin", noRegister], "is not a Rivulet plugin: it has no rivulet_plugin_register entry point"),
             (["--plugin", Self.library, "--plugin", copy], "component 'slugify' is registered by both"),
         ]

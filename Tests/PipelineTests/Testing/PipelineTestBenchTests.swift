@@ -34,6 +34,19 @@ final class PipelineTestBenchTests: XCTestCase {
         XCTAssertEqual(run.events.last?.at, .milliseconds(60))
     }
 
+    /// `say`: logs each element it passes, through the component context.
+    private static let say = ComponentSpec(
+        name: "say", summary: "Logs.", example: "- say",
+        factory: .operator { _, context in
+            { $0.do(onNext: { context.log("saw \($0)") }) }
+        })
+
+    func testWhatComponentsLogIsKept() throws {
+        let bench = try PipelineTestBench(components: [Self.say])
+        let run = try bench.run("source: { events: { marbles: \"ab|\" } }\nops: [say]\nsink: record\n")
+        XCTAssertEqual(run.logged, ["saw \"a\"", "saw \"b\""])
+    }
+
     func testAnErrorFailsTheRunAndALimitStopsAnOpenOne() throws {
         let bench = try PipelineTestBench(components: [Self.double, Self.explode])
         let failed = try bench.run("source: { events: { marbles: \"a\" } }\nops: [explode]\nsink: record\n")

@@ -5,6 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || set -- w1
 echo "building benchmarks (release)..." >&2
+# The core is a path dependency whose file list this package's build plan keeps: a file added to
+# or removed from the core is missed ("cannot find ... in scope", "missing inputs") unless the
+# plan is made again.
+rm -f Benchmarks/.build/release.yaml Benchmarks/.build/release/description.json Benchmarks/.build/build.db
 swift build -c release --package-path Benchmarks --product RivuletBenchmarks >&2
 if [ "$1" = "plugins" ]; then
   echo "building rivulet and the example plugin (release)..." >&2

@@ -35,6 +35,31 @@ class Sink<Output> {
         downstream.on(event)
         lifetime.dispose()
     }
+
+    /// Subscribes each of `sources` in order, each in a child of the sink's lifetime, and hands
+    /// `on` each event with its source's index and lifetime; stops if the sink ends meanwhile.
+    @inlinable
+    final func subscribeEach<Input>(
+        _ sources: [Observable<Input>], _ on: @escaping (Event<Input>, Int, Lifetime) -> Void
+    ) {
+        for (index, source) in sources.enumerated() {
+            if lifetime.isDisposed { return }
+            let sourceLifetime = lifetime.makeChild()
+            source.subscribe(AnyObserver { on($0, index, sourceLifetime) }, in: sourceLifetime)
+        }
+    }
+
+    /// Passes on an error or a completion with the sink's element type, ending the subscription;
+    /// an element is ignored.
+    @inlinable
+    final func forwardEnd<Input>(_ event: Event<Input>) {
+        switch event {
+        case .next: return
+        case .error(let error): forwardTerminal(.error(error))
+        case .completed: forwardTerminal(.completed)
+        }
+    }
+
 }
 
 /// A sink that passes every event on unchanged and ends the subscription at a terminal event, for

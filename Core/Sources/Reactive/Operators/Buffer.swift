@@ -8,12 +8,11 @@ extension ObservableType {
     public func buffer(
         timeSpan: RxTimeInterval, count: Int, scheduler: any SchedulerType
     ) -> Observable<[Element]> {
-        let source = asObservable()
-        return Observable { observer, lifetime in
-            let sink = BufferSink<Element>(
+        timed { observer, lifetime in
+            let sink = BufferSink(
                 timeSpan: timeSpan, count: count, scheduler: scheduler, downstream: observer, lifetime: lifetime)
             sink.startWindow()
-            source.subscribe(AnyObserver(sink.on), in: sink.upstream)
+            return sink
         }
     }
 }
@@ -27,28 +26,19 @@ extension ObservableType where Element: StateRepresentable {
         timeSpan: RxTimeInterval, count: Int, scheduler: any SchedulerType, state: OperatorState<Element>?
     ) -> Observable<[Element]> {
         guard let state else { return buffer(timeSpan: timeSpan, count: count, scheduler: scheduler) }
-        let source = asObservable()
-        return Observable { observer, lifetime in
-            let sink = BufferSink<Element>(
+        return timed { observer, lifetime in
+            let sink = BufferSink(
                 timeSpan: timeSpan, count: count, scheduler: scheduler, downstream: observer, lifetime: lifetime)
             sink.keep(in: state)
-            source.subscribe(AnyObserver(sink.on), in: sink.upstream)
+            return sink
         }
     }
 }
 
 @usableFromInline
-final class BufferSink<Element>: Sink<[Element]> {
-    @usableFromInline
-    let timeSpan: RxTimeInterval
+final class BufferSink<Element>: TimedSink<Element, [Element]> {
     @usableFromInline
     let count: Int
-    @usableFromInline
-    let scheduler: any SchedulerType
-    @usableFromInline
-    let upstream: Lifetime
-    @usableFromInline
-    let timer = SerialDisposable()
     @usableFromInline
     var buffer: [Element] = []
     @usableFromInline
@@ -61,12 +51,8 @@ final class BufferSink<Element>: Sink<[Element]> {
         timeSpan: RxTimeInterval, count: Int, scheduler: any SchedulerType,
         downstream: AnyObserver<[Element]>, lifetime: Lifetime
     ) {
-        self.timeSpan = timeSpan
         self.count = max(1, count)
-        self.scheduler = scheduler
-        self.upstream = lifetime.makeChild()
-        super.init(downstream: downstream, lifetime: lifetime)
-        lifetime.add(timer)
+        super.init(dueTime: timeSpan, scheduler: scheduler, downstream: downstream, lifetime: lifetime)
     }
 
     @usableFromInline
@@ -74,7 +60,7 @@ final class BufferSink<Element>: Sink<[Element]> {
 
     @usableFromInline
     func startWindow() {
-        startWindow(lasting: timeSpan)
+        startWindow(lasting: dueTime)
     }
 
     @usableFromInline
@@ -101,7 +87,7 @@ final class BufferSink<Element>: Sink<[Element]> {
     }
 
     @inlinable
-    func on(_ event: Event<Element>) {
+    override func on(_ event: Event<Element>) {
         if isDisposed { return }
         switch event {
         case .next(let element):
@@ -128,7 +114,7 @@ extension BufferSink where Element: StateRepresentable {
     func keep(in state: OperatorState<Element>) {
         let restored = state.takeRestored()
         buffer = restored?.stateField("items")?.stateList ?? []
-        startWindow(lasting: max(.zero, restored?.stateField("left")?.stateDuration ?? timeSpan))
+        startWindow(lasting: max(.zero, restored?.stateField("left")?.stateDuration ?? dueTime))
         state.keep(
             {
                 return Element(stateRecord: [

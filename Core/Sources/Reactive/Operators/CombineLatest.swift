@@ -22,11 +22,7 @@ extension Observable {
                 }
                 return
             }
-            for (index, source) in observables.enumerated() {
-                if lifetime.isDisposed { return }
-                let sourceLifetime = lifetime.makeChild()
-                source.subscribe(AnyObserver { sink.on($0, index: index, sourceLifetime) }, in: sourceLifetime)
-            }
+            sink.subscribeEach(observables) { sink.on($0, index: $1, $2) }
         }
     }
 
@@ -62,11 +58,7 @@ extension Observable {
             let sink = CombineLatestSink(
                 arity: observables.count, resultSelector: resultSelector, downstream: observer, lifetime: lifetime)
             sink.keep(in: state)
-            for (index, source) in observables.enumerated() {
-                if lifetime.isDisposed { return }
-                let sourceLifetime = lifetime.makeChild()
-                source.subscribe(AnyObserver { sink.on($0, index: index, sourceLifetime) }, in: sourceLifetime)
-            }
+            sink.subscribeEach(observables) { sink.on($0, index: $1, $2) }
         }
     }
 }

@@ -25,18 +25,11 @@ final class CompactMapSink<Element, Result>: Sink<Result> {
 
     @inlinable
     func on(_ event: Event<Element>) {
-        if isDisposed { return }
-        switch event {
-        case .next(let element):
-            do {
-                if let result = try transform(element) { forward(.next(result)) }
-            } catch {
-                forwardTerminal(.error(error))
-            }
-        case .error(let error):
+        guard case .next(let element) = event, !isDisposed else { return forwardEnd(event) }
+        do {
+            if let result = try transform(element) { forward(.next(result)) }
+        } catch {
             forwardTerminal(.error(error))
-        case .completed:
-            forwardTerminal(.completed)
         }
     }
 }

@@ -5,11 +5,7 @@ extension ObservableType {
     /// element at once, then completes; an error drops it; disposal drops it and the timer.
     @inlinable
     public func debounce(_ dueTime: RxTimeInterval, scheduler: any SchedulerType) -> Observable<Element> {
-        let source = asObservable()
-        return Observable { observer, lifetime in
-            let sink = DebounceSink(dueTime: dueTime, scheduler: scheduler, downstream: observer, lifetime: lifetime)
-            source.subscribe(AnyObserver(sink.on), in: sink.upstream)
-        }
+        timed { DebounceSink(dueTime: dueTime, scheduler: scheduler, downstream: $0, lifetime: $1) }
     }
 }
 
@@ -22,46 +18,27 @@ extension ObservableType where Element: StateRepresentable {
         _ dueTime: RxTimeInterval, scheduler: any SchedulerType, state: OperatorState<Element>?
     ) -> Observable<Element> {
         guard let state else { return debounce(dueTime, scheduler: scheduler) }
-        let source = asObservable()
-        return Observable { observer, lifetime in
+        return timed { observer, lifetime in
             let sink = DebounceSink(dueTime: dueTime, scheduler: scheduler, downstream: observer, lifetime: lifetime)
             sink.keep(in: state)
-            source.subscribe(AnyObserver(sink.on), in: sink.upstream)
+            return sink
         }
     }
 }
 
 @usableFromInline
-final class DebounceSink<Element>: Sink<Element> {
-    @usableFromInline
-    let dueTime: RxTimeInterval
-    @usableFromInline
-    let scheduler: any SchedulerType
-    @usableFromInline
-    let upstream: Lifetime
-    @usableFromInline
-    let timer = SerialDisposable()
+final class DebounceSink<Element>: TimedSink<Element, Element> {
     @usableFromInline
     var pending: Element?
     @usableFromInline
     var pendingOrigin: Origin?
     @usableFromInline
     var generation = 0
-
-    @inlinable
-    init(dueTime: RxTimeInterval, scheduler: any SchedulerType, downstream: AnyObserver<Element>, lifetime: Lifetime) {
-        self.dueTime = dueTime
-        self.scheduler = scheduler
-        self.upstream = lifetime.makeChild()
-        super.init(downstream: downstream, lifetime: lifetime)
-        lifetime.add(timer)
-    }
-
     @usableFromInline
     var due: RxTime = .zero
 
     @inlinable
-    func on(_ event: Event<Element>) {
+    override func on(_ event: Event<Element>) {
         if isDisposed { return }
         switch event {
         case .next(let element):

@@ -5,11 +5,7 @@ extension ObservableType {
     /// Disposal drops everything pending.
     @inlinable
     public func delay(_ dueTime: RxTimeInterval, scheduler: any SchedulerType) -> Observable<Element> {
-        let source = asObservable()
-        return Observable { observer, lifetime in
-            let sink = DelaySink(dueTime: dueTime, scheduler: scheduler, downstream: observer, lifetime: lifetime)
-            source.subscribe(AnyObserver(sink.on), in: sink.upstream)
-        }
+        timed { DelaySink(dueTime: dueTime, scheduler: scheduler, downstream: $0, lifetime: $1) }
     }
 }
 
@@ -22,25 +18,16 @@ extension ObservableType where Element: StateRepresentable {
         _ dueTime: RxTimeInterval, scheduler: any SchedulerType, state: OperatorState<Element>?
     ) -> Observable<Element> {
         guard let state else { return delay(dueTime, scheduler: scheduler) }
-        let source = asObservable()
-        return Observable { observer, lifetime in
+        return timed { observer, lifetime in
             let sink = DelaySink(dueTime: dueTime, scheduler: scheduler, downstream: observer, lifetime: lifetime)
             sink.keep(in: state)
-            source.subscribe(AnyObserver(sink.on), in: sink.upstream)
+            return sink
         }
     }
 }
 
 @usableFromInline
-final class DelaySink<Element>: Sink<Element> {
-    @usableFromInline
-    let dueTime: RxTimeInterval
-    @usableFromInline
-    let scheduler: any SchedulerType
-    @usableFromInline
-    let upstream: Lifetime
-    @usableFromInline
-    let timer = SerialDisposable()
+final class DelaySink<Element>: TimedSink<Element, Element> {
     @usableFromInline
     var queue: [(due: RxTime, event: Event<Element>, origin: Origin?)] = []
     @usableFromInline
@@ -49,16 +36,7 @@ final class DelaySink<Element>: Sink<Element> {
     var timerArmed = false
 
     @inlinable
-    init(dueTime: RxTimeInterval, scheduler: any SchedulerType, downstream: AnyObserver<Element>, lifetime: Lifetime) {
-        self.dueTime = dueTime
-        self.scheduler = scheduler
-        self.upstream = lifetime.makeChild()
-        super.init(downstream: downstream, lifetime: lifetime)
-        lifetime.add(timer)
-    }
-
-    @inlinable
-    func on(_ event: Event<Element>) {
+    override func on(_ event: Event<Element>) {
         if isDisposed { return }
         switch event {
         case .next, .completed:

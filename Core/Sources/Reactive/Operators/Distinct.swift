@@ -100,28 +100,22 @@ final class DistinctSink<Element, Key: Hashable>: Sink<Element> {
 
     @inlinable
     func on(_ event: Event<Element>) {
-        if isDisposed { return }
-        switch event {
-        case .next(let element):
-            let key: Key
-            do {
-                key = try keySelector(element)
-            } catch {
-                forwardTerminal(.error(error))
-                return
-            }
-            let now = scheduler?.now ?? RxTime.zero
-            forgetExpired(now)
-            if seen[key] != nil { return }
-            stamp += 1
-            seen[key] = (now, stamp)
-            order.append((key, stamp))
-            if let maxKeys, seen.count > maxKeys { forgetOldest() }
-            compact()
-            forward(event)
-        case .error, .completed:
-            forwardTerminal(event)
+        guard case .next(let element) = event, !isDisposed else { return forwardEnd(event) }
+        let key: Key
+        do {
+            key = try keySelector(element)
+        } catch {
+            return forwardTerminal(.error(error))
         }
+        let now = scheduler?.now ?? RxTime.zero
+        forgetExpired(now)
+        if seen[key] != nil { return }
+        stamp += 1
+        seen[key] = (now, stamp)
+        order.append((key, stamp))
+        if let maxKeys, seen.count > maxKeys { forgetOldest() }
+        compact()
+        forward(event)
     }
 
     /// Forgets the keys whose time to live is over: they stand first in `order`.

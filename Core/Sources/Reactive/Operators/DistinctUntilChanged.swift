@@ -63,19 +63,14 @@ final class DistinctUntilChangedSink<Element, Key>: Sink<Element> {
 
     @inlinable
     func on(_ event: Event<Element>) {
-        if isDisposed { return }
-        switch event {
-        case .next(let element):
-            do {
-                let key = try keySelector(element)
-                if let lastKey, try comparer(lastKey, key) { return }
-                lastKey = key
-                forward(event)
-            } catch {
-                forwardTerminal(.error(error))
-            }
-        case .error, .completed:
-            forwardTerminal(event)
+        guard case .next(let element) = event, !isDisposed else { return forwardEnd(event) }
+        do {
+            let key = try keySelector(element)
+            if let lastKey, try comparer(lastKey, key) { return }
+            lastKey = key
+            forward(event)
+        } catch {
+            forwardTerminal(.error(error))
         }
     }
 }

@@ -25,16 +25,7 @@ final class FilterSink<Element>: Sink<Element> {
 
     @inlinable
     func on(_ event: Event<Element>) {
-        if isDisposed { return }
-        switch event {
-        case .next(let element):
-            do {
-                if try predicate(element) { forward(event) }
-            } catch {
-                forwardTerminal(.error(error))
-            }
-        case .error, .completed:
-            forwardTerminal(event)
-        }
+        guard case .next(let element) = event, !isDisposed else { return forwardEnd(event) }
+        do { if try predicate(element) { forward(event) } } catch { forwardTerminal(.error(error)) }
     }
 }

@@ -96,18 +96,9 @@ final class MergeSink<Element, InnerElement>: InnerSubscribingSink<Element, Inne
     }
 
     @usableFromInline
-    func onInner(_ event: Event<InnerElement>, _ innerLifetime: Lifetime) {
-        if isDisposed || innerLifetime.isDisposed { return }
-        switch event {
-        case .next:
-            forward(event)
-        case .error:
-            forwardTerminal(event)
-        case .completed:
-            innerLifetime.dispose()
-            activeCount -= 1
-            drain()
-        }
+    override func innerDidComplete(_ innerLifetime: Lifetime) {
+        activeCount -= 1
+        drain()
     }
 
     @usableFromInline

@@ -52,17 +52,8 @@ final class FlatMapLatestSink<Element, InnerElement>: InnerSubscribingSink<Eleme
     }
 
     @usableFromInline
-    func onInner(_ event: Event<InnerElement>, _ current: Lifetime) {
-        if isDisposed || current.isDisposed { return }
-        switch event {
-        case .next:
-            forward(event)
-        case .error:
-            forwardTerminal(event)
-        case .completed:
-            current.dispose()
-            if innerLifetime === current { innerLifetime = nil }
-            if outerCompleted { forwardTerminal(.completed) }
-        }
+    override func innerDidComplete(_ current: Lifetime) {
+        if innerLifetime === current { innerLifetime = nil }
+        if outerCompleted { forwardTerminal(.completed) }
     }
 }

@@ -51,4 +51,24 @@ class InnerSubscribingSink<Element, InnerElement>: Sink<InnerElement> {
     /// The outer sequence has completed: complete the result if no inner is left.
     @usableFromInline
     func outerDidComplete() {}
+
+    /// An inner's event: its elements and its error go downstream; its completion releases it, and
+    /// the subclass decides what follows.
+    @usableFromInline
+    final func onInner(_ event: Event<InnerElement>, _ innerLifetime: Lifetime) {
+        if isDisposed || innerLifetime.isDisposed { return }
+        switch event {
+        case .next:
+            forward(event)
+        case .error:
+            forwardTerminal(event)
+        case .completed:
+            innerLifetime.dispose()
+            innerDidComplete(innerLifetime)
+        }
+    }
+
+    /// The inner of `innerLifetime` has completed (and been released).
+    @usableFromInline
+    func innerDidComplete(_ innerLifetime: Lifetime) {}
 }

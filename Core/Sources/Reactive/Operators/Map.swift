@@ -25,18 +25,7 @@ final class MapSink<Element, Result>: Sink<Result> {
 
     @inlinable
     func on(_ event: Event<Element>) {
-        if isDisposed { return }
-        switch event {
-        case .next(let element):
-            do {
-                forward(.next(try transform(element)))
-            } catch {
-                forwardTerminal(.error(error))
-            }
-        case .error(let error):
-            forwardTerminal(.error(error))
-        case .completed:
-            forwardTerminal(.completed)
-        }
+        guard case .next(let element) = event, !isDisposed else { return forwardEnd(event) }
+        do { forward(.next(try transform(element))) } catch { forwardTerminal(.error(error)) }
     }
 }

@@ -71,24 +71,20 @@ final class ReduceSink<Element, Accumulate, Result>: Sink<Result> {
     @inlinable
     func on(_ event: Event<Element>) {
         if isDisposed { return }
-        switch event {
-        case .next(let element):
-            do {
+        do {
+            switch event {
+            case .next(let element):
                 accumulate = try accumulator(accumulate, element)
                 held.keepCurrent()
-            } catch {
+            case .error(let error):
                 forwardTerminal(.error(error))
-            }
-        case .error(let error):
-            forwardTerminal(.error(error))
-        case .completed:
-            do {
+            case .completed:
                 let result = try mapResult(accumulate)
                 Origin.with(Origin.joining(Origin.current, held.take())) { forward(.next(result)) }
                 forwardTerminal(.completed)
-            } catch {
-                forwardTerminal(.error(error))
             }
+        } catch {
+            forwardTerminal(.error(error))
         }
     }
 }

@@ -43,19 +43,12 @@ final class ScanSink<Element, Accumulate>: Sink<Accumulate> {
 
     @inlinable
     func on(_ event: Event<Element>) {
-        if isDisposed { return }
-        switch event {
-        case .next(let element):
-            do {
-                try accumulator(&accumulate, element)
-                forward(.next(accumulate))
-            } catch {
-                forwardTerminal(.error(error))
-            }
-        case .error(let error):
+        guard case .next(let element) = event, !isDisposed else { return forwardEnd(event) }
+        do {
+            try accumulator(&accumulate, element)
+            forward(.next(accumulate))
+        } catch {
             forwardTerminal(.error(error))
-        case .completed:
-            forwardTerminal(.completed)
         }
     }
 }

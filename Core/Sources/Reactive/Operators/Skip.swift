@@ -38,17 +38,12 @@ final class SkipSink<Element>: Sink<Element> {
 
     @inlinable
     func on(_ event: Event<Element>) {
-        if isDisposed { return }
-        switch event {
-        case .next:
-            if isOpen {
-                forward(event)
-            } else if remaining != Int.max {
-                remaining -= 1
-                if remaining == 0 { isOpen = true }
-            }
-        case .error, .completed:
-            forwardTerminal(event)
+        guard case .next = event, !isDisposed else { return forwardEnd(event) }
+        if isOpen {
+            forward(event)
+        } else if remaining != Int.max {
+            remaining -= 1
+            if remaining == 0 { isOpen = true }
         }
     }
 }

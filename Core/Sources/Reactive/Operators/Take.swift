@@ -45,14 +45,9 @@ final class TakeCountSink<Element>: Sink<Element> {
 
     @inlinable
     func on(_ event: Event<Element>) {
-        if isDisposed { return }
-        switch event {
-        case .next:
-            remaining -= 1
-            forward(event)
-            if remaining == 0 { forwardTerminal(.completed) }
-        case .error, .completed:
-            forwardTerminal(event)
-        }
+        guard case .next = event, !isDisposed else { return forwardEnd(event) }
+        remaining -= 1
+        forward(event)
+        if remaining == 0 { forwardTerminal(.completed) }
     }
 }

@@ -33,22 +33,13 @@ final class TakeWhileSink<Element>: Sink<Element> {
 
     @inlinable
     func on(_ event: Event<Element>) {
-        if isDisposed { return }
-        switch event {
-        case .next:
-            guard case .next(let element) = event else { return }
-            do {
-                if try predicate(element) {
-                    forward(event)
-                } else {
-                    if behavior == .inclusive { forward(event) }
-                    forwardTerminal(.completed)
-                }
-            } catch {
-                forwardTerminal(.error(error))
-            }
-        case .error, .completed:
-            forwardTerminal(event)
+        guard case .next(let element) = event, !isDisposed else { return forwardEnd(event) }
+        do {
+            if try predicate(element) { return forward(event) }
+            if behavior == .inclusive { forward(event) }
+            forwardTerminal(.completed)
+        } catch {
+            forwardTerminal(.error(error))
         }
     }
 }

@@ -9,12 +9,7 @@ extension ObservableType {
     public func throttle(
         _ dueTime: RxTimeInterval, latest: Bool = true, scheduler: any SchedulerType
     ) -> Observable<Element> {
-        let source = asObservable()
-        return Observable { observer, lifetime in
-            let sink = ThrottleSink(
-                dueTime: dueTime, latest: latest, scheduler: scheduler, downstream: observer, lifetime: lifetime)
-            source.subscribe(AnyObserver(sink.on), in: sink.upstream)
-        }
+        timed { ThrottleSink(dueTime: dueTime, latest: latest, scheduler: scheduler, downstream: $0, lifetime: $1) }
     }
 }
 
@@ -26,28 +21,19 @@ extension ObservableType where Element: StateRepresentable {
         _ dueTime: RxTimeInterval, latest: Bool = true, scheduler: any SchedulerType, state: OperatorState<Element>?
     ) -> Observable<Element> {
         guard let state else { return throttle(dueTime, latest: latest, scheduler: scheduler) }
-        let source = asObservable()
-        return Observable { observer, lifetime in
+        return timed { observer, lifetime in
             let sink = ThrottleSink(
                 dueTime: dueTime, latest: latest, scheduler: scheduler, downstream: observer, lifetime: lifetime)
             sink.keep(in: state)
-            source.subscribe(AnyObserver(sink.on), in: sink.upstream)
+            return sink
         }
     }
 }
 
 @usableFromInline
-final class ThrottleSink<Element>: Sink<Element> {
-    @usableFromInline
-    let dueTime: RxTimeInterval
+final class ThrottleSink<Element>: TimedSink<Element, Element> {
     @usableFromInline
     let latest: Bool
-    @usableFromInline
-    let scheduler: any SchedulerType
-    @usableFromInline
-    let upstream: Lifetime
-    @usableFromInline
-    let timer = SerialDisposable()
     @usableFromInline
     var lastSentTime: RxTime?
     @usableFromInline
@@ -62,16 +48,12 @@ final class ThrottleSink<Element>: Sink<Element> {
         dueTime: RxTimeInterval, latest: Bool, scheduler: any SchedulerType,
         downstream: AnyObserver<Element>, lifetime: Lifetime
     ) {
-        self.dueTime = dueTime
         self.latest = latest
-        self.scheduler = scheduler
-        self.upstream = lifetime.makeChild()
-        super.init(downstream: downstream, lifetime: lifetime)
-        lifetime.add(timer)
+        super.init(dueTime: dueTime, scheduler: scheduler, downstream: downstream, lifetime: lifetime)
     }
 
     @inlinable
-    func on(_ event: Event<Element>) {
+    override func on(_ event: Event<Element>) {
         if isDisposed { return }
         switch event {
         case .next(let element):

@@ -19,28 +19,19 @@ extension ObservableType {
     func timeout(
         _ dueTime: RxTimeInterval, fallback: Observable<Element>?, scheduler: any SchedulerType
     ) -> Observable<Element> {
-        let source = asObservable()
-        return Observable { observer, lifetime in
+        timed { observer, lifetime in
             let sink = TimeoutSink(
                 dueTime: dueTime, fallback: fallback, scheduler: scheduler, downstream: observer, lifetime: lifetime)
             sink.armTimer()
-            source.subscribe(AnyObserver(sink.on), in: sink.upstream)
+            return sink
         }
     }
 }
 
 @usableFromInline
-final class TimeoutSink<Element>: Sink<Element> {
-    @usableFromInline
-    let dueTime: RxTimeInterval
+final class TimeoutSink<Element>: TimedSink<Element, Element> {
     @usableFromInline
     let fallback: Observable<Element>?
-    @usableFromInline
-    let scheduler: any SchedulerType
-    @usableFromInline
-    let upstream: Lifetime
-    @usableFromInline
-    let timer = SerialDisposable()
     @usableFromInline
     var generation = 0
     @usableFromInline
@@ -51,12 +42,8 @@ final class TimeoutSink<Element>: Sink<Element> {
         dueTime: RxTimeInterval, fallback: Observable<Element>?, scheduler: any SchedulerType,
         downstream: AnyObserver<Element>, lifetime: Lifetime
     ) {
-        self.dueTime = dueTime
         self.fallback = fallback
-        self.scheduler = scheduler
-        self.upstream = lifetime.makeChild()
-        super.init(downstream: downstream, lifetime: lifetime)
-        lifetime.add(timer)
+        super.init(dueTime: dueTime, scheduler: scheduler, downstream: downstream, lifetime: lifetime)
     }
 
     @usableFromInline
@@ -82,7 +69,7 @@ final class TimeoutSink<Element>: Sink<Element> {
     }
 
     @inlinable
-    func on(_ event: Event<Element>) {
+    override func on(_ event: Event<Element>) {
         if isDisposed || switched { return }
         switch event {
         case .next:

@@ -66,20 +66,9 @@ final class WithLatestFromSink<Element, OtherElement, Result>: Sink<Result> {
 
     @inlinable
     func on(_ event: Event<Element>) {
-        if isDisposed { return }
-        switch event {
-        case .next(let element):
-            guard let latest else { return }
-            do {
-                forward(.next(try resultSelector(element, latest)))
-            } catch {
-                forwardTerminal(.error(error))
-            }
-        case .error(let error):
-            forwardTerminal(.error(error))
-        case .completed:
-            forwardTerminal(.completed)
-        }
+        guard case .next(let element) = event, !isDisposed else { return forwardEnd(event) }
+        guard let latest else { return }
+        do { forward(.next(try resultSelector(element, latest))) } catch { forwardTerminal(.error(error)) }
     }
 
     @usableFromInline

@@ -103,11 +103,7 @@ final class ZipSink<Result>: Sink<Result> {
                 sink.forwardTerminal(.completed)
                 return
             }
-            for (index, source) in sources.enumerated() {
-                if lifetime.isDisposed { return }
-                let sourceLifetime = lifetime.makeChild()
-                source.subscribe(AnyObserver { sink.on($0, index: index, sourceLifetime) }, in: sourceLifetime)
-            }
+            sink.subscribeEach(sources) { sink.on($0, index: $1, $2) }
         }
     }
 

@@ -3,48 +3,26 @@
 /// After a terminal event it sends that event to every later subscriber at once. Use it on its
 /// pipeline's scheduler only (it takes no locks).
 public final class PublishSubject<Element>: ObserverType, ObservableType {
-    private var observers = ObserverList<Element>()
-    private var stopEvent: Event<Element>?
-    private var isDisposed = false
+    private let observers = SubjectObservers<Element>()
 
     /// A subject with no subscribers.
     public init() {}
 
     /// Whether anyone is subscribed.
-    public var hasObservers: Bool { !observers.isEmpty }
+    public var hasObservers: Bool { observers.hasObservers }
 
     /// Sends the event to every subscriber; ignored after a terminal event.
     public func on(_ event: Event<Element>) {
-        if stopEvent != nil || isDisposed { return }
-        if event.isStopEvent {
-            stopEvent = event
-            let current = observers
-            observers.removeAll()
-            current.dispatch(event)
-        } else {
-            observers.dispatch(event)
-        }
+        if observers.isOpen { observers.send(event) }
     }
 
     /// The subject as an observable.
     public func asObservable() -> Observable<Element> {
-        Observable { [self] observer, lifetime in
-            if isDisposed {
-                observer.on(.error(RxError.disposed))
-                return
-            }
-            if let stopEvent {
-                observer.on(stopEvent)
-                return
-            }
-            let key = observers.insert(observer)
-            lifetime.onDispose { [weak self] in self?.observers.remove(key) }
-        }
+        Observable { [observers] observer, lifetime in observers.add(observer, in: lifetime) }
     }
 
     /// Releases every subscriber; later subscribers get `RxError.disposed`.
     public func dispose() {
-        isDisposed = true
-        observers.removeAll()
+        observers.dispose()
     }
 }

@@ -1,12 +1,10 @@
 /// A subject that replays past elements (all, or the last `bufferSize`) to each new subscriber,
 /// followed by the terminal event if there was one.
 public final class ReplaySubject<Element>: ObserverType, ObservableType {
-    private var observers = ObserverList<Element>()
+    private let observers = SubjectObservers<Element>()
     private var buffer: [Element] = []
     private var bufferStart = 0
     private let bufferSize: Int?
-    private var stopEvent: Event<Element>?
-    private var isDisposed = false
 
     private init(bufferSize: Int?) {
         self.bufferSize = bufferSize
@@ -27,50 +25,37 @@ public final class ReplaySubject<Element>: ObserverType, ObservableType {
 
     /// Records the element and sends the event to every subscriber.
     public func on(_ event: Event<Element>) {
-        if stopEvent != nil || isDisposed { return }
-        switch event {
-        case .next(let element):
-            buffer.append(element)
-            if let bufferSize, buffer.count - bufferStart > bufferSize {
-                bufferStart = buffer.count - bufferSize
-                if bufferStart > 64 && bufferStart * 2 > buffer.count {
-                    buffer.removeFirst(bufferStart)
-                    bufferStart = 0
-                }
-            }
-            observers.dispatch(event)
-        case .error, .completed:
-            stopEvent = event
-            let current = observers
-            observers.removeAll()
-            current.dispatch(event)
+        guard observers.isOpen else { return }
+        if case .next(let element) = event { record(element) }
+        observers.send(event)
+    }
+
+    /// Keeps `element` for later subscribers, forgetting the oldest past `bufferSize`.
+    private func record(_ element: Element) {
+        buffer.append(element)
+        guard let bufferSize, buffer.count - bufferStart > bufferSize else { return }
+        bufferStart = buffer.count - bufferSize
+        if bufferStart > 64 && bufferStart * 2 > buffer.count {
+            buffer.removeFirst(bufferStart)
+            bufferStart = 0
         }
     }
 
     /// The subject as an observable that replays the buffer first.
     public func asObservable() -> Observable<Element> {
         Observable { [self] observer, lifetime in
-            if isDisposed {
-                observer.on(.error(RxError.disposed))
-                return
+            observers.add(observer, in: lifetime) {
+                for element in replayed {
+                    if lifetime.isDisposed { return }
+                    observer.on(.next(element))
+                }
             }
-            for element in replayed {
-                if lifetime.isDisposed { return }
-                observer.on(.next(element))
-            }
-            if let stopEvent {
-                observer.on(stopEvent)
-                return
-            }
-            let key = observers.insert(observer)
-            lifetime.onDispose { [weak self] in self?.observers.remove(key) }
         }
     }
 
     /// Releases every subscriber and the buffer.
     public func dispose() {
-        isDisposed = true
-        observers.removeAll()
+        observers.dispose()
         buffer.removeAll()
         bufferStart = 0
     }

@@ -119,16 +119,38 @@ def reachable(node, in_class):
             or "UsableFromInline" in attributes)
 
 
-def abi_lines(node, depth, in_class, out):
+def visible(node, public, in_class):
+    """Whether a compiled plugin can see `node` at all: it is public (its USR is in the public
+    dump), @usableFromInline, or part of a layout (a stored property, an enum case, a class's
+    member). The modules are built for testing (-enable-testing), so the ABI dump also holds
+    internal declarations, which no plugin can reach."""
+    return (node.get("usr") in public or "UsableFromInline" in (node.get("declAttributes") or [])
+            or node.get("hasStorage") or node["kind"] == "EnumElement" or in_class)
+
+
+def public_usrs(module, modules_path, scratch):
+    """Every USR of the module's public dump (no internal declaration, SPI ones included)."""
+    usrs = set()
+
+    def walk(node):
+        if "usr" in node:
+            usrs.add(node["usr"])
+        for child in node.get("children", []):
+            walk(child)
+    walk(dump(module, modules_path, False, scratch))
+    return usrs
+
+
+def abi_lines(node, depth, in_class, out, public):
     fields = {key: value for key, value in node.items() if key not in ("children", "tool_arguments")}
     out.append("  " * depth + json.dumps(fields, sort_keys=True))
     is_class = node.get("declKind") == "Class"
     ordered, unordered = [], []
     for child in node.get("children", []):
-        if child["kind"] in DECLS and not reachable(child, is_class):
+        if child["kind"] in DECLS and not (reachable(child, is_class) and visible(child, public, is_class)):
             continue
         lines = []
-        abi_lines(child, depth + 1, is_class, lines)
+        abi_lines(child, depth + 1, is_class, lines, public)
         # Order is layout for stored properties, enum cases and a class's members (and for the
         # types a declaration's children spell); elsewhere it is only where the source put it.
         if child["kind"] not in DECLS or child.get("hasStorage") or child["kind"] == "EnumElement" or is_class:
@@ -226,7 +248,8 @@ def interface(modules, modules_path, source_dirs, skip=""):
     lines = []
     with tempfile.TemporaryDirectory() as scratch:
         for module in modules:
-            abi_lines(dump(module, modules_path, True, scratch), 0, False, lines)
+            public = public_usrs(module, modules_path, scratch)
+            abi_lines(dump(module, modules_path, True, scratch), 0, False, lines, public)
     import hashlib
     hasher = hashlib.sha256()
     hasher.update("\n".join(lines).encode())

@@ -2,9 +2,10 @@
 import PipelineTesting
 import Reactive
 
-/// A registry of three components of the tests' own (no I/O): `numbers` emits 1...count, `times`
-/// multiplies each element, `collect` records what reaches it. Subscriptions to `numbers` are
-/// counted, to see multicasting.
+/// A registry of components of the tests' own (no I/O): `numbers` emits 1...count, `times`
+/// multiplies each element (`sharedTimes` the same on the pipeline's thread only, `splitTimes`
+/// with a side stream), `held` is an operator that is not element-wise, `collect` records what
+/// reaches it. Subscriptions to `numbers` are counted, to see multicasting.
 final class CompilerFixtures {
     private enum Key {
         static let count = Parameter<Int>("count", default: 3, doc: "How many numbers.").atLeast(0)
@@ -40,6 +41,14 @@ final class CompilerFixtures {
         sharedTimes.name = "sharedTimes"
         sharedTimes.threading = .pipelineThread
         try! registry.register(sharedTimes)
+        // The same, with a side stream `odd` (what a reader of it would get is not sent here).
+        var splitTimes = times
+        splitTimes.name = "splitTimes"
+        splitTimes.sideStreams = ["odd"]
+        try! registry.register(splitTimes)
+        // An operator that is not element-wise: it passes what it gets on as it is.
+        try! registry.register(
+            ComponentSpec(name: "held", summary: "passes on", example: "- held", factory: .operator { _, _ in { $0 } }))
         try! registry.register(
             ComponentSpec(
                 name: "collect", summary: "keeps", parameters: [Key.label], primary: Key.label,

@@ -36,12 +36,11 @@ import Reactive
         let contexts = ComponentContexts(
             pipeline: pipeline, scheduler: scheduler, environment: environment, baseDirectory: baseDirectory,
             log: log, services: services)
-        var assembly = StreamAssembly(
-            contexts: contexts,
-            instrumentation: CompileInstrumentation(
-                pipeline: pipeline, scheduler: scheduler, meters: meters, tracer: tracer),
-            cores: cores)
-        for stream in pipeline.streams { try assembly.build(stream) }
+        let instrumentation = CompileInstrumentation(
+            pipeline: pipeline, scheduler: scheduler, meters: meters, tracer: tracer)
+        let plan = CompilePlan(pipeline, watchesOperators: instrumentation.watchesOperators, cores: cores)
+        var assembly = StreamAssembly(contexts: contexts, instrumentation: instrumentation)
+        for (stream, streamPlan) in zip(pipeline.streams, plan.streams) { try assembly.build(stream, streamPlan) }
         let sinks = try assembly.sinks()
         // Components resolve streams while they are built, never later; dropping them here ends
         // the cycle stream → component closure → context → resolver → stream.

@@ -1,29 +1,26 @@
 import Reactive
 
-/// The compiler's wiring: each stream built after those it reads (its source, or the stream it
-/// reads, then its operators: handed to the source to run in parallel, fused when element-wise
-/// and unwatched, else applied one by one with their side streams, trace and meter), shared
-/// through a `Multicast` when several read it; then the sinks.
+/// The compiler's wiring, as its `CompilePlan` says: each stream built after those it reads (its
+/// source, or the stream it reads, then its operators: those the source accepted to run in
+/// parallel, then fused steps and operators applied alone with their side streams, trace and
+/// meter), shared through a `Multicast` when several read it; then the sinks.
 struct StreamAssembly {
     let contexts: ComponentContexts
     let instrumentation: CompileInstrumentation
-    /// How many threads a file without `parallel:` may use (see `PipelineCompiler.compile`).
-    let cores: Int
     /// The streams read more than once, connected when the run starts.
     private(set) var multicasts: [Multicast] = []
     /// The clock each stream built so far ends on (its `eventTime`'s, or one it reads).
     private var clocks: [String: any SchedulerType] = [:]
 
-    init(contexts: ComponentContexts, instrumentation: CompileInstrumentation, cores: Int) {
+    init(contexts: ComponentContexts, instrumentation: CompileInstrumentation) {
         self.contexts = contexts
         self.instrumentation = instrumentation
-        self.cores = cores
     }
 
     private var pipeline: ValidatedPipeline { contexts.pipeline }
 
-    /// Builds `stream` (every stream it reads is built already).
-    mutating func build(_ stream: ValidatedStream) throws {
+    /// Builds `stream` as `plan` says (every stream it reads is built already).
+    mutating func build(_ stream: ValidatedStream, _ plan: CompilePlan.StreamPlan) throws {
         var observable: Observable<Value>
         var handedToSource = 0
         var clock = contexts.scheduler
@@ -33,10 +30,10 @@ struct StreamAssembly {
             clock = clocks[name] ?? contexts.scheduler
             instrumentation.continues(stream.name, from: name)
         case .component(let component):
-            (observable, handedToSource) = try source(component, of: stream)
+            (observable, handedToSource) = try source(component, of: stream, offer: plan.parallel)
         }
-        (observable, clock) = try applyOperators(of: stream, to: observable, from: handedToSource, clock: clock)
-        if pipeline.readerCounts[stream.name, default: 0] > 1 {
+        (observable, clock) = try apply(plan.steps(from: handedToSource), of: stream, to: observable, clock: clock)
+        if plan.isShared {
             let multicast = Multicast(source: observable)
             multicasts.append(multicast)
             observable = multicast.observable
@@ -45,10 +42,10 @@ struct StreamAssembly {
         clocks[stream.name] = clock
     }
 
-    /// A stream's source, with the operators it was handed (how many) to run in parallel.
-    private func source(_ component: ValidatedComponent, of stream: ValidatedStream) throws -> (
-        Observable<Value>, handed: Int
-    ) {
+    /// A stream's source, with the operators it accepted (how many) of `offer` to run in parallel.
+    private func source(
+        _ component: ValidatedComponent, of stream: ValidatedStream, offer: CompilePlan.ParallelOffer?
+    ) throws -> (Observable<Value>, handed: Int) {
         let sides = contexts.sides(of: component.spec, stream: stream.name, index: Validator.sourceIndex)
         let key = CheckpointPlan.sourceKey(stream.name, component.spec.name)
         let meter = instrumentation.meter(stream: stream.name, part: "source", component.spec, key: key)
@@ -56,7 +53,7 @@ struct StreamAssembly {
             component.spec, component.parameters, component.use.location, key: key, sides: sides)
         var observable = source.make(.null)
         var handed = 0
-        if let stretch = try parallelStretch(of: stream, after: source, meter: meter) {
+        if let offer, let stretch = try parallelStretch(offer, of: stream, after: source, meter: meter) {
             (observable, handed) = stretch
         }
         // A signal completes it as if it had ended, unless it drains itself (nats, httpServer).
@@ -67,86 +64,66 @@ struct StreamAssembly {
         return (instrumentation.metered(observable, stream: stream.name, meter), handed)
     }
 
-    /// `parallel: N`: the element-wise operators right after a source that can run them on
-    /// several threads are handed to it (while they may run on several threads and have no side
-    /// streams), unless they are watched one by one; nil when none is.
+    /// The operators `offer` names, run by `source` on several threads; nil when it cannot.
     private func parallelStretch(
-        of stream: ValidatedStream, after source: PipelineSource, meter: ComponentMeter?
+        _ offer: CompilePlan.ParallelOffer, of stream: ValidatedStream, after source: PipelineSource,
+        meter: ComponentMeter?
     ) throws -> (Observable<Value>, handed: Int)? {
-        let handable = stream.operators.enumerated().prefix { index, operation in
-            guard case .elementwise = operation.spec.factory else { return false }
-            return PipelineCompiler.runsInParallel(operation)
-                && contexts.sides(of: operation.spec, stream: stream.name, index: index).isEmpty
-        }.count
-        // Without `parallel:`, a pipeline that is nothing but such a stretch between a source and
-        // its sinks uses every core.
-        let workers =
-            pipeline.spec.parallel
-            ?? (pipeline.streams.count == 1 && handable == stream.operators.count ? min(cores, 64) : 1)
-        guard workers > 1, handable > 0, let runParallel = source.parallel, !instrumentation.watchesOperators else {
-            return nil
-        }
-        var makers: [() -> ElementStep] = []
-        for (index, operation) in stream.operators.prefix(handable).enumerated() {
-            guard case .elementwise(let makeStep) = operation.spec.factory else { break }
-            let key = CheckpointPlan.operatorKey(stream.name, index, operation.spec.name)
-            makers.append(try makeStep(operation.parameters, contexts.context(for: operation, key: key, sides: [:])))
-        }
+        guard let runParallel = source.parallel else { return nil }
+        let makers = try (0..<offer.operators).map { try elementStep(stream, $0, clock: contexts.scheduler) }
         let stretch = ParallelStretch(
-            workers: workers, makeStep: { ElementSteps.compose(makers.map { $0() }) },
+            workers: offer.workers, makeStep: { ElementSteps.compose(makers.map { $0() }) },
             dropped: { meter?.countUnemitted($0) })
-        return (runParallel(.null, stretch), makers.count)
+        return (runParallel(.null, stretch), offer.operators)
     }
 
-    /// `stream`'s operators from `first` on, applied to `source`; the stream and the clock it ends on.
-    private func applyOperators(
-        of stream: ValidatedStream, to source: Observable<Value>, from first: Int, clock: any SchedulerType
+    /// The element-wise operator at `index` of `stream`, made (without side streams) on `clock`.
+    private func elementStep(_ stream: ValidatedStream, _ index: Int, clock: any SchedulerType) throws
+        -> () -> ElementStep
+    {
+        let component = stream.operators[index]
+        guard case .elementwise(let makeStep) = component.spec.factory else {
+            preconditionFailure("planned as element-wise")
+        }
+        let key = CheckpointPlan.operatorKey(stream.name, index, component.spec.name)
+        return try makeStep(component.parameters, contexts.context(for: component, key: key, sides: [:], clock: clock))
+    }
+
+    /// `steps` of `stream` applied to `source`; the stream and the clock it ends on.
+    private func apply(
+        _ steps: [CompilePlan.Step], of stream: ValidatedStream, to source: Observable<Value>,
+        clock: any SchedulerType
     ) throws -> (Observable<Value>, any SchedulerType) {
         var observable = source
         var clock = clock
-        var fusing: [() -> ElementStep] = []
         // What the operator just built hands the one right after it (nil past any other).
         var handOn: AnyObject?
-        for (index, component) in stream.operators.enumerated() where index >= first {
-            let sides = contexts.sides(of: component.spec, stream: stream.name, index: index)
-            let key = CheckpointPlan.operatorKey(stream.name, index, component.spec.name)
-            let meter = instrumentation.meter(stream: stream.name, part: "ops.\(index)", component.spec, key: key)
-            // Adjacent element-wise operators nobody watches one by one (no trace, no meter, no
-            // side stream) run as one step.
-            if case .elementwise(let makeStep) = component.spec.factory, instrumentation.tracer == nil, meter == nil,
-                sides.isEmpty
-            {
+        for step in steps {
+            switch step {
+            case .fused(let indexes):
                 handOn = nil
-                fusing.append(
-                    try makeStep(
-                        component.parameters, contexts.context(for: component, key: key, sides: sides, clock: clock)))
-                if fusesWithNext(stream, index) { continue }
-                observable = ElementSteps.fused(fusing)(observable)
-                fusing = []
-                continue
+                observable = ElementSteps.fused(try indexes.map { try elementStep(stream, $0, clock: clock) })(
+                    observable)
+            case .alone(let index):
+                let component = stream.operators[index]
+                let sides = contexts.sides(of: component.spec, stream: stream.name, index: index)
+                let key = CheckpointPlan.operatorKey(stream.name, index, component.spec.name)
+                let meter = instrumentation.meter(stream: stream.name, part: "ops.\(index)", component.spec, key: key)
+                guard let factory = component.spec.factory.operatorFactory else {
+                    preconditionFailure("validated as an operator")
+                }
+                let operatorContext = contexts.context(for: component, key: key, sides: sides, clock: clock)
+                operatorContext.handedOn = handOn
+                let apply = try factory(component.parameters, operatorContext)
+                if let after = operatorContext.clockAfter { clock = after }
+                handOn = operatorContext.handOn
+                let applied = Self.endingSides(apply(observable), sides)
+                observable = instrumentation.traced(
+                    applied, "\(stream.name)#\(index) \(component.spec.name)", component.use.location)
+                observable = instrumentation.metered(observable, stream: stream.name, meter)
             }
-            guard let factory = component.spec.factory.operatorFactory else {
-                preconditionFailure("validated as an operator")
-            }
-            let operatorContext = contexts.context(for: component, key: key, sides: sides, clock: clock)
-            operatorContext.handedOn = handOn
-            let apply = try factory(component.parameters, operatorContext)
-            if let after = operatorContext.clockAfter { clock = after }
-            handOn = operatorContext.handOn
-            let applied = Self.endingSides(apply(observable), sides)
-            observable = instrumentation.traced(
-                applied, "\(stream.name)#\(index) \(component.spec.name)", component.use.location)
-            observable = instrumentation.metered(observable, stream: stream.name, meter)
         }
         return (observable, clock)
-    }
-
-    /// Whether the operator after `index` joins the element-wise step being fused.
-    private func fusesWithNext(_ stream: ValidatedStream, _ index: Int) -> Bool {
-        guard index + 1 < stream.operators.count else { return false }
-        let next = stream.operators[index + 1]
-        guard case .elementwise = next.spec.factory else { return false }
-        return contexts.sides(of: next.spec, stream: stream.name, index: index + 1).isEmpty
     }
 
     /// `observable`, ending the side streams when it ends, so the streams reading them can end too.

@@ -227,13 +227,20 @@ def inlined_bodies(source_dirs, skip):
                 for match in INLINED.finditer(text):
                     if match.start() not in code_at:
                         continue
-                    depth, end = 0, None
+                    # The body is the first brace outside the signature's parentheses (a closure
+                    # given as a default argument has braces too) to the brace that closes it.
+                    depth, parens, end = 0, 0, None
                     for position in code:
                         if position <= match.start():
                             continue
-                        if text[position] == "{":
+                        character = text[position]
+                        if depth == 0 and character in "([":
+                            parens += 1
+                        elif depth == 0 and character in ")]":
+                            parens -= 1
+                        elif character == "{" and (depth > 0 or parens == 0):
                             depth += 1
-                        elif text[position] == "}":
+                        elif character == "}" and depth > 0:
                             depth -= 1
                             if depth == 0:
                                 end = position + 1

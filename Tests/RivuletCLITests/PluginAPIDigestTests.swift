@@ -64,6 +64,7 @@ final class PluginAPIDigestTests: BinaryTestCase {
                 private var peak: Int = 0
                 public init(count: Int) { self.count = count }
                 @inlinable public func doubled() -> Int { count * 2 }
+                @inlinable public func each(_ visit: (Int) -> Void = { _ in }) { visit(count) }
                 @usableFromInline internal func spare() -> Int { 1 }
                 internal func slow() -> Int { 2 }
                 public func fast() -> Int { count + 1 }
@@ -127,6 +128,10 @@ final class PluginAPIDigestTests: BinaryTestCase {
         }
         let changed: [(String, (String) -> String)] = [
             ("an inlined body", { $0.replacingOccurrences(of: "{ count * 2 }", with: "{ count * 3 }") }),
+            (
+                "an inlined body after a closure given as a default argument",
+                { $0.replacingOccurrences(of: "{ visit(count) }", with: "{ visit(count + 1) }") }
+            ),
             (
                 "a private stored property added",
                 {

@@ -59,6 +59,34 @@ final class PipelineTestBenchTests: XCTestCase {
         XCTAssertEqual(open.outcome, .stopped)
     }
 
+    private enum RollKey {
+        static let expression = Parameter<Pipeline.Expression>.valueExpression(
+            "expression", doc: "What each element becomes.", example: "random(1, 6)")
+    }
+
+    /// `roll: EXPR`: each element becomes what `EXPR` gives (here a throw of a die).
+    private static let roll = ComponentSpec(
+        name: "roll", summary: "Evaluates an expression.", parameters: [RollKey.expression],
+        primary: RollKey.expression, example: "- roll: random(1, 6)",
+        factory: .operator { parameters, context in
+            let expression = parameters[RollKey.expression]
+            return { source in
+                let scope = context.makeScope()
+                return source.map { try context.evaluate(expression, $0, in: scope) }
+            }
+        })
+
+    func testTheSeedDecidesTheRandomNumbers() throws {
+        let bench = try PipelineTestBench(components: [Self.roll])
+        let pipeline =
+            "source: { events: { marbles: \"abcdefghij|\" } }\nops: [{ roll: \"random(1, 1000)\" }]\nsink: record\n"
+        let first = try bench.run(pipeline, seed: 7).values
+        XCTAssertEqual(first.count, 10)
+        XCTAssertEqual(try bench.run(pipeline, seed: 7).values, first, "the same seed, the same numbers")
+        XCTAssertNotEqual(try bench.run(pipeline, seed: 8).values, first, "another seed, other numbers")
+        XCTAssertNotEqual(try bench.run(pipeline).values, first, "the default seed is 1")
+    }
+
     func testAPipelineThatDoesNotCheckThrowsWithItsLineAndColumn() throws {
         let bench = try PipelineTestBench(components: [Self.double])
         XCTAssertThrowsError(try bench.run("source: { events: { marbles: \"1|\" } }\nops: [tripple]\nsink: record\n")) {

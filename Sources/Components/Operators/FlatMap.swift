@@ -20,9 +20,7 @@ extension BuiltinComponents {
         primary: InnerWork.source,
         example: "- flatMap: { events: { timeline: \"{{ .events }}\" } }",
         sideStreams: InnerWork.sideStreams,
-        checkpointing: .restartsWork(
-            "the inners running or waiting at the checkpoint: their elements are kept, and run again first when the "
-                + "run resumes, so what they had emitted comes again"),
+        checkpointing: InnerWork.checkpointing(waiting: true),
         factory: .operator { parameters, context in
             let work = try InnerWork(parameters: parameters, context: context)
             let limit = parameters[Key.maxConcurrent]

@@ -15,9 +15,7 @@ extension BuiltinComponents {
         primary: InnerWork.source,
         example: "- flatMapLatest: { events: { timeline: \"{{ .events }}\" } }",
         sideStreams: InnerWork.sideStreams,
-        checkpointing: .restartsWork(
-            "the inners running at the checkpoint: their elements are kept, and run again first when the "
-                + "run resumes, so what they had emitted comes again"),
+        checkpointing: InnerWork.checkpointing(waiting: false),
         factory: .operator { parameters, context in
             let work = try InnerWork(parameters: parameters, context: context)
             let state = context.operatorState()

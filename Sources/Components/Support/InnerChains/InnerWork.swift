@@ -122,6 +122,14 @@ final class InnerWork {
 
     /// The side streams they offer.
     static let sideStreams = ["executing", "errors"]
+
+    /// What their checkpoints keep: the elements whose inners are running (or, `waiting`,
+    /// waiting too), run again first when the run resumes.
+    static func checkpointing(waiting: Bool) -> Checkpointing {
+        .restartsWork(
+            "the inners running \(waiting ? "or waiting " : "")at the checkpoint: their elements are kept, and run "
+                + "again first when the run resumes, so what they had emitted comes again")
+    }
 }
 
 /// The elements whose inners one subscription of an inner-work operator is running or holds

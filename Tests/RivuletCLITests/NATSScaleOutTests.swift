@@ -4,18 +4,7 @@ import XCTest
 
 /// Several runners sharing one durable consumer, against one server and against a three-node
 /// JetStream cluster: a runner or a server node killed with SIGKILL mid-run loses nothing.
-final class NATSScaleOutTests: NATSTestCase {
-    private var server: NATSServer?
-    private var cluster: NATSCluster?
-
-    override var natsURL: String { cluster?.url ?? server?.url ?? "" }
-
-    override func tearDown() {
-        server?.stop()
-        cluster?.stop()
-        super.tearDown()
-    }
-
+final class NATSScaleOutTests: NATSServerOrClusterTestCase {
     /// A runner of the shared consumer: each id it writes goes to `output`; `delay` keeps
     /// elements in flight, so a kill finds some written and not yet acknowledged.
     private func runner(_ output: String, replicas: String = "") -> String {

@@ -8,18 +8,7 @@ import XCTest
 /// checkpoint and moves with the partition, so a per-key event-time aggregation over runners that
 /// are killed, stopped past their lease and that join gives exactly one right result per key and
 /// window.
-final class NATSStateHandOverTests: NATSTestCase {
-    private var server: NATSServer?
-    private var cluster: NATSCluster?
-
-    override var natsURL: String { cluster?.url ?? server?.url ?? "" }
-
-    override func tearDown() {
-        server?.stop()
-        cluster?.stop()
-        super.tearDown()
-    }
-
+final class NATSStateHandOverTests: NATSServerOrClusterTestCase {
     /// How many events of how many keys, how far apart in event time, over how many partitions.
     private struct Scale {
         let events: Int

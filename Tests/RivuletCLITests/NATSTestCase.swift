@@ -296,3 +296,18 @@ class OneNATSServerTestCase: NATSTestCase {
 
     override var natsURL: String { server.url }
 }
+
+/// NATS binary tests that start, each as it needs, one server or a three-node cluster of their
+/// own; whichever was started is stopped after each test.
+class NATSServerOrClusterTestCase: NATSTestCase {
+    var server: NATSServer?
+    var cluster: NATSCluster?
+
+    override var natsURL: String { cluster?.url ?? server?.url ?? "" }
+
+    override func tearDown() {
+        server?.stop()
+        cluster?.stop()
+        super.tearDown()
+    }
+}

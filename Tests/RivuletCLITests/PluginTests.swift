@@ -53,6 +53,46 @@ final class PluginTests: XCTestCase {
             symbols.contains("binaryInterfaces6UInt64V"), "PluginAPI.binaryInterface is compiled into the plugin")
     }
 
+    /// The README's "from zero": its Package.swift steps and its Swift file, built with `swift
+    /// build` into a plugin that `rivulet run` loads and runs.
+    func testThePluginFromZeroOfTheReadmeBuildsAndRuns() throws {
+        let readme = try String(
+            contentsOf: DescribeCommandTests.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let intro = try XCTUnwrap(readme.range(of: "From zero: make a folder"))
+        let start = try XCTUnwrap(readme.range(of: "```swift\n", range: intro.upperBound..<readme.endIndex))
+        let end = try XCTUnwrap(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
+        let swiftFile = String(readme[start.upperBound..<end.lowerBound])
+        XCTAssertTrue(swiftFile.contains("rivulet_plugin_register"), swiftFile)
+
+        let package = directory.appendingPathComponent("Shout")
+        try FileManager.default.createDirectory(
+            at: package.appendingPathComponent("Sources/Shout"), withIntermediateDirectories: true)
+        // Copied, pointed at the core, renamed, the test target left out: as the README says.
+        var manifest = try String(contentsOf: Self.example.appendingPathComponent("Package.swift"), encoding: .utf8)
+        manifest = manifest.replacingOccurrences(
+            of: "\"../../Core\"", with: "\"\(DescribeCommandTests.repository.appendingPathComponent("Core").path)\"")
+        manifest = manifest.replacingOccurrences(of: "TextPlugin", with: "Shout")
+        let testTarget = try XCTUnwrap(manifest.range(of: "        .testTarget("))
+        let targetEnd = try XCTUnwrap(
+            manifest.range(of: "        ),\n", range: testTarget.upperBound..<manifest.endIndex))
+        manifest.removeSubrange(testTarget.lowerBound..<targetEnd.upperBound)
+        try manifest.write(to: package.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
+        try swiftFile.write(
+            to: package.appendingPathComponent("Sources/Shout/Shout.swift"), atomically: true, encoding: .utf8)
+
+        let build = try ChildProcess(executable: "swift", arguments: ["build", "--package-path", package.path])
+        let built = build.communicate(timeout: 600)
+        XCTAssertEqual(
+            built.termination, .exited(0),
+            String(decoding: built.standardOutput + built.standardError, as: UTF8.self).suffix(3000).description)
+        let library = package.appendingPathComponent(".build/debug/libShout.so").path
+        let pipeline = directory.appendingPathComponent("shout.yaml").path
+        try "source: stdin\nops: [shout]\nsink: stdout\n".write(toFile: pipeline, atomically: true, encoding: .utf8)
+        let run = try runRivulet(["run", pipeline, "--plugin", library], stdin: "hello\nplugin\n")
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(run.stdout, "\"HELLO\"\n\"PLUGIN\"\n")
+    }
+
     func testTheExamplePluginIsListedCheckedAndTested() throws {
         let listed = try runRivulet(["components", "--plugin", Self.library])
         XCTAssertEqual(listed.status, 0, listed.stderr)

@@ -138,42 +138,34 @@ extension BuiltinComponents {
                             until: lifetime)
                     }
                     idleTimers.arm(base)
-                    source.subscribe(
-                        AnyObserver { event in
-                            if lifetime.isDisposed { return }
-                            switch event {
-                            case .next(let element):
-                                let input = inputs.input()
-                                idleTimers.arm(input)
-                                do {
-                                    let at = try BuiltinComponents.eventTimeMilliseconds(
-                                        context.evaluate(time, element, in: scope), element: element, context: context)
-                                    if domain.take(element, at: at, from: input) { return }
-                                    context.meter?.count("elements_late_total")
-                                    switch late {
-                                    case .drop:
-                                        context.dropped(
-                                            reason: "late, behind the watermark (late: drop)",
-                                            message:
-                                                "time \(ExpressionEnvironment.rfc3339(epochMilliseconds: Int(at))) behind the watermark \(ExpressionEnvironment.rfc3339(epochMilliseconds: Int(domain.clock.clock)))"
-                                        )
-                                    case .side: context.sideStreams["late"]?.onNext(element)
-                                    }
-                                } catch {
-                                    do { try context.elementFailed(error, element: element) } catch {
-                                        observer.on(.error(error))
-                                        lifetime.dispose()
-                                    }
-                                }
-                            case .error:
-                                observer.on(event)
-                                lifetime.dispose()
-                            case .completed:
-                                idleTimers.stop()
-                                inputs.endLanes()
-                                domain.end(base)
+                    readEach(
+                        source, while: lifetime, in: lifetime.makeChild(), routing: context,
+                        element: { element in
+                            let input = inputs.input()
+                            idleTimers.arm(input)
+                            let at = try BuiltinComponents.eventTimeMilliseconds(
+                                context.evaluate(time, element, in: scope), element: element, context: context)
+                            if domain.take(element, at: at, from: input) { return }
+                            context.meter?.count("elements_late_total")
+                            switch late {
+                            case .drop:
+                                context.dropped(
+                                    reason: "late, behind the watermark (late: drop)",
+                                    message:
+                                        "time \(ExpressionEnvironment.rfc3339(epochMilliseconds: Int(at))) behind the watermark \(ExpressionEnvironment.rfc3339(epochMilliseconds: Int(domain.clock.clock)))"
+                                )
+                            case .side: context.sideStreams["late"]?.onNext(element)
                             }
-                        }, in: lifetime.makeChild())
+                        },
+                        failed: {
+                            observer.on(.error($0))
+                            lifetime.dispose()
+                        },
+                        completed: {
+                            idleTimers.stop()
+                            inputs.endLanes()
+                            domain.end(base)
+                        })
                 }
             }
         }

@@ -141,34 +141,33 @@ extension BuiltinComponents {
                                 windows.open.flatMap(\.origins) + (chains?.inputs.values.compactMap(\.origin) ?? [])
                             }, until: lifetime)
                     }
-                    source.subscribe(
-                        AnyObserver { event in
-                            if lifetime.isDisposed { return }
-                            switch event {
-                            case .next(let element):
-                                if let (domain, allowed) = lateness, let late = domain.lateTime {
-                                    // Behind the watermark, within allowedLateness: the windows of its time.
-                                    emitLists(
-                                        windows.addLate(
-                                            element, at: .milliseconds(late), now: scheduler.now, allowing: allowed,
-                                            origin: Origin.current))
-                                } else {
-                                    emit(windows.add(element, at: scheduler.now, origin: Origin.current))
-                                }
-                                arm()
-                            case .error:
-                                observer.on(event)
-                                lifetime.dispose()
-                            case .completed:
-                                emit(windows.closeAll())
-                                if let chains {
-                                    chains.completeWhenDone()
-                                } else {
-                                    observer.on(.completed)
-                                    lifetime.dispose()
-                                }
+                    readEach(
+                        source, while: lifetime, in: lifetime.makeChild(),
+                        element: { element in
+                            if let (domain, allowed) = lateness, let late = domain.lateTime {
+                                // Behind the watermark, within allowedLateness: the windows of its time.
+                                emitLists(
+                                    windows.addLate(
+                                        element, at: .milliseconds(late), now: scheduler.now, allowing: allowed,
+                                        origin: Origin.current))
+                            } else {
+                                emit(windows.add(element, at: scheduler.now, origin: Origin.current))
                             }
-                        }, in: lifetime.makeChild())
+                            arm()
+                        },
+                        failed: {
+                            observer.on(.error($0))
+                            lifetime.dispose()
+                        },
+                        completed: {
+                            emit(windows.closeAll())
+                            if let chains {
+                                chains.completeWhenDone()
+                            } else {
+                                observer.on(.completed)
+                                lifetime.dispose()
+                            }
+                        })
                 }
             }
         }

@@ -10,23 +10,15 @@ func expandingEach(
     Observable { observer, lifetime in
         started(lifetime)
         let sink = ForwardingObserver(observer, lifetime)
-        source.subscribe(
-            AnyObserver { event in
-                if lifetime.isDisposed { return }
-                switch event {
-                case .next(let element):
-                    do {
-                        for output in try expand(element) {
-                            if lifetime.isDisposed { return }
-                            sink.observer.on(.next(output))
-                        }
-                    } catch {
-                        sink.finish(.error(error))
-                    }
-                case .error, .completed:
-                    sink.finish(event)
+        readEach(
+            source, while: lifetime, in: lifetime,
+            element: { element in
+                for output in try expand(element) {
+                    if lifetime.isDisposed { return }
+                    sink.observer.on(.next(output))
                 }
-            }, in: lifetime)
+            },
+            failed: { sink.finish(.error($0)) }, completed: { sink.finish(.completed) })
     }
 }
 

@@ -220,65 +220,73 @@ extension BuiltinComponents {
                             { window.saved(now: scheduler.now) }, origins: { window.held.values.flatMap { $0 } },
                             until: lifetime)
                     }
-                    readEach(
-                        source, while: lifetime, in: lifetime.makeChild(), routing: context,
-                        element: { element in
-                            let elementTime = asTheyCome.flatMap { $0.elementTime ?? $0.lateTime }
-                            if let domain = lateness?.0, let late = domain.lateTime,
-                                try update(element, at: late)
-                            {
-                                return
-                            }
-                            var index: Int64 = 0
-                            if let every, let everyMilliseconds {
-                                if let time {
-                                    guard let at = try context.evaluate(time, element, in: scope).doubleValue
-                                    else {
-                                        throw context.error(
-                                            "aggregate: 'time' is not a number", element: element)
+                    source.subscribe(
+                        AnyObserver { event in
+                            if lifetime.isDisposed { return }
+                            switch event {
+                            case .next(let element):
+                                do {
+                                    let elementTime = asTheyCome.flatMap { $0.elementTime ?? $0.lateTime }
+                                    if let domain = lateness?.0, let late = domain.lateTime,
+                                        try update(element, at: late)
+                                    {
+                                        return
                                     }
-                                    // Beyond ±2^53 ms a window number is no longer exact (nor, far
-                                    // enough, representable): an element error, not a trap.
-                                    guard at.magnitude < 9.007e15 else {
-                                        throw context.error(
-                                            "aggregate: 'time' \(at) is out of range (milliseconds since the epoch)",
-                                            element: element)
+                                    var index: Int64 = 0
+                                    if let every, let everyMilliseconds {
+                                        if let time {
+                                            guard let at = try context.evaluate(time, element, in: scope).doubleValue
+                                            else {
+                                                throw context.error(
+                                                    "aggregate: 'time' is not a number", element: element)
+                                            }
+                                            // Beyond ±2^53 ms a window number is no longer exact (nor, far
+                                            // enough, representable): an element error, not a trap.
+                                            guard at.magnitude < 9.007e15 else {
+                                                throw context.error(
+                                                    "aggregate: 'time' \(at) is out of range (milliseconds since the epoch)",
+                                                    element: element)
+                                            }
+                                            index = Int64((at / Double(everyMilliseconds)).rounded(.down))
+                                        } else if let elementTime {
+                                            index = Self.windowNumber(elementTime, every: everyMilliseconds)
+                                        } else if let eventClock {
+                                            // Whole milliseconds already: no Duration arithmetic per element.
+                                            index = Self.windowNumber(
+                                                eventClock.clock - window.clockStartMilliseconds,
+                                                every: everyMilliseconds)
+                                        } else {
+                                            let milliseconds = Double((scheduler.now - window.clockStart).milliseconds)
+                                            index = Int64((milliseconds / Double(every.milliseconds)).rounded(.down))
+                                        }
                                     }
-                                    index = Int64((at / Double(everyMilliseconds)).rounded(.down))
-                                } else if let elementTime {
-                                    index = Self.windowNumber(elementTime, every: everyMilliseconds)
-                                } else if let eventClock {
-                                    // Whole milliseconds already: no Duration arithmetic per element.
-                                    index = Self.windowNumber(
-                                        eventClock.clock - window.clockStartMilliseconds,
-                                        every: everyMilliseconds)
-                                } else {
-                                    let milliseconds = Double((scheduler.now - window.clockStart).milliseconds)
-                                    index = Int64((milliseconds / Double(every.milliseconds)).rounded(.down))
+                                    // One window open at a time, unless elements come as they come:
+                                    // a later one closes it, an earlier one counts in it.
+                                    if asTheyCome == nil, let current = window.earliest {
+                                        if index > current { flush(current) } else { index = current }
+                                    }
+                                    let table = window.table(index)
+                                    armClock()
+                                    let key = try context.evaluate(keyExpression, element, in: scope)
+                                    try table.add(
+                                        element, key: key, scope: scope, context: context, maxKeys: maxKeys,
+                                        time: elementTime)
+                                    if let origin = Origin.current { window.held[index, default: []].append(origin) }
+                                } catch {
+                                    do { try context.elementFailed(error, element: element) } catch {
+                                        observer.on(.error(error))
+                                        lifetime.dispose()
+                                    }
                                 }
+                            case .error:
+                                observer.on(event)
+                                lifetime.dispose()
+                            case .completed:
+                                while let first = window.earliest { flush(first) }
+                                observer.on(.completed)
+                                lifetime.dispose()
                             }
-                            // One window open at a time, unless elements come as they come:
-                            // a later one closes it, an earlier one counts in it.
-                            if asTheyCome == nil, let current = window.earliest {
-                                if index > current { flush(current) } else { index = current }
-                            }
-                            let table = window.table(index)
-                            armClock()
-                            let key = try context.evaluate(keyExpression, element, in: scope)
-                            try table.add(
-                                element, key: key, scope: scope, context: context, maxKeys: maxKeys,
-                                time: elementTime)
-                            if let origin = Origin.current { window.held[index, default: []].append(origin) }
-                        },
-                        failed: {
-                            observer.on(.error($0))
-                            lifetime.dispose()
-                        },
-                        completed: {
-                            while let first = window.earliest { flush(first) }
-                            observer.on(.completed)
-                            lifetime.dispose()
-                        })
+                        }, in: lifetime.makeChild())
                 }
             }
         }

@@ -69,22 +69,28 @@ enum PartitionedRun {
     ) {
         let scope = context.makeScope()
         let meter = context.meter
-        readEach(
-            source, while: lifetime, in: lifetime.makeChild(),
-            element: { element in
-                let routed = route?().flatMap { (0..<count).contains($0) ? $0 : nil }
-                guard
-                    let partition = try routed
-                        ?? partition(
-                            of: element, by: key, among: count, context: context, scope: scope, meter: meter)
-                else { return }
-                send(element, partition)
-            },
-            failed: { merge.take(.error($0)) },
-            completed: {
-                end()
-                merge.upstreamCompleted()
-            })
+        source.subscribe(
+            AnyObserver { event in
+                if lifetime.isDisposed { return }
+                switch event {
+                case .next(let element):
+                    do {
+                        let routed = route?().flatMap { (0..<count).contains($0) ? $0 : nil }
+                        guard
+                            let partition = try routed
+                                ?? partition(
+                                    of: element, by: key, among: count, context: context, scope: scope, meter: meter)
+                        else { return }
+                        send(element, partition)
+                    } catch {
+                        merge.take(.error(error))
+                    }
+                case .error: merge.take(event)
+                case .completed:
+                    end()
+                    merge.upstreamCompleted()
+                }
+            }, in: lifetime.makeChild())
     }
 
     /// The partition of `element` (nil when its key failed and `onError` dropped it); the key is

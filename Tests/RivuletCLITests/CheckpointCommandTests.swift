@@ -579,10 +579,12 @@ final class CheckpointCommandTests: BinaryTestCase {
         XCTAssertTrue(try Data(contentsOf: URL(fileURLWithPath: path("out.jsonl"))) == expected)
     }
 
+    /// `take` and `skip` (one counter, checkpointed) and `scan` over a durable source killed with SIGKILL.
     func testAFollowedFileThatIsAppendedAndRotatedWhileRunsAreKilledIsReadExactlyOnce() throws {
         let total = 300_000
         let ops = """
               - take: \(total)
+              - skip: 1000
               - scan: { seed: { n: 0, sum: 0 }, accumulator: "{n: acc.n + 1, sum: acc.sum + .v}" }
               - filter: .n % 5 != 0
             sink: { file: out.jsonl }

@@ -127,7 +127,7 @@ let package = Package(
             dependencies: ["StateStore", .product(name: "RivuletCore", package: "Core")]
         ),
         .testTarget(
-            name: "RivuletCLITests", dependencies: ["rivulet", "Components", "HTTPTestServer"],
+            name: "RivuletCLITests", dependencies: ["rivulet", "Components", "HTTPTestServer", "RivuletTestSupport"],
             exclude: ["LintCorpus", "Golden", "SchemaCorpus"]),
     ]
 )

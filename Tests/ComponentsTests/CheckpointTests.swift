@@ -102,6 +102,19 @@ final class CheckpointTests: LeakCheckingTestCase {
         return (lines(whole), lines(first) + lines(second, after: tick))
     }
 
+    /// Checks that runs stopped at each of `ticks` and resumed from their checkpoints write
+    /// `expected` (with times), the output of the uninterrupted run.
+    private func assertResumesAsOneRun(
+        _ text: String, stoppedAt ticks: [Int], writes expected: [String], _ message: String = "",
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
+        for tick in ticks {
+            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
+            XCTAssertEqual(whole, expected, message, file: file, line: line)
+            XCTAssertEqual(resumed, whole, "stopped at \(tick)", file: file, line: line)
+        }
+    }
+
     func testDebounceKeepsItsPendingElementAndItsTimeLeft() throws {
         let text = """
             source: { events: [{ at: 10ms, next: a }, { at: 20ms, next: ab }, { at: 50ms, next: abc }, { at: 100ms, complete: true }] }
@@ -109,11 +122,8 @@ final class CheckpointTests: LeakCheckingTestCase {
               - debounce: 15ms
             sink: record
             """
-        for tick in [25, 31, 55] {
-            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
-            XCTAssertEqual(whole, ["35: \"ab\"", "65: \"abc\"", "100: completed"])
-            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
-        }
+        try assertResumesAsOneRun(
+            text, stoppedAt: [25, 31, 55], writes: ["35: \"ab\"", "65: \"abc\"", "100: completed"])
     }
 
     func testDelayKeepsWhatWaitsWithTheTimeLeftForEach() throws {
@@ -123,11 +133,8 @@ final class CheckpointTests: LeakCheckingTestCase {
               - delay: 20ms
             sink: record
             """
-        for tick in [15, 31, 45] {
-            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
-            XCTAssertEqual(whole, ["30: \"a\"", "32: \"b\"", "50: \"c\"", "51: completed"])
-            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
-        }
+        try assertResumesAsOneRun(
+            text, stoppedAt: [15, 31, 45], writes: ["30: \"a\"", "32: \"b\"", "50: \"c\"", "51: completed"])
     }
 
     func testRetryCountsTheAttemptsThatFailedAndASubscriptionAfterTheRestoreStartsAfresh() throws {
@@ -137,12 +144,9 @@ final class CheckpointTests: LeakCheckingTestCase {
               - retry: 3
             sink: record
             """
-        for tick in [15, 35, 55] {
-            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
-            XCTAssertEqual(
-                whole, ["10: \"a\"", "30: \"a\"", "50: \"a\"", "60: completed"], "three attempts, then the error")
-            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
-        }
+        try assertResumesAsOneRun(
+            text, stoppedAt: [15, 35, 55], writes: ["10: \"a\"", "30: \"a\"", "50: \"a\"", "60: completed"],
+            "three attempts, then the error")
     }
 
     func testAggregateKeepsItsOpenWindowPerKeyAndTheTimeItHasLeft() throws {
@@ -152,17 +156,13 @@ final class CheckpointTests: LeakCheckingTestCase {
               - aggregate: { by: .k, every: 50ms, fields: { n: count, total: { sum: .n }, low: { min: .n }, mean: { avg: .n }, first: { first: .n } } }
             sink: record
             """
-        for tick in [5, 15, 40, 55, 70] {
-            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
-            XCTAssertEqual(
-                whole,
-                [
-                    #"50: {"key":"a","start":0,"n":2,"total":4,"low":1,"mean":2.0,"first":1}"#,
-                    #"50: {"key":"b","start":0,"n":1,"total":2.5,"low":2.5,"mean":2.5,"first":2.5}"#,
-                    #"90: {"key":"a","start":50,"n":1,"total":4,"low":4,"mean":4.0,"first":4}"#, "90: completed",
-                ])
-            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
-        }
+        try assertResumesAsOneRun(
+            text, stoppedAt: [5, 15, 40, 55, 70],
+            writes: [
+                #"50: {"key":"a","start":0,"n":2,"total":4,"low":1,"mean":2.0,"first":1}"#,
+                #"50: {"key":"b","start":0,"n":1,"total":2.5,"low":2.5,"mean":2.5,"first":2.5}"#,
+                #"90: {"key":"a","start":50,"n":1,"total":4,"low":4,"mean":4.0,"first":4}"#, "90: completed",
+            ])
     }
 
     func testAggregateOnEventTimeKeepsItsOpenWindow() throws {
@@ -172,13 +172,9 @@ final class CheckpointTests: LeakCheckingTestCase {
               - aggregate: { by: .k, every: 1m, time: .ts, fields: { n: count } }
             sink: record
             """
-        for tick in [15, 25, 35] {
-            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
-            XCTAssertEqual(
-                whole,
-                [#"30: {"key":"a","start":0,"n":2}"#, #"40: {"key":"b","start":60000,"n":1}"#, "40: completed"])
-            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
-        }
+        try assertResumesAsOneRun(
+            text, stoppedAt: [15, 25, 35],
+            writes: [#"30: {"key":"a","start":0,"n":2}"#, #"40: {"key":"b","start":60000,"n":1}"#, "40: completed"])
     }
 
     func testWindowKeepsItsOpenWindowsOfEveryKind() throws {
@@ -215,11 +211,8 @@ final class CheckpointTests: LeakCheckingTestCase {
 
     func testZipKeepsEachStreamsElementsWaitingForAPartner() throws {
         let text = PipelineHarness.zippedStreams
-        for tick in [12, 18, 35, 45, 55] {
-            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
-            XCTAssertEqual(whole, ["15: [\"a\",1]", "50: [\"b\",2]", "60: completed"])
-            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
-        }
+        try assertResumesAsOneRun(
+            text, stoppedAt: [12, 18, 35, 45, 55], writes: ["15: [\"a\",1]", "50: [\"b\",2]", "60: completed"])
     }
 
     func testDedupeKeepsTheKeysItRemembersWithTheirAges() throws {
@@ -229,11 +222,9 @@ final class CheckpointTests: LeakCheckingTestCase {
               - dedupe: { ttl: 50ms, max: 2 }
             sink: record
             """
-        for tick in [15, 25, 40, 60, 72] {
-            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
-            XCTAssertEqual(whole, ["10: \"a\"", "20: \"b\"", "45: \"c\"", "70: \"a\"", "75: \"b\"", "90: completed"])
-            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
-        }
+        try assertResumesAsOneRun(
+            text, stoppedAt: [15, 25, 40, 60, 72],
+            writes: ["10: \"a\"", "20: \"b\"", "45: \"c\"", "70: \"a\"", "75: \"b\"", "90: completed"])
     }
 
     func testGroupByKeepsEachOpenGroupWithItsOpsState() throws {
@@ -247,16 +238,12 @@ final class CheckpointTests: LeakCheckingTestCase {
                   ops: [{ scan: { seed: 0, accumulator: acc + .v } }, { debounce: 15ms }, { map: "{k: ., n: 1}" }]
             sink: record
             """
-        for tick in [15, 25, 35, 45, 60] {
-            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
-            XCTAssertEqual(
-                whole,
-                [
-                    "25: {\"k\":1,\"n\":1}", "35: {\"k\":10,\"n\":1}", "45: {\"k\":3,\"n\":1}",
-                    "55: {\"k\":30,\"n\":1}", "65: {\"k\":6,\"n\":1}", "100: completed",
-                ])
-            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
-        }
+        try assertResumesAsOneRun(
+            text, stoppedAt: [15, 25, 35, 45, 60],
+            writes: [
+                "25: {\"k\":1,\"n\":1}", "35: {\"k\":10,\"n\":1}", "45: {\"k\":3,\"n\":1}",
+                "55: {\"k\":30,\"n\":1}", "65: {\"k\":6,\"n\":1}", "100: completed",
+            ])
     }
 
     func testAGroupClosedBeforeTheCheckpointStartsAfreshAndAnIdleOneKeepsItsQuietTime() throws {
@@ -269,11 +256,9 @@ final class CheckpointTests: LeakCheckingTestCase {
                   ops: [{ scan: { seed: 0, accumulator: acc + .v } }]
             sink: record
             """
-        for tick in [15, 25, 40, 50, 60, 72] {
-            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
-            XCTAssertEqual(whole, ["10: 1", "20: 10", "30: 3", "70: 4", "75: 20", "90: completed"])
-            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
-        }
+        try assertResumesAsOneRun(
+            text, stoppedAt: [15, 25, 40, 50, 60, 72],
+            writes: ["10: 1", "20: 10", "30: 3", "70: 4", "75: 20", "90: completed"])
         XCTAssertEqual(lastSnapshot?.description.contains("[1] ops#0 scan"), false, "closed groups are forgotten")
     }
 
@@ -303,11 +288,8 @@ final class CheckpointTests: LeakCheckingTestCase {
               - sample: 20ms
             sink: record
             """
-        for tick in [12, 17, 30, 50] {
-            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
-            XCTAssertEqual(whole, ["20: \"b\"", "60: \"c\"", "100: completed"])
-            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
-        }
+        try assertResumesAsOneRun(
+            text, stoppedAt: [12, 17, 30, 50], writes: ["20: \"b\"", "60: \"c\"", "100: completed"])
     }
 
     func testCombineLatestAndWithLatestFromKeepTheOtherStreamsLatestElement() throws {
@@ -369,11 +351,8 @@ final class CheckpointTests: LeakCheckingTestCase {
 
     func testTimerGoesOnWithTheTimeLeftUntilItsNextElement() throws {
         let text = "source: { timer: { dueTime: 30ms, period: 20ms } }\nops:\n  - take: 4\nsink: record"
-        for tick in [10, 35, 55] {
-            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
-            XCTAssertEqual(whole, ["30: 0", "50: 1", "70: 2", "90: 3", "90: completed"])
-            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
-        }
+        try assertResumesAsOneRun(
+            text, stoppedAt: [10, 35, 55], writes: ["30: 0", "50: 1", "70: 2", "90: 3", "90: completed"])
     }
 
     func testBufferKeepsItsListAndTheTimeLeftInItsWindow() throws {
@@ -383,11 +362,8 @@ final class CheckpointTests: LeakCheckingTestCase {
               - buffer: { timeSpan: 30ms, count: 2 }
             sink: record
             """
-        for tick in [15, 25, 36, 50] {
-            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
-            XCTAssertEqual(whole, ["20: [1,2]", "36: [3,4]", "66: [5]", "70: []", "70: completed"])
-            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
-        }
+        try assertResumesAsOneRun(
+            text, stoppedAt: [15, 25, 36, 50], writes: ["20: [1,2]", "36: [3,4]", "66: [5]", "70: []", "70: completed"])
     }
 
     func testThrottleKeepsItsWindowAndTheElementWaitingForItsEnd() throws {
@@ -397,11 +373,8 @@ final class CheckpointTests: LeakCheckingTestCase {
               - throttle: 20ms
             sink: record
             """
-        for tick in [12, 16, 25, 47] {
-            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
-            XCTAssertEqual(whole, ["10: \"a\"", "30: \"c\"", "50: \"d\"", "50: completed"])
-            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
-        }
+        try assertResumesAsOneRun(
+            text, stoppedAt: [12, 16, 25, 47], writes: ["10: \"a\"", "30: \"c\"", "50: \"d\"", "50: completed"])
     }
 
     func testEventsGoOnWithTheNextEntryAtItsOwnTime() throws {
@@ -426,11 +399,8 @@ final class CheckpointTests: LeakCheckingTestCase {
 
     func testIntervalCountsOnFromItsCountAtItsOwnTimes() throws {
         let text = "source: { interval: 10ms }\nops:\n  - take: 5\nsink: record"
-        for tick in [5, 25, 38] {
-            let (whole, resumed) = try timedOutputs(text, stoppedAt: tick)
-            XCTAssertEqual(whole, ["10: 0", "20: 1", "30: 2", "40: 3", "50: 4", "50: completed"])
-            XCTAssertEqual(resumed, whole, "stopped at \(tick)")
-        }
+        try assertResumesAsOneRun(
+            text, stoppedAt: [5, 25, 38], writes: ["10: 0", "20: 1", "30: 2", "40: 3", "50: 4", "50: completed"])
     }
 
     func testFixtureGoesOnFromTheElementAndTheLineItReached() throws {

@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import Synchronization
 import XCTest
 
@@ -337,7 +338,7 @@ final class CheckpointCommandTests: BinaryTestCase {
 
         let resumed = try runRivulet(Array(arguments.dropLast(2)), environment: ["KEY": "sekret-123"])
         XCTAssertEqual(resumed.status, 0, resumed.stderr)
-        XCTAssertTrue(resumed.stderr.contains("resuming 'paging'"), resumed.stderr)
+        assertContains(resumed.stderr, "resuming 'paging'")
         XCTAssertEqual(
             server.received.map { $0.query["page"] ?? "?" }, ["1", "2", "3", "4", "4", "5", "6", "7"],
             "page 4 is asked for again, and no page before it")
@@ -370,7 +371,7 @@ final class CheckpointCommandTests: BinaryTestCase {
         let resumed = try runRivulet(["run", path("p.yaml"), "--state", path("s.db")])
         XCTAssertEqual(resumed.status, 0, resumed.stderr)
         // The first checkpoint was taken as the fresh run started, the second at the signal.
-        XCTAssertTrue(resumed.stderr.contains("resuming 'ticks' from checkpoint 2"), resumed.stderr)
+        assertContains(resumed.stderr, "resuming 'ticks' from checkpoint 2")
         let lines = try String(contentsOfFile: path("out.jsonl"), encoding: .utf8).split(separator: "\n")
         XCTAssertEqual(lines, (0..<60).map { Substring("\($0)") }, "each count once, in order")
 
@@ -401,13 +402,13 @@ final class CheckpointCommandTests: BinaryTestCase {
         // Without --state the source ends as if its input had: the open window is written.
         let plain = try stopped([])
         XCTAssertEqual(try String(contentsOfFile: path("out.jsonl"), encoding: .utf8), "3\n")
-        XCTAssertTrue(plain.contains("stopped: the sources ended as if their input had"), plain)
+        assertContains(plain, "stopped: the sources ended as if their input had")
         try FileManager.default.removeItem(atPath: path("out.jsonl"))
 
         // With --state the window stays open in the checkpoint, and goes on in the next run.
         let kept = try stopped(["--state", path("s.db")])
         XCTAssertEqual((try? String(contentsOfFile: path("out.jsonl"), encoding: .utf8)) ?? "", "")
-        XCTAssertTrue(kept.contains("is in the last checkpoint; the next run with --state goes on from it"), kept)
+        assertContains(kept, "is in the last checkpoint; the next run with --state goes on from it")
         let appended = try FileHandle(forWritingTo: URL(fileURLWithPath: path("in.jsonl")))
         appended.seekToEndOfFile()
         appended.write(Data("{\"v\":4}\n".utf8))
@@ -416,7 +417,7 @@ final class CheckpointCommandTests: BinaryTestCase {
         XCTAssertTrue(listing.stdout.hasPrefix("hourly\tresumable\tcheckpoint "), listing.stdout)
         // Resumed, the window has the 2 s it had left: it ends holding what it kept and the new line.
         let resumed = try stopped(["--state", path("s.db")], after: 3.5)
-        XCTAssertTrue(resumed.contains("resuming 'hourly'"), resumed)
+        assertContains(resumed, "resuming 'hourly'")
         XCTAssertEqual(try String(contentsOfFile: path("out.jsonl"), encoding: .utf8), "7\n")
     }
 
@@ -431,12 +432,10 @@ final class CheckpointCommandTests: BinaryTestCase {
         try write(paced.replacingOccurrences(of: "  - filter:", with: "  - map: .\n  - filter:"), to: "p.yaml")
         let changed = try runRivulet(["run", path("p.yaml"), "--state", path("s.db")])
         XCTAssertEqual(changed.status, 2)
-        XCTAssertTrue(
-            changed.stderr.contains(
-                "error: pipeline 'counting' changed since its checkpoint in '\(path("s.db"))' was taken: 'main#1 filter' is now 'main#1 map'"
-            ), changed.stderr)
-        XCTAssertTrue(changed.stderr.contains("'main#1 map', at \(path("p.yaml")):5:5"), changed.stderr)
-        XCTAssertTrue(changed.stderr.contains("rivulet state \(path("s.db")) --reset counting"), changed.stderr)
+        assertContains(
+            changed.stderr,
+            "error: pipeline 'counting' changed since its checkpoint in '\(path("s.db"))' was taken: 'main#1 filter' is now 'main#1 map'",
+            "'main#1 map', at \(path("p.yaml")):5:5", "rivulet state \(path("s.db")) --reset counting")
         let reset = try runRivulet(["state", path("s.db"), "--reset", "counting"])
         XCTAssertEqual(reset.status, 0, reset.stderr)
         XCTAssertEqual(try runRivulet(["run", path("p.yaml"), "--state", path("s.db")]).status, 0)
@@ -459,16 +458,15 @@ final class CheckpointCommandTests: BinaryTestCase {
         try write(windowed.replacingOccurrences(of: ".v > 0", with: ".v >= 0"), to: "w.yaml")
         let filtered = try runRivulet(["run", path("w.yaml"), "--state", path("w.db"), "--until", "45ms"])
         XCTAssertEqual(filtered.status, 0, filtered.stderr)
-        XCTAssertTrue(filtered.stderr.contains("resuming 'windowed'"), filtered.stderr)
+        assertContains(filtered.stderr, "resuming 'windowed'")
         // The window's length is: its open window would mean something else.
         try write(windowed.replacingOccurrences(of: "every: 1h", with: "every: 2h"), to: "w.yaml")
         let changed = try runRivulet(["run", path("w.yaml"), "--state", path("w.db")])
         XCTAssertEqual(changed.status, 2, changed.stderr)
-        XCTAssertTrue(
-            changed.stderr.contains(
-                "'main#1 aggregate {every: 1h, fields: {n: count}}' is now 'main#1 aggregate {every: 2h, fields: {n: count}}', at \(path("w.yaml")):5:5"
-            ), changed.stderr)
-        XCTAssertTrue(changed.stderr.contains("--reset windowed"), changed.stderr)
+        assertContains(
+            changed.stderr,
+            "'main#1 aggregate {every: 1h, fields: {n: count}}' is now 'main#1 aggregate {every: 2h, fields: {n: count}}', at \(path("w.yaml")):5:5",
+            "--reset windowed")
     }
 
     func testTwoRunnersOfOnePipelineCannotShareAStore() throws {
@@ -483,8 +481,7 @@ final class CheckpointCommandTests: BinaryTestCase {
         }
         let second = try runRivulet(["run", path("p.yaml"), "--state", path("s.db"), "--until", "10ms"])
         XCTAssertEqual(second.status, 2)
-        XCTAssertTrue(
-            second.stderr.contains("another runner of pipeline 'forever' is using the state store"), second.stderr)
+        assertContains(second.stderr, "another runner of pipeline 'forever' is using the state store")
     }
 
     func testAStoreThatIsNotOneIsLeftUntouched() throws {
@@ -493,7 +490,7 @@ final class CheckpointCommandTests: BinaryTestCase {
         try write("my notes\n", to: "notes.txt")
         let result = try runRivulet(["run", path("p.yaml"), "--state", path("notes.txt")])
         XCTAssertEqual(result.status, 2)
-        XCTAssertTrue(result.stderr.contains("is not an SQLite database"), result.stderr)
+        assertContains(result.stderr, "is not an SQLite database")
         XCTAssertEqual(try String(contentsOfFile: path("notes.txt"), encoding: .utf8), "my notes\n")
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("out.jsonl")), "nothing ran")
     }
@@ -506,7 +503,7 @@ final class CheckpointCommandTests: BinaryTestCase {
         let before = try Data(contentsOf: URL(fileURLWithPath: path("theirs.db")))
         let refused = try runRivulet(["run", path("p.yaml"), "--state", path("theirs.db")])
         XCTAssertEqual(refused.status, 2, refused.stderr)
-        XCTAssertTrue(refused.stderr.contains("is a database but not a Rivulet state store"), refused.stderr)
+        assertContains(refused.stderr, "is a database but not a Rivulet state store")
         XCTAssertEqual(try query("theirs.db", "PRAGMA journal_mode"), "delete\n")
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path("theirs.db"))), before)
         // Listing opens the store read-only: it works where the store may not be written, and
@@ -533,11 +530,9 @@ final class CheckpointCommandTests: BinaryTestCase {
             _ = try query("s.db", "UPDATE checkpoints SET state = '\(damage)'")
             let resumed = try runRivulet(["run", path("p.yaml"), "--state", path("s.db")])
             XCTAssertEqual(resumed.status, 2, resumed.stderr)
-            XCTAssertTrue(
-                resumed.stderr.contains("the checkpoint of 'counting' in '\(path("s.db"))' is damaged: \(says)"),
-                resumed.stderr)
+            assertContains(resumed.stderr, "the checkpoint of 'counting' in '\(path("s.db"))' is damaged: \(says)")
             XCTAssertFalse(resumed.stderr.contains("resuming"), resumed.stderr)
-            XCTAssertTrue(resumed.stderr.contains("rivulet state \(path("s.db")) --reset counting"), resumed.stderr)
+            assertContains(resumed.stderr, "rivulet state \(path("s.db")) --reset counting")
             XCTAssertEqual(try runRivulet(["state", path("s.db"), "--reset", "counting"]).status, 0)
         }
     }
@@ -572,10 +567,10 @@ final class CheckpointCommandTests: BinaryTestCase {
         let failed = limited.communicate(timeout: 120)
         let message = String(decoding: failed.standardError, as: UTF8.self)
         XCTAssertEqual(failed.termination, .exited(1), message)
-        XCTAssertTrue(message.contains("File too large"), message)
+        assertContains(message, "File too large")
         let resumed = try runRivulet(["run", path("p.yaml"), "--state", path("s.db")])
         XCTAssertEqual(resumed.status, 0, resumed.stderr)
-        XCTAssertTrue(resumed.stderr.contains("resuming 'counting'"), resumed.stderr)
+        assertContains(resumed.stderr, "resuming 'counting'")
         XCTAssertTrue(try Data(contentsOf: URL(fileURLWithPath: path("out.jsonl"))) == expected)
     }
 
@@ -709,18 +704,17 @@ final class CheckpointCommandTests: BinaryTestCase {
         try write("source: { interval: 10ms }\nsink: stdout\n", to: "p.yaml")
         let resumeAlone = try runRivulet(["run", path("p.yaml"), "--resume"])
         XCTAssertEqual(resumeAlone.status, 2)
-        XCTAssertTrue(resumeAlone.stderr.contains("--resume needs --state"), resumeAlone.stderr)
+        assertContains(resumeAlone.stderr, "--resume needs --state")
         let zero = try runRivulet(["run", path("p.yaml"), "--state", path("s.db"), "--checkpoint-interval", "0ms"])
         XCTAssertEqual(zero.status, 2)
-        XCTAssertTrue(zero.stderr.contains("at least 1ms"), zero.stderr)
+        assertContains(zero.stderr, "at least 1ms")
         let missing = try runRivulet(["state", path("none.db")])
         XCTAssertEqual(missing.status, 2)
-        XCTAssertTrue(missing.stderr.contains("no state store at"), missing.stderr)
+        assertContains(missing.stderr, "no state store at")
         XCTAssertEqual(
             try runRivulet(["run", path("p.yaml"), "--state", path("s.db"), "--until", "30ms"]).status, 0)
         let unknown = try runRivulet(["state", path("s.db"), "--reset", "nope"])
         XCTAssertEqual(unknown.status, 2)
-        XCTAssertTrue(
-            unknown.stderr.contains("holds no checkpoint of 'nope'; it holds: \(path("p.yaml"))"), unknown.stderr)
+        assertContains(unknown.stderr, "holds no checkpoint of 'nope'; it holds: \(path("p.yaml"))")
     }
 }

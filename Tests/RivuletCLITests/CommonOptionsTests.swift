@@ -1,4 +1,5 @@
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// What every pipeline-reading command shares: `--env-file`, `--color` and `NO_COLOR`, and
@@ -24,7 +25,7 @@ final class CommonOptionsTests: BinaryTestCase {
 
         let missing = try runRivulet(["lint", pipeline])
         XCTAssertEqual(missing.status, 2)
-        XCTAssertTrue(missing.stderr.contains("p.yaml:1:38: error: set GREETING"), missing.stderr)
+        assertContains(missing.stderr, "p.yaml:1:38: error: set GREETING")
         let malformed = try runRivulet(["lint", pipeline, "--env-file", try file("bad.env", "OK=1\n2BAD=x\n")])
         XCTAssertEqual(malformed.status, 2)
         XCTAssertTrue(

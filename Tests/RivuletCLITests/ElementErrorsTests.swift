@@ -1,4 +1,5 @@
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// `onError: fail | skip | errors` through the binary: a fixture with malformed lines, an
@@ -23,8 +24,7 @@ final class ElementErrorsTests: BinaryTestCase {
         let result = try run(pipeline())
         XCTAssertEqual(result.status, 1, result.stderr)
         XCTAssertEqual(result.stdout, "{\"doubled\":2}\n", "what came before the bad line is written")
-        XCTAssertTrue(result.stderr.contains("error: fixture: fixture "), result.stderr)
-        XCTAssertTrue(result.stderr.contains("orders.jsonl line 2: "), result.stderr)
+        assertContains(result.stderr, "error: fixture: fixture ", "orders.jsonl line 2: ")
     }
 
     func testAnAccumulatorThatDoublesStopsAtTheValueLimitNotAtTheMachinesMemory() throws {
@@ -40,7 +40,7 @@ final class ElementErrorsTests: BinaryTestCase {
             sink: stdout
             """, ["--clock", "virtual"])
         XCTAssertEqual(result.status, 1, result.stderr)
-        XCTAssertTrue(result.stderr.contains("more than the 64 MiB a value may hold"), result.stderr)
+        assertContains(result.stderr, "more than the 64 MiB a value may hold")
         XCTAssertTrue(result.stdout.hasSuffix("\n33554432\n67108864\n"), result.stdout)
         XCTAssertLessThan(Date().timeIntervalSince(started), 20)
     }
@@ -49,13 +49,10 @@ final class ElementErrorsTests: BinaryTestCase {
         let result = try run(pipeline(source: ", onError: skip", map: "\n    onError: skip"))
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(result.stdout, "{\"doubled\":2}\n{\"doubled\":4}\n")
-        XCTAssertTrue(
-            result.stderr.contains(
-                ":1:11: warning: fixture skipped 2 elements it could not handle (onError: skip); the first: fixture "),
-            result.stderr)
-        XCTAssertTrue(
-            result.stderr.contains(":3:5: warning: map skipped 1 element it could not handle (onError: skip)"),
-            result.stderr)
+        assertContains(
+            result.stderr,
+            ":1:11: warning: fixture skipped 2 elements it could not handle (onError: skip); the first: fixture ",
+            ":3:5: warning: map skipped 1 element it could not handle (onError: skip)")
     }
 
     func testErrorsGoToTheSideStreamThatASinkReads() throws {
@@ -109,19 +106,16 @@ final class ElementErrorsTests: BinaryTestCase {
         try misspelled.write(to: file, atomically: true, encoding: .utf8)
         let typo = try runRivulet(["lint", file.path])
         XCTAssertEqual(typo.status, 2)
-        XCTAssertTrue(
-            typo.stderr.contains(
-                "typo.yaml:6:15: error: stream 'orders' has no side stream 'erors'; did you mean 'errors'?"),
-            typo.stderr)
+        assertContains(
+            typo.stderr, "typo.yaml:6:15: error: stream 'orders' has no side stream 'erors'; did you mean 'errors'?")
         let unrouted = misspelled.replacingOccurrences(of: ", onError: errors", with: "").replacingOccurrences(
             of: "orders.erors", with: "orders.errors")
         try unrouted.write(to: file, atomically: true, encoding: .utf8)
         let quiet = try runRivulet(["lint", file.path])
         XCTAssertEqual(quiet.status, 2)
-        XCTAssertTrue(
-            quiet.stderr.contains(
-                "typo.yaml:6:15: error: the errors of fixture go to its 'errors' side stream only with onError: errors"),
-            quiet.stderr)
+        assertContains(
+            quiet.stderr,
+            "typo.yaml:6:15: error: the errors of fixture go to its 'errors' side stream only with onError: errors")
     }
 
     func testATestFileCanAssertAnErrorsStream() throws {
@@ -155,11 +149,10 @@ final class ElementErrorsTests: BinaryTestCase {
             to: testFile, atomically: true, encoding: .utf8)
         let misspelt = try runRivulet(["test", testFile.path])
         XCTAssertEqual(misspelt.status, 1)
-        XCTAssertTrue(
-            misspelt.stdout.contains(
-                "t.test.yaml:4:13: error: stream 'orders' has no side stream 'erors'; did you mean 'errors'?\n"
-                    + "          stream: orders.erors\n"),
-            misspelt.stdout)
+        assertContains(
+            misspelt.stdout,
+            "t.test.yaml:4:13: error: stream 'orders' has no side stream 'erors'; did you mean 'errors'?\n"
+                + "          stream: orders.erors\n")
     }
 
     func testSinksAndKeyedOperatorsRouteTheirElementErrorsToo() throws {
@@ -189,6 +182,6 @@ final class ElementErrorsTests: BinaryTestCase {
             """, ["--clock", "virtual"])
         XCTAssertEqual(skippedByStdout.status, 0, skippedByStdout.stderr)
         XCTAssertEqual(skippedByStdout.stdout, "AB\n")
-        XCTAssertTrue(skippedByStdout.stderr.contains("warning: stdout skipped 1 element"), skippedByStdout.stderr)
+        assertContains(skippedByStdout.stderr, "warning: stdout skipped 1 element")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RivuletTestSupport
 import Synchronization
 import XCTest
 
@@ -54,7 +55,7 @@ final class EventTimeRunTests: BinaryTestCase {
             XCTAssertEqual(stopped.termination, signal == SIGKILL ? .signalled(SIGKILL) : .exited(130))
             let second = try runRivulet(["run", paced] + state)
             XCTAssertEqual(second.status, 0, second.stderr)
-            XCTAssertTrue(second.stderr.contains("resuming 'sessions'"), second.stderr)
+            assertContains(second.stderr, "resuming 'sessions'")
             XCTAssertEqual(try output(), expected, "split over two runs by \(signal == SIGKILL ? "SIGKILL" : "SIGINT")")
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// The `exec` source through the binary, with real programs: lines as elements, the exit status
@@ -38,12 +39,11 @@ final class ExecSourceTests: BinaryTestCase {
         let failing = try run("source: { exec: [sh, ./mixed.sh] }\nsink: stdout\n")
         XCTAssertEqual(failing.status, 1)
         XCTAssertEqual(failing.stdout, "{\"a\":1}\n")
-        XCTAssertTrue(failing.stderr.contains("error: exec: the output of 'sh "), failing.stderr)
-        XCTAssertTrue(failing.stderr.contains("mixed.sh' line 2: "), failing.stderr)
+        assertContains(failing.stderr, "error: exec: the output of 'sh ", "mixed.sh' line 2: ")
         let skipping = try run("source: { exec: { command: [sh, ./mixed.sh], onError: skip } }\nsink: stdout\n")
         XCTAssertEqual(skipping.status, 0, skipping.stderr)
         XCTAssertEqual(skipping.stdout, "{\"a\":1}\n{\"a\":2}\n")
-        XCTAssertTrue(skipping.stderr.contains("warning: exec skipped 1 element"), skipping.stderr)
+        assertContains(skipping.stderr, "warning: exec skipped 1 element")
     }
 
     func testANonZeroExitFailsTheRunQuotingItsStandardError() throws {
@@ -58,14 +58,13 @@ final class ExecSourceTests: BinaryTestCase {
         let result = try run("source: { exec: [python3, ./fail.py] }\nsink: stdout\n")
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(result.stdout, "{\"ok\":true}\n", "what came before the failure is written")
-        XCTAssertTrue(result.stderr.contains("/fail.py' exited with status 3"), result.stderr)
-        XCTAssertTrue(result.stderr.contains("ValueError: the feed is gone"), result.stderr)
+        assertContains(result.stderr, "/fail.py' exited with status 3", "ValueError: the feed is gone")
     }
 
     func testAMissingProgramIsAClearError() throws {
         let result = try run("source: { exec: [no-such-program-xyz] }\nsink: stdout\n")
         XCTAssertEqual(result.status, 1)
-        XCTAssertTrue(result.stderr.contains("'no-such-program-xyz' exited with status 127"), result.stderr)
+        assertContains(result.stderr, "'no-such-program-xyz' exited with status 127")
     }
 
     /// Whether `pid` has ended and waits to be reaped (state Z in /proc/PID/stat).

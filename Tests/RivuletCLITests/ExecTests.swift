@@ -1,4 +1,5 @@
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// The `exec` operator (process plugins), through the binary, with a real Python program.
@@ -56,8 +57,8 @@ final class ExecTests: BinaryTestCase {
         let failed = try run(["a", "boom", "b"])
         XCTAssertEqual(failed.status, 1)
         XCTAssertEqual(failed.stdout, "{\"word\":\"a\",\"length\":1}\n")
-        XCTAssertTrue(failed.stderr.contains(":3:5: error: exec: 'python3 /"), failed.stderr)
-        XCTAssertTrue(failed.stderr.contains("/enrich.py': cannot enrich boom (element: \"boom\")"), failed.stderr)
+        assertContains(
+            failed.stderr, ":3:5: error: exec: 'python3 /", "/enrich.py': cannot enrich boom (element: \"boom\")")
         let skipped = try run(["a", "boom", "b"], options: ", onError: skip")
         XCTAssertEqual(skipped.status, 0, skipped.stderr)
         XCTAssertEqual(skipped.stdout, "{\"word\":\"a\",\"length\":1}\n{\"word\":\"b\",\"length\":1}\n")
@@ -66,24 +67,22 @@ final class ExecTests: BinaryTestCase {
     func testACrashCarriesTheTailOfStandardError() throws {
         let result = try run(["a", "crash"])
         XCTAssertEqual(result.status, 1)
-        XCTAssertTrue(result.stderr.contains("exited with status 3 before answering"), result.stderr)
-        XCTAssertTrue(result.stderr.contains("Traceback: something broke"), result.stderr)
+        assertContains(result.stderr, "exited with status 3 before answering", "Traceback: something broke")
     }
 
     func testOutputOutsideTheProtocolIsAnError() throws {
         let result = try run(["garbage"])
         XCTAssertEqual(result.status, 1)
-        XCTAssertTrue(
-            result.stderr.contains("wrote a line that is not a JSON object of the exec protocol: \"not json at all\""),
-            result.stderr)
-        XCTAssertTrue(result.stderr.contains("write debug output to standard error"), result.stderr)
+        assertContains(
+            result.stderr, "wrote a line that is not a JSON object of the exec protocol: \"not json at all\"",
+            "write debug output to standard error")
     }
 
     func testAHangingProgramTimesOutAndTheRunEnds() throws {
         let started = Date()
         let result = try run(["hang"], options: ", timeout: 300ms")
         XCTAssertEqual(result.status, 1)
-        XCTAssertTrue(result.stderr.contains("did not answer within 300ms"), result.stderr)
+        assertContains(result.stderr, "did not answer within 300ms")
         XCTAssertLessThan(Date().timeIntervalSince(started), 10)
     }
 
@@ -138,7 +137,7 @@ final class ExecTests: BinaryTestCase {
         let (result, seconds) = try runOnOneElement(
             "[{ exec: { command: [sh, -c, \"read line; yes '{\\\"emit\\\":1}'\"], timeout: 60s } }]")
         XCTAssertEqual(result.status, 1, result.stderr)
-        XCTAssertTrue(result.stderr.contains("answered one element with more than 100000 values"), result.stderr)
+        assertContains(result.stderr, "answered one element with more than 100000 values")
         XCTAssertLessThan(seconds, 15)
     }
 
@@ -162,6 +161,6 @@ final class ExecTests: BinaryTestCase {
             .write(to: path, atomically: true, encoding: .utf8)
         let result = try runRivulet(["run", path.path, "--clock", "virtual"])
         XCTAssertEqual(result.status, 1)
-        XCTAssertTrue(result.stderr.contains("exec: 'no-such-program-rivulet' exited with status 127"), result.stderr)
+        assertContains(result.stderr, "exec: 'no-such-program-rivulet' exited with status 127")
     }
 }

@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// Every input fuzzing ever crashed on (Tests/Fuzz/Regressions) and every seed runs through its
@@ -24,7 +25,7 @@ final class FuzzRegressionTests: XCTestCase {
             let output = process.communicate(timeout: 120)
             let text = String(decoding: output.standardOutput + output.standardError, as: UTF8.self)
             XCTAssertEqual(output.termination, .exited(0), "\(target): \(text)")
-            XCTAssertTrue(text.contains("\(target): "), text)
+            assertContains(text, "\(target): ")
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTestServer
+import RivuletTestSupport
 import XCTest
 
 /// HTTP that never ends does not hang a run: the timeout bounds the whole exchange, body
@@ -24,8 +25,7 @@ final class HTTPFaultTests: BinaryTestCase {
             XCTAssertEqual(result.status, 0, "drip \(String(describing: drip)): \(result.stderr)")
             XCTAssertEqual(result.stdout, "1\n2\n3\n")
             XCTAssertEqual(server.received.count, 2, "the retry was sent")
-            XCTAssertTrue(result.stderr.contains("no answer within 300ms"), result.stderr)
-            XCTAssertTrue(result.stderr.contains("attempt 2 of 3"), result.stderr)
+            assertContains(result.stderr, "no answer within 300ms", "attempt 2 of 3")
             XCTAssertLessThan(Date().timeIntervalSince(started), 5)
         }
     }
@@ -39,9 +39,7 @@ final class HTTPFaultTests: BinaryTestCase {
         )
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(server.received.count, 2)
-        XCTAssertTrue(
-            result.stderr.contains("GET \(server.baseURL)/feed: no answer within 200ms (after 2 attempts)"),
-            result.stderr)
+        assertContains(result.stderr, "GET \(server.baseURL)/feed: no answer within 200ms (after 2 attempts)")
     }
 
     func testALinkBackToAFetchedPageStopsThePaging() throws {
@@ -54,7 +52,7 @@ final class HTTPFaultTests: BinaryTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(result.stdout, "\"/p1\"\n\"/p2\"\n")
         XCTAssertEqual(server.received.map(\.path), ["/p1", "/p2"])
-        XCTAssertTrue(result.stderr.contains("was fetched already; stopping here"), result.stderr)
+        assertContains(result.stderr, "was fetched already; stopping here")
     }
 
     func testARefusedConnectionFailsAtOnceNotAfterTheTimeout() throws {
@@ -68,6 +66,6 @@ final class HTTPFaultTests: BinaryTestCase {
         )
         XCTAssertEqual(result.status, 1, result.stderr)
         XCTAssertLessThan(Date().timeIntervalSince(started), 3, "three refused attempts take no time")
-        XCTAssertTrue(result.stderr.contains("(after 3 attempts)"), result.stderr)
+        assertContains(result.stderr, "(after 3 attempts)")
     }
 }

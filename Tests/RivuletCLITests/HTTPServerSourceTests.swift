@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 #if canImport(Glibc)
@@ -152,7 +153,7 @@ final class HTTPServerSourceTests: BinaryTestCase {
         XCTAssertEqual(
             answers[5].body, "{\"error\":\"a bearer token is required (Authorization: Bearer TOKEN)\"}")
         XCTAssertEqual(result.stdout, (1...5).map { "{\"id\":\($0)}\n" }.joined(), "nothing of a refused request")
-        XCTAssertTrue(result.stderr.contains("httpServer: listening on http://127.0.0.1:"), result.stderr)
+        assertContains(result.stderr, "httpServer: listening on http://127.0.0.1:")
         XCTAssertFalse(result.stderr.contains("s3cret"))
     }
 
@@ -350,7 +351,7 @@ final class HTTPServerSourceTests: BinaryTestCase {
         let ended = second.communicate(input: [], timeout: 30)
         let stderr = String(decoding: ended.standardError, as: UTF8.self)
         XCTAssertEqual(ended.termination, .exited(130), stderr)
-        XCTAssertTrue(stderr.contains("resuming"), stderr)
+        assertContains(stderr, "resuming")
         let rows = try String(contentsOf: output, encoding: .utf8).split(separator: "\n").sorted()
         XCTAssertEqual(
             rows,
@@ -433,12 +434,12 @@ final class HTTPServerSourceTests: BinaryTestCase {
             return stderr
         }
         let interrupted = try runUntil(answered: 250, then: SIGINT)
-        XCTAssertTrue(interrupted.contains("is in the last checkpoint"), interrupted)
+        assertContains(interrupted, "is in the last checkpoint")
         // Each kill may fall between a checkpoint's sink commit and its save (a 202 sent too
         // early was lost there once): three of them.
         for target in [450, 650, 850] { _ = try runUntil(answered: target, then: SIGKILL) }
         let last = try runUntil(answered: 1000, then: SIGINT)
-        XCTAssertTrue(last.contains("resuming 'webhook-totals'"), last)
+        assertContains(last, "resuming 'webhook-totals'")
         client.waitUntilExit()
         let attempts = try JSONDecoder().decode([Int].self, from: Data(contentsOf: attemptsFile))
         let query = try ChildProcess(
@@ -454,7 +455,6 @@ final class HTTPServerSourceTests: BinaryTestCase {
         let result = try run(
             "source: { httpServer: { address: \"127.0.0.1:\(busy.port)\" } }\nsink: stdout\n", ["--until", "5s"])
         XCTAssertEqual(result.status, 1)
-        XCTAssertTrue(
-            result.stderr.contains("error: httpServer: cannot listen on 127.0.0.1:\(busy.port): "), result.stderr)
+        assertContains(result.stderr, "error: httpServer: cannot listen on 127.0.0.1:\(busy.port): ")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTestServer
+import RivuletTestSupport
 import XCTest
 
 /// The `http` sink through the binary, against the test server on 127.0.0.1.
@@ -60,7 +61,7 @@ final class HTTPSinkTests: BinaryTestCase {
             """)
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(server.received.count, 2)
-        XCTAssertTrue(result.stderr.contains("503 Service Unavailable from POST"), result.stderr)
+        assertContains(result.stderr, "503 Service Unavailable from POST")
     }
 
     func testAPermanentClientErrorFailsTheRunOrGoesToTheErrorsStream() throws {
@@ -73,13 +74,11 @@ final class HTTPSinkTests: BinaryTestCase {
             sink: { http: { url: "\(server.baseURL)/orders/{{ .id }}" } }
             """)
         XCTAssertEqual(failed.status, 1)
-        XCTAssertTrue(
-            failed.stderr.contains(
-                "error: http: POST \(server.baseURL)/orders/2: 422 Unprocessable Entity: unknown order"),
-            failed.stderr)
+        assertContains(
+            failed.stderr, "error: http: POST \(server.baseURL)/orders/2: 422 Unprocessable Entity: unknown order")
         // The failed one (and any queued behind it) were received, not written; the third may not
         // have been read yet when the run failed.
-        XCTAssertTrue(failed.stderr.contains(" read, 1 written, 1 error"), failed.stderr)
+        assertContains(failed.stderr, " read, 1 written, 1 error")
         XCTAssertEqual(server.received.count, 2, "no retry on a 4xx, and nothing after the failure")
         let routed = try run(
             """
@@ -92,8 +91,7 @@ final class HTTPSinkTests: BinaryTestCase {
             """)
         XCTAssertEqual(routed.status, 0, routed.stderr)
         let dead = try String(contentsOf: directory.appendingPathComponent("dead.jsonl"), encoding: .utf8)
-        XCTAssertTrue(dead.contains("\"element\":{\"id\":2}"), dead)
-        XCTAssertTrue(dead.contains("422 Unprocessable Entity: unknown order"), dead)
+        assertContains(dead, "\"element\":{\"id\":2}", "422 Unprocessable Entity: unknown order")
         XCTAssertEqual(dead.split(separator: "\n").count, 1)
         XCTAssertEqual(server.received.count, 5, "the third was sent after the second failed")
     }

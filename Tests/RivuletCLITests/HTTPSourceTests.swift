@@ -1,6 +1,7 @@
 import Components
 import Foundation
 import HTTPTestServer
+import RivuletTestSupport
 import XCTest
 
 /// The HTTP sources through the binary, against a server on 127.0.0.1: pagination, retries, rate
@@ -69,7 +70,7 @@ final class HTTPSourceTests: BinaryTestCase {
         XCTAssertEqual(times.count, 2)
         XCTAssertGreaterThanOrEqual(times[1] - times[0], 2.0, "not retried before Retry-After")
         XCTAssertLessThan(times[1] - times[0], 3.0, "retried soon after it")
-        XCTAssertTrue(result.stderr.contains("429 Too Many Requests from GET"), result.stderr)
+        assertContains(result.stderr, "429 Too Many Requests from GET")
     }
 
     func testA404IsNotRetriedAndSaysStatusMessageAndURL() throws {
@@ -81,9 +82,7 @@ final class HTTPSourceTests: BinaryTestCase {
         )
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(server.received.count, 1, "a 404 is not retried")
-        XCTAssertTrue(
-            result.stderr.contains("GET \(server.baseURL)/users/nobody?token=REDACTED: 404 Not Found: Not Found"),
-            result.stderr)
+        assertContains(result.stderr, "GET \(server.baseURL)/users/nobody?token=REDACTED: 404 Not Found: Not Found")
         XCTAssertFalse(result.stderr.contains("abcdef123"))
     }
 
@@ -108,7 +107,7 @@ final class HTTPSourceTests: BinaryTestCase {
             "source: { http: { url: \"\(server.baseURL)/down\", retry: { max: 3, backoff: 10ms } } }\nsink: stdout\n")
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(server.received.count, 3)
-        XCTAssertTrue(result.stderr.contains("500 Internal Server Error: down (after 3 attempts)"), result.stderr)
+        assertContains(result.stderr, "500 Internal Server Error: down (after 3 attempts)")
     }
 
     func testASlowAnswerTimesOutIsRetriedAndThenFails() throws {
@@ -118,9 +117,7 @@ final class HTTPSourceTests: BinaryTestCase {
         )
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(server.received.count, 2, "the timeout was retried once")
-        XCTAssertTrue(
-            result.stderr.contains("GET \(server.baseURL)/slow: no answer within 300ms (after 2 attempts)"),
-            result.stderr)
+        assertContains(result.stderr, "GET \(server.baseURL)/slow: no answer within 300ms (after 2 attempts)")
     }
 
     func testAMalformedBodyIsAnErrorShowingItsFirstBytes() throws {
@@ -129,9 +126,7 @@ final class HTTPSourceTests: BinaryTestCase {
         }
         let result = try run("source: { http: { url: \"\(server.baseURL)/page\" } }\nsink: stdout\n")
         XCTAssertEqual(result.status, 1)
-        XCTAssertTrue(
-            result.stderr.contains("the response is not JSON (text/html): 17 bytes starting \"<html>oops</html>\""),
-            result.stderr)
+        assertContains(result.stderr, "the response is not JSON (text/html): 17 bytes starting \"<html>oops</html>\"")
     }
 
     func testFlatMapLatestClosesTheConnectionOfTheRequestItDrops() throws {
@@ -195,7 +190,7 @@ final class HTTPSourceTests: BinaryTestCase {
             server.received.map(\.path), ["/users/octocat/repos", "/users/octocat/repos", "/user/583231/repos"])
         let times = server.arrivals
         XCTAssertGreaterThanOrEqual(times[1] - times[0], 1.0, "waited for the reset")
-        XCTAssertTrue(result.stderr.contains("403 Forbidden from GET"), result.stderr)
+        assertContains(result.stderr, "403 Forbidden from GET")
         XCTAssertFalse(result.stderr.contains("ghp_test_token_123"))
     }
 
@@ -219,7 +214,7 @@ final class HTTPSourceTests: BinaryTestCase {
         XCTAssertEqual(server.received.last?.query["cursor"], "c3I6MQ")
         let wrong = try run(pipeline, environment: ["FOURSQUARE_API_KEY": "bad-key-0000"])
         XCTAssertEqual(wrong.status, 1)
-        XCTAssertTrue(wrong.stderr.contains("401 Unauthorized: Invalid request token."), wrong.stderr)
+        assertContains(wrong.stderr, "401 Unauthorized: Invalid request token.")
         XCTAssertFalse(wrong.stderr.contains("bad-key-0000"))
     }
 
@@ -229,26 +224,23 @@ final class HTTPSourceTests: BinaryTestCase {
         let pipeline = "source: { http: { url: \"http://127.0.0.1:9/x\" } }\nsink: stdout\n"
         let both = try run(pipeline, ["--record", "a.json", "--replay", "b.json"])
         XCTAssertEqual(both.status, 2)
-        XCTAssertTrue(both.stderr.contains("--record and --replay cannot be used together"), both.stderr)
+        assertContains(both.stderr, "--record and --replay cannot be used together")
         let missing = try run(pipeline, ["--replay", directory.appendingPathComponent("none.json").path])
         XCTAssertEqual(missing.status, 2)
-        XCTAssertTrue(missing.stderr.contains("--replay: no such file"), missing.stderr)
+        assertContains(missing.stderr, "--replay: no such file")
         let virtual = try run(pipeline, ["--clock", "virtual"])
         XCTAssertEqual(virtual.status, 2)
-        XCTAssertTrue(
-            virtual.stderr.contains(
-                "HTTP sources need the real clock: run without --clock virtual, or with --replay FILE"),
-            virtual.stderr)
+        assertContains(
+            virtual.stderr, "HTTP sources need the real clock: run without --clock virtual, or with --replay FILE")
         let relative = try run("source: { github.search: { q: swift, baseURL: api.github.com } }\nsink: stdout\n")
         XCTAssertEqual(relative.status, 2)
-        XCTAssertTrue(
-            relative.stderr.contains("baseURL 'api.github.com' is not an absolute URL (such as http://127.0.0.1:8080)"),
-            relative.stderr)
+        assertContains(
+            relative.stderr, "baseURL 'api.github.com' is not an absolute URL (such as http://127.0.0.1:8080)")
         let notJSON = directory.appendingPathComponent("bad.json")
         try "exchanges: none".write(to: notJSON, atomically: true, encoding: .utf8)
         let badRecording = try run(pipeline, ["--replay", notJSON.path])
         XCTAssertEqual(badRecording.status, 2)
-        XCTAssertTrue(badRecording.stderr.contains("the recording \(notJSON.path) is not JSON"), badRecording.stderr)
+        assertContains(badRecording.stderr, "the recording \(notJSON.path) is not JSON")
         XCTAssertFalse((both.stderr + virtual.stderr + relative.stderr + badRecording.stderr).contains("Fatal error"))
     }
 
@@ -284,7 +276,7 @@ final class HTTPSourceTests: BinaryTestCase {
         XCTAssertEqual(replayed.stdout, recorded.stdout)
         let failed = try run(pipeline.replacingOccurrences(of: "climate", with: "other"), ["--replay", recording])
         XCTAssertEqual(failed.status, 1)
-        XCTAssertTrue(failed.stderr.contains("has no answer for GET /svc/search/v2/articlesearch.json"), failed.stderr)
+        assertContains(failed.stderr, "has no answer for GET /svc/search/v2/articlesearch.json")
         for output in [recorded.stdout, recorded.stderr, replayed.stdout, replayed.stderr, failed.stderr] {
             XCTAssertFalse(output.contains(key))
         }
@@ -298,13 +290,12 @@ final class HTTPSourceTests: BinaryTestCase {
             "source: { nyt.search: { q: x, baseURL: \"\(server.baseURL)\" } }\nsink: stdout\n",
             environment: ["NYT_API_KEY": "wrong-key-9999"])
         XCTAssertEqual(result.status, 1)
-        XCTAssertTrue(result.stderr.contains("401 Unauthorized: Invalid ApiKey"), result.stderr)
-        XCTAssertTrue(result.stderr.contains("api-key=REDACTED"), result.stderr)
+        assertContains(result.stderr, "401 Unauthorized: Invalid ApiKey", "api-key=REDACTED")
         XCTAssertFalse(result.stderr.contains("wrong-key-9999"))
         let missing = try run(
             "source: { nyt.search: { q: x, baseURL: \"\(server.baseURL)\" } }\nsink: stdout\n",
             environment: ["NYT_API_KEY": "", "NYT_KEY": ""])
         XCTAssertEqual(missing.status, 1)
-        XCTAssertTrue(missing.stderr.contains("set NYT_API_KEY to your NYT API key"), missing.stderr)
+        assertContains(missing.stderr, "set NYT_API_KEY to your NYT API key")
     }
 }

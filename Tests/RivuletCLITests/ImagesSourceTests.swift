@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTestServer
+import RivuletTestSupport
 import XCTest
 
 /// The `images` source through the binary, against pages served on 127.0.0.1.
@@ -90,7 +91,7 @@ final class ImagesSourceTests: BinaryTestCase {
         XCTAssertEqual(data.objects.last?["url"] as? String, "data:image/png;base64,AAAA")
         let bad = try images("url: \"\(server.baseURL)/results.html\", selector: \"div > img\"")
         XCTAssertEqual(bad.result.status, 2)
-        XCTAssertTrue(bad.result.stderr.contains("'>' is not supported"), bad.result.stderr)
+        assertContains(bad.result.stderr, "'>' is not supported")
     }
 
     func testShiftJISAndEUCJPPagesAreDecoded() throws {
@@ -156,15 +157,14 @@ final class ImagesSourceTests: BinaryTestCase {
         ])
         let tooBig = try images("url: \"\(server.baseURL)/big.html\"")
         XCTAssertEqual(tooBig.result.status, 1)
-        XCTAssertTrue(tooBig.result.stderr.contains("is larger than the limit of 5242880 bytes"), tooBig.result.stderr)
+        assertContains(tooBig.result.stderr, "is larger than the limit of 5242880 bytes")
         let raised = try images("url: \"\(server.baseURL)/big.html\", maxBytes: 20000000, limit: 1")
         XCTAssertEqual(raised.result.status, 0, raised.result.stderr)
         XCTAssertEqual(raised.objects.count, 1)
         let json = try images("url: \"\(server.baseURL)/api\"")
         XCTAssertEqual(json.result.status, 1)
-        XCTAssertTrue(
-            json.result.stderr.contains(
-                "not an HTML page (content-type: application/json): 14 bytes starting \"{\"images\": []}\""),
-            json.result.stderr)
+        assertContains(
+            json.result.stderr,
+            "not an HTML page (content-type: application/json): 14 bytes starting \"{\"images\": []}\"")
     }
 }

@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// scripts/install-deps.sh: `make run` installs what building and running need, `make test` also
@@ -30,8 +31,7 @@ final class InstallDepsTests: BinaryTestCase {
 
     func testMakeRunInstallsOnlyWhatBuildingNeeds() throws {
         let build = try requested("build")
-        XCTAssertTrue(
-            build.contains("install -y -qq libyaml-dev libxml2-dev libsqlite3-dev libnats-dev pkg-config\n"), build)
+        assertContains(build, "install -y -qq libyaml-dev libxml2-dev libsqlite3-dev libnats-dev pkg-config\n")
         for testOnly in ["chromium", "nats-server", "tmux", "sqlite3 "] {
             XCTAssertFalse(build.contains(testOnly), build)
         }

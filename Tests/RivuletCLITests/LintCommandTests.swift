@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// `rivulet lint` on pipeline files, test files and folders, as a user runs it.
@@ -24,8 +25,7 @@ final class LintCommandTests: BinaryTestCase {
         let result = shell.communicate(timeout: 120)
         let output = String(decoding: result.standardOutput, as: UTF8.self)
         XCTAssertEqual(result.termination, .exited(0), String(decoding: result.standardError, as: UTF8.self))
-        XCTAssertTrue(output.contains("Pipelines/carousel.test.yaml: ok\n"), output)
-        XCTAssertTrue(output.contains("Pipelines/carousel.yaml: ok\n"), output)
+        assertContains(output, "Pipelines/carousel.test.yaml: ok\n", "Pipelines/carousel.yaml: ok\n")
     }
 
     func testAFileWithTwentyThousandMistakesIsToldAllOfThemPromptly() throws {
@@ -55,10 +55,9 @@ final class LintCommandTests: BinaryTestCase {
         let file = directory.appendingPathComponent("total.yaml").path
         let plain = try runRivulet(["lint", file])
         XCTAssertEqual(plain.status, 0, "a warning, not an error: " + plain.stderr)
-        XCTAssertTrue(
-            plain.stderr.contains("total.yaml:4:5: warning: 'reduce' holds every message it takes unacknowledged"),
-            plain.stderr)
-        XCTAssertTrue(plain.stderr.contains("run with --state"), plain.stderr)
+        assertContains(
+            plain.stderr, "total.yaml:4:5: warning: 'reduce' holds every message it takes unacknowledged",
+            "run with --state")
         let keeping = try runRivulet(["lint", "--state", file])
         XCTAssertEqual(keeping.status, 0, keeping.stderr)
         XCTAssertFalse(keeping.stderr.contains("warning"), "each checkpoint acknowledges: " + keeping.stderr)
@@ -88,11 +87,9 @@ final class LintCommandTests: BinaryTestCase {
         XCTAssertTrue(good.stdout.hasSuffix("good.test.yaml: ok\n"), good.stdout)
         let bad = try runRivulet(["lint", directory.appendingPathComponent("bad.test.yaml").path])
         XCTAssertEqual(bad.status, 2)
-        XCTAssertTrue(
-            bad.stderr.contains("bad.test.yaml:4:21: error: the pipeline has one stream; name its input 'source'"),
-            bad.stderr)
-        XCTAssertTrue(bad.stderr.contains("bad.test.yaml:7:13: error: unknown stream 'lookupp'"), bad.stderr)
-        XCTAssertTrue(bad.stderr.contains("'(' without ')'"), bad.stderr)
+        assertContains(
+            bad.stderr, "bad.test.yaml:4:21: error: the pipeline has one stream; name its input 'source'",
+            "bad.test.yaml:7:13: error: unknown stream 'lookupp'", "'(' without ')'")
         XCTAssertTrue(bad.stderr.hasSuffix("3 errors in 1 file\n"), bad.stderr)
     }
 
@@ -111,7 +108,7 @@ final class LintCommandTests: BinaryTestCase {
             ["a/p.test.yaml: ok", "a/p.yaml: ok"])
         let failing = try runRivulet(["lint", directory.path])
         XCTAssertEqual(failing.status, 2)
-        XCTAssertTrue(failing.stderr.contains("b/q.yml:1:11: error: unknown source 'fixtur'"), failing.stderr)
+        assertContains(failing.stderr, "b/q.yml:1:11: error: unknown source 'fixtur'")
         let empty = try runRivulet(["lint", directory.appendingPathComponent("a/fixtures").path])
         XCTAssertEqual(empty.status, 2)
         XCTAssertTrue(empty.stderr.hasPrefix("error: no pipeline or test file in"), empty.stderr)
@@ -138,8 +135,7 @@ final class LintCommandTests: BinaryTestCase {
 
         let junit = try runRivulet(["lint", directory.path, "--format", "junit"])
         XCTAssertEqual(junit.status, 2)
-        XCTAssertTrue(junit.stdout.contains("tests=\"2\" failures=\"1\""), junit.stdout)
-        XCTAssertTrue(junit.stdout.contains("bad.yaml:1:11: error: unknown source"), junit.stdout)
+        assertContains(junit.stdout, "tests=\"2\" failures=\"1\"", "bad.yaml:1:11: error: unknown source")
     }
 
     func testACommaThatCutsAnExpressionInsideBracesIsSaidToDoSo() throws {

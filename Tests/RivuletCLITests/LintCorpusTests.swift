@@ -1,4 +1,5 @@
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// Runs `rivulet lint` on every file of the invalid-pipeline corpus and checks that it reports
@@ -57,7 +58,7 @@ final class LintCorpusTests: XCTestCase {
     func testHugeFilesAndManyErrorsAreBounded() throws {
         let zero = try runRivulet(["lint", "/dev/zero"], timeout: 30)
         XCTAssertEqual(zero.status, 2)
-        XCTAssertTrue(zero.stderr.contains("/dev/zero:1:1: error: the file is larger than 4 MiB"), zero.stderr)
+        assertContains(zero.stderr, "/dev/zero:1:1: error: the file is larger than 4 MiB")
         let many = FileManager.default.temporaryDirectory.appendingPathComponent("rivulet-many-\(getpid()).yaml")
         let ops = String(repeating: "  - debounse: 1s\n", count: 3000)
         try "source: { events: [{ at: 0ms, next: a }] }\nops:\n\(ops)sink: stdout\n".write(
@@ -66,15 +67,14 @@ final class LintCorpusTests: XCTestCase {
         let result = try runRivulet(["lint", many.path], timeout: 60)
         XCTAssertEqual(result.status, 2)
         XCTAssertEqual(result.stderr.components(separatedBy: ": error: ").count - 1, 100, "the first 100 are shown")
-        XCTAssertTrue(result.stderr.contains("… and 2900 more; fix these first"), result.stderr)
+        assertContains(result.stderr, "… and 2900 more; fix these first")
         XCTAssertTrue(result.stderr.hasSuffix("3000 errors in 1 file\n"), result.stderr)
     }
 
     func testPipedOutputHasNoColourAndMissingFilesAreReported() throws {
         let result = try runRivulet(["lint", "/nonexistent/pipeline.yaml"])
         XCTAssertEqual(result.status, 2)
-        XCTAssertTrue(
-            result.stderr.contains("/nonexistent/pipeline.yaml:1:1: error: cannot read the file"), result.stderr)
+        assertContains(result.stderr, "/nonexistent/pipeline.yaml:1:1: error: cannot read the file")
         XCTAssertFalse(result.stderr.contains("\u{1B}["))
     }
 }

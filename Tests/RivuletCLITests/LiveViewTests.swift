@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// `run --ui`: the live view in a real headless Chromium (through chromedriver): every node of
@@ -281,7 +282,7 @@ final class LiveViewTests: BinaryTestCase {
         defer { if run.exited() == nil { run.send(SIGKILL) } }
         let page = try XCTUnwrap(MetricsEndpointTests.get(port, "/"))
         XCTAssertEqual(page.status, 200)
-        XCTAssertTrue(page.body.contains("<script src=\"/ui.js\"></script>"), page.body)
+        assertContains(page.body, "<script src=\"/ui.js\"></script>")
         XCTAssertFalse(page.body.contains("http://") || page.body.contains("https://"), "nothing from elsewhere")
         let script = try XCTUnwrap(MetricsEndpointTests.get(port, "/ui.js"))
         XCTAssertFalse(script.body.contains("http://") || script.body.contains("https://"), "nothing from elsewhere")
@@ -291,21 +292,19 @@ final class LiveViewTests: BinaryTestCase {
         }
         let node = try XCTUnwrap(MetricsEndpointTests.get(port, "/node?place=streams.numbers.ops.0"))
         XCTAssertEqual(node.status, 200)
-        XCTAssertTrue(node.body.contains("\"parameters\":\". % 2 == 0\""), node.body)
+        assertContains(node.body, "\"parameters\":\". % 2 == 0\"")
 
         let taken = try runRivulet([
             "run", directory.appendingPathComponent("squares.yaml").path, "--ui", "127.0.0.1:\(port)",
         ])
         XCTAssertEqual(taken.status, 2)
-        XCTAssertTrue(
-            taken.stderr.contains("error: --ui: cannot listen on 127.0.0.1:\(port): the address is already in use"),
-            taken.stderr)
+        assertContains(taken.stderr, "error: --ui: cannot listen on 127.0.0.1:\(port): the address is already in use")
         XCTAssertEqual(
             MetricsEndpointTests.listeningAddresses(of: run.pid), [String(format: "0100007F:%04X", port)],
             "it listens on the address given and nowhere else")
         let bad = try runRivulet(["run", directory.appendingPathComponent("squares.yaml").path, "--ui", "8080"])
         XCTAssertEqual(bad.status, 2)
-        XCTAssertTrue(bad.stderr.contains("--ui expects HOST:PORT"), bad.stderr)
+        assertContains(bad.stderr, "--ui expects HOST:PORT")
     }
 
     func testANodesParametersAreShownWithSecretsMasked() throws {
@@ -320,18 +319,18 @@ final class LiveViewTests: BinaryTestCase {
         let node = try XCTUnwrap(MetricsEndpointTests.get(port, "/node?place=ops.0"))
         XCTAssertEqual(node.status, 200)
         XCTAssertFalse(node.body.contains("tok-5up3r-s3cret-42"), node.body)
-        XCTAssertTrue(node.body.contains("signed"), node.body)
+        assertContains(node.body, "signed")
         let drawing = try XCTUnwrap(MetricsEndpointTests.get(port, "/graph.svg")).body
         XCTAssertFalse(drawing.contains("tok-5up3r-s3cret-42"), drawing)
         // The elements passing it hold the secret too: masked in what the page is sent.
         let tapped = try XCTUnwrap(MetricsEndpointTests.get(port, "/tap?place=ops.0&limit=3")).body
         XCTAssertFalse(tapped.contains("tok-5up3r-s3cret-42"), tapped)
-        XCTAssertTrue(tapped.contains("\"signed\":\"REDACTED"), tapped)
+        assertContains(tapped, "\"signed\":\"REDACTED")
         // A limit below one meant no limit at all; it is refused.
         for limit in ["-1", "0", "x"] {
             let refused = try XCTUnwrap(MetricsEndpointTests.get(port, "/tap?place=ops.0&limit=\(limit)"))
             XCTAssertEqual(refused.status, 400, refused.body)
-            XCTAssertTrue(refused.body.contains("limit must be a whole number of at least 1"), refused.body)
+            assertContains(refused.body, "limit must be a whole number of at least 1")
         }
     }
 
@@ -349,7 +348,7 @@ final class LiveViewTests: BinaryTestCase {
             Thread.sleep(forTimeInterval: 0.05)
             drawing = MetricsEndpointTests.get(port, "/graph.svg")?.body ?? ""
         } while drawing.isEmpty && Date() < deadline
-        XCTAssertTrue(drawing.contains("data-place=\"ops.0\""), drawing)
+        assertContains(drawing, "data-place=\"ops.0\"")
         XCTAssertFalse(drawing.contains("data-place=\"ops.1\""), drawing)
         try
             "source: { interval: 50ms }\nops:\n  - map: . * 2\n  - filter: . > 10\nsink: { file: { path: out.jsonl } }\n"
@@ -359,7 +358,7 @@ final class LiveViewTests: BinaryTestCase {
             Thread.sleep(forTimeInterval: 0.05)
             drawing = MetricsEndpointTests.get(port, "/graph.svg")?.body ?? ""
         } while !drawing.contains("data-place=\"ops.1\"") && Date() < deadline
-        XCTAssertTrue(drawing.contains("filter . &gt; 10"), drawing)
+        assertContains(drawing, "filter . &gt; 10")
         XCTAssertTrue(
             MetricsEndpointTests.get(port, "/node?place=ops.1")?.body.contains("\"component\":\"filter\"") == true)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// `--log-level`, `--log-format` and `RIVULET_LOG_LEVEL` through the binary: what a run writes on
@@ -91,8 +92,7 @@ final class LoggingTests: BinaryTestCase {
 
     func testLevelWarningSilencesInfoAndErrorSilencesWarnings() throws {
         let info = try run(skipping, ["--clock", "virtual"])
-        XCTAssertTrue(info.stderr.contains("[seen] 0ms next \"ab\""), info.stderr)
-        XCTAssertTrue(info.stderr.contains("run completed: 3 elements read, 2 written, 1 error in "), info.stderr)
+        assertContains(info.stderr, "[seen] 0ms next \"ab\"", "run completed: 3 elements read, 2 written, 1 error in ")
 
         for warning in [
             try run(skipping, ["--clock", "virtual", "--log-level", "warning"]),
@@ -120,6 +120,6 @@ final class LoggingTests: BinaryTestCase {
             variable.stderr, "error: RIVULET_LOG_LEVEL must be trace, debug, info, warning or error; got 'loud'\n")
         let flag = try run(skipping, ["--log-level", "loud"])
         XCTAssertEqual(flag.status, 2)
-        XCTAssertTrue(flag.stderr.contains("--log-level"), flag.stderr)
+        assertContains(flag.stderr, "--log-level")
     }
 }

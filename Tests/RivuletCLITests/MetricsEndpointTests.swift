@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// `rivulet run --metrics ADDRESS` against the binary: counters that grow with the right labels,
@@ -135,8 +136,7 @@ final class MetricsEndpointTests: BinaryTestCase {
             Self.sample(
                 second, "rivulet_elements_in_total", [#"kind="sink""#, #"component="file""#, #"place="sink""#]),
             second)
-        XCTAssertTrue(second.contains("# TYPE rivulet_elements_out_total counter"), second)
-        XCTAssertTrue(second.contains(#"rivulet_ready{pipeline="watched"} 1"#), second)
+        assertContains(second, "# TYPE rivulet_elements_out_total counter", #"rivulet_ready{pipeline="watched"} 1"#)
 
         XCTAssertEqual(Self.get(port, "/health")?.status, 200)
         XCTAssertEqual(Self.get(port, "/ready")?.status, 200)
@@ -166,18 +166,17 @@ final class MetricsEndpointTests: BinaryTestCase {
         XCTAssertEqual(listen(holder, 1), 0)
         let busy = try run("source: { events: [] }\nsink: stdout\n", ["--metrics", "127.0.0.1:\(port)"])
         XCTAssertEqual(busy.status, 2, busy.stderr)
-        XCTAssertTrue(
-            busy.stderr.contains("error: --metrics: cannot listen on 127.0.0.1:\(port): the address is already in use"),
-            busy.stderr)
+        assertContains(
+            busy.stderr, "error: --metrics: cannot listen on 127.0.0.1:\(port): the address is already in use")
 
         let bad = try run("source: { events: [] }\nsink: stdout\n", ["--metrics", "9464"])
         XCTAssertNotEqual(bad.status, 0)
-        XCTAssertTrue(bad.stderr.contains("--metrics expects HOST:PORT"), bad.stderr)
+        assertContains(bad.stderr, "--metrics expects HOST:PORT")
         // `*` is no address: it was bound to [::1] and printed as http://*:PORT.
         for address in ["*:\(port)", "::1:\(port)", "a b:\(port)"] {
             let refused = try run("source: { events: [] }\nsink: stdout\n", ["--metrics", address])
             XCTAssertEqual(refused.status, 2, "\(address): \(refused.stderr)")
-            XCTAssertTrue(refused.stderr.contains("(0.0.0.0:9464 for every address)"), refused.stderr)
+            assertContains(refused.stderr, "(0.0.0.0:9464 for every address)")
         }
     }
 
@@ -202,7 +201,7 @@ final class MetricsEndpointTests: BinaryTestCase {
         XCTAssertEqual(Self.sample(metrics, "rivulet_http_requests_total", source + [#"status="5xx""#]), 1, metrics)
         XCTAssertEqual(Self.sample(metrics, "rivulet_http_retries_total", source), 1, metrics)
         XCTAssertEqual(Self.sample(metrics, "rivulet_http_request_duration_seconds_count", source), 3, metrics)
-        XCTAssertTrue(metrics.contains("# TYPE rivulet_http_request_duration_seconds histogram"), metrics)
+        assertContains(metrics, "# TYPE rivulet_http_request_duration_seconds histogram")
     }
 
     func testAnInnerHTTPSourceCountsOnItsOwnerAndCheckpointsAreTimed() throws {
@@ -240,7 +239,7 @@ final class MetricsEndpointTests: BinaryTestCase {
         let checkpoints = try XCTUnwrap(
             Self.sample(timed, "rivulet_checkpoint_duration_seconds_count", [#"pipeline="ticks""#]), timed)
         XCTAssertGreaterThan(checkpoints, 2, "one every 50 ms:\n\(timed)")
-        XCTAssertTrue(timed.contains("# TYPE rivulet_checkpoint_duration_seconds histogram"), timed)
+        assertContains(timed, "# TYPE rivulet_checkpoint_duration_seconds histogram")
     }
 
     func testSkippedElementsAndStandardOutputBytesAreCounted() throws {

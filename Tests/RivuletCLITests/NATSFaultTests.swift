@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// Faults around NATS: bad messages among good ones, and a server that goes away under a sink.
@@ -59,7 +60,7 @@ final class NATSFaultTests: OneNATSServerTestCase {
             }
             let stderr = String(decoding: output.standardError, as: UTF8.self)
             XCTAssertEqual(output.termination.status, 1, stderr)
-            XCTAssertTrue(stderr.contains("error:"), stderr)
+            assertContains(stderr, "error:")
             failures += 1
         }
         XCTAssertTrue(settled, "a run after the bad messages were dead-lettered goes on")
@@ -97,10 +98,10 @@ final class NATSFaultTests: OneNATSServerTestCase {
         Thread.sleep(forTimeInterval: 1.5)
         let (createdStatus, created) = stop(creating, SIGINT)
         XCTAssertEqual(createdStatus, 130, created)
-        XCTAssertTrue(created.contains("created stream 'ORDERS_DEAD' for the dead letters on 'dead.orders'"), created)
+        assertContains(created, "created stream 'ORDERS_DEAD' for the dead letters on 'dead.orders'")
         let (toldStatus, toldText) = stop(told, SIGINT)
         XCTAssertEqual(toldStatus, 130, toldText)
-        XCTAssertTrue(toldText.contains("no stream stores the dead letters on 'dead.other'"), toldText)
+        assertContains(toldText, "no stream stores the dead letters on 'dead.other'")
         XCTAssertTrue(
             toldText.contains("cannot store a dead letter on 'dead.other'")
                 && toldText.contains("create a stream that stores 'dead.other'"), toldText)

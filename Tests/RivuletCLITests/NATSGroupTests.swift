@@ -1,6 +1,7 @@
 import CNATS
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// Runners of a group dividing the partitions of a stream over a real nats-server: each
@@ -94,7 +95,7 @@ final class NATSGroupTests: OneNATSServerTestCase {
         XCTAssertEqual(subjects("a.jsonl").count, 8, "the first runner took over every partition")
         let (status, stderr) = stop(first)
         XCTAssertEqual(status, 143, stderr)
-        XCTAssertTrue(stderr.contains("group totals: holding partitions"), stderr)
+        assertContains(stderr, "group totals: holding partitions")
     }
 
     /// A runner stopped by SIGTERM lets go of its leases once its messages are settled: the other
@@ -190,7 +191,7 @@ final class NATSGroupTests: OneNATSServerTestCase {
         XCTAssertFalse(ids("a.jsonl").filter { $0 > 800 }.isEmpty, "the first reads again")
         let (status, stderr) = stop(first)
         XCTAssertEqual(status, 143, stderr)
-        XCTAssertTrue(stderr.contains("lost partition"), stderr)
+        assertContains(stderr, "lost partition")
         _ = stop(second)
     }
 
@@ -410,17 +411,16 @@ final class NATSGroupTests: OneNATSServerTestCase {
             sink: stdout
             """)
         XCTAssertEqual(other.status, 1, other.stderr)
-        XCTAssertTrue(
-            other.stderr.contains(
-                "group 'totals' reads 8 partitions of orders in ORDERS (as its runners say); this file says 16 of orders in ORDERS"
-            ), other.stderr)
+        assertContains(
+            other.stderr,
+            "group 'totals' reads 8 partitions of orders in ORDERS (as its runners say); this file says 16 of orders in ORDERS"
+        )
     }
 
     func testPartitionsOfAGroupNoRunnerStartedIsAClearError() throws {
         let shown = try runRivulet(["partitions", "--nats", natsURL, "--group", "nobody"])
         XCTAssertEqual(shown.status, 1)
-        XCTAssertTrue(
-            shown.stderr.contains("no group 'nobody' on \(natsURL): no runner of it has started"), shown.stderr)
+        assertContains(shown.stderr, "no group 'nobody' on \(natsURL): no runner of it has started")
     }
 
     func testLintChecksTheGroupsParameters() throws {

@@ -1,6 +1,7 @@
 import Components
 import Foundation
 import Pipeline
+import RivuletTestSupport
 import XCTest
 
 /// The `nats` sink's partitioned subjects against a real nats-server whose subject mapping
@@ -84,6 +85,6 @@ final class NATSPartitionTests: NATSTestCase {
         let lint = try run(
             "source: { events: [] }\nsink: { nats: { url: \"\(natsURL)\", subject: orders, partitions: 8 } }\n")
         XCTAssertEqual(lint.status, 2, lint.stderr)
-        XCTAssertTrue(lint.stderr.contains("partitions needs partitionBy"), lint.stderr)
+        assertContains(lint.stderr, "partitions needs partitionBy")
     }
 }

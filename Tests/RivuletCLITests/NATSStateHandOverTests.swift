@@ -1,6 +1,7 @@
 import CNATS
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// Runners of a group under `--state` over a real nats-server: each partition's state (its
@@ -199,10 +200,10 @@ final class NATSStateHandOverTests: NATSServerOrClusterTestCase {
         """.write(toFile: file, atomically: true, encoding: .utf8)
         let result = try runRivulet(["run", "--state", path("m.db"), file])
         XCTAssertEqual(result.status, 2, result.stderr)
-        XCTAssertTrue(
-            result.stderr.contains(
-                "mismatch.yaml:3:5: error: partitionBy: after the nats source of group minutes under --state each "
-                    + "partition's state is the group's: partitions must be 4 (the source's), not 8"), result.stderr)
+        assertContains(
+            result.stderr,
+            "mismatch.yaml:3:5: error: partitionBy: after the nats source of group minutes under --state each "
+                + "partition's state is the group's: partitions must be 4 (the source's), not 8")
     }
 
     /// A row of `rivulet partitions` naming a runner, whose state was stored less than a minute ago.

@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// The `nats` source and sink against a real nats-server: publish, consume, acknowledge,
@@ -137,7 +138,7 @@ final class NATSTests: OneNATSServerTestCase {
             sink: stdout
             """)
         XCTAssertEqual(missing.status, 1, missing.stderr)
-        XCTAssertTrue(missing.stderr.contains("stream 'NOPE' does not exist"), missing.stderr)
+        assertContains(missing.stderr, "stream 'NOPE' does not exist")
         XCTAssertTrue(missing.stderr.contains(":1:"), "located: \(missing.stderr)")
 
         // A server that wants a token.
@@ -175,15 +176,13 @@ final class NATSTests: OneNATSServerTestCase {
             """
         let noStream = try run(orders + ", retries: 0 } }\n")
         XCTAssertEqual(noStream.status, 1, noStream.stderr)
-        XCTAssertTrue(
-            noStream.stderr.contains(
-                "no JetStream stream stores 'invoices.ada': give this sink stream: NAME and create: true"),
-            noStream.stderr)
+        assertContains(
+            noStream.stderr, "no JetStream stream stores 'invoices.ada': give this sink stream: NAME and create: true")
         XCTAssertTrue(
             noStream.stderr.contains("1 element read, 0 written"), "not stored, not written: \(noStream.stderr)")
         let missing = try run(orders + ", stream: INVOICES } }\n")
         XCTAssertEqual(missing.status, 1, "as the source's: \(missing.stderr)")
-        XCTAssertTrue(missing.stderr.contains("stream 'INVOICES' does not exist on"), missing.stderr)
+        assertContains(missing.stderr, "stream 'INVOICES' does not exist on")
         XCTAssertTrue(missing.stderr.contains(":2:"), "located: \(missing.stderr)")
         let created = try run(orders + ", stream: INVOICES, create: true } }\n")
         XCTAssertEqual(created.status, 0, created.stderr)
@@ -199,7 +198,7 @@ final class NATSTests: OneNATSServerTestCase {
         let lint = try run(
             "source: { events: [] }\nsink: { nats: { url: \"\(server.url)\", subject: a, create: true } }\n")
         XCTAssertEqual(lint.status, 2, lint.stderr)
-        XCTAssertTrue(lint.stderr.contains("create needs stream"), lint.stderr)
+        assertContains(lint.stderr, "create needs stream")
     }
 
     func testAConsumerWithOtherSettingsIsAClearErrorEveryTime() throws {
@@ -210,11 +209,9 @@ final class NATSTests: OneNATSServerTestCase {
         for _ in 0..<20 {
             let other = try run(consumerPipeline(durable: "writer", output: "other.jsonl", extra: ", ackWait: 2s"))
             XCTAssertEqual(other.status, 1, other.stderr)
-            XCTAssertTrue(
-                other.stderr.contains(
-                    "consumer 'writer' on stream 'ORDERS' exists with other settings: ackWait 30000ms (the file: 2000ms)"
-                ),
-                other.stderr)
+            assertContains(
+                other.stderr,
+                "consumer 'writer' on stream 'ORDERS' exists with other settings: ackWait 30000ms (the file: 2000ms)")
         }
     }
 
@@ -241,7 +238,7 @@ final class NATSTests: OneNATSServerTestCase {
         XCTAssertEqual(status, 130)
         // Closing its own connection is no loss: nothing says it is reconnecting.
         XCTAssertFalse(stderr.contains("lost the connection"), stderr)
-        XCTAssertTrue(stderr.contains("run interrupted: "), stderr)
+        assertContains(stderr, "run interrupted: ")
         XCTAssertEqual(stop(two, SIGINT).0, 130)
         let all = lines("one.jsonl") + lines("two.jsonl")
         XCTAssertEqual(all.count, 200, "each message to one member of the group")
@@ -269,9 +266,9 @@ final class NATSTests: OneNATSServerTestCase {
         let output = consumer.communicate(input: [], timeout: 30)
         let stderr = String(decoding: output.standardError, as: UTF8.self)
         XCTAssertEqual(output.termination.status, 1, stderr)
-        XCTAssertTrue(stderr.contains("lost the connection to the NATS server; reconnecting"), stderr)
-        XCTAssertTrue(stderr.contains("reconnected to the NATS server at nats://127.0.0.1:\(server.port)"), stderr)
-        XCTAssertTrue(stderr.contains("unreachable for"), stderr)
+        assertContains(
+            stderr, "lost the connection to the NATS server; reconnecting",
+            "reconnected to the NATS server at nats://127.0.0.1:\(server.port)", "unreachable for")
         server = nil
     }
 

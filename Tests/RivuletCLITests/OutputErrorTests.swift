@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// A write that fails is a run that fails: exit 1 and a message naming the sink and the error. A
@@ -27,15 +28,14 @@ final class OutputErrorTests: BinaryTestCase {
                     + "sink: { file: { path: /dev/full, format: \(format) } }\n")
             let result = try runRivulet(["run", path])
             XCTAssertEqual(result.status, 1, "\(format): \(result.stderr)")
-            XCTAssertTrue(result.stderr.contains(":2:9: error: file: writing '/dev/full"), result.stderr)
-            XCTAssertTrue(result.stderr.contains("No space left on device"), result.stderr)
+            assertContains(result.stderr, ":2:9: error: file: writing '/dev/full", "No space left on device")
         }
         let stdout = try write(
             "stdout.yaml", "source: { events: [{ at: 0ms, next: a }, { at: 1ms, complete: true }] }\nsink: stdout\n")
         let redirected = try shell("'\(rivulet)' run '\(stdout)' > /dev/full")
         XCTAssertEqual(redirected.termination, .exited(1))
         let message = String(decoding: redirected.standardError, as: UTF8.self)
-        XCTAssertTrue(message.contains("stdout: writing to standard output: No space left on device"), message)
+        assertContains(message, "stdout: writing to standard output: No space left on device")
     }
 
     func testAClosedPipeEndsTheRunQuietly() throws {
@@ -71,6 +71,6 @@ final class OutputErrorTests: BinaryTestCase {
                 + "sink: { table: { columns: [{ title: A, value: len(.a) }] } }\n")
         let result = try runRivulet(["run", pipeline])
         XCTAssertEqual(result.status, 1, result.stderr)
-        XCTAssertTrue(result.stderr.contains("error: table: len() expects"), result.stderr)
+        assertContains(result.stderr, "error: table: len() expects")
     }
 }

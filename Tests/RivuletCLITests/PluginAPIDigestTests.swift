@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// The plugin API's surface is recorded in Core/PluginAPI.digest, and CI's check fails when it
@@ -28,7 +29,7 @@ final class PluginAPIDigestTests: BinaryTestCase {
     func testTheRecordedSurfaceMatchesTheBuiltModules() throws {
         let result = try script(["check"])
         XCTAssertEqual(result.status, 0, result.output)
-        XCTAssertTrue(result.output.contains("unchanged"), result.output)
+        assertContains(result.output, "unchanged")
     }
 
     func testARemovedDeclarationFailsTheCheckAndIsRecordedByUpdate() throws {
@@ -40,8 +41,7 @@ final class PluginAPIDigestTests: BinaryTestCase {
             to: doctored, atomically: true, encoding: .utf8)
         let check = try script(["check"], digest: doctored.path)
         XCTAssertEqual(check.status, 1, check.output)
-        XCTAssertTrue(check.output.contains("record it with `make plugin-api`"), check.output)
-        XCTAssertTrue(check.output.contains("- Func Pipeline.Value.removedMember()"), check.output)
+        assertContains(check.output, "record it with `make plugin-api`", "- Func Pipeline.Value.removedMember()")
     }
 
     func testAnIdentifierThatIsNotTheBuiltInterfacesFailsTheCheck() throws {
@@ -50,9 +50,9 @@ final class PluginAPIDigestTests: BinaryTestCase {
             to: written, atomically: true, encoding: .utf8)
         let check = try script(["check"], identifier: written.path)
         XCTAssertEqual(check.status, 1, check.output)
-        XCTAssertTrue(
-            check.output.contains("the binary interface changed (0x0000000000000001 -> 0x"), check.output)
-        XCTAssertTrue(check.output.contains("write the new one with `make plugin-api`"), check.output)
+        assertContains(
+            check.output, "the binary interface changed (0x0000000000000001 -> 0x",
+            "write the new one with `make plugin-api`")
     }
 
     /// The identifier changes when, and only when, what a built plugin depends on changes: a
@@ -174,7 +174,7 @@ final class PluginAPIDigestTests: BinaryTestCase {
         try withoutOne.joined(separator: "\n").write(to: doctored, atomically: true, encoding: .utf8)
         let check = try script(["check"], digest: doctored.path)
         XCTAssertEqual(check.status, 1, check.output)
-        XCTAssertTrue(check.output.contains("record it with `make plugin-api`"), check.output)
+        assertContains(check.output, "record it with `make plugin-api`")
         // `update` writes the identifier too: to a copy here, not to the repository's file.
         let identifier = directory.appendingPathComponent("BinaryInterface.swift").path
         let update = try script(["update"], digest: doctored.path, identifier: identifier)

@@ -1,6 +1,7 @@
 import Components
 import Foundation
 @_spi(Host) import PluginAPI
+import RivuletTestSupport
 import XCTest
 
 /// Swift operator plugins loaded with dlopen, through the binary: the example plugin, and every
@@ -62,7 +63,7 @@ final class PluginTests: XCTestCase {
         let start = try XCTUnwrap(readme.range(of: "```swift\n", range: intro.upperBound..<readme.endIndex))
         let end = try XCTUnwrap(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
         let swiftFile = String(readme[start.upperBound..<end.lowerBound])
-        XCTAssertTrue(swiftFile.contains("rivulet_plugin_register"), swiftFile)
+        assertContains(swiftFile, "rivulet_plugin_register")
 
         let package = directory.appendingPathComponent("Shout")
         try FileManager.default.createDirectory(
@@ -96,10 +97,10 @@ final class PluginTests: XCTestCase {
     func testTheExamplePluginIsListedCheckedAndTested() throws {
         let listed = try runRivulet(["components", "--plugin", Self.library])
         XCTAssertEqual(listed.status, 0, listed.stderr)
-        XCTAssertTrue(listed.stdout.contains("slugify "), listed.stdout)
+        assertContains(listed.stdout, "slugify ")
         XCTAssertTrue(listed.stdout.contains("[\(Self.library)]"), "the origin is shown")
         let detail = try runRivulet(["components", "slugify", "--plugin", Self.library])
-        XCTAssertTrue(detail.stdout.contains("separator (string), default -"), detail.stdout)
+        assertContains(detail.stdout, "separator (string), default -")
         let tested = try runRivulet(["test", Self.example.path])
         XCTAssertEqual(tested.status, 0, tested.stdout + tested.stderr)
         XCTAssertTrue(tested.stdout.hasSuffix("1 passed, 0 failed\n"))
@@ -109,8 +110,7 @@ final class PluginTests: XCTestCase {
             .write(to: pipeline, atomically: true, encoding: .utf8)
         let linted = try runRivulet(["lint", pipeline.path, "--plugin", Self.library])
         XCTAssertEqual(linted.status, 2)
-        XCTAssertTrue(
-            linted.stderr.contains("2:20: error: unknown operator 'slugfy'; did you mean 'slugify'?"), linted.stderr)
+        assertContains(linted.stderr, "2:20: error: unknown operator 'slugfy'; did you mean 'slugify'?")
     }
 
     func testOnlyOneCopyOfTheCoreIsLoaded() throws {
@@ -169,9 +169,8 @@ final class PluginTests: XCTestCase {
             .write(to: pipeline, atomically: true, encoding: .utf8)
         let linted = try runRivulet(["lint", pipeline.path])
         XCTAssertEqual(linted.status, 2)
-        XCTAssertTrue(
-            linted.stderr.contains(
-                "p.yaml:1:11: error: plugin '\(otherBuild)' was built against another build of rivulet's core"),
-            linted.stderr)
+        assertContains(
+            linted.stderr,
+            "p.yaml:1:11: error: plugin '\(otherBuild)' was built against another build of rivulet's core")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// The README's walkthroughs, run as written in a scratch copy of the repository's layout (on a
@@ -60,11 +61,10 @@ final class ReadmeWalkthroughTests: BinaryTestCase {
         let stderr = try runWalkthrough(
             under: "## Webhooks into SQLite", pipeline: "webhook-to-sqlite.yaml", port: "8080", free: port,
             environment: ["WEBHOOK_ADDRESS": "127.0.0.1:\(port)"])
-        XCTAssertTrue(stderr.contains("httpServer: listening on http://127.0.0.1:\(port) (/orders)"), stderr)
+        assertContains(stderr, "httpServer: listening on http://127.0.0.1:\(port) (/orders)")
         let rejected = try String(
             contentsOf: directory.appendingPathComponent("Pipelines/rejected.jsonl"), encoding: .utf8)
-        XCTAssertTrue(
-            rejected.contains("\"order\":{\"id\":3,\"customer\":\"cy\",\"qty\":\"two\",\"price\":1}"), rejected)
+        assertContains(rejected, "\"order\":{\"id\":3,\"customer\":\"cy\",\"qty\":\"two\",\"price\":1}")
     }
 
     func testTheNATSWalkthroughPrintsWhatItShows() throws {
@@ -72,7 +72,7 @@ final class ReadmeWalkthroughTests: BinaryTestCase {
         let stderr = try runWalkthrough(
             under: "## Durable streams on NATS JetStream", pipeline: "nats-orders.yaml", port: "4222", free: port,
             environment: ["NATS_URL": "nats://127.0.0.1:\(port)"])
-        XCTAssertTrue(stderr.contains("nats: reading ORDERS/invoicer on nats://127.0.0.1:\(port)"), stderr)
+        assertContains(stderr, "nats: reading ORDERS/invoicer on nats://127.0.0.1:\(port)")
         // The invoice reached the INVOICES stream (read back above), and no publish failed.
         XCTAssertFalse(stderr.contains("error:"), stderr)
         XCTAssertFalse(stderr.contains("failed"), stderr)

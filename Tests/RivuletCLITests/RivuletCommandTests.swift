@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// Runs the built `rivulet` binary and checks its output and exit code.
@@ -24,14 +25,13 @@ final class RivuletCommandTests: XCTestCase {
     func testHelpDescribesTheTool() throws {
         let result = try runRivulet(["--help"])
         XCTAssertEqual(result.status, 0)
-        XCTAssertTrue(result.stdout.contains("USAGE: rivulet"), result.stdout)
-        XCTAssertTrue(result.stdout.contains("RxSwift"), result.stdout)
+        assertContains(result.stdout, "USAGE: rivulet", "RxSwift")
     }
 
     func testUnknownOptionExitsWithUsageError() throws {
         let result = try runRivulet(["--no-such-option"])
         XCTAssertEqual(result.status, 2, "an invalid command line exits with 2")
-        XCTAssertTrue(result.stderr.contains("Unknown option '--no-such-option'"), result.stderr)
+        assertContains(result.stderr, "Unknown option '--no-such-option'")
         XCTAssertFalse(result.stderr.contains("Fatal error"), result.stderr)
     }
 }

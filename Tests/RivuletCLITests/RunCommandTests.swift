@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// `rivulet run`, as a user runs it: output, exit codes, options and signals.
@@ -57,31 +58,30 @@ final class RunCommandTests: XCTestCase {
         let path = try pipeline("source: { fixture: missing.json }\nsink: stdout\n")
         let result = try runRivulet(["run", path])
         XCTAssertEqual(result.status, 2)
-        XCTAssertTrue(
-            result.stderr.contains(":1:20: error: fixture: cannot read fixture file 'missing.json'"), result.stderr)
+        assertContains(result.stderr, ":1:20: error: fixture: cannot read fixture file 'missing.json'")
     }
 
     func testBadOptionValuesExitTwoWithAMessage() throws {
         let path = try pipeline("source: { interval: 1s }\nsink: stdout\n")
         let until = try runRivulet(["run", path, "--until", "soon"])
         XCTAssertEqual(until.status, 2)
-        XCTAssertTrue(until.stderr.contains("--until expects a duration such as 10s, got 'soon'"), until.stderr)
+        assertContains(until.stderr, "--until expects a duration such as 10s, got 'soon'")
         let drain = try runRivulet(["run", path, "--drain"])
         XCTAssertEqual(drain.status, 2)
-        XCTAssertTrue(drain.stderr.contains("--drain needs --state"), drain.stderr)
+        assertContains(drain.stderr, "--drain needs --state")
         let clock = try runRivulet(["run", path, "--clock", "sundial"])
         XCTAssertEqual(clock.status, 2)
-        XCTAssertTrue(clock.stderr.contains("sundial"), clock.stderr)
+        assertContains(clock.stderr, "sundial")
         XCTAssertFalse(clock.stderr.contains("Fatal error"))
         // Durations beyond what a clock can hold are refused, not a trap.
         let huge = try runRivulet(["run", path, "--until", "3000000h"])
         XCTAssertEqual(huge.status, 2, huge.stderr)
-        XCTAssertTrue(huge.stderr.contains("--until expects a duration such as 10s, got '3000000h'"), huge.stderr)
+        assertContains(huge.stderr, "--until expects a duration such as 10s, got '3000000h'")
         let withDebounce = try pipeline(
             "source: { interval: 1s }\nops: [{ take: 1 }, { debounce: 1s }]\nsink: stdout\n")
         let set = try runRivulet(["run", withDebounce, "--set", "ops.1.debounce=99999999999h"])
         XCTAssertEqual(set.status, 2, set.stderr)
-        XCTAssertTrue(set.stderr.contains("the longest is 100000h"), set.stderr)
+        assertContains(set.stderr, "the longest is 100000h")
     }
 
     func testSetOverridesAValueAndUntilStopsTheRun() throws {
@@ -93,13 +93,13 @@ final class RunCommandTests: XCTestCase {
         XCTAssertEqual(result.stdout, "0\n10\n20\n")
         let wrong = try runRivulet(["run", path, "--set", "source.intervall=100ms"])
         XCTAssertEqual(wrong.status, 2)
-        XCTAssertTrue(wrong.stderr.contains("found 'interval' and 'intervall'"), wrong.stderr)
+        assertContains(wrong.stderr, "found 'interval' and 'intervall'")
         let outOfRange = try runRivulet(["run", path, "--set", "ops.3.map=1"])
         XCTAssertEqual(outOfRange.status, 2)
-        XCTAssertTrue(outOfRange.stderr.contains("'3' is not an index of this list (0 to 0)"), outOfRange.stderr)
+        assertContains(outOfRange.stderr, "'3' is not an index of this list (0 to 0)")
         let malformed = try runRivulet(["run", path, "--set", "nonsense"])
         XCTAssertEqual(malformed.status, 2)
-        XCTAssertTrue(malformed.stderr.contains("--set expects key=value"), malformed.stderr)
+        assertContains(malformed.stderr, "--set expects key=value")
     }
 
     func testSetTakesYAMLValuesAndMakesKeysTheFileDoesNotHave() throws {
@@ -112,12 +112,11 @@ final class RunCommandTests: XCTestCase {
         let http = try pipeline("source: { http: { url: \"http://127.0.0.1:9/x\" } }\nsink: stdout\n")
         let once = try runRivulet(["run", http, "--set", "source.http.retry.max=1"])
         XCTAssertEqual(once.status, 1)
-        XCTAssertTrue(once.stderr.contains("connection refused"), once.stderr)
+        assertContains(once.stderr, "connection refused")
         XCTAssertFalse(once.stderr.contains("attempt"), "max: 1 is one attempt in all: \(once.stderr)")
         let twice = try runRivulet(
             ["run", http, "--set", "source.http.retry={max: 2, backoff: 1ms}"])
-        XCTAssertTrue(twice.stderr.contains("attempt 2 of 2"), twice.stderr)
-        XCTAssertTrue(twice.stderr.contains("(after 2 attempts)"), twice.stderr)
+        assertContains(twice.stderr, "attempt 2 of 2", "(after 2 attempts)")
 
         let broken = try runRivulet(["run", path, "--set", "source={stdin: [jsonl}"])
         XCTAssertEqual(broken.status, 2)
@@ -153,8 +152,7 @@ final class RunCommandTests: XCTestCase {
         addTeardownBlock { try? FileManager.default.removeItem(at: log) }
         let result = try runRivulet(["run", try pipeline("source: { fixture: \(log.path) }\nsink: stdout\n")])
         XCTAssertEqual(result.status, 1)
-        XCTAssertTrue(
-            result.stderr.contains("at byte 8; it holds one JSON value per line: add format: jsonl"), result.stderr)
+        assertContains(result.stderr, "at byte 8; it holds one JSON value per line: add format: jsonl")
     }
 
     func testTracePrintsEveryOperatorsEventsAndATimeline() throws {
@@ -164,9 +162,9 @@ final class RunCommandTests: XCTestCase {
         let result = try runRivulet(["run", path, "--clock", "virtual", "--trace"])
         XCTAssertEqual(result.status, 0)
         XCTAssertEqual(result.stdout, "\"A\"\n\"C\"\n")
-        XCTAssertTrue(result.stderr.contains("trace      100ms main#source events: next \"b\""), result.stderr)
-        XCTAssertTrue(result.stderr.contains("trace      300ms main#1 map: next \"C\""), result.stderr)
-        XCTAssertTrue(result.stderr.contains("timeline 0ms .. 400ms"), result.stderr)
+        assertContains(
+            result.stderr, "trace      100ms main#source events: next \"b\"", "trace      300ms main#1 map: next \"C\"",
+            "timeline 0ms .. 400ms")
         let filterLine = result.stderr.split(separator: "\n").first { $0.hasPrefix("main#0 filter") }
         XCTAssertEqual(
             filterLine.map(String.init),

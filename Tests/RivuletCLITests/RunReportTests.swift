@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// The end of every run: a summary line on standard error (`--quiet` drops it, `--summary` adds a
@@ -60,7 +61,7 @@ final class RunReportTests: BinaryTestCase {
         try "{\"a\":1}\n{\"a\":2}\n".write(to: lines, atomically: true, encoding: .utf8)
         let failed = try run("source: { fixture: \(lines.path) }\nops: [{ map: .a / 0 }]\nsink: stdout\n")
         XCTAssertEqual(failed.status, 1)
-        XCTAssertTrue(failed.stderr.contains("run failed: 1 element read, 0 written, 1 error in "), failed.stderr)
+        assertContains(failed.stderr, "run failed: 1 element read, 0 written, 1 error in ")
     }
 
     func testSummaryAddsATablePerComponent() throws {
@@ -116,7 +117,7 @@ final class RunReportTests: BinaryTestCase {
             later.split(separator: "\n").filter { $0.contains("%") }.count, 1, "one line, redrawn in place:\n\(later)")
         let done = try terminal.waitFor("run-exit=0")
         XCTAssertFalse(done.contains("%"), "the line is cleared at the end:\n\(done)")
-        XCTAssertTrue(done.contains("run completed: 40 elements read, 40 written, 0 errors"), done)
+        assertContains(done, "run completed: 40 elements read, 40 written, 0 errors")
 
         // Standard output on the same terminal: the elements are the progress; no line is drawn.
         try terminal.type("clear; \(binary) run \(file.path); echo again-exit=$?", enter: true)

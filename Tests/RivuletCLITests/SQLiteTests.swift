@@ -1,4 +1,5 @@
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// The `sqlite` sink and source through the binary, the rows checked with the `sqlite3` shell.
@@ -96,7 +97,7 @@ final class SQLiteTests: BinaryTestCase {
         _ = try sqlite3("CREATE TABLE orders (id INTEGER NOT NULL, total REAL CHECK (total >= 0))")
         let failed = try writeOrders(["{ id: 1, total: 5 }", "{ id: 2, total: -1 }", "{ id: 3, total: 1 }"])
         XCTAssertEqual(failed.status, 1)
-        XCTAssertTrue(failed.stderr.contains("error: sqlite: orders: CHECK constraint failed"), failed.stderr)
+        assertContains(failed.stderr, "error: sqlite: orders: CHECK constraint failed")
         XCTAssertEqual(try sqlite3("SELECT id FROM orders"), "1\n", "what was accepted before the failure is kept")
         _ = try sqlite3("DELETE FROM orders")
         let routed = try run(
@@ -123,9 +124,8 @@ final class SQLiteTests: BinaryTestCase {
         defer { holder.terminate() }
         let result = try writeOrders(["{ id: 1 }"], options: ", busyTimeout: 300ms")
         XCTAssertEqual(result.status, 1)
-        XCTAssertTrue(
-            result.stderr.contains("orders.db is locked by another program and stayed locked for 300ms (busyTimeout)"),
-            result.stderr)
+        assertContains(
+            result.stderr, "orders.db is locked by another program and stayed locked for 300ms (busyTimeout)")
     }
 
     func testASignalIsHonouredWhileASinkWaitsForALockedDatabase() throws {
@@ -148,7 +148,7 @@ final class SQLiteTests: BinaryTestCase {
         let stderr = String(decoding: output.standardError, as: UTF8.self)
         XCTAssertEqual(output.termination.status, 130, stderr)
         XCTAssertLessThan(Date().timeIntervalSince(signalled), 10, "the drain timeout (1 s) and 5 s more: \(stderr)")
-        XCTAssertTrue(stderr.contains("still stopping 6s after the signal"), stderr)
+        assertContains(stderr, "still stopping 6s after the signal")
     }
 
     func testACommitThatFailsBetweenElementsFailsTheRunAtOnce() throws {
@@ -166,7 +166,7 @@ final class SQLiteTests: BinaryTestCase {
               - { stream: orders, sqlite: { path: orders.db, table: orders, batch: { period: 50ms }, busyTimeout: 200ms } }
             """)
         XCTAssertEqual(result.status, 1)
-        XCTAssertTrue(result.stderr.contains("orders.db is locked by another program"), result.stderr)
+        assertContains(result.stderr, "orders.db is locked by another program")
         XCTAssertEqual(result.stdout, "{\"id\":1}\n", "the run failed when the commit did, not at the next element")
     }
 
@@ -212,7 +212,7 @@ final class SQLiteTests: BinaryTestCase {
         // Opened read-only: `query: DELETE FROM orders` deleted every row, exit 0.
         let deleting = try run("source: { sqlite: { path: orders.db, query: \"DELETE FROM orders\" } }\nsink: stdout\n")
         XCTAssertEqual(deleting.status, 1, deleting.stderr)
-        XCTAssertTrue(deleting.stderr.contains("readonly"), deleting.stderr)
+        assertContains(deleting.stderr, "readonly")
         XCTAssertEqual(try sqlite3("SELECT count(*) FROM orders"), "1\n")
         // A since column the rows lack: every row was emitted again at every poll.
         let missing = try run(
@@ -221,9 +221,7 @@ final class SQLiteTests: BinaryTestCase {
             sink: stdout
             """)
         XCTAssertEqual(missing.status, 1, missing.stderr)
-        XCTAssertTrue(
-            missing.stderr.contains("the query's rows have no column 'id' (since); they have 'customer'"),
-            missing.stderr)
+        assertContains(missing.stderr, "the query's rows have no column 'id' (since); they have 'customer'")
         XCTAssertEqual(missing.stdout, "")
     }
 
@@ -273,12 +271,9 @@ final class SQLiteTests: BinaryTestCase {
         """.write(to: file, atomically: true, encoding: .utf8)
         let result = try runRivulet(["lint", file.path])
         XCTAssertEqual(result.status, 2)
-        XCTAssertTrue(
-            result.stderr.contains("bad.yaml:1:27: error: sqlite: cannot read the database 'missing.db'"), result.stderr
-        )
-        XCTAssertTrue(
-            result.stderr.contains("error: sqlite: the folder 'nowhere' of 'nowhere/out.db' does not exist"),
-            result.stderr)
-        XCTAssertTrue(result.stderr.contains("error: sqlite: key column 'b' is not among the columns"), result.stderr)
+        assertContains(
+            result.stderr, "bad.yaml:1:27: error: sqlite: cannot read the database 'missing.db'",
+            "error: sqlite: the folder 'nowhere' of 'nowhere/out.db' does not exist",
+            "error: sqlite: key column 'b' is not among the columns")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// `stdin`, `stdout` and a piped `table`, through the binary.
@@ -32,8 +33,7 @@ final class StandardStreamsTests: XCTestCase {
         let bad = try run("source: { stdin: jsonl }\nsink: stdout\n", input: "{\"a\": 1}\nnot json\n")
         XCTAssertEqual(bad.status, 1)
         XCTAssertEqual(bad.stdout, "{\"a\":1}\n")
-        XCTAssertTrue(
-            bad.stderr.contains("standard input line 2: invalid literal, expected 'null' at byte 0"), bad.stderr)
+        assertContains(bad.stderr, "standard input line 2: invalid literal, expected 'null' at byte 0")
     }
 
     func testStdoutPrettyAndTemplate() throws {

@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// `rivulet tap` against a running pipeline: the elements passing a component as JSON Lines, up
@@ -28,10 +29,10 @@ final class TapCommandTests: BinaryTestCase {
 
         let noLimit = try runRivulet(["tap", address, "--limit", "0"])
         XCTAssertEqual(noLimit.status, 2)
-        XCTAssertTrue(noLimit.stderr.contains("--limit expects a positive number, got 0"), noLimit.stderr)
+        assertContains(noLimit.stderr, "--limit expects a positive number, got 0")
         let badAddress = try runRivulet(["tap", "9464"])
         XCTAssertEqual(badAddress.status, 2)
-        XCTAssertTrue(badAddress.stderr.contains("tap expects HOST:PORT"), badAddress.stderr)
+        assertContains(badAddress.stderr, "tap expects HOST:PORT")
 
         // A stream's name is what it emits (its last stage); a glob names one place, or says which.
         let stream = try runRivulet(["tap", address, "--component", "main", "--limit", "2"])
@@ -43,14 +44,12 @@ final class TapCommandTests: BinaryTestCase {
             glob.stdout.split(separator: "\n").allSatisfy { Int($0).map { $0 % 2 == 0 } == true }, glob.stdout)
         let several = try runRivulet(["tap", address, "--component", "ops.*", "--limit", "1"])
         XCTAssertEqual(several.status, 1)
-        XCTAssertTrue(
-            several.stderr.contains("'ops.*' matches 2 places (ops.0, ops.1); tap takes one"), several.stderr)
+        assertContains(several.stderr, "'ops.*' matches 2 places (ops.0, ops.1); tap takes one")
 
         let nowhere = try runRivulet(["tap", address, "--component", "ops.7", "--limit", "1"])
         XCTAssertEqual(nowhere.status, 1)
         XCTAssertEqual(nowhere.stdout, "")
-        XCTAssertTrue(
-            nowhere.stderr.contains("no component at 'ops.7'; places: source, ops.0, ops.1, sink"), nowhere.stderr)
+        assertContains(nowhere.stderr, "no component at 'ops.7'; places: source, ops.0, ops.1, sink")
     }
 
     func testTapInATerminalPrintsUntilControlC() throws {

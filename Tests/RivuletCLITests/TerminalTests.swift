@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// `rivulet run` in a real terminal (tmux): the prompt source and the table sink as a person sees
@@ -46,8 +47,7 @@ final class TerminalTests: XCTestCase {
         try terminal.waitFor("Search: ▌")
         try terminal.type("tok")
         var shown = try terminal.waitFor("TOK 東京")
-        XCTAssertTrue(shown.contains("Search: tok▌"), shown)
-        XCTAssertTrue(shown.contains("title"), shown)
+        assertContains(shown, "Search: tok▌", "title")
         // A shorter text replaces the list in place: the old rows are gone, not scrolled up.
         try terminal.press("BSpace", "BSpace")
         shown = try terminal.waitFor("Search: t▌")
@@ -64,7 +64,7 @@ final class TerminalTests: XCTestCase {
         XCTAssertEqual(column(of: "size", in: header), column(of: "3", in: plain), shown)
         try terminal.press("C-c")
         let after = try terminal.waitFor("DONE")
-        XCTAssertTrue(after.contains("EXIT=130"), after)
+        assertContains(after, "EXIT=130")
         XCTAssertTrue(after.contains("icanon echo") || after.contains("echo icanon"), "terminal restored:\n\(after)")
         XCTAssertFalse(after.contains("-icanon"), after)
     }
@@ -96,6 +96,6 @@ final class TerminalTests: XCTestCase {
         XCTAssertEqual(lines.filter { $0.hasPrefix("Say: ") }.count, 1, shown)
         try terminal.press("C-d")
         let after = try terminal.waitFor("EXIT=0")
-        XCTAssertTrue(after.contains("\"heard AB\""), after)
+        assertContains(after, "\"heard AB\"")
     }
 }

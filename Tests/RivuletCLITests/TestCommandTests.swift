@@ -1,4 +1,5 @@
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// `rivulet test`, run as a user runs it.
@@ -15,6 +16,24 @@ final class TestCommandTests: XCTestCase {
 
     static let pipeline =
         "source: { events: [{ at: 0ms, next: 1 }] }\nops:\n  - map: . * 10\n  - delay: 100ms\nsink: stdout\n"
+
+    /// Runs `rivulet test` on the folder `url` and checks its exit status, which cases of
+    /// `p.test.yaml` passed and failed, and texts the report shows; returns the report.
+    @discardableResult
+    private func runTests(
+        in url: URL, status: Int32, passed: [String] = [], failed: [String] = [], showing texts: [String] = [],
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws -> String {
+        let result = try runRivulet(["test", url.path])
+        XCTAssertEqual(result.status, status, result.stdout + result.stderr, file: file, line: line)
+        let lines =
+            passed.map { "ok    \(url.path)/p.test.yaml: \($0)" }
+            + failed.map { "FAIL  \(url.path)/p.test.yaml: \($0)" }
+        for text in lines + texts {
+            XCTAssertTrue(result.stdout.contains(text), "\(text) in:\n\(result.stdout)", file: file, line: line)
+        }
+        return result.stdout
+    }
 
     func testPassingAndFailingCasesWithADiffAndTheSummaryLine() throws {
         let url = try directory([
@@ -35,14 +54,11 @@ final class TestCommandTests: XCTestCase {
                   - { at: 100ms, complete: true }
             """,
         ])
-        let result = try runRivulet(["test", url.path])
-        XCTAssertEqual(result.status, 1)
-        XCTAssertTrue(result.stdout.contains("ok    \(url.path)/p.test.yaml: times ten, later"), result.stdout)
-        XCTAssertTrue(result.stdout.contains("FAIL  \(url.path)/p.test.yaml: a wrong expectation"), result.stdout)
         // What was expected first, then what came instead.
-        XCTAssertTrue(result.stdout.contains("  - 90ms next 30\n        + 100ms next 30\n"), result.stdout)
-        XCTAssertTrue(result.stdout.contains("    100ms complete\n"), result.stdout)
-        XCTAssertTrue(result.stdout.hasSuffix("1 passed, 1 failed\n"), result.stdout)
+        let report = try runTests(
+            in: url, status: 1, passed: ["times ten, later"], failed: ["a wrong expectation"],
+            showing: ["  - 90ms next 30\n        + 100ms next 30\n", "    100ms complete\n"])
+        XCTAssertTrue(report.hasSuffix("1 passed, 1 failed\n"), report)
     }
 
     func testAFileThatCannotRunIsCountedInTheSummaryAndAnUnbuiltPluginSaysHowToBuildIt() throws {
@@ -56,9 +72,9 @@ final class TestCommandTests: XCTestCase {
         let result = try runRivulet(["test", url.path])
         XCTAssertEqual(result.status, 2, result.stdout + result.stderr)
         XCTAssertTrue(result.stdout.hasSuffix("1 passed, 0 failed, 1 file not run (errors above)\n"), result.stdout)
-        XCTAssertTrue(
-            result.stderr.contains("; build it first: swift build --package-path \(url.path)/Words"), result.stderr)
-        XCTAssertTrue(result.stderr.contains("note: the plugin that was not found may have it"), result.stderr)
+        assertContains(
+            result.stderr, "; build it first: swift build --package-path \(url.path)/Words",
+            "note: the plugin that was not found may have it")
     }
 
     func testASourceEveryCaseReplacesNeedNotExist() throws {
@@ -78,7 +94,7 @@ final class TestCommandTests: XCTestCase {
         XCTAssertTrue(every.stdout.hasSuffix("2 passed, 0 failed\n"), every.stdout)
         let notEvery = try runRivulet(["test", url.appendingPathComponent("q.test.yaml").path])
         XCTAssertEqual(notEvery.status, 2, notEvery.stdout + notEvery.stderr)
-        XCTAssertTrue(notEvery.stderr.contains("/logs' of 'logs/*.log'"), notEvery.stderr)
+        assertContains(notEvery.stderr, "/logs' of 'logs/*.log'")
     }
 
     func testWithinAllowsJitteredTimesAndAnExpectCountFailureShowsTheElements() throws {
@@ -108,19 +124,15 @@ final class TestCommandTests: XCTestCase {
         ])
         let result = try runRivulet(["test", url.path])
         XCTAssertEqual(result.status, 2, result.stdout + result.stderr)
-        XCTAssertTrue(result.stderr.contains("'within' must be a duration such as 10ms"), result.stderr)
+        assertContains(result.stderr, "'within' must be a duration such as 10ms")
         let url2 = url.appendingPathComponent("p.test.yaml")
         var text = try String(contentsOf: url2, encoding: .utf8)
         text = String(text[..<text.range(of: "  - name: a bad tolerance")!.lowerBound])
         try text.write(to: url2, atomically: true, encoding: .utf8)
-        let run = try runRivulet(["test", url.path])
-        XCTAssertEqual(run.status, 1, run.stdout + run.stderr)
-        XCTAssertTrue(run.stdout.contains("ok    \(url.path)/p.test.yaml: near enough for the case"), run.stdout)
-        XCTAssertTrue(run.stdout.contains("ok    \(url.path)/p.test.yaml: near enough for one entry"), run.stdout)
-        XCTAssertTrue(run.stdout.contains("FAIL  \(url.path)/p.test.yaml: too far for its entry"), run.stdout)
-        XCTAssertTrue(
-            run.stdout.contains("expected 3 elements, got 2\n          100ms next 30\n          105ms next 40\n"),
-            run.stdout)
+        try runTests(
+            in: url, status: 1, passed: ["near enough for the case", "near enough for one entry"],
+            failed: ["too far for its entry"],
+            showing: ["expected 3 elements, got 2\n          100ms next 30\n          105ms next 40\n"])
     }
 
     func testStartAtSetsTheDateOfTheVirtualClockAndABadOneIsALocatedError() throws {
@@ -144,10 +156,8 @@ final class TestCommandTests: XCTestCase {
         XCTAssertTrue(result.stdout.hasSuffix("2 passed, 0 failed\n"), result.stdout)
         let bad = try runRivulet(["test", url.appendingPathComponent("bad.test.yaml").path])
         XCTAssertEqual(bad.status, 2)
-        XCTAssertTrue(
-            bad.stderr.contains(
-                "bad.test.yaml:4:14: error: 'startAt' must be a time in RFC 3339, such as 2026-11-25T10:00:00Z"),
-            bad.stderr)
+        assertContains(
+            bad.stderr, "bad.test.yaml:4:14: error: 'startAt' must be a time in RFC 3339, such as 2026-11-25T10:00:00Z")
     }
 
     func testExpectRequestsSeesWhatWasSentAndWhatTheSwitchCancelled() throws {
@@ -182,12 +192,11 @@ final class TestCommandTests: XCTestCase {
                   - { at: 100ms, path: /items/b }
             """,
         ])
-        let result = try runRivulet(["test", url.path])
-        XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
-        XCTAssertTrue(result.stdout.contains("ok    \(url.path)/p.test.yaml: right"), result.stdout)
-        XCTAssertTrue(result.stdout.contains("FAIL  \(url.path)/p.test.yaml: the cancellation unsaid"), result.stdout)
-        XCTAssertTrue(result.stdout.contains("    0ms GET /items/a?q=a cancelled 100ms\n"), result.stdout)
-        XCTAssertTrue(result.stdout.contains("    100ms GET /items/b?q=b answered 150ms (200)\n"), result.stdout)
+        try runTests(
+            in: url, status: 1, passed: ["right"], failed: ["the cancellation unsaid"],
+            showing: [
+                "    0ms GET /items/a?q=a cancelled 100ms\n", "    100ms GET /items/b?q=b answered 150ms (200)\n",
+            ])
     }
 
     func testQueryExactRefusesAParameterTheExpectationDoesNotName() throws {
@@ -212,12 +221,9 @@ final class TestCommandTests: XCTestCase {
                 expectRequests: [{ at: 0ms, path: /items, query: { q: a }, queryExact: true }]
             """,
         ])
-        let result = try runRivulet(["test", url.path])
-        XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
-        XCTAssertTrue(result.stdout.contains("ok    \(url.path)/p.test.yaml: some of them"), result.stdout)
-        XCTAssertTrue(result.stdout.contains("ok    \(url.path)/p.test.yaml: all of them"), result.stdout)
-        XCTAssertTrue(result.stdout.contains("FAIL  \(url.path)/p.test.yaml: not all of them"), result.stdout)
-        XCTAssertTrue(result.stdout.contains("    0ms GET /items?q=a (exactly)\n"), result.stdout)
+        try runTests(
+            in: url, status: 1, passed: ["some of them", "all of them"], failed: ["not all of them"],
+            showing: ["    0ms GET /items?q=a (exactly)\n"])
     }
 
     func testAnHTTPSinksRequestsAreAnsweredFromTheTestAndAsserted() throws {
@@ -252,20 +258,14 @@ final class TestCommandTests: XCTestCase {
                 expect: [{ at: 0ms, next: { id: 1 } }, { at: 10ms, next: { id: 2 } }, { at: 20ms, complete: true }]
             """,
         ])
-        let result = try runRivulet(["test", url.path])
-        XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
-        XCTAssertTrue(
-            result.stdout.contains("ok    \(url.path)/p.test.yaml: each order is posted, a 503 tried again"),
-            result.stdout)
-        XCTAssertTrue(result.stdout.contains("FAIL  \(url.path)/p.test.yaml: a body that differs"), result.stdout)
-        XCTAssertTrue(result.stdout.contains("    10ms POST /orders/2 body {\"id\":3}\n"), result.stdout)
-        XCTAssertTrue(
-            result.stdout.contains("10ms POST /orders/2?src=rivulet body {\"id\":2} answered 10ms (200)"), result.stdout
-        )
-        XCTAssertTrue(
-            result.stdout.contains("FAIL  \(url.path)/p.test.yaml: a request the test does not answer fails the run"),
-            result.stdout)
-        XCTAssertTrue(result.stdout.contains("has no answer for POST /orders/2?src=rivulet"), result.stdout)
+        try runTests(
+            in: url, status: 1, passed: ["each order is posted, a 503 tried again"],
+            failed: ["a body that differs", "a request the test does not answer fails the run"],
+            showing: [
+                "    10ms POST /orders/2 body {\"id\":3}\n",
+                "10ms POST /orders/2?src=rivulet body {\"id\":2} answered 10ms (200)",
+                "has no answer for POST /orders/2?src=rivulet",
+            ])
     }
 
     func testAnExpectedRequestWithAnUnknownKeyIsALocatedError() throws {
@@ -283,16 +283,11 @@ final class TestCommandTests: XCTestCase {
         ])
         let result = try runRivulet(["test", url.path])
         XCTAssertEqual(result.status, 2)
-        XCTAssertTrue(
-            result.stderr.contains(
-                "p.test.yaml:5:30: error: unknown key 'canceled' in an expected request; did you mean 'cancelled'?"),
-            result.stderr)
-        XCTAssertTrue(
-            result.stderr.contains("p.test.yaml:6:15: error: 'at' must be a time such as 320ms"), result.stderr)
-        XCTAssertTrue(
-            result.stderr.contains(
-                "p.test.yaml:7:9: error: an expected request needs 'at' (when it is sent) and 'path'"),
-            result.stderr)
+        assertContains(
+            result.stderr,
+            "p.test.yaml:5:30: error: unknown key 'canceled' in an expected request; did you mean 'cancelled'?",
+            "p.test.yaml:6:15: error: 'at' must be a time such as 320ms",
+            "p.test.yaml:7:9: error: an expected request needs 'at' (when it is sent) and 'path'")
     }
 
     func testAnInvalidTestFileExitsTwoWithLocatedErrors() throws {
@@ -302,11 +297,9 @@ final class TestCommandTests: XCTestCase {
         ])
         let result = try runRivulet(["test", url.appendingPathComponent("bad.test.yaml").path])
         XCTAssertEqual(result.status, 2)
-        XCTAssertTrue(
-            result.stderr.contains("bad.test.yaml:4:5: error: unknown key 'inputz' in a test; did you mean 'inputs'?"),
-            result.stderr)
-        XCTAssertTrue(
-            result.stderr.contains("bad.test.yaml:3:5: error: test 'no expectation' has no expectation"), result.stderr)
+        assertContains(
+            result.stderr, "bad.test.yaml:4:5: error: unknown key 'inputz' in a test; did you mean 'inputs'?",
+            "bad.test.yaml:3:5: error: test 'no expectation' has no expectation")
         XCTAssertTrue(result.stdout.hasSuffix("0 passed, 0 failed, 1 file not run (errors above)\n"), result.stdout)
     }
 
@@ -323,10 +316,10 @@ final class TestCommandTests: XCTestCase {
         XCTAssertEqual(passed.status, 0, passed.stdout)
         let failed = try runRivulet(["test", url.appendingPathComponent("wrong.test.yaml").path])
         XCTAssertEqual(failed.status, 1)
-        XCTAssertTrue(failed.stdout.contains("select 'len(.)' on 10:"), failed.stdout)
+        assertContains(failed.stdout, "select 'len(.)' on 10:")
         let invalid = try runRivulet(["test", url.appendingPathComponent("bad.test.yaml").path])
         XCTAssertEqual(invalid.status, 2)
-        XCTAssertTrue(invalid.stderr.contains("bad.test.yaml:4:13: error: select:"), invalid.stderr)
+        assertContains(invalid.stderr, "bad.test.yaml:4:13: error: select:")
     }
 
     func testAnInputThatBreaksThePipelineFailsTheCaseWithTheDiagnostic() throws {
@@ -337,7 +330,7 @@ final class TestCommandTests: XCTestCase {
         ])
         let result = try runRivulet(["test", url.path])
         XCTAssertEqual(result.status, 1)
-        XCTAssertTrue(result.stdout.contains("'(' without ')'"), result.stdout)
+        assertContains(result.stdout, "'(' without ')'")
     }
 
     func testAStreamThatNoSinkReadsCanBeChecked() throws {
@@ -386,7 +379,7 @@ final class TestCommandTests: XCTestCase {
         ])
         let update = try runRivulet(["test", url.path, "--update"])
         XCTAssertEqual(update.status, 1, "the count case cannot be updated and still fails")
-        XCTAssertTrue(update.stdout.contains("UPDATE "), update.stdout)
+        assertContains(update.stdout, "UPDATE ")
         XCTAssertTrue(update.stdout.contains("+ 100ms next 10"), "the diff is shown first: \(update.stdout)")
         XCTAssertTrue(update.stdout.hasSuffix("1 passed, 1 failed, 2 updated\n"), update.stdout)
         let text = try String(contentsOf: url.appendingPathComponent("p.test.yaml"), encoding: .utf8)
@@ -432,10 +425,9 @@ final class TestCommandTests: XCTestCase {
         let junit = try runRivulet(["test", url.path, "--format", "junit"])
         XCTAssertEqual(junit.status, 1)
         XCTAssertTrue(junit.stdout.hasPrefix("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites"), junit.stdout)
-        XCTAssertTrue(junit.stdout.contains("tests=\"2\" failures=\"1\""), junit.stdout)
-        XCTAssertTrue(
-            junit.stdout.contains(
-                "name=\"bad &lt;one&gt;\">\n      <failure message=\"expected 2 elements, got 1\">"), junit.stdout)
+        assertContains(
+            junit.stdout, "tests=\"2\" failures=\"1\"",
+            "name=\"bad &lt;one&gt;\">\n      <failure message=\"expected 2 elements, got 1\">")
     }
 
     func testTheEverydayExamplesPassAndLintClean() throws {

@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// `rivulet top` against a running pipeline: in a real terminal (tmux), redrawn every second
@@ -33,9 +34,7 @@ final class TopCommandTests: BinaryTestCase {
         let binary = productsDirectory().appendingPathComponent("rivulet").path
         try terminal.type("\(binary) top 127.0.0.1:\(port); echo top-exit=$?", enter: true)
         let first = try terminal.waitFor("q quits")
-        XCTAssertTrue(first.contains("rivulet top — watched at 127.0.0.1:\(port) — ready"), first)
-        XCTAssertTrue(first.contains("PLACE"), first)
-        XCTAssertTrue(first.contains("ops.0   filter"), first)
+        assertContains(first, "rivulet top — watched at 127.0.0.1:\(port) — ready", "PLACE", "ops.0   filter")
         let before = try XCTUnwrap(out(first, "source"), first)
         Thread.sleep(forTimeInterval: 1.5)
         let later = try terminal.screen()
@@ -52,7 +51,7 @@ final class TopCommandTests: BinaryTestCase {
         run.send(SIGKILL)
         _ = run.wait()
         let ended = try terminal.waitFor("top-again=0")
-        XCTAssertTrue(ended.contains("the run at 127.0.0.1:\(port) has ended"), ended)
+        assertContains(ended, "the run at 127.0.0.1:\(port) has ended")
         XCTAssertFalse(ended.contains("PLACE"), ended)
     }
 
@@ -79,10 +78,9 @@ final class TopCommandTests: BinaryTestCase {
         let free = HTTPServerSourceTests.freePort()
         let nothing = try runRivulet(["top", "127.0.0.1:\(free)"])
         XCTAssertEqual(nothing.status, 1)
-        XCTAssertTrue(
-            nothing.stderr.contains(
-                "error: cannot reach 127.0.0.1:\(free): Connection refused (is a run serving --metrics there?)"),
-            nothing.stderr)
+        assertContains(
+            nothing.stderr,
+            "error: cannot reach 127.0.0.1:\(free): Connection refused (is a run serving --metrics there?)")
         XCTAssertNotEqual(try runRivulet(["top", "nowhere"]).status, 0)
     }
 }

@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// docs/tutorial.md, run as a reader would, start to end: its `sh` lines in order in one shell
@@ -72,8 +73,7 @@ final class TutorialTests: BinaryTestCase {
             at: bin.appendingPathComponent("rivulet"),
             withDestinationURL: productsDirectory().appendingPathComponent("rivulet"))
         let script = try Self.script()
-        XCTAssertTrue(script.contains("cat > log-digest.yaml <<"), script)
-        XCTAssertTrue(script.contains("cat > log-digest.test.yaml <<"), script)
+        assertContains(script, "cat > log-digest.yaml <<", "cat > log-digest.test.yaml <<")
         let file = directory.appendingPathComponent("tutorial.sh")
         try script.write(to: file, atomically: true, encoding: .utf8)
         let shell = try ChildProcess(
@@ -89,8 +89,7 @@ final class TutorialTests: BinaryTestCase {
         let tour = home.appendingPathComponent("rivulet-tour")
         let errors = try String(contentsOf: tour.appendingPathComponent("errors.jsonl"), encoding: .utf8)
         XCTAssertEqual(errors.split(separator: "\n").count, 3, errors)
-        XCTAssertTrue(stdout.contains("1 passed, 0 failed"), stdout)
-        XCTAssertTrue(stdout.contains("{\"id\":1,\"customer\":\"Ada Lovelace\""), stdout)
+        assertContains(stdout, "1 passed, 0 failed", "{\"id\":1,\"customer\":\"Ada Lovelace\"")
         XCTAssertTrue(stdout.contains("flowchart"), "the graph was drawn: \(stdout.prefix(500))")
     }
 }

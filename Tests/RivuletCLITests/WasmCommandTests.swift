@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// The `wasm` operator through the binary: the example plugin as its Makefile builds it, and a
@@ -22,7 +23,7 @@ final class WasmCommandTests: BinaryTestCase {
             built == committed, "quota.wasm is quota.c as built by its Makefile: run make in Examples/WasmPlugin")
         let tested = try runRivulet(["test", Self.example])
         XCTAssertEqual(tested.status, 0, tested.stdout + tested.stderr)
-        XCTAssertTrue(tested.stdout.contains("2 passed, 0 failed"), tested.stdout)
+        assertContains(tested.stdout, "2 passed, 0 failed")
     }
 
     func testTheCommandsOfThePluginsPageRunAsWritten() throws {
@@ -186,10 +187,9 @@ final class WasmCommandTests: BinaryTestCase {
             waitForLines(4, from: process, into: &lines).last, #"{"user":"second"}"#, "the second module goes on")
         process.send(SIGTERM)
         let stderr = String(decoding: process.communicate(timeout: 30).standardError, as: UTF8.self)
-        XCTAssertTrue(stderr.contains("loaded the changed module 'm.wasm'; the old one's state handed over"), stderr)
-        XCTAssertTrue(
-            stderr.contains("the changed module 'm.wasm' cannot be swapped in: 'm.wasm' is not a WebAssembly module"),
-            stderr)
-        XCTAssertTrue(stderr.contains("the old one goes on"), stderr)
+        assertContains(
+            stderr, "loaded the changed module 'm.wasm'; the old one's state handed over",
+            "the changed module 'm.wasm' cannot be swapped in: 'm.wasm' is not a WebAssembly module",
+            "the old one goes on")
     }
 }

@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// `run --watch` and `test --watch` through the binary: a valid edit replaces the running
@@ -61,14 +62,10 @@ final class WatchTests: BinaryTestCase {
         let output = process.communicate(timeout: 30)
         XCTAssertEqual(output.termination.status, 143)
         let stderr = String(decoding: output.standardError, as: UTF8.self)
-        XCTAssertTrue(
-            stderr.contains("watch: \(pipeline.path) changed; stopping the running version and starting the new one"),
-            stderr)
-        XCTAssertTrue(
-            stderr.contains("error: watch: \(pipeline.path) changed but has 1 error; the running version goes on"),
-            stderr)
-        XCTAssertTrue(stderr.contains("ticks.yaml:3:5: error: unknown operator 'mapp'; did you mean 'map'?"), stderr)
-        XCTAssertTrue(stderr.contains("run interrupted: "), stderr)
+        assertContains(
+            stderr, "watch: \(pipeline.path) changed; stopping the running version and starting the new one",
+            "error: watch: \(pipeline.path) changed but has 1 error; the running version goes on",
+            "ticks.yaml:3:5: error: unknown operator 'mapp'; did you mean 'map'?", "run interrupted: ")
         XCTAssertFalse(lines.contains { $0.hasPrefix("\"v3 ") }, "the broken version never ran")
         // With --state each version goes on from where the last one stopped: every tick once, in order.
         let final = waitForOutput("the last lines") { $0.count >= lines.count }
@@ -95,7 +92,7 @@ final class WatchTests: BinaryTestCase {
         let output = process.communicate(timeout: 30)
         XCTAssertEqual(output.termination.status, 143)
         let stderr = String(decoding: output.standardError, as: UTF8.self)
-        XCTAssertTrue(stderr.contains("watch: \(pipeline.path) is the version already running; it goes on"), stderr)
+        assertContains(stderr, "watch: \(pipeline.path) is the version already running; it goes on")
         XCTAssertFalse(stderr.contains("stopping the running version"), stderr)
         // Without --state a new version starts its file anew: one run wrote every tick once.
         let ticks = lines.map { Int($0.split(separator: " ")[1])! }
@@ -150,7 +147,7 @@ final class WatchTests: BinaryTestCase {
         let output = process.communicate(timeout: 30)
         XCTAssertEqual(output.termination.status, 130)
         let stdout = String(decoding: output.standardOutput, as: UTF8.self)
-        XCTAssertTrue(stdout.contains("1 passed, 0 failed"), stdout)
+        assertContains(stdout, "1 passed, 0 failed")
         XCTAssertTrue(stdout.contains("0 passed, 1 failed"), "run again after the edit:\n\(stdout)")
         let stderr = String(decoding: output.standardError, as: UTF8.self)
         XCTAssertEqual(stderr.components(separatedBy: "watch: waiting for a change").count - 1, 2, stderr)

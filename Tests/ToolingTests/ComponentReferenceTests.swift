@@ -1,5 +1,6 @@
 import Components
 @_spi(Host) import Pipeline
+import RivuletTestSupport
 @_spi(Host) import Tooling
 import XCTest
 
@@ -23,7 +24,7 @@ final class ComponentReferenceTests: XCTestCase {
         let nats = try XCTUnwrap(
             ComponentRegistry(registering: BuiltinComponents.all).all.first { $0.name == "nats" && $0.kind == .sink })
         let markdown = reference.markdown(nats)
-        XCTAssertTrue(markdown.contains("Delivery: at-least-once: JetStream publishes wait"), markdown)
+        assertContains(markdown, "Delivery: at-least-once: JetStream publishes wait")
         XCTAssertEqual(Delivery(.exactlyOnce, "per key").summary, "exactly-once: per key")
     }
 }

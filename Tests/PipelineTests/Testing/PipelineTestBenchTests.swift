@@ -1,6 +1,7 @@
 import Foundation
 import PipelineTesting
 import PluginAPI
+import RivuletTestSupport
 import XCTest
 
 /// The bench a plugin's tests run on: components registered directly or through a plugin's
@@ -51,7 +52,7 @@ final class PipelineTestBenchTests: XCTestCase {
         let bench = try PipelineTestBench(components: [Self.double, Self.explode])
         let failed = try bench.run("source: { events: { marbles: \"a\" } }\nops: [explode]\nsink: record\n")
         guard case .failed(let message) = failed.outcome else { return XCTFail("\(failed.outcome)") }
-        XCTAssertTrue(message.contains("exploded"), message)
+        assertContains(message, "exploded")
         // Without a completion the timeline stays open: the limit stops the run.
         let open = try bench.run(
             "source: { events: { marbles: \"1-2-3\" } }\nops: [double]\nsink: record\n", until: .milliseconds(25))
@@ -92,7 +93,7 @@ final class PipelineTestBenchTests: XCTestCase {
         XCTAssertThrowsError(try bench.run("source: { events: { marbles: \"1|\" } }\nops: [tripple]\nsink: record\n")) {
             let message = "\($0)"
             XCTAssertTrue(message.hasPrefix("pipeline.yaml:2:"), message)
-            XCTAssertTrue(message.contains("tripple"), message)
+            assertContains(message, "tripple")
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Pipeline
+import RivuletTestSupport
 import XCTest
 
 /// `YAMLDocument`, as a plugin sees it (no host-only import): a document's value, its first
@@ -16,7 +17,7 @@ final class YAMLDocumentTests: XCTestCase {
         XCTAssertThrowsError(try YAMLDocument.value(of: "a: [1, 2\n", file: "f.yaml")) { error in
             let text = "\(error)"
             XCTAssertTrue(text.hasPrefix("f.yaml:"), text)
-            XCTAssertTrue(text.contains("error"), text)
+            assertContains(text, "error")
         }
     }
 

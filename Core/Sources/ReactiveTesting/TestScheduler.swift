@@ -47,6 +47,16 @@ public final class TestScheduler: VirtualTimeScheduler {
         TestableObserver(scheduler: self)
     }
 
+    /// Observers subscribed to `source` at each of `times` and never disposed: for sources that
+    /// several subscribers share, or that run afresh for each.
+    public func subscribe<Element>(_ source: Observable<Element>, at times: Int...) -> [TestableObserver<Element>] {
+        times.map { time in
+            let observer = createObserver(Element.self)
+            scheduleAt(time) { source.subscribe(observer) }
+            return observer
+        }
+    }
+
     /// Builds the observable at `created`, subscribes at `subscribed`, disposes at `disposed`,
     /// runs the scheduler to the end, and returns what the observer received.
     public func start<Element>(

@@ -51,13 +51,10 @@ final class ScanTests: ReactiveTestCase {
         let scheduler = makeScheduler()
         let xs = scheduler.createColdObservable([next(10, 1), next(20, 2), completed(30)])
         let scanned = xs.scan(0, accumulator: +)
-        let first = scheduler.createObserver(Int.self)
-        let second = scheduler.createObserver(Int.self)
-        scheduler.scheduleAt(200) { scanned.subscribe(first) }
-        scheduler.scheduleAt(300) { scanned.subscribe(second) }
+        let observers = scheduler.subscribe(scanned, at: 200, 300)
         scheduler.start()
-        XCTAssertEqual(first.events, [next(210, 1), next(220, 3), completed(230)])
-        XCTAssertEqual(second.events, [next(310, 1), next(320, 3), completed(330)])
+        XCTAssertEqual(observers[0].events, [next(210, 1), next(220, 3), completed(230)])
+        XCTAssertEqual(observers[1].events, [next(310, 1), next(320, 3), completed(330)])
         XCTAssertEqual(xs.subscriptions, [Subscription(200, 230), Subscription(300, 330)])
     }
 

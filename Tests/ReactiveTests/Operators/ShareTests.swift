@@ -7,13 +7,10 @@ final class ShareTests: ReactiveTestCase {
         let scheduler = makeScheduler()
         let xs = scheduler.createColdObservable([next(10, 1), next(20, 2), completed(30)])
         let shared = xs.share()
-        let first = scheduler.createObserver(Int.self)
-        let second = scheduler.createObserver(Int.self)
-        scheduler.scheduleAt(200) { shared.subscribe(first) }
-        scheduler.scheduleAt(215) { shared.subscribe(second) }
+        let observers = scheduler.subscribe(shared, at: 200, 215)
         scheduler.start()
-        XCTAssertEqual(first.events, [next(210, 1), next(220, 2), completed(230)])
-        XCTAssertEqual(second.events, [next(220, 2), completed(230)])
+        XCTAssertEqual(observers[0].events, [next(210, 1), next(220, 2), completed(230)])
+        XCTAssertEqual(observers[1].events, [next(220, 2), completed(230)])
         XCTAssertEqual(xs.subscriptions, [Subscription(200, 230)])
     }
 
@@ -21,13 +18,10 @@ final class ShareTests: ReactiveTestCase {
         let scheduler = makeScheduler()
         let xs = scheduler.createHotObservable([next(210, 1), next(220, 2), next(240, 3), completed(300)])
         let shared = xs.share(replay: 1)
-        let first = scheduler.createObserver(Int.self)
-        let second = scheduler.createObserver(Int.self)
-        scheduler.scheduleAt(200) { shared.subscribe(first) }
-        scheduler.scheduleAt(230) { shared.subscribe(second) }
+        let observers = scheduler.subscribe(shared, at: 200, 230)
         scheduler.start()
-        XCTAssertEqual(second.events, [next(230, 2), next(240, 3), completed(300)])
-        XCTAssertEqual(first.events.count, 4)
+        XCTAssertEqual(observers[1].events, [next(230, 2), next(240, 3), completed(300)])
+        XCTAssertEqual(observers[0].events.count, 4)
         XCTAssertEqual(xs.subscriptions, [Subscription(200, 300)])
     }
 
@@ -58,13 +52,10 @@ final class ShareTests: ReactiveTestCase {
         let scheduler = makeScheduler()
         let xs = scheduler.createColdObservable([next(10, 1), completed(20)])
         let shared = xs.share(replay: 1)
-        let first = scheduler.createObserver(Int.self)
-        let second = scheduler.createObserver(Int.self)
-        scheduler.scheduleAt(200) { shared.subscribe(first) }
-        scheduler.scheduleAt(300) { shared.subscribe(second) }
+        let observers = scheduler.subscribe(shared, at: 200, 300)
         scheduler.start()
-        XCTAssertEqual(first.events, [next(210, 1), completed(220)])
-        XCTAssertEqual(second.events, [next(310, 1), completed(320)])
+        XCTAssertEqual(observers[0].events, [next(210, 1), completed(220)])
+        XCTAssertEqual(observers[1].events, [next(310, 1), completed(320)])
         XCTAssertEqual(xs.subscriptions, [Subscription(200, 220), Subscription(300, 320)])
     }
 
@@ -72,13 +63,10 @@ final class ShareTests: ReactiveTestCase {
         let scheduler = makeScheduler()
         let xs = scheduler.createHotObservable([next(210, 1), error(220, testError)])
         let shared = xs.share()
-        let first = scheduler.createObserver(Int.self)
-        let second = scheduler.createObserver(Int.self)
-        scheduler.scheduleAt(200) { shared.subscribe(first) }
-        scheduler.scheduleAt(200) { shared.subscribe(second) }
+        let observers = scheduler.subscribe(shared, at: 200, 200)
         scheduler.start()
-        XCTAssertEqual(first.events, [next(210, 1), error(220, testError)])
-        XCTAssertEqual(second.events, [next(210, 1), error(220, testError)])
+        XCTAssertEqual(observers[0].events, [next(210, 1), error(220, testError)])
+        XCTAssertEqual(observers[1].events, [next(210, 1), error(220, testError)])
         XCTAssertEqual(xs.subscriptions, [Subscription(200, 220)])
     }
 }

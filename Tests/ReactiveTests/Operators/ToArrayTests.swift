@@ -27,12 +27,9 @@ final class ToArrayTests: ReactiveTestCase {
         let scheduler = makeScheduler()
         let xs = scheduler.createColdObservable([next(10, 1), completed(20)])
         let collected = xs.toArray().map(\.count)
-        let first = scheduler.createObserver(Int.self)
-        let second = scheduler.createObserver(Int.self)
-        scheduler.scheduleAt(200) { collected.subscribe(first) }
-        scheduler.scheduleAt(300) { collected.subscribe(second) }
+        let observers = scheduler.subscribe(collected, at: 200, 300)
         scheduler.start()
-        XCTAssertEqual(first.events, [next(220, 1), completed(220)])
-        XCTAssertEqual(second.events, [next(320, 1), completed(320)])
+        XCTAssertEqual(observers[0].events, [next(220, 1), completed(220)])
+        XCTAssertEqual(observers[1].events, [next(320, 1), completed(320)])
     }
 }

@@ -92,6 +92,49 @@ public enum JSONParser {
             position = JSONParser.endOfWhitespace(in: bytes, from: position)
         }
 
+        /// After a member of an array (`close` is `]`) or an object (`}`): moves past a ',' and
+        /// returns false, or past `close` and returns true; anything else is an error.
+        @inline(__always)
+        mutating func passSeparator(closing close: UInt8) throws(JSONError) -> Bool {
+            let container = close == UInt8(ascii: "]") ? "an array" : "an object"
+            guard position < bytes.count else {
+                throw JSONError("unexpected end of input in \(container)", offset: position)
+            }
+            switch bytes[position] {
+            case UInt8(ascii: ","):
+                position += 1
+                return false
+            case close:
+                position += 1
+                return true
+            default:
+                throw JSONError(
+                    "expected ',' or '\(describe(close))' in \(container), found '\(describe(bytes[position]))'",
+                    offset: position)
+            }
+        }
+
+        /// At an object's member: checks that its key (a string) starts here.
+        @inline(__always)
+        func checkKeyStarts() throws(JSONError) {
+            guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
+                if position >= bytes.count {
+                    throw JSONError("unexpected end of input in an object", offset: position)
+                }
+                throw JSONError(
+                    "expected a string key in an object, found '\(describe(bytes[position]))'", offset: position)
+            }
+        }
+
+        /// After an object's key: moves past the ':' that must come next.
+        @inline(__always)
+        mutating func passColon() throws(JSONError) {
+            guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {
+                throw JSONError("expected ':' after an object key", offset: position)
+            }
+            position += 1
+        }
+
         mutating func parseValue(depth: Int) throws(JSONError) -> Value {
             guard position < bytes.count else {
                 throw JSONError("unexpected end of input, expected a value", offset: position)
@@ -137,18 +180,7 @@ public enum JSONParser {
                 skipWhitespace()
                 elements.append(try parseValue(depth: depth))
                 skipWhitespace()
-                guard position < bytes.count else {
-                    throw JSONError("unexpected end of input in an array", offset: position)
-                }
-                switch bytes[position] {
-                case UInt8(ascii: ","): position += 1
-                case UInt8(ascii: "]"):
-                    position += 1
-                    return .array(elements)
-                default:
-                    throw JSONError(
-                        "expected ',' or ']' in an array, found '\(describe(bytes[position]))'", offset: position)
-                }
+                if try passSeparator(closing: UInt8(ascii: "]")) { return .array(elements) }
             }
         }
 
@@ -171,19 +203,10 @@ public enum JSONParser {
             values.reserveCapacity(4)
             while true {
                 skipWhitespace()
-                guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
-                    if position >= bytes.count {
-                        throw JSONError("unexpected end of input in an object", offset: position)
-                    }
-                    throw JSONError(
-                        "expected a string key in an object, found '\(describe(bytes[position]))'", offset: position)
-                }
+                try checkKeyStarts()
                 let key = try parseString()
                 skipWhitespace()
-                guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {
-                    throw JSONError("expected ':' after an object key", offset: position)
-                }
-                position += 1
+                try passColon()
                 skipWhitespace()
                 let value = try parseValue(depth: depth)
                 if let repeated = positions != nil ? positions![key] : keys.firstIndex(of: key) {
@@ -198,17 +221,8 @@ public enum JSONParser {
                     }
                 }
                 skipWhitespace()
-                guard position < bytes.count else {
-                    throw JSONError("unexpected end of input in an object", offset: position)
-                }
-                switch bytes[position] {
-                case UInt8(ascii: ","): position += 1
-                case UInt8(ascii: "}"):
-                    position += 1
+                if try passSeparator(closing: UInt8(ascii: "}")) {
                     return .object(JSONObject(distinctKeys: keys, values: values, positions: positions))
-                default:
-                    throw JSONError(
-                        "expected ',' or '}' in an object, found '\(describe(bytes[position]))'", offset: position)
                 }
             }
         }

@@ -47,22 +47,12 @@ extension JSONParser {
             } else {
                 members: while true {
                     reader.skipSpace()
-                    guard reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: "\"") else {
-                        if reader.position >= bytes.count {
-                            throw JSONError("unexpected end of input in an object", offset: reader.position)
-                        }
-                        throw JSONError(
-                            "expected a string key in an object, found '\(reader.describe(bytes[reader.position]))'",
-                            offset: reader.position)
-                    }
+                    try reader.checkKeyStarts()
                     let keyStart = reader.position + 1
                     let keyIsPlain = try reader.skipString()
                     let keyEnd = reader.position - 1
                     reader.skipSpace()
-                    guard reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: ":") else {
-                        throw JSONError("expected ':' after an object key", offset: reader.position)
-                    }
-                    reader.position += 1
+                    try reader.passColon()
                     reader.skipSpace()
                     let valueStart = reader.position
                     try reader.skipValue(depth: 1)
@@ -84,19 +74,7 @@ extension JSONParser {
                         plain = false
                     }
                     reader.skipSpace()
-                    guard reader.position < bytes.count else {
-                        throw JSONError("unexpected end of input in an object", offset: reader.position)
-                    }
-                    switch bytes[reader.position] {
-                    case UInt8(ascii: ","): reader.position += 1
-                    case UInt8(ascii: "}"):
-                        reader.position += 1
-                        break members
-                    default:
-                        throw JSONError(
-                            "expected ',' or '}' in an object, found '\(reader.describe(bytes[reader.position]))'",
-                            offset: reader.position)
-                    }
+                    if try reader.passSeparator(closing: UInt8(ascii: "}")) { break members }
                 }
             }
             let end = reader.position
@@ -197,18 +175,7 @@ extension JSONParser.Reader {
             skipSpace()
             try skipValue(depth: depth)
             skipSpace()
-            guard position < bytes.count else {
-                throw JSONError("unexpected end of input in an array", offset: position)
-            }
-            switch bytes[position] {
-            case UInt8(ascii: ","): position += 1
-            case UInt8(ascii: "]"):
-                position += 1
-                return
-            default:
-                throw JSONError(
-                    "expected ',' or ']' in an array, found '\(describe(bytes[position]))'", offset: position)
-            }
+            if try passSeparator(closing: UInt8(ascii: "]")) { return }
         }
     }
 
@@ -224,34 +191,14 @@ extension JSONParser.Reader {
         }
         while true {
             skipSpace()
-            guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
-                if position >= bytes.count {
-                    throw JSONError("unexpected end of input in an object", offset: position)
-                }
-                throw JSONError(
-                    "expected a string key in an object, found '\(describe(bytes[position]))'", offset: position)
-            }
+            try checkKeyStarts()
             _ = try skipString()
             skipSpace()
-            guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {
-                throw JSONError("expected ':' after an object key", offset: position)
-            }
-            position += 1
+            try passColon()
             skipSpace()
             try skipValue(depth: depth)
             skipSpace()
-            guard position < bytes.count else {
-                throw JSONError("unexpected end of input in an object", offset: position)
-            }
-            switch bytes[position] {
-            case UInt8(ascii: ","): position += 1
-            case UInt8(ascii: "}"):
-                position += 1
-                return
-            default:
-                throw JSONError(
-                    "expected ',' or '}' in an object, found '\(describe(bytes[position]))'", offset: position)
-            }
+            if try passSeparator(closing: UInt8(ascii: "}")) { return }
         }
     }
 

@@ -161,4 +161,55 @@ final class NATSFaultTests: OneNATSServerTestCase {
         XCTAssertEqual(stored.count, count, "each element stored once")
         XCTAssertEqual(Set(0..<count).subtracting(stored).sorted(), [], "nothing lost")
     }
+
+    /// A server killed for a second while a sink publishes 100,000 elements as fast as it may:
+    /// what was lost with it is sent again, and the stream stores none of it after maxInFlight or
+    /// more later elements. (Those publishes waited out their answers while the others went on,
+    /// and were stored up to 64,000 elements late: an event-time reader found them late.)
+    func testAPublishSentAgainAfterAnOutageIsStoredFewerThanMaxInFlightAfterLaterOnes() throws {
+        let count = 100_000
+        let maxInFlight = 100
+        try (0..<count).map { "{\"id\":\($0)}\n" }.joined()
+            .write(toFile: path("in.jsonl"), atomically: true, encoding: .utf8)
+        let made = try startConsumer(
+            """
+            source: { nats: { url: "\(natsURL)", stream: OUT, subject: "out.>", durable: r, create: true } }
+            sink: { file: \(path("unused.jsonl")) }
+            """)
+        waitForStderr(made, containing: "nats: reading OUT/r")
+        XCTAssertEqual(stop(made).0, 143)
+        let writer = try startConsumer(
+            """
+            source: { fixture: \(path("in.jsonl")) }
+            sink: { nats: { url: "\(natsURL)", subject: out.items, msgId: "{{ .id }}", stream: OUT, maxInFlight: \(maxInFlight) } }
+            """)
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while (try? storedMessages("OUT")) ?? 0 < UInt64(count / 5), Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        server.stop(SIGKILL)
+        Thread.sleep(forTimeInterval: 1)
+        server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path, port: server.port)
+        let output = writer.communicate(input: [], timeout: 120)
+        let stderr = String(decoding: output.standardError, as: UTF8.self)
+        XCTAssertEqual(output.termination.status, 0, String(stderr.suffix(2000)))
+        let reader = try startConsumer(
+            """
+            source: { nats: { url: "\(natsURL)", stream: OUT, subject: "out.>", durable: r } }
+            sink: { file: \(path("stored.jsonl")) }
+            """)
+        waitForLines("stored.jsonl", atLeast: count)
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertEqual(stop(reader).0, 143)
+        let stored = ids("stored.jsonl")
+        XCTAssertEqual(stored.count, count, "each element stored once")
+        var latest = -1
+        var widest = 0
+        for id in stored {
+            widest = max(widest, latest - id)
+            latest = max(latest, id)
+        }
+        print("stored after later elements by at most \(widest)")
+        XCTAssertLessThan(widest, maxInFlight, "an element stored after \(widest) later ones")
+    }
 }

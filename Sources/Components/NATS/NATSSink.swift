@@ -52,7 +52,10 @@ extension BuiltinComponents {
         summary: "Publishes each element (as JSON, a string as its text) to a NATS subject, JetStream-acknowledged.",
         docs: """
             With jetstream (the default) every publish waits for the stream's acknowledgement, with at \
-            most maxInFlight outstanding (the rest wait their turn, in order). One not answered \
+            most maxInFlight outstanding, none of them maxInFlight or more elements after the oldest \
+            not acknowledged yet (the rest wait their turn, in order): so a publish sent again is \
+            stored after fewer than maxInFlight later ones, which the maxDelay of an event-time \
+            reader should cover (lower maxInFlight if it does not). One not answered \
             within 5 s, or not sent because the server is away, is sent again (after 100 ms, \
             doubling up to 2 s) until lostAfter has passed since it was first sent; one the stream \
             refuses is tried again up to retries times; then it fails the run (or is handled by \
@@ -147,6 +150,12 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
     /// Publishes waiting for room under maxInFlight, in the order they came (handing one more
     /// to a full client would block the pipeline's thread, and fail it after a while).
     private var waiting: [Int] = []
+    /// The oldest publish not answered yet (or `nextKey`). None is handed to the client
+    /// maxInFlight or more after it: otherwise, while one lost with a server waits out its answer,
+    /// the others would go on and the stream would store it far after later elements (an
+    /// event-time reader would find it late).
+    private var oldestUnanswered = 1
+    private var transmittingWaiting = false
     /// How long a publish keeps being tried while the server is away or does not answer.
     private let lostAfter: RxTimeInterval
     /// A stream was checked to store the subject when the run started: "no responders" is then
@@ -320,7 +329,7 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
     /// Hands the publish `key` to the client, or queues it while maxInFlight are out.
     private func transmit(_ key: Int, js: OpaquePointer? = nil) {
         guard let publish = pending[key], let js = js ?? connection?.jetStream else { return }
-        guard sent < maxInFlight else { return waiting.append(key) }
+        guard sent < maxInFlight, isInWindow(key) else { return waiting.append(key) }
         var (message, status) = publish.message()
         guard let message else { return failPublish(key, "\(NATSError(status, doing: "creating it"))") }
         answers.expect(message, key: key)
@@ -376,6 +385,7 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
     /// The publish `key` is given up on: an element error, routed by onError.
     private func failPublish(_ key: Int, _ why: String) {
         guard let publish = pending.removeValue(forKey: key) else { return }
+        defer { transmitWaiting() }
         // Received but not written: the run's summary counts only what the stream stored.
         context.meter?.count(ComponentMeter.unwrittenCounter)
         Origin.with(publish.origin) {
@@ -397,8 +407,26 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
         } else if let publish = pending.removeValue(forKey: key), let origin = publish.origin {
             context.letGo([origin])
         }
-        while sent < maxInFlight, !waiting.isEmpty { transmit(waiting.removeFirst()) }
+        transmitWaiting()
         finishIfDone()
+    }
+
+    /// Whether `key` is fewer than maxInFlight publishes after the oldest one not answered.
+    private func isInWindow(_ key: Int) -> Bool {
+        while oldestUnanswered < nextKey, pending[oldestUnanswered] == nil { oldestUnanswered += 1 }
+        return key < oldestUnanswered + maxInFlight
+    }
+
+    /// Hands the waiting publishes to the client, in order, as far as there is room (once: a
+    /// publish failed on the way calls it again, and the loop already running goes on).
+    private func transmitWaiting() {
+        guard !transmittingWaiting else { return }
+        transmittingWaiting = true
+        defer { transmittingWaiting = false }
+        while let key = waiting.first, sent < maxInFlight, isInWindow(key) {
+            waiting.removeFirst()
+            transmit(key)
+        }
     }
 
     private func finishIfDone() {

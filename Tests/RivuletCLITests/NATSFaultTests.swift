@@ -116,18 +116,38 @@ final class NATSFaultTests: OneNATSServerTestCase {
         XCTAssertEqual(dead.stdout, "\"not json\"\n")
     }
 
+    /// Makes the stream OUT (subjects out.>) and its durable consumer r: a reader that creates
+    /// them, stopped once it reads.
+    private func makeStreamOUT() throws {
+        let reader = try startConsumer(
+            """
+            source: { nats: { url: "\(natsURL)", stream: OUT, subject: "out.>", durable: r, create: true } }
+            sink: { file: \(path("unused.jsonl")) }
+            """)
+        waitForStderr(reader, containing: "nats: reading OUT/r")
+        XCTAssertEqual(stop(reader).0, 143)
+    }
+
+    /// The ids OUT holds, in the order it stored them, read through r once `count` came (and
+    /// half a second for any more).
+    private func idsStoredInOUT(atLeast count: Int) throws -> [Int] {
+        let reader = try startConsumer(
+            """
+            source: { nats: { url: "\(natsURL)", stream: OUT, subject: "out.>", durable: r } }
+            sink: { file: \(path("stored.jsonl")) }
+            """)
+        waitForLines("stored.jsonl", atLeast: count)
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertEqual(stop(reader).0, 143)
+        return ids("stored.jsonl")
+    }
+
     /// A server killed 20 times for 1 to 4 s while a sink publishes 3,000 elements with msgId:
     /// the run completes, and the stream holds each element once (a publish whose answer was lost
     /// once waited for ever, and a full buffer of outstanding publishes failed the run).
     func testTwentyServerOutagesUnderTheSinkLoseNothingAndNeverHang() throws {
         let count = 3000
-        let reader = try startConsumer(
-            """
-            source: { nats: { url: "\(natsURL)", stream: OUT, subject: "out.>", durable: r, create: true } }
-            sink: { file: \(path("stored.jsonl")) }
-            """)
-        waitForStderr(reader, containing: "nats: reading OUT/r")
-        XCTAssertEqual(stop(reader).0, 143)
+        try makeStreamOUT()
         let writer = try startConsumer(
             """
             source: { interval: 20ms }
@@ -149,15 +169,7 @@ final class NATSFaultTests: OneNATSServerTestCase {
         let stderr = String(decoding: output.standardError, as: UTF8.self)
         XCTAssertFalse(output.timedOut, "the run hung: \(stderr.suffix(2000))")
         XCTAssertEqual(output.termination.status, 0, String(stderr.suffix(2000)))
-        let again = try startConsumer(
-            """
-            source: { nats: { url: "\(natsURL)", stream: OUT, subject: "out.>", durable: r, create: true } }
-            sink: { file: \(path("stored.jsonl")) }
-            """)
-        waitForLines("stored.jsonl", atLeast: count)
-        Thread.sleep(forTimeInterval: 0.5)
-        XCTAssertEqual(stop(again).0, 143)
-        let stored = ids("stored.jsonl")
+        let stored = try idsStoredInOUT(atLeast: count)
         XCTAssertEqual(stored.count, count, "each element stored once")
         XCTAssertEqual(Set(0..<count).subtracting(stored).sorted(), [], "nothing lost")
     }
@@ -171,13 +183,7 @@ final class NATSFaultTests: OneNATSServerTestCase {
         let maxInFlight = 100
         try (0..<count).map { "{\"id\":\($0)}\n" }.joined()
             .write(toFile: path("in.jsonl"), atomically: true, encoding: .utf8)
-        let made = try startConsumer(
-            """
-            source: { nats: { url: "\(natsURL)", stream: OUT, subject: "out.>", durable: r, create: true } }
-            sink: { file: \(path("unused.jsonl")) }
-            """)
-        waitForStderr(made, containing: "nats: reading OUT/r")
-        XCTAssertEqual(stop(made).0, 143)
+        try makeStreamOUT()
         let writer = try startConsumer(
             """
             source: { fixture: \(path("in.jsonl")) }
@@ -193,15 +199,7 @@ final class NATSFaultTests: OneNATSServerTestCase {
         let output = writer.communicate(input: [], timeout: 120)
         let stderr = String(decoding: output.standardError, as: UTF8.self)
         XCTAssertEqual(output.termination.status, 0, String(stderr.suffix(2000)))
-        let reader = try startConsumer(
-            """
-            source: { nats: { url: "\(natsURL)", stream: OUT, subject: "out.>", durable: r } }
-            sink: { file: \(path("stored.jsonl")) }
-            """)
-        waitForLines("stored.jsonl", atLeast: count)
-        Thread.sleep(forTimeInterval: 0.5)
-        XCTAssertEqual(stop(reader).0, 143)
-        let stored = ids("stored.jsonl")
+        let stored = try idsStoredInOUT(atLeast: count)
         XCTAssertEqual(stored.count, count, "each element stored once")
         var latest = -1
         var widest = 0

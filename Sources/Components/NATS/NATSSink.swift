@@ -148,8 +148,10 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
     private var sent = 0
     private let maxInFlight: Int
     /// Publishes waiting for room under maxInFlight, in the order they came (handing one more
-    /// to a full client would block the pipeline's thread, and fail it after a while).
+    /// to a full client would block the pipeline's thread, and fail it after a while), from
+    /// `waitingStart` on: taking one from the front moves nothing (an outage queues thousands).
     private var waiting: [Int] = []
+    private var waitingStart = 0
     /// The oldest publish not answered yet (or `nextKey`). None is handed to the client
     /// maxInFlight or more after it: otherwise, while one lost with a server waits out its answer,
     /// the others would go on and the stream would store it far after later elements (an
@@ -423,9 +425,15 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
         guard !transmittingWaiting else { return }
         transmittingWaiting = true
         defer { transmittingWaiting = false }
-        while let key = waiting.first, sent < maxInFlight, isInWindow(key) {
-            waiting.removeFirst()
+        while waitingStart < waiting.count, sent < maxInFlight, isInWindow(waiting[waitingStart]) {
+            let key = waiting[waitingStart]
+            waitingStart += 1
             transmit(key)
+        }
+        // What was taken is dropped once it is most of the array (each element moved once).
+        if waitingStart > 64 && waitingStart * 2 > waiting.count {
+            waiting.removeFirst(waitingStart)
+            waitingStart = 0
         }
     }
 

@@ -31,6 +31,28 @@ final class PublishSubjectTests: ReactiveTestCase {
         XCTAssertEqual(received as? TestError, testError)
     }
 
+    /// A subscription whose lifetime ended before it reached the subject (an operator disposed
+    /// while it subscribed) is not one: it gets nothing, not even an ended subject's terminal event.
+    func testASubscriberWhoseLifetimeIsAlreadyOverGetsNothingFromAnEndedSubject() {
+        let ended = Lifetime()
+        ended.dispose()
+        let publish = PublishSubject<Int>()
+        publish.onCompleted()
+        let behavior = BehaviorSubject(value: 1)
+        behavior.onError(testError)
+        let replay = ReplaySubject<Int>.create(bufferSize: 1)
+        replay.onCompleted()
+        var received: [String] = []
+        for subject in [publish.asObservable(), behavior.asObservable(), replay.asObservable()] {
+            subject.subscribe(AnyObserver { received.append("\($0)") }, in: ended)
+        }
+        XCTAssertEqual(received, [])
+        XCTAssertFalse(publish.hasObservers)
+        // The same subscription with a live lifetime gets the terminal event.
+        publish.asObservable().subscribe(AnyObserver { received.append("\($0)") }, in: Lifetime())
+        XCTAssertEqual(received, ["completed"])
+    }
+
     func testDisposedSubjectFailsNewSubscribers() {
         let subject = PublishSubject<Int>()
         subject.dispose()

@@ -201,6 +201,32 @@ final class NATSTests: OneNATSServerTestCase {
         assertContains(lint.stderr, "create needs stream")
     }
 
+    /// A publish the client refuses at once (larger than the server's max_payload) while the
+    /// others wait behind maxInFlight fails where it stands (onError: skip drops it), and the ones
+    /// waiting after it go on, in order: the sink's hand-over of waiting publishes, entered again
+    /// from the failure, neither stalls nor sends one twice.
+    func testAPublishRefusedWhileOthersWaitIsSkippedAndTheRestGoOnInOrder() throws {
+        let oversized = String(repeating: "x", count: 2 << 20)
+        let lines = (1...20).map { id in "{\"id\": \(id), \"pad\": \"\(id == 7 ? oversized : "")\"}" }
+        let text = lines.joined(separator: "\n") + "\n"
+        try text.write(toFile: path("orders.jsonl"), atomically: true, encoding: .utf8)
+        let published = try run(
+            """
+            source: { fixture: \(path("orders.jsonl")) }
+            sink: { nats: { url: "\(server.url)", subject: late.orders, stream: LATE, create: true, maxInFlight: 1, retries: 0, onError: skip } }
+            """)
+        XCTAssertEqual(published.status, 0, published.stderr)
+        assertContains(published.stderr, "Maximum Payload Exceeded", "20 elements read, 19 written, 1 error")
+        let read = try run(
+            """
+            source: { nats: { url: "\(server.url)", stream: LATE, subject: "late.>", durable: r } }
+            ops: [{ take: 19 }, { map: .id }]
+            sink: stdout
+            """)
+        XCTAssertEqual(read.status, 0, read.stderr)
+        XCTAssertEqual(read.stdout, (1...20).filter { $0 != 7 }.map { "\($0)\n" }.joined())
+    }
+
     func testAConsumerWithOtherSettingsIsAClearErrorEveryTime() throws {
         let first = try startConsumer(consumerPipeline(durable: "writer", output: "out.jsonl"))
         Thread.sleep(forTimeInterval: 0.5)

@@ -217,6 +217,8 @@ final class NATSTests: OneNATSServerTestCase {
             """)
         XCTAssertEqual(published.status, 0, published.stderr)
         assertContains(published.stderr, "Maximum Payload Exceeded", "20 elements read, 19 written, 1 error")
+        // Exactly the 19: the reader below takes 19, which would hide one stored twice after them.
+        XCTAssertEqual(try storedMessages("LATE"), 19)
         let read = try run(
             """
             source: { nats: { url: "\(server.url)", stream: LATE, subject: "late.>", durable: r } }

@@ -18,6 +18,8 @@ final class HostAPIUseTests: XCTestCase {
             "builds its partitions' chains on threads (ChainPlacement, PipelineCompiler, RunMeters)",
         "Support/Partitions/PartitionedRun.swift":
             "pauses partitions' threads for checkpoints (CheckpointBarrier, ChainPlacement)",
+        "Support/Partitions/PartitionThreads.swift":
+            "hands objects read on demand to partitions' threads as their bytes (JSONParser.pack and unpack, JSONScanner.Scratch)",
         "Support/Lines/LineReader.swift":
             "the JSON Lines fast path (JSONScanner.Scratch, parseOnDemand), inlined from the core",
         "Support/Lines/ParallelLines.swift":

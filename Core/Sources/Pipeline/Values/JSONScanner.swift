@@ -91,18 +91,31 @@ extension JSONParser {
                 _ = target.initialize(from: UnsafeBufferPointer(start: members.baseAddress, count: count))
                 text.baseAddress!.update(from: bytes.baseAddress! + start, count: end - start)
             }
-            let object: RawObject
-            if scratch.object != nil, isKnownUniquelyReferenced(&scratch.object) {
-                object = scratch.object!
-                object.refill(memberCount: count, byteCount: end - start, isCompact: !spacedInside, fill: fill)
-            } else {
-                object = RawObject(memberCount: count, byteCount: end - start, isCompact: !spacedInside, fill: fill)
-                scratch.object = object
-            }
-            return .object(JSONObject(raw: object))
+            return rawObject(
+                memberCount: count, byteCount: end - start, isCompact: !spacedInside, reusing: &scratch, fill: fill)
         }
         if let scanned { return scanned }
         return try parse(bytes)
+    }
+}
+
+extension JSONParser {
+    /// An object kept as its bytes, which `fill` writes: in `scratch`'s object when nothing else
+    /// holds it, else in a new one left there.
+    @inline(__always)
+    static func rawObject(
+        memberCount: Int, byteCount: Int, isCompact: Bool, reusing scratch: inout Scratch,
+        fill: (UnsafeMutableBufferPointer<RawObject.Member>, UnsafeMutableBufferPointer<UInt8>) -> Void
+    ) -> Value {
+        let object: RawObject
+        if scratch.object != nil, isKnownUniquelyReferenced(&scratch.object) {
+            object = scratch.object!
+            object.refill(memberCount: memberCount, byteCount: byteCount, isCompact: isCompact, fill: fill)
+        } else {
+            object = RawObject(memberCount: memberCount, byteCount: byteCount, isCompact: isCompact, fill: fill)
+            scratch.object = object
+        }
+        return .object(JSONObject(raw: object))
     }
 }
 

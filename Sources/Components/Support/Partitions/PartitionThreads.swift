@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Pipeline
+@_spi(Host) import Pipeline
 import Reactive
 
 /// The threads a `partitionBy` runs its partitions on in a real-time run. Each runs a serial run
@@ -96,36 +96,41 @@ final class PartitionThreads: @unchecked Sendable {
 /// own time and the run's event-time clock when it was sent (see `PartitionLane.receive`).
 struct PartitionBatch: @unchecked Sendable {
     struct Entry {
+        /// The element, or null when it is packed in `packed`.
         var element: Value
         var time: Int64
         var mark: Int64
+        /// Where in `packed` the element is, or -1.
+        var packedAt: Int = -1
     }
 
     var entries: [Entry] = []
+    /// The elements that are objects read on demand, as their bytes (`JSONParser.pack`).
+    var packed: [UInt8] = []
     /// The run's event-time clock when the batch was sent, for the partition to follow.
     var mark: Int64?
 }
 
-/// Batches a partition has delivered, on their way back to the pipeline's thread: their elements
-/// are freed there, where they were made (glibc frees a block from another thread's arena under
-/// that arena's lock, and the thread that made it then allocates afresh instead of reusing it),
-/// and their storage is filled again.
+/// Batches a partition has delivered, on their way back to the pipeline's thread: what is left of
+/// their elements is freed there, where it was made (glibc frees a block from another thread's
+/// arena under that arena's lock, and the thread that made it then allocates afresh instead of
+/// reusing it), and their storage is filled again.
 final class ReturnedBatches: @unchecked Sendable {
     private let lock = NSLock()
-    private var batches: [[PartitionBatch.Entry]] = []
+    private var batches: [PartitionBatch] = []
 
-    func giveBack(_ entries: consuming [PartitionBatch.Entry]) {
+    func giveBack(_ batch: consuming PartitionBatch) {
         lock.lock()
-        batches.append(entries)
+        batches.append(batch)
         lock.unlock()
     }
 
     /// What came back since last asked.
-    func take() -> [[PartitionBatch.Entry]] {
+    func take() -> [PartitionBatch] {
         lock.lock()
         defer { lock.unlock() }
         guard !batches.isEmpty else { return [] }
-        var taken: [[PartitionBatch.Entry]] = []
+        var taken: [PartitionBatch] = []
         swap(&taken, &batches)
         return taken
     }
@@ -167,7 +172,20 @@ final class PartitionLane: @unchecked Sendable {
     /// run's was when the element was sent, so each is on time, late or waiting exactly as it
     /// was in the run's own event time.
     func receive(_ batch: consuming PartitionBatch, returning returned: ReturnedBatches) {
-        defer { returned.giveBack(batch.entries) }
+        deliver(batch)
+        // The batch is given back, not copied: a copy still held here when the pipeline's thread
+        // fills it again would make that thread copy it, every element retained.
+        returned.giveBack(batch)
+    }
+
+    /// This lane's objects made from packed elements, filled again once the chain let go of them.
+    private var scratch = JSONParser.Scratch()
+
+    private func unpack(_ offset: Int, of packed: borrowing [UInt8]) -> Value {
+        packed.withUnsafeBytes { JSONParser.unpack(at: offset, of: $0, reusing: &scratch) }
+    }
+
+    private func deliver(_ batch: borrowing PartitionBatch) {
         guard let feed, !lifetime.isDisposed else { return }
         if let domain, let input {
             for entry in batch.entries {
@@ -180,16 +198,24 @@ final class PartitionLane: @unchecked Sendable {
                 {
                     domain.drive(input, to: entry.mark)
                 }
+                let element =
+                    entry.packedAt < 0
+                    ? entry.element : unpack(entry.packedAt, of: batch.packed)
                 // Never late here: the partition's clock is the stream's at every element (a silent
                 // drop here was a bug once; tests run with assertions).
-                let taken = domain.take(entry.element, at: entry.time, from: input)
+                let taken = domain.take(element, at: entry.time, from: input)
                 assert(taken, "a partition dropped an element the stream took, as late")
             }
             // The clock ends each batch where the stream's was when it was sent: a checkpoint
             // keeps operators' times relative to it, and the run that resumes restores it.
             if let mark = batch.mark ?? batch.entries.last?.mark { domain.drive(input, to: mark) }
         } else {
-            for entry in batch.entries { feed.on(.next(entry.element)) }
+            for entry in batch.entries {
+                let element =
+                    entry.packedAt < 0
+                    ? entry.element : unpack(entry.packedAt, of: batch.packed)
+                feed.on(.next(element))
+            }
         }
     }
 

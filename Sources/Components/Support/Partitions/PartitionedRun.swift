@@ -254,7 +254,7 @@ final class PartitionDispatch {
     private var flushPending = false
     /// Batches given back, and those taken back but not filled again yet.
     private let returned = ReturnedBatches()
-    private var spare: [[PartitionBatch.Entry]] = []
+    private var spare: [PartitionBatch] = []
     /// Elements per batch: enough to make a send's cost small beside the batch's work.
     private static let batchSize = 256
 
@@ -279,8 +279,15 @@ final class PartitionDispatch {
             mark = eventTime.clock.clock
             time = eventTime.elementTime ?? eventTime.lateTime ?? mark
         }
-        if batches[partition].entries.capacity == 0 { batches[partition].entries = storage() }
-        batches[partition].entries.append(PartitionBatch.Entry(element: element, time: time, mark: mark))
+        if batches[partition].entries.capacity == 0 { batches[partition] = storage() }
+        // An object read on demand goes as its bytes, which the partition's thread reads into
+        // objects of its own; anything else goes as it is.
+        if let packedAt = JSONParser.pack(element, into: &batches[partition].packed) {
+            batches[partition].entries.append(
+                PartitionBatch.Entry(element: .null, time: time, mark: mark, packedAt: packedAt))
+        } else {
+            batches[partition].entries.append(PartitionBatch.Entry(element: element, time: time, mark: mark))
+        }
         if batches[partition].entries.count >= Self.batchSize { send(partition) }
         if !flushPending {
             flushPending = true
@@ -288,16 +295,18 @@ final class PartitionDispatch {
         }
     }
 
-    /// Storage for a batch: one a partition gave back (its elements freed here), or new.
-    private func storage() -> [PartitionBatch.Entry] {
+    /// An empty batch: the storage of one a partition gave back (its elements freed here), or new.
+    private func storage() -> PartitionBatch {
         if spare.isEmpty { spare = returned.take() }
-        guard var entries = spare.popLast() else {
-            var entries: [PartitionBatch.Entry] = []
-            entries.reserveCapacity(Self.batchSize)
-            return entries
+        guard var batch = spare.popLast() else {
+            var batch = PartitionBatch()
+            batch.entries.reserveCapacity(Self.batchSize)
+            return batch
         }
-        entries.removeAll(keepingCapacity: true)
-        return entries
+        batch.entries.removeAll(keepingCapacity: true)
+        batch.packed.removeAll(keepingCapacity: true)
+        batch.mark = nil
+        return batch
     }
 
     private func send(_ partition: Int) {

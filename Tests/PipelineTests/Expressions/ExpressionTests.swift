@@ -27,6 +27,25 @@ final class ExpressionTests: LeakCheckingTestCase {
         XCTAssertEqual(try eval(".name[0]", article), "R")
     }
 
+    /// A plain `.name` is read in place with what evaluating it gives; anything else, or an element
+    /// that is no object, is left to `evaluate` (nil).
+    func testAFieldIsReadInPlaceAsEvaluatingItGives() throws {
+        let raw = try Array(#"{"key": "k7", "v": 1.50, "n": null}"#.utf8).withUnsafeBufferPointer {
+            try JSONParser.parseOnDemand($0)
+        }
+        let built: Value = ["key": "k7", "v": 2]
+        for source in [".key", ".v", ".n", ".missing"] {
+            let expression = try Expression(source)
+            for element in [raw, built] {
+                XCTAssertEqual(expression.fieldValue(of: element), try expression.evaluate(element, in: scope), source)
+            }
+        }
+        XCTAssertNil(try Expression(".key").fieldValue(of: .string("text")), "not an object: evaluate says why")
+        XCTAssertNil(try Expression(".key").fieldValue(of: .null))
+        XCTAssertNil(try Expression(".a.b").fieldValue(of: raw), "a path is evaluated")
+        XCTAssertNil(try Expression("upper(.key)").fieldValue(of: raw))
+    }
+
     func testNestingAndLengthAreBoundedWithALocatedError() {
         XCTAssertThrowsError(
             try Expression(String(repeating: "(", count: 2000) + "1" + String(repeating: ")", count: 2000))

@@ -187,6 +187,14 @@ public struct Expression {
         try evaluator(scope)
     }
 
+    /// The value of a plain `.name` on an object, read in place, as evaluating it would give it;
+    /// nil when the expression is anything else or the element is no object (then evaluate it).
+    /// Without a scope, it changes no reference count but the result's.
+    @_spi(Host) public func fieldValue(of element: Value) -> Value? {
+        guard let field, case .object(let object) = element else { return nil }
+        return JSONObject.member(field, of: object.storage) ?? .null
+    }
+
     /// Evaluates on `element`.
     public func evaluate(_ element: Value, in scope: EvaluationScope) throws -> Value {
         scope.element = element

@@ -16,9 +16,15 @@ extension JSONParser {
     /// Packs `value` at the end of `buffer` and returns where, when it is an object kept as read
     /// and not too large; else packs nothing and returns nil (the value goes over as it is).
     @_spi(Host) public static func pack(_ value: Value, into buffer: inout [UInt8]) -> Int? {
-        guard case .object(let object) = value, let raw = object.raw, raw.bytes.count <= largestPacked else {
-            return nil
+        // Read through an unretained reference: `value` holds the object throughout.
+        guard case .object(let object) = value, object.storage.isRaw else { return nil }
+        return Unmanaged.passUnretained(unsafeDowncast(object.storage, to: RawObject.self))._withUnsafeGuaranteedRef {
+            pack($0, into: &buffer)
         }
+    }
+
+    private static func pack(_ raw: RawObject, into buffer: inout [UInt8]) -> Int? {
+        guard raw.bytes.count <= largestPacked else { return nil }
         let offset = buffer.count
         let header = PackedHeader(
             memberCount: UInt32(raw.members.count), byteCount: UInt32(raw.bytes.count),

@@ -160,28 +160,30 @@ final class AggregateTable {
         // Every field is worked out before anything changes, so an element that fails leaves the
         // table as it was (onError may drop it and go on).
         let width = fields.count
-        for column in 0..<width {
-            // The expressions are read in place: copying a field (or an Expression) per element
-            // costs a retain and a release of each of its parts.
-            guard hasExpression[column] else {
-                evaluated[column] = nil
-                continue
-            }
-            let value = try context.evaluate(expressions[column], element, in: scope)
-            switch kinds[column] {
-            case .sum, .avg, .min, .max:
-                if case .null = value {
+        // The expressions are read in place: copying a field (or an Expression, which the
+        // array's subscript does) per element costs a retain and a release of each of its parts.
+        try expressions.withUnsafeBufferPointer { expressions in
+            for column in 0..<width {
+                guard hasExpression[column] else {
                     evaluated[column] = nil
                     continue
                 }
-                guard value.doubleValue != nil else {
-                    throw context.error(
-                        "aggregate: \(kinds[column].rawValue) of '\(fields[column].name)' needs numbers, got \(value)",
-                        element: element)
+                let value = try context.evaluate(expressions[column], element, in: scope)
+                switch kinds[column] {
+                case .sum, .avg, .min, .max:
+                    if case .null = value {
+                        evaluated[column] = nil
+                        continue
+                    }
+                    guard value.doubleValue != nil else {
+                        throw context.error(
+                            "aggregate: \(kinds[column].rawValue) of '\(fields[column].name)' needs numbers, got \(value)",
+                            element: element)
+                    }
+                default: break
                 }
-            default: break
+                evaluated[column] = value
             }
-            evaluated[column] = value
         }
         let row: Int
         if let existing = index[key] {

@@ -30,10 +30,10 @@ final class EventTimeDomain {
     final class Input {
         let maxDelay: Int64
         /// Whether its elements go on as they come (see `Offer`).
-        var asTheyCome = false
+        @exclusivity(unchecked) var asTheyCome = false
         /// Whether its watermark is given (`drive`: a partition following the run's event time)
         /// rather than read from its elements.
-        var isDriven = false
+        @exclusivity(unchecked) var isDriven = false
         // Those read per element are unchecked, as the domain's own (see `inOrder`).
         /// The largest time seen; nil before the first element.
         @exclusivity(unchecked) var latest: Int64?
@@ -89,9 +89,9 @@ final class EventTimeDomain {
     @exclusivity(unchecked) private var releasing = false
     /// How far behind the watermark an element may be and still go on (as a late one, for an
     /// `aggregate` with `allowedLateness` to update a window it emitted): the largest asked for.
-    var allowedLateness: Int64 = 0
+    @exclusivity(unchecked) var allowedLateness: Int64 = 0
     /// The time of the late element being delivered now; nil while an on-time one is.
-    private(set) var lateTime: Int64?
+    @exclusivity(unchecked) private(set) var lateTime: Int64?
     /// The time of the element being delivered as it came (see `Offer`).
     @exclusivity(unchecked) private(set) var elementTime: Int64?
 
@@ -114,7 +114,7 @@ final class EventTimeDomain {
     }
 
     /// Whether an input has ended (until then, nothing is looked for to end).
-    private var anyEnded = false
+    @exclusivity(unchecked) private var anyEnded = false
 
     /// `input` has no more elements: what waits goes on as the watermark allows, then it ends.
     func end(_ input: Input) {
@@ -302,7 +302,7 @@ final class EventTimeDomain {
         release()
     }
 
-    private var following = false
+    @exclusivity(unchecked) private var following = false
 
     /// After the end: the watermark moves on with the run's clock, to each next work due.
     private func followRunClock() {

@@ -178,8 +178,9 @@ final class PartitionLane: @unchecked Sendable {
         returned.giveBack(batch)
     }
 
-    /// This lane's objects made from packed elements, filled again once the chain let go of them.
-    private var scratch = JSONParser.Scratch()
+    /// This lane's objects made from packed elements, filled again once the chain let go of them
+    /// (touched on the lane's thread alone, so not checked for exclusive access).
+    @exclusivity(unchecked) private var scratch = JSONParser.Scratch()
 
     private func unpack(_ offset: Int, of packed: borrowing [UInt8]) -> Value {
         packed.withUnsafeBytes { JSONParser.unpack(at: offset, of: $0, reusing: &scratch) }

@@ -101,10 +101,14 @@ enum PartitionedRun {
     ) throws -> Int? {
         let partition: Int
         if count > 1 {
-            guard let value = try context.handling(element, { try context.evaluate(key, element, in: scope) }) else {
-                return nil
+            // A plain `.name` key is read in place; anything else is evaluated (and may fail).
+            if let value = key.fieldValue(of: element) {
+                partition = PartitionHash.partition(of: value, count: count)
+            } else {
+                guard let value = try context.handling(element, { try context.evaluate(key, element, in: scope) })
+                else { return nil }
+                partition = PartitionHash.partition(of: value, count: count)
             }
-            partition = PartitionHash.partition(of: value, count: count)
         } else {
             partition = 0
         }
@@ -243,18 +247,20 @@ struct Unchecked<Value>: @unchecked Sendable {
 /// The pipeline's side of a threaded `partitionBy`: the batches being filled, one per partition,
 /// sent when full or once the pipeline's thread has done what is due now.
 final class PartitionDispatch {
+    // Used on the pipeline's thread alone: the per-element dynamic exclusivity checks on its
+    // properties buy nothing.
     private let pool: PartitionThreads
     private let lanes: [PartitionLane]
     private let eventTime: EventTimeDomain?
     private let runLoop: SerialRunLoopScheduler
     private let lifetime: Lifetime
-    private var batches: [PartitionBatch]
+    @exclusivity(unchecked) private var batches: [PartitionBatch]
     /// The event-time clock each partition was last told.
-    private var told: [Int64?]
-    private var flushPending = false
+    @exclusivity(unchecked) private var told: [Int64?]
+    @exclusivity(unchecked) private var flushPending = false
     /// Batches given back, and those taken back but not filled again yet.
     private let returned = ReturnedBatches()
-    private var spare: [PartitionBatch] = []
+    @exclusivity(unchecked) private var spare: [PartitionBatch] = []
     /// Elements per batch: enough to make a send's cost small beside the batch's work.
     private static let batchSize = 256
 

@@ -232,4 +232,28 @@ final class PartitionSafetyTests: XCTestCase {
         // docs/running-several-runners.md's example: customer c7 among 16 partitions.
         XCTAssertEqual(PartitionHash.partition(of: .string("c7"), count: 16), 15)
     }
+
+    /// A key read in place from a line as read (text hashed where it lies) lands where the same key
+    /// read as a value lands: escapes, other scripts, numbers, lists, a missing member.
+    func testAKeyReadInPlaceLandsWhereTheKeysValueDoes() throws {
+        let key = try Expression(".k")
+        let lines = [
+            #"{"k": "c7"}"#, #"{"k": "caf\u00e9"}"#, #"{"k": "café ☕"}"#, #"{"k": "a\"b"}"#, #"{"k": ""}"#,
+            #"{"k": 42}"#, #"{"k": 1.50}"#, #"{"k": [1, "a"]}"#, #"{"k": null}"#, #"{"other": 1}"#,
+        ]
+        var inPlace = 0
+        for line in lines {
+            let element = try Array(line.utf8).withUnsafeBufferPointer { try JSONParser.parseOnDemand($0) }
+            let value = try XCTUnwrap(key.fieldValue(of: element))
+            for count in [1, 2, 8, 16] {
+                guard
+                    let partition = key.withFieldText(
+                        of: element, { PartitionHash.partition(ofText: $0, count: count) })
+                else { continue }
+                inPlace += 1
+                XCTAssertEqual(partition, PartitionHash.partition(of: value, count: count), "\(line) among \(count)")
+            }
+        }
+        XCTAssertEqual(inPlace, 3 * 4, "the three text keys written without escapes are read in place")
+    }
 }

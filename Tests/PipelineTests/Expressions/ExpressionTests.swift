@@ -46,6 +46,24 @@ final class ExpressionTests: LeakCheckingTestCase {
         XCTAssertNil(try Expression("upper(.key)").fieldValue(of: raw))
     }
 
+    /// Text written without escapes is given as the bytes it lies in; anything else is nil (and
+    /// then evaluated).
+    func testAFieldsTextIsGivenInPlaceOnlyWhenWrittenWithoutEscapes() throws {
+        func raw(_ text: String) throws -> Value {
+            try Array(text.utf8).withUnsafeBufferPointer { try JSONParser.parseOnDemand($0) }
+        }
+        let text = { (bytes: UnsafeBufferPointer<UInt8>) in String(decoding: bytes, as: UTF8.self) }
+        let key = try Expression(".key")
+        XCTAssertEqual(key.withFieldText(of: try raw(#"{"v": 1, "key": "k7"}"#), text), "k7")
+        XCTAssertEqual(key.withFieldText(of: try raw(#"{"key": "café ☕"}"#), text), "café ☕")
+        XCTAssertEqual(key.withFieldText(of: try raw(#"{"key": ""}"#), text), "")
+        XCTAssertNil(key.withFieldText(of: try raw(#"{"key": "a\"b"}"#), text), "an escape: decoded first")
+        XCTAssertNil(key.withFieldText(of: try raw(#"{"key": 42}"#), text), "not text")
+        XCTAssertNil(key.withFieldText(of: try raw(#"{"other": "x"}"#), text), "missing")
+        XCTAssertNil(key.withFieldText(of: ["key": "k7"], text), "not read on demand")
+        XCTAssertNil(try Expression(".a.b").withFieldText(of: try raw(#"{"a": {"b": "x"}}"#), text))
+    }
+
     func testNestingAndLengthAreBoundedWithALocatedError() {
         XCTAssertThrowsError(
             try Expression(String(repeating: "(", count: 2000) + "1" + String(repeating: ")", count: 2000))

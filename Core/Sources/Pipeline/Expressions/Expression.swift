@@ -1,5 +1,11 @@
 import Reactive
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// What an expression sees while it runs: the element `.`, the accumulator `acc` (in `scan`) and
 /// the pipeline's environment. One scope is reused for every element an operator evaluates, so
 /// evaluating allocates nothing for the scope itself.
@@ -45,8 +51,7 @@ public final class EvaluationScope {
 
     @inline(__always)
     private static func unretainedStorage(_ value: Value) -> Unmanaged<ObjectBox>? {
-        guard case .object(let object) = value else { return nil }
-        return .passUnretained(object.storage)
+        value.unretainedObjectStorage
     }
 
     /// The current element, moved out (the scope's becomes null).
@@ -191,8 +196,22 @@ public struct Expression {
     /// nil when the expression is anything else or the element is no object (then evaluate it).
     /// Without a scope, it changes no reference count but the result's.
     @_spi(Host) public func fieldValue(of element: Value) -> Value? {
-        guard let field, case .object(let object) = element else { return nil }
-        return JSONObject.member(field, of: object.storage) ?? .null
+        guard let field, let storage = element.unretainedObjectStorage else { return nil }
+        return storage._withUnsafeGuaranteedRef { JSONObject.member(field, of: $0) } ?? .null
+    }
+
+    /// For a plain `.name` on an object read on demand whose member is text written without
+    /// escapes: `body` of the text's UTF-8 bytes, read in place (no string is made); else nil.
+    @_spi(Host) public func withFieldText<R>(of element: Value, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        guard let field, let raw = element.unretainedRawObject else { return nil }
+        return raw._withUnsafeGuaranteedRef { raw in
+            guard let position = raw.position(of: field) else { return nil }
+            let text = raw.valueText(at: position)
+            guard text.count >= 2, text[0] == UInt8(ascii: "\""),
+                memchr(text.baseAddress! + 1, Int32(UInt8(ascii: "\\")), text.count - 2) == nil
+            else { return nil }
+            return body(UnsafeBufferPointer(rebasing: text[1..<(text.count - 1)]))
+        }
     }
 
     /// Evaluates on `element`.

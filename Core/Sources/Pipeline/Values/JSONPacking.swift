@@ -17,10 +17,7 @@ extension JSONParser {
     /// and not too large; else packs nothing and returns nil (the value goes over as it is).
     @_spi(Host) public static func pack(_ value: Value, into buffer: inout [UInt8]) -> Int? {
         // Read through an unretained reference: `value` holds the object throughout.
-        guard case .object(let object) = value, object.storage.isRaw else { return nil }
-        return Unmanaged.passUnretained(unsafeDowncast(object.storage, to: RawObject.self))._withUnsafeGuaranteedRef {
-            pack($0, into: &buffer)
-        }
+        value.unretainedRawObject?._withUnsafeGuaranteedRef { pack($0, into: &buffer) }
     }
 
     private static func pack(_ raw: RawObject, into buffer: inout [UInt8]) -> Int? {
@@ -64,4 +61,21 @@ private struct PackedHeader {
     var memberCount: UInt32
     var byteCount: UInt32
     var isCompact: UInt32
+}
+
+extension Value {
+    /// An object's storage, not retained (the value holds it): reading through it changes no
+    /// reference count. Made apart from its use, so the copy the match makes ends at once.
+    @inline(__always)
+    var unretainedObjectStorage: Unmanaged<ObjectBox>? {
+        guard case .object(let object) = self else { return nil }
+        return .passUnretained(object.storage)
+    }
+
+    /// An object read on demand, not retained (as above); nil for anything else.
+    @inline(__always)
+    var unretainedRawObject: Unmanaged<RawObject>? {
+        guard let storage = unretainedObjectStorage, storage._withUnsafeGuaranteedRef({ $0.isRaw }) else { return nil }
+        return Unmanaged<RawObject>.fromOpaque(storage.toOpaque())
+    }
 }

@@ -9,15 +9,15 @@ import Pipeline
 public enum PartitionHash {
     /// The partition of `key` among `count` (at least 1).
     public static func partition(of key: Value, count: Int) -> Int {
-        let hash: UInt32
-        if case .string(var text) = key {
-            hash = text.withUTF8 { fnv1a($0) }
-        } else {
-            var bytes: [UInt8] = []
-            JSONSerializer.write(key, to: &bytes)
-            hash = bytes.withUnsafeBufferPointer { fnv1a($0) }
-        }
-        return Int(hash % UInt32(count))
+        if case .string(var text) = key { return text.withUTF8 { partition(ofText: $0, count: count) } }
+        var bytes: [UInt8] = []
+        JSONSerializer.write(key, to: &bytes)
+        return Int(bytes.withUnsafeBufferPointer { fnv1a($0) } % UInt32(count))
+    }
+
+    /// The partition of a text key given as its UTF-8 bytes (`partition(of: .string(text))`).
+    public static func partition(ofText bytes: UnsafeBufferPointer<UInt8>, count: Int) -> Int {
+        Int(fnv1a(bytes) % UInt32(count))
     }
 
     /// FNV-1a, 32 bits: offset basis 2166136261, prime 16777619.

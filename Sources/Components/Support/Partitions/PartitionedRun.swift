@@ -101,8 +101,11 @@ enum PartitionedRun {
     ) throws -> Int? {
         let partition: Int
         if count > 1 {
-            // A plain `.name` key is read in place; anything else is evaluated (and may fail).
-            if let value = key.fieldValue(of: element) {
+            // A plain `.name` key is read in place (text written without escapes is hashed where
+            // it lies); anything else is evaluated (and may fail).
+            if let text = key.withFieldText(of: element, { PartitionHash.partition(ofText: $0, count: count) }) {
+                partition = text
+            } else if let value = key.fieldValue(of: element) {
                 partition = PartitionHash.partition(of: value, count: count)
             } else {
                 guard let value = try context.handling(element, { try context.evaluate(key, element, in: scope) })

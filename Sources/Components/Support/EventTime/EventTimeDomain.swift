@@ -40,14 +40,14 @@ final class EventTimeDomain {
         /// Whether it has had no element for its `idle` time; then its watermark is `idleMark`.
         @exclusivity(unchecked) var isIdle = false
         @exclusivity(unchecked) var idleMark: Int64?
-        fileprivate(set) var hasEnded = false
+        @exclusivity(unchecked) fileprivate(set) var hasEnded = false
         var ended: (() -> Void)?
         let deliver: (Value) -> Void
         /// How many of its elements wait.
         @exclusivity(unchecked) var waiting = 0
         /// Whether it holds nothing back for now: a subscription's own input once its elements
         /// come by lanes (`EventTimeInputs`), each lane an input of its own.
-        var standsAside = false
+        @exclusivity(unchecked) var standsAside = false
         /// Its place among a subscription's lane inputs (for a checkpoint's order).
         var order = 0
         /// What waited when it was removed (the run stopped): the run's last checkpoint keeps it.

@@ -345,3 +345,20 @@ final class RawObject: ObjectBox, @unchecked Sendable {
         return UnsafeBufferPointer(rebasing: bytes[Int(member.valueStart)..<Int(member.valueEnd)])
     }
 }
+
+extension Value {
+    /// An object's storage, not retained (the value holds it): reading through it changes no
+    /// reference count. Made apart from its use, so the copy the match makes ends at once.
+    @inline(__always)
+    var unretainedObjectStorage: Unmanaged<ObjectBox>? {
+        guard case .object(let object) = self else { return nil }
+        return .passUnretained(object.storage)
+    }
+
+    /// An object read on demand, not retained (as above); nil for anything else.
+    @inline(__always)
+    var unretainedRawObject: Unmanaged<RawObject>? {
+        guard let storage = unretainedObjectStorage, storage._withUnsafeGuaranteedRef({ $0.isRaw }) else { return nil }
+        return Unmanaged<RawObject>.fromOpaque(storage.toOpaque())
+    }
+}

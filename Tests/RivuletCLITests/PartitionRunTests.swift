@@ -106,6 +106,28 @@ final class PartitionRunTests: BinaryTestCase {
             """, keys: 50)
     }
 
+    /// Lines too large to go to a partition's thread as bytes (over 16 KB) go as objects, in the
+    /// same batches as the packed ones: each key's results are still those of the run without
+    /// `partitionBy`.
+    func testPackedAndUnpackedElementsInOneBatchKeepEachKeysResults() throws {
+        var text = ""
+        for index in 0..<3000 {
+            // One line in seven carries a field that makes it too large to pack.
+            let pad = index % 7 == 0 ? #", "pad": "\#(String(repeating: "x", count: 17_000))""# : ""
+            text += #"{"key": "k\#(index % 40)", "v": \#(index % 13), "ts": \#(index * 100)\#(pad)}"# + "\n"
+        }
+        let records = path("mixed.jsonl")
+        try text.write(toFile: records, atomically: true, encoding: .utf8)
+        let ops = "- aggregate: { by: .key, every: 1m, fields: { n: count, sum: { sum: .v }, last: { last: .v } } }"
+        let whole = try output(records, ops: ops)
+        XCTAssertGreaterThan(whole.count, 40)
+        let split = try output(
+            records,
+            ops: "- partitionBy:\n    key: .key\n    partitions: 8\n    threads: 2\n    ops:\n      " + ops)
+        XCTAssertEqual(split.count, whole.count)
+        XCTAssertTrue(byKey(split) == byKey(whole))
+    }
+
     func testDistinctUntilChangedPerKeyWithoutEventTime() throws {
         try assertSameByKey(
             """

@@ -21,12 +21,22 @@ public final class EventTimeScheduler: SchedulerType {
     }
 
     // The clock and its queue are read for every element on event time, on the pipeline's
-    // thread only: unchecked, as a dynamic exclusivity check costs a thread-local lookup.
+    // thread only: unchecked, as a dynamic exclusivity check costs a thread-local lookup. Other
+    // modules read them through getters: `@exclusivity(unchecked)` does not reach past the module,
+    // so a stored property read from one is checked each time.
+    @exclusivity(unchecked) private var watermark: Int64 = 0
+    @exclusivity(unchecked) private var started = false
     /// The watermark, in milliseconds since the Unix epoch (0 until started).
-    @exclusivity(unchecked) public private(set) var clock: Int64 = 0
+    public private(set) var clock: Int64 {
+        get { watermark }
+        set { watermark = newValue }
+    }
     /// Whether the clock was set: by the first element's time (`start`) or by a checkpoint's
     /// watermark (`restore`).
-    public private(set) var isStarted = false
+    public private(set) var isStarted: Bool {
+        get { started }
+        set { started = newValue }
+    }
     /// The pipeline's scheduler.
     public let base: any SchedulerType
     @exclusivity(unchecked) private var queue = PriorityQueue<Item>(by: Item.ordered)

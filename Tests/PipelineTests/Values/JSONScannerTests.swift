@@ -100,4 +100,33 @@ final class JSONScannerTests: LeakCheckingTestCase {
             XCTAssertTrue("\($0)".contains("invalid UTF-8"))
         }
     }
+
+    /// Strings are checked eight bytes at a time: a quote, an escape, a control character or a
+    /// longer character at every place of a word, and near the end of the text, reads or fails
+    /// exactly as the parser does.
+    func testAStringReadsAsTheParserReadsItWhereverItsSpecialBytesFall() throws {
+        let specials: [[UInt8]] = [
+            Array(#"\""#.utf8), Array(#"\\"#.utf8), Array(#"\n"#.utf8), [0xC3, 0xA9], [0xF0, 0x9F, 0x98, 0x80], [0x01],
+            [0xC3, 0x28], Array(#"""#.utf8),
+        ]
+        for special in specials {
+            for before in 0..<18 {
+                for after in [0, 1, 7, 8, 9] {
+                    let inside =
+                        Array(repeating: UInt8(ascii: "a"), count: before) + special
+                        + Array(repeating: UInt8(ascii: "b"), count: after)
+                    let text: [UInt8] = Array(#"{"k": ""#.utf8) + inside + Array(#"", "n": 1}"#.utf8)
+                    let label = String(decoding: text, as: UTF8.self)
+                    let expected = Result { try text.withUnsafeBufferPointer { try JSONParser.parse($0) } }
+                    let lazy = Result { try text.withUnsafeBufferPointer { try JSONParser.parseOnDemand($0) } }
+                    switch (expected, lazy) {
+                    case (.success(let parsed), .success(let read)): XCTAssertEqual(read, parsed, label)
+                    case (.failure(let parsed), .failure(let read)):
+                        XCTAssertEqual(read as? JSONError, parsed as? JSONError, label)
+                    default: XCTFail("\(label): parsed \(expected), read on demand \(lazy)")
+                    }
+                }
+            }
+        }
+    }
 }

@@ -37,6 +37,23 @@ final class RawObjectTests: LeakCheckingTestCase {
         }
     }
 
+    /// Plain integers are computed from their text at once, others parsed: both read as the parser
+    /// reads them, at the edges of the short way too.
+    func testEveryNumberMemberReadsAsTheParserReadsIt() throws {
+        let text =
+            #"{"a": 0, "b": -0, "c": 7, "d": -7, "e": 999999999999999999, "f": -999999999999999999, "#
+            + #""g": 1000000000000000000, "h": -9223372036854775808, "i": 9223372036854775808, "j": 2.5, "#
+            + #""k": -1e3, "l": 1700000000123}"#
+        let lazy = try Array(text.utf8).withUnsafeBufferPointer { bytes in try JSONParser.parseOnDemand(bytes) }
+        let parsed = try JSONParser.parse(text)
+        for key in parsed.objectValue!.keys {
+            XCTAssertEqual(lazy[key], parsed[key], key)
+            XCTAssertEqual(lazy[key].map(\.typeName), parsed[key].map(\.typeName), key)
+        }
+        XCTAssertEqual(lazy["e"], .int(999_999_999_999_999_999))
+        XCTAssertEqual(lazy["l"], .int(1_700_000_000_123))
+    }
+
     func testAScopeReadsTheMembersOfWhicheverElementItHoldsNow() throws {
         let scope = EvaluationScope(environment: ExpressionEnvironment(seed: 1))
         let stars = try Expression(".stars >= 2500")

@@ -27,8 +27,8 @@ extension JSONParser {
             memberCount: UInt32(raw.members.count), byteCount: UInt32(raw.bytes.count),
             isCompact: raw.isCompact ? 1 : 0)
         withUnsafeBytes(of: header) { buffer.append(contentsOf: $0) }
-        if !raw.members.isEmpty { buffer.append(contentsOf: UnsafeRawBufferPointer(raw.members)) }
-        if !raw.bytes.isEmpty { buffer.append(contentsOf: raw.bytes) }
+        // Members then bytes, as `unpack` reads them: one copy, as they lie so in the object.
+        buffer.append(contentsOf: raw.membersAndBytes)
         return offset
     }
 

@@ -149,15 +149,29 @@ extension JSONParser.Reader {
     /// Checks a string and moves past it; returns whether it had no escape.
     mutating func skipString() throws(JSONError) -> Bool {
         let start = position
-        position += 1
+        // A local index, written back once: `position` lives in memory (self is inout).
+        var index = start + 1
         var highBits: UInt8 = 0
-        while position < bytes.count {
-            let byte = bytes[position]
+        let bytes = bytes
+        while index < bytes.count {
+            // Eight bytes at a time while eight remain: straight to the first that needs a look
+            // (a quote, a backslash, a control character or a byte of a longer character).
+            if index + 8 <= bytes.count {
+                let word = UInt64(
+                    littleEndian: UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self))
+                let special = Self.specialBytes(in: word)
+                if special == 0 {
+                    index += 8
+                    continue
+                }
+                index += special.trailingZeroBitCount / 8
+            }
+            let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                position += 1
+                position = index + 1
                 guard
                     highBits < 0x80
-                        || Self.isValidUTF8(UnsafeBufferPointer(rebasing: bytes[(start + 1)..<(position - 1)]))
+                        || Self.isValidUTF8(UnsafeBufferPointer(rebasing: bytes[(start + 1)..<index]))
                 else { throw JSONError("invalid UTF-8 in a string", offset: start) }
                 return true
             }
@@ -167,11 +181,25 @@ extension JSONParser.Reader {
                 _ = try parseString()
                 return false
             }
-            if byte < 0x20 { throw JSONError("unescaped control character in a string", offset: position) }
+            if byte < 0x20 { throw JSONError("unescaped control character in a string", offset: index) }
             highBits |= byte
-            position += 1
+            index += 1
         }
         throw JSONError("unterminated string", offset: start)
+    }
+
+    /// The top bit of each byte of `word` (in memory order, lowest first) that is a quote, a
+    /// backslash, below 0x20 or at least 0x80. Bytes above the first flagged one may be flagged
+    /// wrongly (a borrow carries), so only the lowest flag is to be read.
+    @inline(__always)
+    static func specialBytes(in word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func zeroBytes(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
+        let quotes = zeroBytes(word ^ (ones &* 0x22))
+        let backslashes = zeroBytes(word ^ (ones &* 0x5C))
+        let controls = (word &- ones &* 0x20) & ~word & highs
+        return quotes | backslashes | controls | (word & highs)
     }
 
     mutating func skipArray(depth: Int) throws(JSONError) {
@@ -254,8 +282,9 @@ extension JSONParser.Reader {
 
     @inline(__always)
     mutating func skipDigits() {
-        while position < bytes.count, bytes[position] >= UInt8(ascii: "0"), bytes[position] <= UInt8(ascii: "9") {
-            position += 1
-        }
+        var index = position
+        let bytes = bytes
+        while index < bytes.count, bytes[index] &- UInt8(ascii: "0") < 10 { index += 1 }
+        position = index
     }
 }

@@ -86,6 +86,11 @@ final class RawObject: ObjectBox, @unchecked Sendable {
         free(storage)
     }
 
+    /// The members and then the bytes, as they lie in the one allocation.
+    var membersAndBytes: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: storage, count: members.count * MemoryLayout<Member>.stride + bytes.count)
+    }
+
     /// The position of the member named `key`, or nil.
     @inline(__always)
     func position(of key: String) -> Int? {
@@ -122,20 +127,7 @@ final class RawObject: ObjectBox, @unchecked Sendable {
     @inline(__always)
     func integer(ofMember key: String) -> Int? {
         guard let position = position(of: key) else { return nil }
-        let text = valueText(at: position)
-        var index = 0
-        let negative = text[0] == UInt8(ascii: "-")
-        if negative { index = 1 }
-        let digits = text.count - index
-        guard digits > 0, digits <= 18 else { return nil }
-        var result = 0
-        while index < text.count {
-            let digit = Int(text[index]) &- 48
-            guard digit >= 0, digit <= 9 else { return nil }
-            result = result &* 10 &+ digit
-            index += 1
-        }
-        return negative ? -result : result
+        return Self.plainInteger(valueText(at: position))
     }
 
     /// The key of the member at `position`.
@@ -158,8 +150,28 @@ final class RawObject: ObjectBox, @unchecked Sendable {
 
     /// Parses text the scan has validated already (so it cannot fail).
     static func parseValidated(_ text: UnsafeBufferPointer<UInt8>) -> Value {
+        if let integer = plainInteger(text) { return .int(integer) }
         var reader = JSONParser.Reader(bytes: text)
         return (try? reader.parseValue(depth: 1)) ?? .null
+    }
+
+    /// A validated number written as at most 18 digits (with or without a minus), computed at
+    /// once; nil for anything else. Most values read from a line are such (times, counts, ids),
+    /// and the general parser costs several times as much. (At most 18 digits cannot overflow.)
+    @inline(__always)
+    static func plainInteger(_ text: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let first = text.first else { return nil }
+        let negative = first == UInt8(ascii: "-")
+        var index = negative ? 1 : 0
+        guard text.count - index > 0, text.count - index <= 18 else { return nil }
+        var integer = 0
+        while index < text.count {
+            let digit = text[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            integer = integer &* 10 &+ Int(digit)
+            index += 1
+        }
+        return negative ? -integer : integer
     }
 
     /// The value at `path` (member names, outermost first), read from the bytes without parsing

@@ -258,30 +258,31 @@ final class PartitionLane: @unchecked Sendable {
     }
 }
 
-/// What the partitions emitted, on its way to the pipeline's thread.
+/// What the partitions emitted, on its way to the pipeline's thread: each thread's posts, in the
+/// order they came, kept apart so that each can go back to the thread that made its elements.
 final class PartitionMailbox: @unchecked Sendable {
     private let lock = NSLock()
-    private var events: [Event<Value>] = []
+    private var posts: [(thread: Int, events: [Event<Value>])] = []
     private var wakeAsked = false
 
-    /// Posts `new` (on a partition's thread); true when the pipeline's thread is to be asked to
-    /// take them (it was not asked since it last took).
-    func post(_ new: [Event<Value>]) -> Bool {
+    /// Posts `new` from thread `thread` (on that thread); true when the pipeline's thread is to be
+    /// asked to take them (it was not asked since it last took).
+    func post(_ new: [Event<Value>], from thread: Int) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        events += new
+        posts.append((thread, new))
         let wake = !wakeAsked
         wakeAsked = true
         return wake
     }
 
-    /// Everything posted since last taken.
-    func take() -> [Event<Value>] {
+    /// Everything posted since last taken, post by post.
+    func take() -> [(thread: Int, events: [Event<Value>])] {
         lock.lock()
         defer { lock.unlock() }
         wakeAsked = false
-        var taken: [Event<Value>] = []
-        swap(&taken, &events)
+        var taken: [(thread: Int, events: [Event<Value>])] = []
+        swap(&taken, &posts)
         return taken
     }
 
@@ -290,7 +291,7 @@ final class PartitionMailbox: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return .array(
-            events.compactMap { event in
+            posts.flatMap(\.events).compactMap { event in
                 if case .next(let element) = event { return element }
                 return nil
             })

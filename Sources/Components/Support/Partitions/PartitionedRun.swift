@@ -167,7 +167,19 @@ enum PartitionedRun {
                 }
                 let merge = PartitionMerge(observer: observer, lifetime: lifetime, running: partitions)
                 let mailbox = PartitionMailbox()
-                let drain = { for event in mailbox.take() { merge.take(event) } }
+                // The pool weakly: what waits in a stopped thread's queue must not keep it.
+                let drain = { [weak pool] in
+                    var posts = mailbox.take()
+                    for index in posts.indices {
+                        for event in posts[index].events { merge.take(event) }
+                        // What is left of the elements is freed on the thread that made them (glibc
+                        // frees a block under its arena's lock, and that arena reuses it): the box
+                        // holds the only reference, let go of there.
+                        let leftovers = Leftovers(posts[index].events)
+                        posts[index].events = []
+                        pool?.control(posts[index].thread) { leftovers.events = [] }
+                    }
+                }
                 let dispatch = PartitionDispatch(
                     pool: pool, lanes: lanes, eventTime: eventTime, runLoop: runLoop, lifetime: lifetime)
                 /// What the threads do last, or before a checkpoint: send on what they emitted.
@@ -202,7 +214,7 @@ enum PartitionedRun {
                     pool.control(index % threads) {
                         chain.value(lane.source).subscribe(
                             lane.outbox(on: pool.loops[index % threads]) { events in
-                                if mailbox.post(events) { runLoop.enqueue { wake.value() } }
+                                if mailbox.post(events, from: index % threads) { runLoop.enqueue { wake.value() } }
                             }, in: lane.lifetime)
                     }
                 }
@@ -239,6 +251,12 @@ final class PartitionBarrier: CheckpointBarrier {
 
     func pause() { pauseThreads() }
     func resume() { resumeThreads() }
+}
+
+/// What the pipeline's thread is done with, handed back to a partition's thread to be freed there.
+final class Leftovers: @unchecked Sendable {
+    var events: [Event<Value>]
+    init(_ events: [Event<Value>]) { self.events = events }
 }
 
 /// Holds a value that crosses to a partition's thread and back, touched by one thread at a time.

@@ -202,6 +202,30 @@ final class AggregationComponentTests: LeakCheckingTestCase {
         XCTAssertTrue(failed[0].contains("'time' is not a number"), "\(failed)")
     }
 
+    /// Keys read in place from a line and keys evaluated (escaped, beyond ASCII, not text) meet in
+    /// the same rows, whichever came first.
+    func testAKeyReadInPlaceAndTheSameKeyEvaluatedCountTogether() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let lines = [
+            #"{"k": "\u0061"}"#, #"{"k": "a"}"#, #"{"k": "caf\#u{E9}"}"#, #"{"k": "cafe\u0301"}"#,
+            #"{"k": "a key longer than eight bytes"}"#, #"{"k": "a key longer than eight bytes"}"#, #"{"k": 1}"#,
+            #"{"k": null}"#, #"{"x": 1}"#, #"{"k": ""}"#, #"{"k": ""}"#, #"{"k": "a"}"#,
+        ]
+        let path = directory.appendingPathComponent("keys.jsonl").path
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let harness = try PipelineHarness().run(
+            "source: { file: \(path) }\nops:\n  - aggregate: { by: .k, fields: { n: count } }\nsink: record")
+        XCTAssertEqual(
+            harness.events().map { $0.drop(while: { $0 != " " }).dropFirst() }.map(String.init),
+            [
+                #"{"key":"a","start":0,"n":3}"#, #"{"key":"caf\#u{E9}","start":0,"n":2}"#,
+                #"{"key":"a key longer than eight bytes","start":0,"n":2}"#, #"{"key":1,"start":0,"n":1}"#,
+                #"{"key":null,"start":0,"n":2}"#, #"{"key":"","start":0,"n":2}"#, "completed",
+            ])
+    }
+
     func testMoreKeysThanMaxKeysInAWindowAreElementErrors() throws {
         let harness = try PipelineHarness().run(
             """

@@ -186,7 +186,9 @@ extension BuiltinComponents {
                         forgetExpired()
                         let table = window.emitted[index] ?? window.makeTable()
                         let key = try context.evaluate(keyExpression, element, in: scope)
-                        try table.add(element, key: key, scope: scope, context: context, maxKeys: maxKeys, time: late)
+                        try table.add(
+                            element, keyedBy: keyExpression, scope: scope, context: context, maxKeys: maxKeys,
+                            time: late)
                         window.emitted[index] = table
                         for case .object(var row) in table.rows(start: index * length, keyed: by != nil, only: key) {
                             row["update"] = .bool(true)
@@ -267,10 +269,9 @@ extension BuiltinComponents {
                                     }
                                     let table = window.table(index)
                                     armClock()
-                                    let key = try context.evaluate(keyExpression, element, in: scope)
                                     try table.add(
-                                        element, key: key, scope: scope, context: context, maxKeys: maxKeys,
-                                        time: elementTime)
+                                        element, keyedBy: keyExpression, scope: scope, context: context,
+                                        maxKeys: maxKeys, time: elementTime)
                                     if let origin = Origin.current { window.held[index, default: []].append(origin) }
                                 } catch {
                                     do { try context.elementFailed(error, element: element) } catch {

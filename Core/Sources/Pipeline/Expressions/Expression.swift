@@ -201,8 +201,9 @@ public struct Expression {
     }
 
     /// For a plain `.name` on an object read on demand whose member is text written without
-    /// escapes: `body` of the text's UTF-8 bytes, read in place (no string is made); else nil.
-    @_spi(Host) public func withFieldText<R>(of element: Value, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+    /// escapes: `body` of the text's UTF-8 bytes, read in place (no string is made); else nil
+    /// (evaluate the expression instead). The bytes are those of the string evaluating gives.
+    public func withFieldText<R>(of element: Value, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
         guard let field, let raw = element.unretainedRawObject else { return nil }
         return raw._withUnsafeGuaranteedRef { raw in
             guard let position = raw.position(of: field) else { return nil }

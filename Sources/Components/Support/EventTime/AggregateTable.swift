@@ -120,7 +120,7 @@ final class AggregateTable {
     let ordersByTime: Bool
     // Read and written for every element, on the pipeline's thread only: unchecked, as a dynamic
     // exclusivity check costs a thread-local lookup each time.
-    @exclusivity(unchecked) private var index: [Value: Int] = [:]
+    @exclusivity(unchecked) private var rowsByKey = KeyRows()
     @exclusivity(unchecked) private var keys: [Value] = []
     @exclusivity(unchecked) private var counts: [Int] = []
     /// One running value per field per key, row after row (`row * fields.count + column`): sums
@@ -152,11 +152,23 @@ final class AggregateTable {
         evaluated = Array(repeating: nil, count: fields.count)
     }
 
-    /// Counts `element` under `key`; `time` is its event time when the table `ordersByTime`.
+    /// Counts `element` under its key (`keyExpression` on it); `time` is its event time when the
+    /// table `ordersByTime`.
     func add(
-        _ element: Value, key: Value, scope: EvaluationScope, context: ComponentContext, maxKeys: Int = .max,
-        time: Int64? = nil
+        _ element: Value, keyedBy keyExpression: Expression, scope: EvaluationScope, context: ComponentContext,
+        maxKeys: Int = .max, time: Int64? = nil
     ) throws {
+        // The key's row: by the key's text where it lies in the line when it is plain text there
+        // (most elements, and no string made), else by the key's value.
+        var key: Value?
+        var found: Int?
+        switch keyExpression.withFieldText(of: element, { rowsByKey.row(ofText: $0) }) ?? nil {
+        case .some(let row): found = row
+        case .none:
+            let value = try context.evaluate(keyExpression, element, in: scope)
+            found = rowsByKey.row(of: value)
+            key = value
+        }
         // Every field is worked out before anything changes, so an element that fails leaves the
         // table as it was (onError may drop it and go on).
         let width = fields.count
@@ -186,9 +198,11 @@ final class AggregateTable {
             }
         }
         let row: Int
-        if let existing = index[key] {
-            row = existing
+        if let found {
+            row = found
         } else {
+            // A new key: its value is made now (once a key a window).
+            let key = try key ?? context.evaluate(keyExpression, element, in: scope)
             // A bound on memory (about 600 bytes a key with two fields): past it, an element error.
             guard keys.count < maxKeys else {
                 throw context.error(
@@ -196,7 +210,7 @@ final class AggregateTable {
                         + "maxKeys or group by a coarser key", element: element)
             }
             row = keys.count
-            index[key] = row
+            rowsByKey.set(key, row: row)
             keys.append(key)
             counts.append(0)
             numbers.append(contentsOf: repeatElement(0, count: width))
@@ -291,7 +305,7 @@ final class AggregateTable {
 
     /// Empties the table.
     func clear() {
-        index.removeAll(keepingCapacity: true)
+        rowsByKey.removeAll()
         keys.removeAll(keepingCapacity: true)
         counts.removeAll(keepingCapacity: true)
         numbers.removeAll(keepingCapacity: true)
@@ -344,7 +358,7 @@ final class AggregateTable {
                 let rowValues = savedValues[row].arrayValue,
                 rowNumbers.count == fields.count, rowSeen.count == fields.count, rowValues.count == fields.count
             else { continue }
-            index[key] = keys.count
+            rowsByKey.set(key, row: keys.count)
             keys.append(key)
             counts.append(count)
             numbers.append(contentsOf: rowNumbers)

@@ -8,6 +8,13 @@ final class JSONPackingTests: LeakCheckingTestCase {
         try Array(text.utf8).withUnsafeBufferPointer { bytes in try JSONParser.parseOnDemand(bytes) }
     }
 
+    /// Packs at the end of `buffer` (all of it content here).
+    private func pack(_ value: Value, into buffer: inout [UInt8]) -> Int? {
+        var end = buffer.count
+        defer { buffer.removeSubrange(end...) }
+        return JSONParser.pack(value, into: &buffer, end: &end)
+    }
+
     private func unpack(_ offset: Int, _ buffer: [UInt8], _ scratch: inout JSONParser.Scratch) -> Value {
         buffer.withUnsafeBytes { JSONParser.unpack(at: offset, of: $0, reusing: &scratch) }
     }
@@ -21,11 +28,11 @@ final class JSONPackingTests: LeakCheckingTestCase {
         ]
         var buffer: [UInt8] = []
         var places: [Int] = []
-        for text in texts { places.append(try XCTUnwrap(JSONParser.pack(try onDemand(text), into: &buffer), text)) }
+        for text in texts { places.append(try XCTUnwrap(pack(try onDemand(text), into: &buffer), text)) }
         let size = buffer.count
-        XCTAssertNil(JSONParser.pack(["built": 1], into: &buffer), "an object built in the pipeline goes as it is")
-        XCTAssertNil(JSONParser.pack(.string("text"), into: &buffer))
-        XCTAssertNil(JSONParser.pack(.int(3), into: &buffer))
+        XCTAssertNil(pack(["built": 1], into: &buffer), "an object built in the pipeline goes as it is")
+        XCTAssertNil(pack(.string("text"), into: &buffer))
+        XCTAssertNil(pack(.int(3), into: &buffer))
         XCTAssertEqual(buffer.count, size, "nothing packed for them")
         var scratch = JSONParser.Scratch()
         for (text, place) in zip(texts, places) {
@@ -42,9 +49,9 @@ final class JSONPackingTests: LeakCheckingTestCase {
     /// one while something does.
     func testUnpackingReusesTheScratchObjectOnlyOnceNobodyHoldsIt() throws {
         var buffer: [UInt8] = []
-        let first = try XCTUnwrap(JSONParser.pack(try onDemand(#"{"id": 1}"#), into: &buffer))
+        let first = try XCTUnwrap(pack(try onDemand(#"{"id": 1}"#), into: &buffer))
         let second = try XCTUnwrap(
-            JSONParser.pack(try onDemand(#"{"id": 2, "name": "a longer second one"}"#), into: &buffer))
+            pack(try onDemand(#"{"id": 2, "name": "a longer second one"}"#), into: &buffer))
         var scratch = JSONParser.Scratch()
         let held = unpack(first, buffer, &scratch)
         let heldObject = ObjectIdentifier(try XCTUnwrap(held.objectValue?.raw))
@@ -62,7 +69,24 @@ final class JSONPackingTests: LeakCheckingTestCase {
     func testALargeObjectIsNotPacked() throws {
         let large = try onDemand(#"{"text": ""# + String(repeating: "x", count: JSONParser.largestPacked) + #""}"#)
         var buffer: [UInt8] = []
-        XCTAssertNil(JSONParser.pack(large, into: &buffer))
+        XCTAssertNil(pack(large, into: &buffer))
         XCTAssertTrue(buffer.isEmpty)
+    }
+
+    /// A buffer filled again from the start keeps its room: what is packed over the old contents
+    /// reads as itself, and the buffer does not grow for it.
+    func testABufferFilledAgainWritesOverItsOldContents() throws {
+        var buffer: [UInt8] = []
+        var end = 0
+        for text in [#"{"id": 1, "name": "first, and long enough to leave room"}"#, #"{"id": 2}"#] {
+            _ = try XCTUnwrap(JSONParser.pack(try onDemand(text), into: &buffer, end: &end))
+        }
+        let room = buffer.count
+        end = 0
+        let again = try XCTUnwrap(JSONParser.pack(try onDemand(#"{"id": 3, "x": [1]}"#), into: &buffer, end: &end))
+        XCTAssertEqual(again, 0)
+        XCTAssertEqual(buffer.count, room, "no growth for what fits")
+        var scratch = JSONParser.Scratch()
+        XCTAssertEqual(unpack(again, buffer, &scratch), ["id": 3, "x": [1]])
     }
 }

@@ -13,22 +13,34 @@ extension JSONParser {
     /// Objects larger than this are not packed (copying them would cost more than sharing them).
     static var largestPacked: Int { 16_384 }
 
-    /// Packs `value` at the end of `buffer` and returns where, when it is an object kept as read
-    /// and not too large; else packs nothing and returns nil (the value goes over as it is).
-    @_spi(Host) public static func pack(_ value: Value, into buffer: inout [UInt8]) -> Int? {
+    /// Packs `value` into `buffer` at `end`, moving `end` past it, and returns where it starts,
+    /// when it is an object kept as read and not too large; else packs nothing and returns nil (the
+    /// value goes over as it is). `buffer` only grows: its bytes past `end` are room, not content,
+    /// so a buffer filled again from `end` 0 writes over the last contents without clearing them.
+    @_spi(Host) public static func pack(_ value: Value, into buffer: inout [UInt8], end: inout Int) -> Int? {
         // Read through an unretained reference: `value` holds the object throughout.
-        value.unretainedRawObject?._withUnsafeGuaranteedRef { pack($0, into: &buffer) }
+        value.unretainedRawObject?._withUnsafeGuaranteedRef { pack($0, into: &buffer, end: &end) }
     }
 
-    private static func pack(_ raw: RawObject, into buffer: inout [UInt8]) -> Int? {
+    private static func pack(_ raw: RawObject, into buffer: inout [UInt8], end: inout Int) -> Int? {
         guard raw.bytes.count <= largestPacked else { return nil }
-        let offset = buffer.count
         let header = PackedHeader(
             memberCount: UInt32(raw.members.count), byteCount: UInt32(raw.bytes.count),
             isCompact: raw.isCompact ? 1 : 0)
-        withUnsafeBytes(of: header) { buffer.append(contentsOf: $0) }
         // Members then bytes, as `unpack` reads them: one copy, as they lie so in the object.
-        buffer.append(contentsOf: raw.membersAndBytes)
+        let region = raw.membersAndBytes
+        let offset = end
+        let regionStart = offset + MemoryLayout<PackedHeader>.stride
+        end = regionStart + region.count
+        if buffer.count < end {
+            buffer.append(contentsOf: repeatElement(0, count: max(end - buffer.count, buffer.count)))
+        }
+        buffer.withUnsafeMutableBytes { bytes in
+            bytes.storeBytes(of: header, toByteOffset: offset, as: PackedHeader.self)
+            if region.count > 0 {
+                (bytes.baseAddress! + regionStart).copyMemory(from: region.baseAddress!, byteCount: region.count)
+            }
+        }
         return offset
     }
 

@@ -105,8 +105,10 @@ struct PartitionBatch: @unchecked Sendable {
     }
 
     var entries: [Entry] = []
-    /// The elements that are objects read on demand, as their bytes (`JSONParser.pack`).
+    /// The elements that are objects read on demand, as their bytes (`JSONParser.pack`), up to
+    /// `packedEnd` (what lies past it is room left from an earlier filling).
     var packed: [UInt8] = []
+    var packedEnd = 0
     /// The run's event-time clock when the batch was sent, for the partition to follow.
     var mark: Int64?
 }

@@ -309,7 +309,9 @@ final class PartitionDispatch {
         if batches[partition].entries.capacity == 0 { batches[partition] = storage() }
         // An object read on demand goes as its bytes, which the partition's thread reads into
         // objects of its own; anything else goes as it is.
-        if let packedAt = JSONParser.pack(element, into: &batches[partition].packed) {
+        if let packedAt = JSONParser.pack(
+            element, into: &batches[partition].packed, end: &batches[partition].packedEnd)
+        {
             batches[partition].entries.append(
                 PartitionBatch.Entry(element: .null, time: time, mark: mark, packedAt: packedAt))
         } else {
@@ -331,7 +333,7 @@ final class PartitionDispatch {
             return batch
         }
         batch.entries.removeAll(keepingCapacity: true)
-        batch.packed.removeAll(keepingCapacity: true)
+        batch.packedEnd = 0
         batch.mark = nil
         return batch
     }

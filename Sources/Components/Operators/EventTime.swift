@@ -143,8 +143,11 @@ extension BuiltinComponents {
                         element: { element in
                             let input = inputs.input()
                             idleTimers.arm(input)
-                            let at = try BuiltinComponents.eventTimeMilliseconds(
-                                context.evaluate(time, element, in: scope), element: element, context: context)
+                            // Most times are plain integers in the line: read in place, no scope or Value.
+                            let at =
+                                try time.fieldInteger(of: element).map(Int64.init)
+                                ?? BuiltinComponents.eventTimeMilliseconds(
+                                    context.evaluate(time, element, in: scope), element: element, context: context)
                             if domain.take(element, at: at, from: input) { return }
                             context.meter?.count("elements_late_total")
                             switch late {

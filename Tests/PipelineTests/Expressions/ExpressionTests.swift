@@ -46,6 +46,23 @@ final class ExpressionTests: LeakCheckingTestCase {
         XCTAssertNil(try Expression("upper(.key)").fieldValue(of: raw))
     }
 
+    /// A plain integer member is read in place as evaluating gives it; anything else is nil (and
+    /// then evaluated).
+    func testAFieldsIntegerIsReadInPlaceOnlyWhenWrittenPlainly() throws {
+        let line =
+            #"{"ts": 1700000000123, "neg": -5, "zero": 0, "f": 2.5, "e": 1e3, "big": 1234567890123456789, "s": "7"}"#
+        let raw = try Array(line.utf8).withUnsafeBufferPointer { try JSONParser.parseOnDemand($0) }
+        for source in [".ts", ".neg", ".zero"] {
+            let expression = try Expression(source)
+            let integer = try XCTUnwrap(expression.fieldInteger(of: raw), source)
+            XCTAssertEqual(.int(integer), try expression.evaluate(raw, in: scope), source)
+        }
+        for source in [".f", ".e", ".big", ".s", ".missing"] {
+            XCTAssertNil(try Expression(source).fieldInteger(of: raw), "\(source): evaluated instead")
+        }
+        XCTAssertNil(try Expression(".ts").fieldInteger(of: ["ts": 5]), "an object built in the pipeline is evaluated")
+        XCTAssertNil(try Expression(".a.b").fieldInteger(of: raw))
+    }
     /// Text written without escapes is given as the bytes it lies in; anything else is nil (and
     /// then evaluated).
     func testAFieldsTextIsGivenInPlaceOnlyWhenWrittenWithoutEscapes() throws {

@@ -215,6 +215,14 @@ public struct Expression {
         }
     }
 
+    /// For a plain `.name` on an object read on demand whose member is an integer written plainly
+    /// (digits, perhaps a minus, at most 18 of them): the integer, read in place; else nil
+    /// (evaluate the expression instead, which gives `.int` of the same).
+    public func fieldInteger(of element: Value) -> Int? {
+        guard let field, let raw = element.unretainedRawObject else { return nil }
+        return raw._withUnsafeGuaranteedRef { $0.integer(ofMember: field) }
+    }
+
     /// Evaluates on `element`.
     public func evaluate(_ element: Value, in scope: EvaluationScope) throws -> Value {
         scope.element = element

@@ -63,6 +63,20 @@ final class ExpressionTests: LeakCheckingTestCase {
         XCTAssertNil(try Expression(".ts").fieldInteger(of: ["ts": 5]), "an object built in the pipeline is evaluated")
         XCTAssertNil(try Expression(".a.b").fieldInteger(of: raw))
     }
+
+    /// A plain `.name` says which member it reads; reading that member gives what evaluating does.
+    func testAPlainFieldNamesItsMember() throws {
+        XCTAssertEqual(try Expression(".v").fieldName, "v")
+        for source in [".a.b", "upper(.v)", ".v + 1", "."] {
+            XCTAssertNil(try Expression(source).fieldName, source)
+        }
+        let raw = try Array(#"{"v": 2.5, "n": null}"#.utf8).withUnsafeBufferPointer { try JSONParser.parseOnDemand($0) }
+        for source in [".v", ".n", ".missing"] {
+            let expression = try Expression(source)
+            let name = try XCTUnwrap(expression.fieldName)
+            XCTAssertEqual(raw.objectValue?[name] ?? .null, try expression.evaluate(raw, in: scope), source)
+        }
+    }
     /// Text written without escapes is given as the bytes it lies in; anything else is nil (and
     /// then evaluated).
     func testAFieldsTextIsGivenInPlaceOnlyWhenWrittenWithoutEscapes() throws {

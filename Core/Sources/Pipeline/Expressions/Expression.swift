@@ -215,6 +215,10 @@ public struct Expression {
         }
     }
 
+    /// The member a plain `.name` reads, or nil for any other expression: read it from an object
+    /// with `object[name]` (nil there means null), which is what evaluating gives.
+    public var fieldName: String? { field }
+
     /// For a plain `.name` on an object read on demand whose member is an integer written plainly
     /// (digits, perhaps a minus, at most 18 of them): the integer, read in place; else nil
     /// (evaluate the expression instead, which gives `.int` of the same).

@@ -38,6 +38,30 @@ final class PartitionThreads: @unchecked Sendable {
         }
     }
 
+    /// Runs `work` on thread `index` and waits for it: for making what that thread alone will
+    /// touch, in its own memory. (The semaphore orders the thread's writes before the return.)
+    func perform<Made>(on index: Int, _ work: () -> Made) -> Made {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Outcome<Made>()
+        withoutActuallyEscaping(work) { work in
+            outcome.work = work
+            loops[index].enqueue {
+                outcome.made = outcome.work!()
+                // Let go of `work` before the caller goes on: it must not outlive the call.
+                outcome.work = nil
+                done.signal()
+            }
+            done.wait()
+        }
+        return outcome.made!
+    }
+
+    /// What `perform`'s work gave, handed from its thread to the waiting one.
+    private final class Outcome<Made>: @unchecked Sendable {
+        var work: (() -> Made)?
+        var made: Made?
+    }
+
     /// Runs `work` on thread `index` without waiting for room (starting, ending, disposing).
     func control(_ index: Int, _ work: @escaping @Sendable () -> Void) {
         loops[index].enqueue(work)

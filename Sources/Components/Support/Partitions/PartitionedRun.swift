@@ -136,15 +136,20 @@ enum PartitionedRun {
             Observable { observer, lifetime in
                 emitRestored(state, to: observer)
                 let pool = PartitionThreads(count: threads)
-                let lanes = (0..<partitions).map { index in
-                    let domain = eventTime.map { eventTime in
-                        let domain = EventTimeDomain(base: pool.loops[index % threads])
-                        // A resumed run's partitions start where the stream's watermark was kept.
-                        if eventTime.clock.isStarted { domain.clock.restore(clock: eventTime.clock.clock) }
-                        return domain
+                pool.start()
+                // Each lane is made on the thread that runs it, in that thread's memory: made here,
+                // its objects (written for every element there) would share cache lines with this
+                // thread's own, and each core's writes would take those lines from the other.
+                var made: [PartitionLane?] = Array(repeating: nil, count: partitions)
+                for thread in 0..<threads {
+                    let ofThread = pool.perform(on: thread) {
+                        stride(from: thread, to: partitions, by: threads).map { index in
+                            (index, makeLane(eventTime: eventTime, base: pool.loops[thread]))
+                        }
                     }
-                    return PartitionLane(domain: domain, lifetime: Lifetime())
+                    for (index, lane) in ofThread { made[index] = lane }
                 }
+                let lanes = made.map { $0! }
                 let chains: [PipelineOperator]
                 do {
                     chains = try lanes.enumerated().map { index, lane in
@@ -155,6 +160,7 @@ enum PartitionedRun {
                                 clock: clock, services: lane.domain.map { [$0] } ?? [], handedOn: lane.offer))
                     }
                 } catch {
+                    pool.stop { _ in }
                     observer.on(.error(error))
                     return
                 }
@@ -207,7 +213,6 @@ enum PartitionedRun {
                     }
                 }
                 state?.keep({ mailbox.elements }, origins: { [] }, until: lifetime)
-                pool.start()
                 let wake = Unchecked(drain)
                 for (index, lane) in lanes.enumerated() {
                     let chain = Unchecked(chains[index])
@@ -223,6 +228,17 @@ enum PartitionedRun {
                     send: dispatch.add(_:to:), end: dispatch.end)
             }
         }
+    }
+
+    /// A partition's lane: on event time with a clock of its own on `base`, following the stream's.
+    private static func makeLane(eventTime: EventTimeDomain?, base: SerialRunLoopScheduler) -> PartitionLane {
+        let domain = eventTime.map { eventTime in
+            let domain = EventTimeDomain(base: base)
+            // A resumed run's partitions start where the stream's watermark was kept.
+            if eventTime.clock.isStarted { domain.clock.restore(clock: eventTime.clock.clock) }
+            return domain
+        }
+        return PartitionLane(domain: domain, lifetime: Lifetime())
     }
 
     /// What the partitions had emitted and had not gone on when the run this one resumes stopped:

@@ -245,7 +245,8 @@ final class EventTimeDomain {
             // Held until now by an input that had delivered nothing (it went idle, or ended).
             clock.start(at: min(allowed, earliest))
         }
-        while let entry = next(upTo: allowed) {
+        // Most elements go on as they come (or wait): nothing to look for then, once an element.
+        while head < inOrder.count || !outOfOrder.isEmpty, let entry = next(upTo: allowed) {
             entry.input.waiting -= 1
             clock.advance(to: entry.time)
             // One that came before the clock started, of an input taken as they come.

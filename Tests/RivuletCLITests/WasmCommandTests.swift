@@ -79,8 +79,11 @@ final class WasmCommandTests: BinaryTestCase {
             whileWriting: {
                 var offset = firstChunk
                 let descriptor = open(input, O_WRONLY | O_APPEND)
+                // Small pieces, so that the writing lasts a few seconds and the runs are killed
+                // several times (with pieces of up to 30 KB it lasted about one, and the four kills
+                // asked for below were not always made).
                 while offset < bytes.count {
-                    let end = min(bytes.count, offset + Int.random(in: 5_000...30_000))
+                    let end = min(bytes.count, offset + Int.random(in: 2_000...8_000))
                     bytes[offset..<end].withUnsafeBytes { _ = Glibc.write(descriptor, $0.baseAddress, $0.count) }
                     offset = end
                     usleep(useconds_t.random(in: 5_000...20_000))

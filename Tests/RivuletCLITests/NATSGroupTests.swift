@@ -43,6 +43,12 @@ final class NATSGroupTests: OneNATSServerTestCase {
         XCTFail("not within 30 s: \(what); the group was \(last?.text() ?? "unreadable")")
     }
 
+    /// Whether two runners are alive and each holds four of the eight partitions.
+    private func dividedInTwo(_ status: NATSGroupStatus) -> Bool {
+        let holders = Dictionary(grouping: status.partitions.compactMap(\.runner), by: { $0 })
+        return status.runners.count == 2 && holders.count == 2 && holders.values.allSatisfy { $0.count == 4 }
+    }
+
     /// The subjects (partitions) in a runner's output.
     private func subjects(_ output: String) -> Set<String> {
         Set(
@@ -56,8 +62,9 @@ final class NATSGroupTests: OneNATSServerTestCase {
         try publishPartitioned(1...1)  // creates the stream
         let first = try runner("a.jsonl")
         let second = try runner("b.jsonl")
-        // Rounds every second: both hold four partitions well within five.
-        Thread.sleep(forTimeInterval: 5)
+        // Rounds every second; waits for both runners to hold four partitions each (a fixed wait
+        // of five seconds once saw the second runner start too late on a loaded machine).
+        try waitForGroup("two runners holding four partitions each", dividedInTwo)
         try publishPartitioned(2...2000)
         let deadline = Date(timeIntervalSinceNow: 30)
         while Set(ids("a.jsonl") + ids("b.jsonl")).count < 2000, Date() < deadline {
@@ -105,8 +112,8 @@ final class NATSGroupTests: OneNATSServerTestCase {
         let first = try runner("a.jsonl", leaseTimeout: "9s")
         let second = try runner("b.jsonl", leaseTimeout: "9s")
         // Rounds every 3 s: the first rounds divide the partitions (a surplus is let go of at
-        // the holder's next round, so allow two).
-        Thread.sleep(forTimeInterval: 7)
+        // the holder's next round).
+        try waitForGroup("two runners holding four partitions each", dividedInTwo)
         try publishPartitioned(2...400)
         let deadline = Date(timeIntervalSinceNow: 30)
         while Set(ids("a.jsonl") + ids("b.jsonl")).count < 400, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
@@ -154,8 +161,8 @@ final class NATSGroupTests: OneNATSServerTestCase {
         let first = try runner("a.jsonl", leaseTimeout: "2s")
         let second = try runner("b.jsonl", leaseTimeout: "2s")
         defer { if first.exited() == nil { first.send(SIGKILL) } }
-        // Rounds every 0.67 s: the partitions are divided well within 4 s.
-        Thread.sleep(forTimeInterval: 4)
+        // Rounds every 0.67 s.
+        try waitForGroup("two runners holding four partitions each", dividedInTwo)
         try feedOrders(2...400)
         waitForAll(400)
         XCTAssertEqual(subjects("a.jsonl").count, 4, "the first holds half the partitions")
@@ -184,7 +191,7 @@ final class NATSGroupTests: OneNATSServerTestCase {
         XCTAssertEqual(
             ids("a.jsonl").filter { $0 > 400 }, [], "the stalled runner wrote orders of partitions it no longer held")
         // Awake again, it takes its share back from the second and reads new orders.
-        Thread.sleep(forTimeInterval: 3)
+        try waitForGroup("the first holding its share again", dividedInTwo)
         try feedOrders(801...1200)
         waitForAll(1200)
         XCTAssertEqual(Set(ids("a.jsonl") + ids("b.jsonl")), Set(1...1200))

@@ -615,7 +615,7 @@ final class CheckpointCommandTests: BinaryTestCase {
                 var linesInFile = bytes[..<firstChunk].filter { $0 == 0x0A }.count
                 var descriptor = open(logs + "/app.jsonl", O_WRONLY | O_CREAT | O_APPEND, 0o644)
                 while offset < bytes.count {
-                    let end = min(bytes.count, offset + Int.random(in: 5_000...40_000))
+                    let end = min(bytes.count, offset + Int.random(in: 5_000...15_000))
                     let chunk = bytes[offset..<end]
                     chunk.withUnsafeBytes { _ = Glibc.write(descriptor, $0.baseAddress, $0.count) }
                     linesInFile += chunk.filter { $0 == 0x0A }.count

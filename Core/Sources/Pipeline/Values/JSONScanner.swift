@@ -107,15 +107,20 @@ extension JSONParser {
         memberCount: Int, byteCount: Int, isCompact: Bool, reusing scratch: inout Scratch,
         fill: (UnsafeMutableBufferPointer<RawObject.Member>, UnsafeMutableBufferPointer<UInt8>) -> Void
     ) -> Value {
-        let object: RawObject
+        // `scratch` holds the object throughout, so it is used unretained: one retain a line (the
+        // value returned) rather than two and a release (atomic operations, a tenth of the parse).
+        let object: Unmanaged<RawObject>
         if scratch.object != nil, isKnownUniquelyReferenced(&scratch.object) {
-            object = scratch.object!
-            object.refill(memberCount: memberCount, byteCount: byteCount, isCompact: isCompact, fill: fill)
+            object = Unmanaged.passUnretained(scratch.object.unsafelyUnwrapped)
+            object._withUnsafeGuaranteedRef {
+                $0.refill(memberCount: memberCount, byteCount: byteCount, isCompact: isCompact, fill: fill)
+            }
         } else {
-            object = RawObject(memberCount: memberCount, byteCount: byteCount, isCompact: isCompact, fill: fill)
-            scratch.object = object
+            let made = RawObject(memberCount: memberCount, byteCount: byteCount, isCompact: isCompact, fill: fill)
+            object = Unmanaged.passUnretained(made)
+            scratch.object = made
         }
-        return .object(JSONObject(raw: object))
+        return .object(JSONObject(raw: object.takeUnretainedValue()))
     }
 }
 

@@ -119,16 +119,18 @@ final class PartitionThreads: @unchecked Sendable {
 /// Elements for one partition, sent to its thread in one piece. On event time each carries its
 /// own time and the run's event-time clock when it was sent (see `PartitionLane.receive`).
 struct PartitionBatch: @unchecked Sendable {
+    /// One element's place and times. Holding no value, it is freed and refilled without a
+    /// per-element step (the pipeline's thread destroyed every entry's null value once).
     struct Entry {
-        /// The element, or null when it is packed in `packed`.
-        var element: Value
         var time: Int64
         var mark: Int64
-        /// Where in `packed` the element is, or -1.
+        /// Where in `packed` the element is, or -1: it is the next of `elements`.
         var packedAt: Int = -1
     }
 
     var entries: [Entry] = []
+    /// The elements not packed (an object an operator built, a number), in their entries' order.
+    var elements: [Value] = []
     /// The elements that are objects read on demand, as their bytes (`JSONParser.pack`), up to
     /// `packedEnd` (what lies past it is room left from an earlier filling).
     var packed: [UInt8] = []
@@ -151,14 +153,15 @@ final class ReturnedBatches: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// What came back since last asked.
-    func take() -> [PartitionBatch] {
+    /// Moves what came back since last asked into `spare`. Both arrays keep their room: handing
+    /// over the array itself had the pipeline's thread free arrays grown on a partition's thread,
+    /// waiting on that thread's arena lock.
+    func take(into spare: inout [PartitionBatch]) {
         lock.lock()
         defer { lock.unlock() }
-        guard !batches.isEmpty else { return [] }
-        var taken: [PartitionBatch] = []
-        swap(&taken, &batches)
-        return taken
+        guard !batches.isEmpty else { return }
+        spare.append(contentsOf: batches)
+        batches.removeAll(keepingCapacity: true)
     }
 }
 
@@ -208,26 +211,36 @@ final class PartitionLane: @unchecked Sendable {
     /// (touched on the lane's thread alone, so not checked for exclusive access).
     @exclusivity(unchecked) private var scratch = JSONParser.Scratch()
 
-    private func unpack(_ offset: Int, of packed: borrowing [UInt8]) -> Value {
-        packed.withUnsafeBytes { JSONParser.unpack(at: offset, of: $0, reusing: &scratch) }
+    /// The element of `entry`: unpacked from `batch`'s bytes, else the next of its elements
+    /// (`elementsUsed` counts those taken so far).
+    private func element(
+        of entry: PartitionBatch.Entry, in batch: borrowing PartitionBatch, elementsUsed: inout Int
+    ) -> Value {
+        guard entry.packedAt >= 0 else {
+            elementsUsed += 1
+            return batch.elements[elementsUsed - 1]
+        }
+        return batch.packed.withUnsafeBytes { JSONParser.unpack(at: entry.packedAt, of: $0, reusing: &scratch) }
     }
 
     private func deliver(_ batch: borrowing PartitionBatch) {
         guard let feed, !lifetime.isDisposed else { return }
         if let domain, let input {
+            // Held here: read through `domain` for every element, the clock was retained and
+            // released around each call into it.
+            let clock = domain.clock
+            var elementsUsed = 0
             for entry in batch.entries {
                 // Moving the clock shows only when work is due by then, when elements wait for
                 // it, or when this element is behind it (late): otherwise it is left for later.
                 // It starts at the stream's clock, not at the first element's time (an element
                 // a little behind that one would be late).
-                if !domain.clock.isStarted || !input.asTheyCome || entry.time < entry.mark
-                    || entry.mark >= domain.clock.nextDue ?? .max
+                if !clock.isStarted || !input.asTheyCome || entry.time < entry.mark
+                    || entry.mark >= clock.nextDue ?? .max
                 {
                     domain.drive(input, to: entry.mark)
                 }
-                let element =
-                    entry.packedAt < 0
-                    ? entry.element : unpack(entry.packedAt, of: batch.packed)
+                let element = self.element(of: entry, in: batch, elementsUsed: &elementsUsed)
                 // Never late here: the partition's clock is the stream's at every element (a silent
                 // drop here was a bug once; tests run with assertions).
                 let taken = domain.take(element, at: entry.time, from: input)
@@ -237,11 +250,9 @@ final class PartitionLane: @unchecked Sendable {
             // keeps operators' times relative to it, and the run that resumes restores it.
             if let mark = batch.mark ?? batch.entries.last?.mark { domain.drive(input, to: mark) }
         } else {
+            var elementsUsed = 0
             for entry in batch.entries {
-                let element =
-                    entry.packedAt < 0
-                    ? entry.element : unpack(entry.packedAt, of: batch.packed)
-                feed.on(.next(element))
+                feed.on(.next(element(of: entry, in: batch, elementsUsed: &elementsUsed)))
             }
         }
     }

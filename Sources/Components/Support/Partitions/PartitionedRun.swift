@@ -328,10 +328,10 @@ final class PartitionDispatch {
         if let packedAt = JSONParser.pack(
             element, into: &batches[partition].packed, end: &batches[partition].packedEnd)
         {
-            batches[partition].entries.append(
-                PartitionBatch.Entry(element: .null, time: time, mark: mark, packedAt: packedAt))
+            batches[partition].entries.append(PartitionBatch.Entry(time: time, mark: mark, packedAt: packedAt))
         } else {
-            batches[partition].entries.append(PartitionBatch.Entry(element: element, time: time, mark: mark))
+            batches[partition].entries.append(PartitionBatch.Entry(time: time, mark: mark))
+            batches[partition].elements.append(element)
         }
         if batches[partition].entries.count >= Self.batchSize { send(partition) }
         if !flushPending {
@@ -342,13 +342,14 @@ final class PartitionDispatch {
 
     /// An empty batch: the storage of one a partition gave back (its elements freed here), or new.
     private func storage() -> PartitionBatch {
-        if spare.isEmpty { spare = returned.take() }
+        if spare.isEmpty { returned.take(into: &spare) }
         guard var batch = spare.popLast() else {
             var batch = PartitionBatch()
             batch.entries.reserveCapacity(Self.batchSize)
             return batch
         }
         batch.entries.removeAll(keepingCapacity: true)
+        batch.elements.removeAll(keepingCapacity: true)
         batch.packedEnd = 0
         batch.mark = nil
         return batch

@@ -177,12 +177,21 @@ final class EventTimeDomain {
             return true
         }
         if !input.isDriven { input.latest = max(input.latest ?? time, time) }
+        let wasIdle = input.isIdle
         input.isIdle = false
         input.idleMark = nil
         if input.asTheyCome {
             elementTime = time
             input.deliver(element)
             elementTime = nil
+            // A driven input's element (a partition's) moves no watermark: its clock is where
+            // `drive` left it, so unless the element left work due by then, or others wait,
+            // releasing would find nothing to do (per element, a tenth of a partition's time).
+            if input.isDriven, !wasIdle, !anyEnded, head == inOrder.count, outOfOrder.isEmpty,
+                clock.nextDue ?? .max > clock.clock
+            {
+                return true
+            }
             release()
             return true
         }

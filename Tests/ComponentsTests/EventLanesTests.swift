@@ -28,7 +28,7 @@ final class EventLanesTests: XCTestCase {
     /// Takes `name` at `time` as the lane's source would (its origin naming the lane); false if late.
     @discardableResult
     private func take(_ name: String, at time: Int64, from lane: EventLane?) -> Bool {
-        Origin.with(LanedOrigin(lane: lane)) { domain.take(.string(name), at: time, from: inputs.input()) }
+        Origin.with(LanedOrigin(lane: lane)) { inputs.withInput { domain.take(.string(name), at: time, from: $0) } }
     }
 
     /// Lanes a and b (partitions 0 and 1), open.

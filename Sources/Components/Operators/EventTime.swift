@@ -141,14 +141,17 @@ extension BuiltinComponents {
                     readEach(
                         source, while: lifetime, in: lifetime.makeChild(), routing: context,
                         element: { element in
-                            let input = inputs.input()
-                            idleTimers.arm(input)
-                            // Most times are plain integers in the line: read in place, no scope or Value.
-                            let at =
-                                try time.fieldInteger(of: element).map(Int64.init)
-                                ?? BuiltinComponents.eventTimeMilliseconds(
-                                    context.evaluate(time, element, in: scope), element: element, context: context)
-                            if domain.take(element, at: at, from: input) { return }
+                            // The time of an element the domain did not take (late), else nil.
+                            let lateAt = try inputs.withInput { input -> Int64? in
+                                idleTimers.arm(input)
+                                // Most times are plain integers in the line: read in place, no scope or Value.
+                                let at =
+                                    try time.fieldInteger(of: element).map(Int64.init)
+                                    ?? BuiltinComponents.eventTimeMilliseconds(
+                                        context.evaluate(time, element, in: scope), element: element, context: context)
+                                return domain.take(element, at: at, from: input) ? nil : at
+                            }
+                            guard let at = lateAt else { return }
                             context.meter?.count("elements_late_total")
                             switch late {
                             case .drop:

@@ -99,15 +99,16 @@ final class EventTimeInputs {
     /// Every input of this subscription, its own first.
     var all: [EventTimeDomain.Input] { [base] + byLane.values.sorted { $0.order < $1.order } }
 
-    /// The input an element with the current origin goes to.
+    /// `body` with the input an element with the current origin goes to. The stream's own (most
+    /// elements) is lent, held by this object: returned, it was retained and released for every
+    /// element, and the release waited on the stores before it (atomic).
     @inline(__always)
-    func input() -> EventTimeDomain.Input {
+    func withInput<Result>(_ body: (EventTimeDomain.Input) throws -> Result) rethrows -> Result {
         guard let origin = Origin.current, let laned = origin as? LanedOrigin, let lane = laned.lane else {
             if !baseTookOwn { tookOwn() }
-            return base
+            return try body(base)
         }
-        if let input = byLane[ObjectIdentifier(lane)] { return input }
-        return firstOf(lane)
+        return try body(byLane[ObjectIdentifier(lane)] ?? firstOf(lane))
     }
 
     private func tookOwn() {

@@ -128,6 +128,27 @@ final class PartitionRunTests: BinaryTestCase {
         XCTAssertTrue(byKey(split) == byKey(whole))
     }
 
+    /// What the partitions emit goes on while a source that reads everything in one go (a file)
+    /// is still reading: `take: 5` behind them ends the read early. Before, it all waited for the
+    /// read's end (and was held in memory until then), so the whole file was read.
+    func testPartitionsOutputGoesOnWhileAFileIsStillBeingRead() throws {
+        let records = try writeRecords(400_000, keys: 100)
+        let out = path("first.jsonl")
+        let result = try run(
+            """
+            source: { fixture: \(records) }
+            ops:
+              - partitionBy: { key: .key, partitions: 2, threads: 2, ops: [ { map: "{key: .key, v: .v}" } ] }
+              - take: 5
+            sink: { file: \(out) }
+            """)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").count, 5)
+        let read = result.stderr.firstMatch(of: /([0-9]+) elements read/).flatMap { Int($0.1) }
+        XCTAssertNotNil(read, result.stderr)
+        XCTAssertLessThan(read ?? .max, 400_000, result.stderr)
+    }
+
     func testDistinctUntilChangedPerKeyWithoutEventTime() throws {
         try assertSameByKey(
             """

@@ -187,7 +187,8 @@ enum PartitionedRun {
                     }
                 }
                 let dispatch = PartitionDispatch(
-                    pool: pool, lanes: lanes, eventTime: eventTime, runLoop: runLoop, lifetime: lifetime)
+                    pool: pool, lanes: lanes, eventTime: eventTime, runLoop: runLoop, lifetime: lifetime,
+                    drain: drain)
                 /// What the threads do last, or before a checkpoint: send on what they emitted.
                 let flushOutboxes = { @Sendable (thread: Int) in
                     for (index, lane) in lanes.enumerated() where index % threads == thread { lane.flushOutbox() }
@@ -291,6 +292,8 @@ final class PartitionDispatch {
     private let eventTime: EventTimeDomain?
     private let runLoop: SerialRunLoopScheduler
     private let lifetime: Lifetime
+    /// Passes on what the partitions emitted so far.
+    private let drain: () -> Void
     @exclusivity(unchecked) private var batches: [PartitionBatch]
     /// The event-time clock each partition was last told.
     @exclusivity(unchecked) private var told: [Int64?]
@@ -304,8 +307,9 @@ final class PartitionDispatch {
 
     init(
         pool: PartitionThreads, lanes: [PartitionLane], eventTime: EventTimeDomain?, runLoop: SerialRunLoopScheduler,
-        lifetime: Lifetime
+        lifetime: Lifetime, drain: @escaping () -> Void
     ) {
+        self.drain = drain
         self.pool = pool
         self.lanes = lanes
         self.eventTime = eventTime
@@ -334,7 +338,12 @@ final class PartitionDispatch {
             batches[partition].entries.append(PartitionBatch.Entry(time: time, mark: mark))
             batches[partition].elements.append(element)
         }
-        if batches[partition].entries.count >= Self.batchSize { send(partition) }
+        if batches[partition].entries.count >= Self.batchSize {
+            send(partition)
+            // A source that emits everything in one turn (a file read to its end) would leave what
+            // the partitions emit waiting for that turn's end, all of it held at once.
+            drain()
+        }
         if !flushPending {
             flushPending = true
             runLoop.schedule { [weak self] in self?.flush() }

@@ -5,7 +5,9 @@
 5% of them up to 10 s out of order, counted and summed per key per 1-minute window on event time
 with a 10 s allowance (exact windows, nothing late), four ways:
 
-- Rivulet: `eventTime: {time: .ts, maxDelay: 10s}` then `aggregate: {by: .key, every: 1m, ...}`;
+- Rivulet: `eventTime: {time: .ts, maxDelay: 10s}` then `aggregate: {by: .key, every: 1m, ...}`,
+  with `parallel: 1` (one thread, as the loop), and as written (`default_s`: split by key over
+  every core, as an aggregate by key is by default);
 - the hand-written Swift loop (same JSON code, a dictionary per open window, the same watermark);
 - Bytewax (PyPI `bytewax`, one worker): `EventClock` with a 10 s wait and a `TumblingWindower` of
   1 minute aligned to the epoch, `fold_window`; installed into Benchmarks/.venv on first use;
@@ -70,11 +72,15 @@ source = os.path.join(data, f"w3-late-{lines}.jsonl")
 if not os.path.exists(source):
     subprocess.run([bench, "w3-generate", str(lines), source], check=True)
 spec = os.path.join(data, "w3.yaml")
-with open(spec, "w") as f:
-    f.write(f"source: {{ fixture: {os.path.basename(source)} }}\n"
-            "eventTime: { time: .ts, maxDelay: 10s }\n"
-            "ops:\n  - aggregate: { by: .key, every: 1m, fields: { count: count, sum: { sum: .v } } }\n"
-            "sink: { file: w3-rivulet.jsonl }\n")
+default_spec = os.path.join(data, "w3-default.yaml")
+# Against the loop on one thread (`parallel: 1`: an aggregate by key would otherwise be split over
+# the cores by default); and as written, by default, on every core.
+for path, parallel, output in [(spec, "parallel: 1\n", "w3-rivulet.jsonl"), (default_spec, "", "w3-default.jsonl")]:
+    with open(path, "w") as f:
+        f.write(f"{parallel}source: {{ fixture: {os.path.basename(source)} }}\n"
+                "eventTime: { time: .ts, maxDelay: 10s }\n"
+                "ops:\n  - aggregate: { by: .key, every: 1m, fields: { count: count, sum: { sum: .v } } }\n"
+                f"sink: {{ file: {output} }}\n")
 partitioned = {}
 for threads in (1, 2):
     partitioned[threads] = os.path.join(data, f"w3-threads{threads}.yaml")
@@ -87,12 +93,13 @@ for threads in (1, 2):
                 "        - aggregate: { by: .key, every: 1m, fields: { count: count, sum: { sum: .v } } }\n"
                 f"sink: {{ file: w3-threads{threads}.jsonl }}\n")
 outputs = {name: os.path.join(data, f"w3-{name}.jsonl")
-           for name in ["rivulet", "loop", "bytewax", "duckdb", "threads1", "threads2"]}
-times = {"rivulet": [], "loop": [], "threads1": [], "threads2": []}
+           for name in ["rivulet", "loop", "bytewax", "duckdb", "threads1", "threads2", "default"]}
+times = {"rivulet": [], "loop": [], "threads1": [], "threads2": [], "default": []}
 rss = {name: 0.0 for name in times}
 for _ in range(5):
     for name, command in [("rivulet", [rivulet, "run", spec]), ("loop", [bench, "w3-loop", source, outputs["loop"]]),
-                          ("threads1", [rivulet, "run", partitioned[1]]), ("threads2", [rivulet, "run", partitioned[2]])]:
+                          ("threads1", [rivulet, "run", partitioned[1]]), ("threads2", [rivulet, "run", partitioned[2]]),
+                          ("default", [rivulet, "run", default_spec])]:
         elapsed, peak = timed(command)
         times[name].append(elapsed)
         rss[name] = max(rss[name], peak)
@@ -118,5 +125,5 @@ print(f"w3 rivulet_s={best['rivulet']:.3f} loop_s={best['loop']:.3f} bytewax_s={
       f"duckdb_s={best['duckdb']:.3f} equal={'true' if all(equal.values()) else 'false'}")
 print(f"w3-parallel one_s={best['threads1']:.3f} two_s={best['threads2']:.3f} "
       f"speedup={best['threads1'] / best['threads2']:.2f} duckdb_s={best['duckdb']:.3f} "
-      f"two_vs_duckdb={best['threads2'] / best['duckdb']:.2f} "
-      f"equal={'true' if equal['threads1'] and equal['threads2'] else 'false'}")
+      f"two_vs_duckdb={best['threads2'] / best['duckdb']:.2f} default_s={best['default']:.3f} "
+      f"equal={'true' if equal['threads1'] and equal['threads2'] and equal['default'] else 'false'}")

@@ -7,6 +7,7 @@ import NIOCore
 @_spi(Host) import PipelineHost
 import Reactive
 import StateStore
+@_spi(Host) import Tooling
 
 /// A run on the virtual clock and on the real one: start, signals, checkpoints, end.
 extension RunCommand {
@@ -89,6 +90,13 @@ extension RunCommand {
         // The one reading of the wall clock: when the run's clock reads zero, for `now()`.
         setup.epoch = RxTime.nanoseconds(Int64(Date().timeIntervalSince1970 * 1e9)) - scheduler.now
         setup.cores = ProcessInfo.processInfo.activeProcessorCount
+        // A keyed aggregate uses every core by default (docs/pipelines.md): not on one core, not
+        // with `parallel: 1`, not when operators are watched one by one, and not under `--state`,
+        // whose checkpoints must not depend on the machine or the flags of the run that took them.
+        let splits =
+            setup.cores > 1 && pipeline.spec.parallel != 1 && checkpointSession == nil && tracer == nil
+            && !meters.metersOperators
+        let pipeline = splits ? KeyedParallelism.splittingByDefault(pipeline) : pipeline
         let host = try PipelineHost(pipeline, on: scheduler, setup)
         let compiled = host.compiled
         let checkpoints = host.checkpoints

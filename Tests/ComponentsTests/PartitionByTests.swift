@@ -138,6 +138,42 @@ final class PartitionByTests: LeakCheckingTestCase {
         XCTAssertEqual(split, whole)
     }
 
+    /// A `partitionBy` the host put around an operator (`byDefault`) that cannot use threads (here
+    /// the virtual clock) runs the operator as written: the same events at the same times, in the
+    /// same order, not those of 16 partitions.
+    func testAPartitionByPutInByDefaultRunsItsOperatorAsWrittenOnOneThread() throws {
+        let input = events(400, keys: 23)
+        var lines = input.enumerated().map { index, event in
+            "    - { at: \(index * 100)ms, next: { k: \(event.k), v: \(event.v), t: \(event.t) } }"
+        }
+        lines.append("    - { at: \(input.count * 100)ms, complete: true }")
+        let text = """
+            source:
+              events:
+            \(lines.joined(separator: "\n"))
+            eventTime: { time: .t * 1000, maxDelay: 10s }
+            ops:
+              - aggregate: { by: .k, every: 10s, fields: { n: count, sum: { sum: .v } } }
+            sink: record
+            """
+        let whole = try PipelineHarness().run(text, until: 10_000_000).events()
+        var wrapped = false
+        let split = try PipelineHarness().run(text, until: 10_000_000) { pipeline in
+            pipeline.replacingOperators { _, _, component in
+                guard let key = component.parameters.values["by"] as? Pipeline.Expression else { return component }
+                wrapped = true
+                return ValidatedComponent(
+                    use: component.use, spec: BuiltinComponents.partitionBy,
+                    parameters: BuiltinComponents.partitionByDefault(
+                        around: ParameterValues.OperatorChain(operators: [component], location: component.use.location),
+                        key: key))
+            }
+        }.events()
+        XCTAssertTrue(wrapped)
+        XCTAssertGreaterThan(whole.count, 50)
+        XCTAssertEqual(split, whole)
+    }
+
     func testAnErrorInOnePartitionEndsTheStream() throws {
         let harness = try PipelineHarness().run(
             """

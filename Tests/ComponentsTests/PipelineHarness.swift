@@ -84,14 +84,16 @@ final class PipelineHarness {
 
     /// Runs `text` until the pipeline ends or `until` milliseconds.
     @discardableResult
-    func run(_ text: String, until: Int = 60_000, seed: UInt64 = 1, services: [AnyObject] = []) throws
-        -> PipelineHarness
-    {
+    /// `rewrite` changes the checked pipeline before it is compiled, as `rivulet run` may.
+    func run(
+        _ text: String, until: Int = 60_000, seed: UInt64 = 1, services: [AnyObject] = [],
+        rewrite: (ValidatedPipeline) -> ValidatedPipeline = { $0 }
+    ) throws -> PipelineHarness {
         let loaded = PipelineLoader(registry: registry(), environment: [:]).load(text: text, path: "p.yaml")
         guard let pipeline = loaded.pipeline else {
             throw DiagnosticList(loaded.diagnostics)
         }
-        let host = try PipelineHost(pipeline, on: scheduler, setup(seed: seed, services: services))
+        let host = try PipelineHost(rewrite(pipeline), on: scheduler, setup(seed: seed, services: services))
         let run = host.start { self.outcome = $0 }
         scheduler.advance(to: until)
         if outcome == nil { run.dispose() }

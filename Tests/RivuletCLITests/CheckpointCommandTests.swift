@@ -72,7 +72,10 @@ final class CheckpointCommandTests: BinaryTestCase {
                 "name: \(name)\nsource: { fixture: in.jsonl }\nops:\n  \(step)\nsink: { file: \(output) }\n",
                 to: "\(name).yaml")
             let started = Date()
-            let whole = try runRivulet(["run", path("\(name).yaml")], timeout: 300)
+            // Under --state too: without it, an aggregate by key would be split over the cores,
+            // its rows of one window in another order.
+            let whole = try runRivulet(
+                ["run", path("\(name).yaml"), "--state", path("whole-\(name).db")], timeout: 300)
             let duration = Date().timeIntervalSince(started)
             XCTAssertEqual(whole.status, 0, whole.stderr)
             let expected = try Data(contentsOf: URL(fileURLWithPath: path(output)))

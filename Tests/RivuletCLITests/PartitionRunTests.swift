@@ -149,6 +149,89 @@ final class PartitionRunTests: BinaryTestCase {
         XCTAssertLessThan(read ?? .max, 400_000, result.stderr)
     }
 
+    /// The names of process `pid`'s threads that run partitions (`partition-N`).
+    private func partitionThreads(of pid: pid_t) -> Set<String> {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return Set(
+            tasks.compactMap { task in
+                (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            }.filter { $0.hasPrefix("partition-") })
+    }
+
+    /// An `aggregate` by key written on its own runs split by its key over every core in a real
+    /// run, as inside `partitionBy`: each key's rows are those of one thread (`parallel: 1`, which
+    /// starts no partition thread). The input comes on standard input, so the run is still going
+    /// while its threads are looked at.
+    func testAnAggregateByKeyRunsOnEveryCoreByDefault() throws {
+        guard ProcessInfo.processInfo.activeProcessorCount > 1 else { throw XCTSkip("one core: nothing to split over") }
+        let records = try Data(contentsOf: URL(fileURLWithPath: try writeRecords(20_000, keys: 300)))
+        func run(_ parallel: String) throws -> (threads: Set<String>, lines: [String]) {
+            let out = path("default-\(UUID().uuidString).jsonl")
+            let file = path("default-\(UUID().uuidString).yaml")
+            try """
+            \(parallel)source: { stdin: jsonl }
+            eventTime: { time: .ts, maxDelay: 10s }
+            ops:
+              - aggregate: { by: .key, every: 1m, fields: { n: count, sum: { sum: .v } } }
+            sink: { file: \(out) }
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+            let process = try startRivulet(["run", file], input: .pipe, output: .null, error: .null)
+            // More than a pipe holds: once written, the run has read most of it and started.
+            FileHandle(fileDescriptor: process.standardInput, closeOnDealloc: false).write(records)
+            var threads = partitionThreads(of: process.pid)
+            let deadline = Date().addingTimeInterval(10)
+            while parallel.isEmpty && threads.count < min(ProcessInfo.processInfo.activeProcessorCount, 16)
+                && Date() < deadline
+            {
+                Thread.sleep(forTimeInterval: 0.05)
+                threads = partitionThreads(of: process.pid)
+            }
+            process.closeInput()
+            XCTAssertEqual(process.wait(), .exited(0))
+            let lines = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").map {
+                String($0.reversed().drop { $0 == " " }.reversed())
+            }
+            return (threads, lines)
+        }
+        let split = try run("")
+        let one = try run("parallel: 1\n")
+        // `threads: auto`: one a core, at most one a partition.
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        XCTAssertEqual(split.threads, Set((0..<min(cores, 16)).map { "partition-\($0)" }))
+        XCTAssertEqual(one.threads, [])
+        XCTAssertGreaterThan(one.lines.count, 300)
+        XCTAssertEqual(split.lines.count, one.lines.count)
+        XCTAssertTrue(byKey(split.lines) == byKey(one.lines))
+    }
+
+    /// `rivulet graph` says where an aggregate by key is split over the cores, and not with
+    /// `parallel: 1`.
+    func testGraphShowsAnAggregateByKeySplitOverTheCores() throws {
+        let pipeline = """
+            source: { stdin: jsonl }
+            ops:
+              - aggregate: { by: .key, every: 1m, fields: { n: count } }
+              - aggregate: { every: 1m, fields: { keys: count } }
+            sink: stdout
+            """
+        let file = path("graph.yaml")
+        try pipeline.write(toFile: file, atomically: true, encoding: .utf8)
+        let graph = try runRivulet(["graph", file])
+        XCTAssertEqual(graph.status, 0, graph.stderr)
+        XCTAssertTrue(
+            graph.stdout.contains(
+                """
+                  → aggregate {by: .key, every: 1m, fields: {n: count}}
+                      split by .key: 16 partitions on every core when run (one thread with parallel: 1 or --state)
+                  → aggregate {every: 1m, fields: {keys: count}}
+                  ⇒ stdout
+                """), graph.stdout)
+        try ("parallel: 1\n" + pipeline).write(toFile: file, atomically: true, encoding: .utf8)
+        let one = try runRivulet(["graph", file])
+        XCTAssertFalse(one.stdout.contains("split by"), one.stdout)
+    }
+
     func testDistinctUntilChangedPerKeyWithoutEventTime() throws {
         try assertSameByKey(
             """

@@ -67,6 +67,14 @@ struct AggregateField {
 }
 
 extension BuiltinComponents {
+    /// Whether the expressions of an `aggregate`'s `fields` call nothing that depends on time or
+    /// order (`now()`, `random()`): they are written as text and read when it is built, so the
+    /// compiler's check of its parameters does not see them.
+    public static func aggregateFieldsArePure(_ parameters: ParameterValues) -> Bool {
+        guard case .success(let fields) = AggregateField.parse(parameters[Key.fields].pairs) else { return true }
+        return fields.allSatisfy { $0.expression?.isPure ?? true }
+    }
+
     /// `aggregate: {by: EXPR, every: 1m, fields: {...}}` — count, sum, min, max, avg, first, last per key per window.
     public static let aggregate = ComponentSpec(
         name: "aggregate",

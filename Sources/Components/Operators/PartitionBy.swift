@@ -15,6 +15,10 @@ private enum Key {
     static let ops = Parameter<ParameterValues.OperatorChain>(
         "ops", doc: "The operators each partition's elements go through, as a stream's ops.",
         example: "[{ aggregate: { by: .customer, every: 1m, fields: { orders: count } } }]")
+    /// Set on a `partitionBy` the host put around an operator (never written in a file): on one
+    /// thread it runs the operator as written instead of as one of `partitions` copies.
+    static let byDefault = Parameter<Bool>(
+        "byDefault", default: false, doc: "Put in by the host, not written.", example: "true")
 }
 
 extension BuiltinComponents {
@@ -106,6 +110,13 @@ extension BuiltinComponents {
             {
                 threads = 1
             }
+            if threads == 1 && parameters[Key.byDefault] {
+                // Where it cannot use the threads, an operator split by default runs as written:
+                // same output, same order, as if it had not been split.
+                return try context.build(
+                    ops, checkpointedAs: context.checkpointKey,
+                    placement: ChainPlacement(clock: context.scheduler, handedOn: context.handedOn))
+            }
             let prefix = context.checkpointKey
             // What the partitions emitted and had not passed on when the run stopped.
             let state = context.operatorState()
@@ -164,6 +175,18 @@ extension BuiltinComponents {
                 })
         }
     ).keepingState(of: [Key.key, Key.partitions])
+
+    /// How many partitions a `partitionBy` has when not told.
+    public static var defaultPartitions: Int { Key.partitions.spec.defaultValue?.intValue ?? 16 }
+
+    /// The parameters of a `partitionBy` by `key` around `chain`, with the default partitions and
+    /// threads, that runs `chain` as written where it would run on one thread: how the host splits
+    /// an operator by its key by default (see `KeyedParallelism` in Tooling).
+    public static func partitionByDefault(around chain: ParameterValues.OperatorChain, key: Expression)
+        -> ParameterValues
+    {
+        ParameterValues(values: [Key.key.spec.name: key, Key.ops.spec.name: chain, Key.byDefault.spec.name: true])
+    }
 }
 
 /// Whether an operator in `partitionBy`'s ops gives the same results split by key as on the whole
@@ -223,6 +246,11 @@ enum PartitionSafety: Equatable {
     /// and so do the operators of its inner chains.
     static func runsOnItsOwnThread(_ component: ValidatedComponent) -> Bool {
         guard PipelineCompiler.runsInParallel(component) else { return false }
+        if component.spec.name == BuiltinComponents.aggregate.name,
+            !BuiltinComponents.aggregateFieldsArePure(component.parameters)
+        {
+            return false
+        }
         return component.parameters.values.values.allSatisfy { value in
             guard let chain = value as? ParameterValues.OperatorChain else { return true }
             return chain.operators.allSatisfy(runsOnItsOwnThread)

@@ -16,6 +16,8 @@ import Reactive
         var location: SourceLocation?
         /// The operators of its inner chain (`partitionBy`'s, `groupBy`'s `ops`), labelled.
         var inner: [String] = []
+        /// The key it is split by over the cores in a real run by default (an `aggregate` by key).
+        var splitBy: String?
     }
 
     /// What the live view shows of a node: its place, component, label, parameters as written
@@ -80,8 +82,10 @@ import Reactive
             }
             for (index, component) in stream.operators.enumerated() {
                 let id = Self.identifier("\(stream.name)_\(index)_\(component.spec.name)")
-                nodes.append(
-                    Self.node(id, component, place: RunMeters.place(pipeline, stream: stream.name, "ops.\(index)")))
+                var node = Self.node(
+                    id, component, place: RunMeters.place(pipeline, stream: stream.name, "ops.\(index)"))
+                if pipeline.spec.parallel != 1 { node.splitBy = KeyedParallelism.defaultKey(of: component)?.source }
+                nodes.append(node)
                 operatorNode["\(stream.name)#\(index)"] = id
                 if let previous {
                     edges.append(Edge(from: previous, to: id, label: chain.isEmpty ? stream.name : nil, dashed: false))
@@ -203,6 +207,11 @@ import Reactive
                 lines.append("  \(index == 0 ? "  " : "→ ")\(labels[id] ?? id)")
                 if let node = nodes.first(where: { $0.id == id }), !node.inner.isEmpty {
                     lines.append("      \(Self.innerRun(node.component)): " + node.inner.joined(separator: " → "))
+                }
+                if let node = nodes.first(where: { $0.id == id }), let key = node.splitBy {
+                    lines.append(
+                        "      split by \(key): \(KeyedParallelism.partitions) partitions on every core when run "
+                            + "(one thread with parallel: 1 or --state)")
                 }
                 for edge in edges
                 where edge.to == id && chainOf[edge.from] != chain.stream && edge.label != nil

@@ -63,9 +63,19 @@ extension PipelineCompiler {
     public static func runsInParallel(_ component: ValidatedComponent) -> Bool {
         guard component.spec.threading == .ownStateOnly else { return false }
         if component.spec.routesElementErrors && component.parameters[ElementErrors.onError] != .fail { return false }
-        return component.parameters.values.values.allSatisfy { value in
-            if let expression = value as? Expression { return expression.isPure }
-            return !(value is Template)
+        return component.parameters.values.values.allSatisfy(isPure)
+    }
+
+    /// Whether a checked parameter value calls nothing that depends on time or order, looking into
+    /// lists and mappings (an `aggregate`'s `fields: {at: {max: now()}}`).
+    private static func isPure(_ value: Any) -> Bool {
+        switch value {
+        case let expression as Expression: return expression.isPure
+        case is Template: return false
+        case let list as [Any]: return list.allSatisfy(isPure)
+        case let pairs as [(String, Any)]: return pairs.allSatisfy { isPure($0.1) }
+        case let nested as ParameterValues: return nested.values.values.allSatisfy(isPure)
+        default: return true
         }
     }
 }

@@ -6,6 +6,14 @@
     public let spec: ComponentSpec
     /// Its checked parameters.
     public let parameters: ParameterValues
+
+    /// A checked component; the host makes one in place of one as written (a `partitionBy`
+    /// around an `aggregate` that runs on every core by default).
+    public init(use: ComponentUse, spec: ComponentSpec, parameters: ParameterValues) {
+        self.use = use
+        self.spec = spec
+        self.parameters = parameters
+    }
 }
 
 /// A stream whose parts were all checked.
@@ -58,4 +66,21 @@
     public let sideStreams: [String: (stream: String, operatorIndex: Int, side: String)]
     /// How many readers each stream has (sinks, other streams, operator parameters).
     public let readerCounts: [String: Int]
+}
+
+extension ValidatedPipeline {
+    /// The same pipeline with each stream's operators as `transform` gives them (called with the
+    /// stream and the operator's index in it); sources, sinks and side streams unchanged.
+    @_spi(Host) public func replacingOperators(
+        _ transform: (ValidatedStream, Int, ValidatedComponent) -> ValidatedComponent
+    ) -> ValidatedPipeline {
+        ValidatedPipeline(
+            spec: spec,
+            streams: streams.map { stream in
+                ValidatedStream(
+                    name: stream.name, location: stream.location, origin: stream.origin,
+                    operators: stream.operators.enumerated().map { transform(stream, $0.offset, $0.element) },
+                    dependencies: stream.dependencies)
+            }, sinks: sinks, sideStreams: sideStreams, readerCounts: readerCounts)
+    }
 }

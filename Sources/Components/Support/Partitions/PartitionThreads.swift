@@ -3,6 +3,10 @@ import Foundation
 @_spi(Host) import Pipeline
 import Reactive
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The threads a `partitionBy` runs its partitions on in a real-time run. Each runs a serial run
 /// loop of its own, so a partition's operators take no locks and keep their timers there, as on
 /// the pipeline's thread; partition `p` of `n` runs on thread `p % threads`.
@@ -22,10 +26,22 @@ final class PartitionThreads: @unchecked Sendable {
 
     func start() {
         for (index, loop) in loops.enumerated() {
-            let thread = Thread { loop.run() }
+            let thread = Thread {
+                Self.nameThisThread("partition-\(index)")
+                loop.run()
+            }
             thread.name = "rivulet-partition-\(index)"
             thread.start()
         }
+    }
+
+    /// Names the calling thread as `top -H`, `ps -L` and /proc show it (at most 15 bytes; on Linux
+    /// `Thread.name` does not reach that name). Glibc's `pthread_setname_np` is not imported.
+    private static func nameThisThread(_ name: String) {
+        let descriptor = open("/proc/thread-self/comm", O_WRONLY)
+        guard descriptor >= 0 else { return }
+        _ = Array(name.utf8.prefix(15)).withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        close(descriptor)
     }
 
     /// Runs `work` on thread `index`, after waiting for room there.

@@ -64,7 +64,8 @@ final class PartitionRunTests: BinaryTestCase {
         let whole = try output(records, ops: ops, eventTime: eventTime)
         XCTAssertGreaterThan(whole.count, keys, file: file, line: line)
         let indented = ops.split(separator: "\n").map { "      " + $0 }.joined(separator: "\n")
-        for (partitions, threads) in [(1, 1), (2, 2), (8, 1), (8, 2)] {
+        // 1, 2 and 8 partitions on 1 and 2 threads (one partition runs on one thread either way).
+        for (partitions, threads) in [(1, 1), (1, 2), (2, 1), (2, 2), (8, 1), (8, 2)] {
             let split = try output(
                 records,
                 ops: "- partitionBy:\n    key: .key\n    partitions: \(partitions)\n    threads: \(threads)\n"

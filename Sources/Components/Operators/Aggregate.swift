@@ -96,7 +96,10 @@ extension BuiltinComponents {
             windows still open to late elements), at most maxKeys keys a window: an element of one \
             key more is an element error (its onError decides), so a key with no bound cannot take all \
             memory. On completion the open window is emitted. sum, min, \
-            max and avg take numbers; null is skipped.
+            max and avg take numbers; null is skipped. With by, rivulet run splits it by its key over \
+            every core (as inside partitionBy by the same key; not with parallel: 1, --state, a watched \
+            run or one core): each key's objects are the same, and a window's objects come partition by \
+            partition, each partition's keys in the order they came.
             """,
         parameters: [Key.by, Key.every, Key.time, Key.allowedLateness, Key.maxKeys, Key.fields],
         primary: Key.fields,

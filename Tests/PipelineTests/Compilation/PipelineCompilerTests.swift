@@ -63,6 +63,27 @@ final class PipelineCompilerTests: XCTestCase {
         XCTAssertFalse(PipelineCompiler.runsInParallel(shared))
     }
 
+    /// An expression that reads the clock or random numbers keeps its operator on the pipeline's
+    /// thread wherever it sits among the parameters: alone, in a list, in a mapping.
+    func testAnImpureExpressionInsideAListOrAMappingKeepsTheOperatorOnThePipelinesThread() throws {
+        let times = try XCTUnwrap(
+            fixtures.load("source: numbers\nops: [{ times: 2 }]\nsink: collect\n").pipeline?.streams.first?.operators
+                .first)
+        func with(_ values: [String: Any]) -> ValidatedComponent {
+            ValidatedComponent(use: times.use, spec: times.spec, parameters: ParameterValues(values: values))
+        }
+        let pure = try Pipeline.Expression(".v * 2")
+        let impure = try Pipeline.Expression("now()")
+        // A mapping with free keys is checked as `[(String, Any)]`, as the validator makes it.
+        let pureMapping: [(String, Any)] = [("x", pure)]
+        let impureMapping: [(String, Any)] = [("x", pure), ("y", impure)]
+        XCTAssertTrue(PipelineCompiler.runsInParallel(with(["a": pure, "b": [pure], "c": pureMapping])))
+        XCTAssertFalse(PipelineCompiler.runsInParallel(with(["a": impure])))
+        XCTAssertFalse(PipelineCompiler.runsInParallel(with(["b": [pure, impure]])))
+        XCTAssertFalse(PipelineCompiler.runsInParallel(with(["c": impureMapping])))
+        XCTAssertFalse(PipelineCompiler.runsInParallel(with(["d": ParameterValues(values: ["e": [impure]])])))
+    }
+
     func testOtherOperatorsRunOnThePipelinesThreadUnlessTheyDeclareOtherwise() {
         let held = ComponentSpec(
             name: "held", summary: "Holds.", example: "- held", factory: .operator { _, _ in { $0 } })

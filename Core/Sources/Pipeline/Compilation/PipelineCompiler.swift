@@ -72,8 +72,9 @@ extension PipelineCompiler {
         switch value {
         case let expression as Expression: return expression.isPure
         case is Template: return false
-        case let list as [Any]: return list.allSatisfy(isPure)
+        // Before `[Any]`, which a list of pairs also casts to (each pair then a tuple, unread).
         case let pairs as [(String, Any)]: return pairs.allSatisfy { isPure($0.1) }
+        case let list as [Any]: return list.allSatisfy(isPure)
         case let nested as ParameterValues: return nested.values.values.allSatisfy(isPure)
         default: return true
         }

@@ -91,7 +91,8 @@ extension RunCommand {
         setup.epoch = RxTime.nanoseconds(Int64(Date().timeIntervalSince1970 * 1e9)) - scheduler.now
         setup.cores = ProcessInfo.processInfo.activeProcessorCount
         // A keyed aggregate uses every core by default (docs/pipelines.md): not on one core, not
-        // with `parallel: 1`, not when operators are watched one by one, and not under `--state`,
+        // with `parallel: 1`, not when operators are watched one by one (their views show the
+        // operators as written), and not under `--state`,
         // whose checkpoints must not depend on the machine or the flags of the run that took them.
         let splits =
             setup.cores > 1 && pipeline.spec.parallel != 1 && checkpointSession == nil && tracer == nil

@@ -112,6 +112,27 @@ enum TopView {
             let elementsOut: Int?
             let errors: Int
             let ended: Bool
+            /// What it counts by a label (`partition`): one table a label.
+            let tables: [Table]
+        }
+
+        /// A component's values by one label: a row a value of the label, a column a metric.
+        struct Table {
+            let label: String
+            let columns: [String]
+            let rows: [(name: String, values: [Int?])]
+
+            init?(_ value: Value) {
+                guard case .object(let fields) = value, case .string(let label)? = fields["label"],
+                    let columns = fields["columns"]?.arrayValue, let rows = fields["rows"]?.arrayValue
+                else { return nil }
+                self.label = label
+                self.columns = columns.compactMap(\.stringValue)
+                self.rows = rows.compactMap { row in
+                    guard let cells = row.arrayValue, let name = cells.first?.stringValue else { return nil }
+                    return (name, cells.dropFirst().map(\.intValue))
+                }
+            }
         }
 
         let pipeline: String
@@ -133,13 +154,15 @@ enum TopView {
                 return Component(
                     place: place, component: component, elementsIn: fields["in"]?.intValue,
                     elementsOut: fields["out"]?.intValue, errors: fields["errors"]?.intValue ?? 0,
-                    ended: fields["ended"] == .bool(true))
+                    ended: fields["ended"] == .bool(true),
+                    tables: (fields["byLabel"]?.arrayValue ?? []).compactMap(Table.init))
             }
         }
     }
 
     /// The view: a title line, a header, one row a component (rates between the two snapshots);
-    /// with `only`, the components those patterns mean.
+    /// then, for a component that counts by a label (`partitionBy` by partition), a table of
+    /// those; with `only`, the components those patterns mean.
     static func render(previous: Snapshot?, current: Snapshot, address: String, only: [PlacePattern] = [])
         -> [String]
     {
@@ -153,10 +176,11 @@ enum TopView {
             "rivulet top — \(current.pipeline) at \(address) — \(current.ready ? "ready" : "connecting") — up "
             + String(format: "%.1fs", current.uptime)
         var rows = [["PLACE", "COMPONENT", "IN/s", "OUT/s", "IN", "OUT", "ERRORS", "STATE"]]
-        for component in current.components
-        where only.isEmpty
-            || only.contains(where: { $0.matches(place: component.place, component: component.component) })
-        {
+        let shown = current.components.filter { component in
+            only.isEmpty
+                || only.contains(where: { $0.matches(place: component.place, component: component.component) })
+        }
+        for component in shown {
             let before = previous?.components.first { $0.place == component.place }
             rows.append([
                 component.place, component.component, rate(component.elementsIn, before?.elementsIn),
@@ -165,14 +189,63 @@ enum TopView {
                 component.ended ? "ended" : "running",
             ])
         }
+        // Names to the left, numbers to the right.
+        var lines = [title, ""] + aligned(rows, leftColumns: [0, 1, 7])
+        for component in shown {
+            let before = previous?.components.first { $0.place == component.place }
+            for table in component.tables {
+                let earlier = before?.tables.first { $0.label == table.label }
+                lines += ["", "\(component.place) \(component.component) by \(table.label)"]
+                lines += aligned(labelRows(table, earlier: earlier, rate: rate), leftColumns: [0])
+            }
+        }
+        return lines
+    }
+
+    /// A table's rows under a header: a counter (`partition_elements_total`) as its rate and its
+    /// total, a gauge as it is; names without the label's prefix (`ELEMENTS/s`, `LAG`).
+    private static func labelRows(_ table: Snapshot.Table, earlier: Snapshot.Table?, rate: (Int?, Int?) -> String)
+        -> [[String]]
+    {
+        let prefix = table.label + "_"
+        var header = [table.label.uppercased()]
+        for column in table.columns {
+            let name = (column.hasPrefix(prefix) ? String(column.dropFirst(prefix.count)) : column)
+            if name.hasSuffix("_total") {
+                let counted = name.dropLast("_total".count).uppercased()
+                header += ["\(counted)/s", String(counted)]
+            } else {
+                header.append(name.uppercased())
+            }
+        }
+        var rows = [header]
+        for row in table.rows {
+            let before = earlier?.rows.first { $0.name == row.name }
+            var cells = [row.name]
+            for (index, column) in table.columns.enumerated() {
+                let value = index < row.values.count ? row.values[index] : nil
+                let earlierIndex = earlier?.columns.firstIndex(of: column)
+                if column.hasSuffix("_total") {
+                    let previous = earlierIndex.flatMap { index in
+                        before.flatMap { index < $0.values.count ? $0.values[index] : nil }
+                    }
+                    cells.append(rate(value, previous))
+                }
+                cells.append(value.map(String.init) ?? "-")
+            }
+            rows.append(cells)
+        }
+        return rows
+    }
+
+    /// `rows` in columns two spaces apart: those in `leftColumns` to the left, the rest to the right.
+    private static func aligned(_ rows: [[String]], leftColumns: Set<Int>) -> [String] {
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        let lines = rows.map { row in
+        return rows.map { row in
             row.enumerated().map { column, cell in
-                // Names to the left, numbers to the right.
                 let pad = String(repeating: " ", count: widths[column] - cell.count)
-                return column < 2 || column == 7 ? cell + pad : pad + cell
+                return leftColumns.contains(column) ? cell + pad : pad + cell
             }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
         }
-        return [title, ""] + lines
     }
 }

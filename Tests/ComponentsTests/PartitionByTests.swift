@@ -159,7 +159,7 @@ final class PartitionByTests: LeakCheckingTestCase {
         let whole = try PipelineHarness().run(text, until: 10_000_000).events()
         var wrapped = false
         let split = try PipelineHarness().run(text, until: 10_000_000) { pipeline in
-            pipeline.replacingOperators { _, _, component in
+            pipeline.replacingOperators { component in
                 guard let key = component.parameters.values["by"] as? Pipeline.Expression else { return component }
                 wrapped = true
                 return ValidatedComponent(

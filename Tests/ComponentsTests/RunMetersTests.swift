@@ -13,11 +13,17 @@ final class RunMetersTests: XCTestCase {
         }
     }
 
-    func testTheLinearFormCountsEachStage() throws {
+    /// The meters of `pipeline`'s run on the virtual clock, every component metered.
+    private func watchedRun(_ pipeline: String, services: [AnyObject] = []) throws -> RunMeters {
         let harness = PipelineHarness()
         let meters = RunMeters()
         harness.meters = meters
-        try harness.run(
+        try harness.run(pipeline, services: services)
+        return meters
+    }
+
+    func testTheLinearFormCountsEachStage() throws {
+        let meters = try watchedRun(
             """
             source: { events: { marbles: "-1-2-3-4|" } }
             ops:
@@ -70,10 +76,7 @@ final class RunMetersTests: XCTestCase {
     }
 
     func testTheGraphFormNamesStreamsAndSinksAndCountsAnError() throws {
-        let harness = PipelineHarness()
-        let meters = RunMeters()
-        harness.meters = meters
-        try harness.run(
+        let meters = try watchedRun(
             """
             streams:
               numbers:
@@ -97,6 +100,27 @@ final class RunMetersTests: XCTestCase {
                 "sinks.0 record in=2 out=- errors=1 ended=true",
                 "sinks.1 record in=2 out=- errors=0 ended=false",
             ])
+    }
+
+    func testAPartitionByOnThePipelinesThreadCountsEachPartitionsElementsWithNoLag() throws {
+        // Keys a, b, c: FNV-1a 32 modulo 4 puts a in partition 0, b in 1, c in 2.
+        let meters = try watchedRun(
+            """
+            source: { events: { marbles: "-a-b-a-c|" } }
+            ops:
+              - partitionBy: { key: ., partitions: 4, ops: [ { map: . } ] }
+            sink: record
+            """)
+        let meter = try XCTUnwrap(meters.components.first { $0.component == "partitionBy" })
+        func values(_ name: String) -> [Int?] {
+            (0..<4).map { partition in
+                meter.extraValues.first { $0.key.name == name && $0.key.label == ["partition", String(partition)] }?
+                    .value
+            }
+        }
+        XCTAssertEqual(values("partition_elements_total"), [2, 1, 1, 0])
+        XCTAssertEqual(values("partition_lag"), [0, 0, 0, 0])
+        XCTAssertEqual(values("partition_state_bytes"), [nil, nil, nil, nil], "measured only at checkpoints")
     }
 
     func testReadinessWaitsForEverySourceThatIsConnecting() {
@@ -162,10 +186,7 @@ final class RunMetersTests: XCTestCase {
             ]
         }
         try JSONSerialization.data(withJSONObject: ["recording": 1, "exchanges": exchanges]).write(to: recording)
-        let harness = PipelineHarness()
-        let meters = RunMeters()
-        harness.meters = meters
-        try harness.run(
+        let meters = try watchedRun(
             "source: { http: { url: \"http://api.test/items\", retry: { backoff: 100ms } } }\nsink: record\n",
             services: [HTTPSession(mode: .replay(recording.path))])
         let source = try XCTUnwrap(meters.components.first { $0.place == "source" })
@@ -184,10 +205,7 @@ final class RunMetersTests: XCTestCase {
     func testAWatchedFileSinkCountsItsBytesAndWrites() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("m-\(UUID().uuidString).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let harness = PipelineHarness()
-        let meters = RunMeters()
-        harness.meters = meters
-        try harness.run(
+        let meters = try watchedRun(
             """
             source: { events: { marbles: "-1-2-3|" } }
             sink: { file: \(path) }

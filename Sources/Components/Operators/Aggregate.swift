@@ -97,9 +97,10 @@ extension BuiltinComponents {
             key more is an element error (its onError decides), so a key with no bound cannot take all \
             memory. On completion the open window is emitted. sum, min, \
             max and avg take numbers; null is skipped. With by, rivulet run splits it by its key over \
-            every core (as inside partitionBy by the same key; not with parallel: 1, --state, a watched \
-            run or one core): each key's objects are the same, and a window's objects come partition by \
-            partition, each partition's keys in the order they came.
+            every core (as inside partitionBy by the same key; not with parallel: 1, --state, --metrics, \
+            --ui, --summary, --trace, after nats or httpServer, or on one core): each key's objects are \
+            the same, and a window's objects come partition by partition, each partition's keys in the \
+            order they came.
             """,
         parameters: [Key.by, Key.every, Key.time, Key.allowedLateness, Key.maxKeys, Key.fields],
         primary: Key.fields,

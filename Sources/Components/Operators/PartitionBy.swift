@@ -38,9 +38,11 @@ extension BuiltinComponents {
             key (lint warns otherwise). An operator that needs the whole stream (reduce, window, scan, \
             take, zip...) cannot be split: lint names it and ops then run as one partition. Partitions \
             run on the pipeline's thread (same partitions, same state, same results) on the virtual \
-            clock, after a source whose messages are acknowledged (nats, httpServer), in a watched run \
-            (--metrics, --ui, --summary), under --state when ops has a groupBy, and when an operator \
-            in ops routes element errors (onError) or calls now() or random(). Checkpoints keep each \
+            clock, after a source whose messages are acknowledged (nats, httpServer), under --state \
+            when ops has a groupBy, and when an operator in ops routes element errors (onError) or \
+            calls now() or random(). A watched run (--metrics, --ui, top) shows for each partition the \
+            elements sent to it, its lag (those of them its thread has not done yet) and, under \
+            --state, the bytes of its state at the last checkpoint. Checkpoints keep each \
             partition's state; a run resumes with any threads, but the same key and partitions. An \
             eventTime in ops keeps a watermark per partition, from that partition's elements. After a \
             nats source with group and partitions, under --state, the partitions are the group's \
@@ -104,7 +106,6 @@ extension BuiltinComponents {
                 component.parameters.values.values.contains { $0 is ParameterValues.OperatorChain }
             }
             if runLoop == nil || (context.checkpoints != nil && buildsChains)
-                || context.existing(RunMeters.self)?.metersOperators == true
                 || context.existing(AcknowledgedSources.self) != nil
                 || !ops.operators.allSatisfy(PartitionSafety.runsOnItsOwnThread)
             {
@@ -120,6 +121,12 @@ extension BuiltinComponents {
             let prefix = context.checkpointKey
             // What the partitions emitted and had not passed on when the run stopped.
             let state = context.operatorState()
+            let gauges = context.meter.map {
+                PartitionGauges(meter: $0, partitions: partitions, onThreads: threads > 1 && runLoop != nil)
+            }
+            if let gauges, let checkpoints = context.checkpoints {
+                checkpoints.afterReading { gauges.measureState(in: $0, keyPrefix: prefix) }
+            }
             if threads > 1, let runLoop {
                 // On event time, right behind eventTime, elements come as they come (each with its
                 // time) when the partitions' first operator takes them so (an aggregate); else in
@@ -134,7 +141,7 @@ extension BuiltinComponents {
                 }
                 return PartitionedRun.threaded(
                     partitions: partitions, threads: threads, key: key, context: context, runLoop: runLoop,
-                    eventTime: domain, state: state,
+                    eventTime: domain, state: state, gauges: gauges,
                     build: { index, placement in
                         try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: placement)
                     })
@@ -150,7 +157,7 @@ extension BuiltinComponents {
             // state is the group's (stored with the partition, not in this runner's file).
             guard let group = context.existing(GroupPartitionStates.self) else {
                 return PartitionedRun.inline(
-                    chains: try (0..<partitions).map(build), key: key, context: context, state: state)
+                    chains: try (0..<partitions).map(build), key: key, context: context, state: state, gauges: gauges)
             }
             guard partitions == group.partitions else {
                 throw context.error(
@@ -167,7 +174,8 @@ extension BuiltinComponents {
                 return try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: own)
             }
             return PartitionedRun.inline(
-                chains: try (0..<partitions).map(buildOwn), key: key, context: context, state: state, group: group,
+                chains: try (0..<partitions).map(buildOwn), key: key, context: context, state: state, gauges: gauges,
+                group: group,
                 rebuild: { index, restored in
                     checkpoints?.forget(keysStartingWith: PartitionChainSet.keyPrefix(prefix, partition: index) + " ")
                     checkpoints?.restore(restored)

@@ -4,9 +4,9 @@ import Components
 /// A stream's `aggregate` by a key runs on every core by default in a real run, as if written
 /// inside `partitionBy` by the same key: its state is split by key, so each partition's answer
 /// is the whole answer for its keys. It runs as written, on one thread, where `partitionBy` would
-/// use one (a watched run, a source that acknowledges messages, the virtual clock), and where the
-/// run does not split (`rivulet run` splits with more than one core, without `parallel: 1`,
-/// `--state` or operators watched one by one).
+/// use one (a source that acknowledges messages, the virtual clock), and where the run does not
+/// split (`rivulet run` splits with more than one core, without `parallel: 1`, `--state` or
+/// operators watched one by one, whose views show the operators as written).
 @_spi(Host) public enum KeyedParallelism {
     /// How many partitions an operator split by default runs in: `partitionBy`'s default.
     public static var partitions: Int { BuiltinComponents.defaultPartitions }
@@ -25,7 +25,7 @@ import Components
     /// `pipeline` with each stream operator that has a `defaultKey` inside a `partitionBy` by that
     /// key. Operators of inner chains (a `groupBy`'s, a `partitionBy`'s) stay as written.
     public static func splittingByDefault(_ pipeline: ValidatedPipeline) -> ValidatedPipeline {
-        pipeline.replacingOperators { _, _, component in
+        pipeline.replacingOperators { component in
             guard let key = defaultKey(of: component) else { return component }
             var use = component.use
             use.name = BuiltinComponents.partitionBy.name

@@ -96,6 +96,22 @@ final class CheckpointsTests: XCTestCase {
             ])
     }
 
+    func testAReaderOfSnapshotsSeesEachWholeBeforeAParticipantTakesPartOut() {
+        let log = Log()
+        let checkpoints = checkpoints(log: log)
+        checkpoints.register("moved [p0] ops#0 scan") { .int(2) }
+        checkpoints.beforeCommit { snapshot in snapshot["moved [p0] ops#0 scan"] = nil }
+        checkpoints.afterReading { snapshot in log.lines.append("reader saw \(snapshot.keys.sorted())") }
+        checkpoints.checkpoint()
+        checkpoints.checkpoint()
+        XCTAssertEqual(
+            log.lines,
+            [
+                #"reader saw ["moved [p0] ops#0 scan"]"#, "commit {}",
+                #"reader saw ["moved [p0] ops#0 scan"]"#, "commit {}",
+            ])
+    }
+
     func testAFailingParticipantFailsTheCheckpoint() {
         let log = Log()
         let checkpoints = checkpoints(log: log)

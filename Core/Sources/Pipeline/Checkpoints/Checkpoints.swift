@@ -117,6 +117,16 @@ public final class Checkpoints {
         participants.append(body)
     }
 
+    /// What sees every snapshot once it is read, in the order registered.
+    private var readersOfSnapshots: [(JSONObject) -> Void] = []
+
+    /// Has `body` see every snapshot once every state and position is read, before any
+    /// `beforeCommit` participant takes part of it out (a watched `partitionBy` measures each
+    /// partition's state there).
+    @_spi(Host) public func afterReading(_ body: @escaping (JSONObject) -> Void) {
+        readersOfSnapshots.append(body)
+    }
+
     /// Gives components built from now on `values` to restore, by key, as if the run had resumed
     /// from them (a partition this runner takes over, whose chain is built again).
     public func restore(_ values: [String: Value]) {
@@ -248,6 +258,7 @@ public final class Checkpoints {
             for (key, position) in positions.sorted(by: { $0.key < $1.key }) {
                 snapshot[key] = try position.read()
             }
+            for body in readersOfSnapshots { body(snapshot) }
             for participant in participants { try participant(&snapshot) }
             try commit(.object(snapshot))
             settling = []

@@ -22,6 +22,8 @@ public final class ComponentMeter: Sendable {
     /// What the component itself counts (`http_requests_total`, `sink_bytes_total`), its gauges
     /// (`nats_pending_acks`) and the durations it observed, for the endpoint to export.
     private let extras = Mutex<Extras>(Extras())
+    /// The counters and gauges read when the metrics are read (`gauge(_:label:reading:)`).
+    private let readings = Mutex<[ExtraKey: @Sendable () -> Int]>([:])
     /// How many taps are attached: one relaxed load an element when none is.
     private let tapCount = Atomic<Int>(0)
     private let taps = Mutex<[Tap]>([])
@@ -80,6 +82,15 @@ public final class ComponentMeter: Sendable {
         extras.withLock { $0.values[ExtraKey(name: name, label: [label.0, label.1])] = value }
     }
 
+    /// Has the value of `name` (with the extra label `label`) read by `read` each time the run's
+    /// metrics are read, on the reader's thread: for a value a component keeps in an atomic of its
+    /// own, such as how many elements wait on a thread it runs. A name ending in `_total` is a
+    /// counter (`read` must never go down); any other is a gauge. A later call for the same name
+    /// and label replaces it.
+    public func gauge(_ name: String, label: (String, String), reading read: @escaping @Sendable () -> Int) {
+        readings.withLock { $0[ExtraKey(name: name, label: [label.0, label.1])] = read }
+    }
+
     /// Records one duration (seconds) of `name`, for a histogram.
     public func observe(_ name: String, seconds: Double) {
         extras.withLock { extras in
@@ -91,8 +102,12 @@ public final class ComponentMeter: Sendable {
         }
     }
 
-    /// The counters and gauges so far.
-    @_spi(Host) public var extraValues: [ExtraKey: Int] { extras.withLock { $0.values } }
+    /// The counters and gauges so far, those read on demand read now.
+    @_spi(Host) public var extraValues: [ExtraKey: Int] {
+        var values = extras.withLock { $0.values }
+        for (key, read) in readings.withLock({ $0 }) { values[key] = read() }
+        return values
+    }
 
     /// What a sink counts of the elements it received but did not write (an HTTP request that
     /// failed, and those queued behind it when the run fails): the run's summary leaves them out.

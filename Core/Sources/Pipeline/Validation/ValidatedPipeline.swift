@@ -69,17 +69,17 @@
 }
 
 extension ValidatedPipeline {
-    /// The same pipeline with each stream's operators as `transform` gives them (called with the
-    /// stream and the operator's index in it); sources, sinks and side streams unchanged.
-    @_spi(Host) public func replacingOperators(
-        _ transform: (ValidatedStream, Int, ValidatedComponent) -> ValidatedComponent
-    ) -> ValidatedPipeline {
+    /// The same pipeline with each stream's operators as `transform` gives them; sources, sinks and
+    /// side streams unchanged.
+    @_spi(Host) public func replacingOperators(_ transform: (ValidatedComponent) -> ValidatedComponent)
+        -> ValidatedPipeline
+    {
         ValidatedPipeline(
             spec: spec,
             streams: streams.map { stream in
                 ValidatedStream(
                     name: stream.name, location: stream.location, origin: stream.origin,
-                    operators: stream.operators.enumerated().map { transform(stream, $0.offset, $0.element) },
+                    operators: stream.operators.map(transform),
                     dependencies: stream.dependencies)
             }, sinks: sinks, sideStreams: sideStreams, readerCounts: readerCounts)
     }

@@ -12,20 +12,21 @@ enum PartitionedRun {
     /// has its chain built again (`rebuild`) from the state its last owner stored, or empty.
     static func inline(
         chains: [PipelineOperator], key: Expression, context: ComponentContext, state: OperatorState<Value>?,
-        group: GroupPartitionStates? = nil, rebuild: ((Int, [String: Value]) throws -> PipelineOperator)? = nil
+        gauges: PartitionGauges?, group: GroupPartitionStates? = nil,
+        rebuild: ((Int, [String: Value]) throws -> PipelineOperator)? = nil
     ) -> PipelineOperator {
         { [weak state] source in
             Observable { observer, lifetime in
                 runInline(
-                    source, chains: chains, key: key, context: context, state: state, group: group, rebuild: rebuild,
-                    observer: observer, lifetime: lifetime)
+                    source, chains: chains, key: key, context: context, state: state, gauges: gauges, group: group,
+                    rebuild: rebuild, observer: observer, lifetime: lifetime)
             }
         }
     }
 
     private static func runInline(
         _ source: Observable<Value>, chains: [PipelineOperator], key: Expression, context: ComponentContext,
-        state: OperatorState<Value>?, group: GroupPartitionStates?,
+        state: OperatorState<Value>?, gauges: PartitionGauges?, group: GroupPartitionStates?,
         rebuild: ((Int, [String: Value]) throws -> PipelineOperator)?, observer: AnyObserver<Value>,
         lifetime: Lifetime
     ) {
@@ -56,7 +57,11 @@ enum PartitionedRun {
         }
         split(
             source, by: key, among: lanes.items.count, context: context, merge: merge, lifetime: lifetime,
-            route: route, send: { element, partition in lanes.items[partition].deliver(element) },
+            route: route,
+            send: { element, partition in
+                gauges?.sent(1, to: partition)
+                lanes.items[partition].deliver(element)
+            },
             end: { for lane in lanes.items { lane.end() } })
     }
 
@@ -68,7 +73,6 @@ enum PartitionedRun {
         end: @escaping () -> Void
     ) {
         let scope = context.makeScope()
-        let meter = context.meter
         source.subscribe(
             AnyObserver { event in
                 if lifetime.isDisposed { return }
@@ -78,8 +82,7 @@ enum PartitionedRun {
                         let routed = route?().flatMap { (0..<count).contains($0) ? $0 : nil }
                         guard
                             let partition = try routed
-                                ?? partition(
-                                    of: element, by: key, among: count, context: context, scope: scope, meter: meter)
+                                ?? partition(of: element, by: key, among: count, context: context, scope: scope)
                         else { return }
                         send(element, partition)
                     } catch {
@@ -96,28 +99,18 @@ enum PartitionedRun {
     /// The partition of `element` (nil when its key failed and `onError` dropped it); the key is
     /// not worked out for one partition.
     static func partition(
-        of element: Value, by key: Expression, among count: Int, context: ComponentContext, scope: EvaluationScope,
-        meter: ComponentMeter?
+        of element: Value, by key: Expression, among count: Int, context: ComponentContext, scope: EvaluationScope
     ) throws -> Int? {
-        let partition: Int
-        if count > 1 {
-            // A plain `.name` key is read in place (text written without escapes is hashed where
-            // it lies); anything else is evaluated (and may fail).
-            if let text = key.withFieldText(of: element, { PartitionHash.partition(ofText: $0, count: count) }) {
-                partition = text
-            } else if let value = key.fieldValue(of: element) {
-                partition = PartitionHash.partition(of: value, count: count)
-            } else {
-                guard let value = try context.handling(element, { try context.evaluate(key, element, in: scope) })
-                else { return nil }
-                partition = PartitionHash.partition(of: value, count: count)
-            }
-        } else {
-            partition = 0
+        guard count > 1 else { return 0 }
+        // A plain `.name` key is read in place (text written without escapes is hashed where it
+        // lies); anything else is evaluated (and may fail).
+        if let text = key.withFieldText(of: element, { PartitionHash.partition(ofText: $0, count: count) }) {
+            return text
         }
-        // In a watched run: how the elements spread over the partitions.
-        meter?.count("partition_elements_total", label: ("partition", String(partition)))
-        return partition
+        if let value = key.fieldValue(of: element) { return PartitionHash.partition(of: value, count: count) }
+        guard let value = try context.handling(element, { try context.evaluate(key, element, in: scope) })
+        else { return nil }
+        return PartitionHash.partition(of: value, count: count)
     }
 
     /// Partitions on `threads` threads of their own (partition `p` on thread `p % threads`), each
@@ -129,7 +122,7 @@ enum PartitionedRun {
     /// `state` and emitted first by the run that resumes.
     static func threaded(
         partitions: Int, threads: Int, key: Expression, context: ComponentContext, runLoop: SerialRunLoopScheduler,
-        eventTime: EventTimeDomain?, state: OperatorState<Value>?,
+        eventTime: EventTimeDomain?, state: OperatorState<Value>?, gauges: PartitionGauges?,
         build: @escaping (Int, ChainPlacement) throws -> PipelineOperator
     ) -> PipelineOperator {
         { [weak state] source in
@@ -188,7 +181,7 @@ enum PartitionedRun {
                 }
                 let dispatch = PartitionDispatch(
                     pool: pool, lanes: lanes, eventTime: eventTime, runLoop: runLoop, lifetime: lifetime,
-                    drain: drain)
+                    gauges: gauges, drain: drain)
                 /// What the threads do last, or before a checkpoint: send on what they emitted.
                 let flushOutboxes = { @Sendable (thread: Int) in
                     for (index, lane) in lanes.enumerated() where index % threads == thread { lane.flushOutbox() }
@@ -292,6 +285,8 @@ final class PartitionDispatch {
     private let eventTime: EventTimeDomain?
     private let runLoop: SerialRunLoopScheduler
     private let lifetime: Lifetime
+    /// What a watched run counts of each partition.
+    private let gauges: PartitionGauges?
     /// Passes on what the partitions emitted so far.
     private let drain: () -> Void
     @exclusivity(unchecked) private var batches: [PartitionBatch]
@@ -307,9 +302,10 @@ final class PartitionDispatch {
 
     init(
         pool: PartitionThreads, lanes: [PartitionLane], eventTime: EventTimeDomain?, runLoop: SerialRunLoopScheduler,
-        lifetime: Lifetime, drain: @escaping () -> Void
+        lifetime: Lifetime, gauges: PartitionGauges?, drain: @escaping () -> Void
     ) {
         self.drain = drain
+        self.gauges = gauges
         self.pool = pool
         self.lanes = lanes
         self.eventTime = eventTime
@@ -374,9 +370,15 @@ final class PartitionDispatch {
             told[partition] = clock
         }
         let lane = lanes[partition]
+        let count = batch.entries.count
+        gauges?.sent(count, to: partition)
         let sent = Unchecked(batch)
         let returned = returned
-        pool.send(to: partition % pool.loops.count) { lane.receive(sent.value, returning: returned) }
+        let gauges = gauges
+        pool.send(to: partition % pool.loops.count) {
+            lane.receive(sent.value, returning: returned)
+            gauges?.done(count, by: partition)
+        }
     }
 
     /// Sends every batch with elements, and tells every partition where the event-time clock is.

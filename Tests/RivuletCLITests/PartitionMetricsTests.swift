@@ -98,4 +98,26 @@ final class PartitionMetricsTests: BinaryTestCase {
             written.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.sorted(),
             [#"{"k":"a"}"#, #"{"k":"b"}"#, #"{"k":"c"}"#])
     }
+
+    func testWithoutStateEachPartitionsStateIsMeasuredOnItsThreadEverySecond() throws {
+        try (["a", "b", "a", "c"].map { #"{"k":"\#($0)"}"# }.joined(separator: "\n") + "\n")
+            .write(toFile: path("in.jsonl"), atomically: true, encoding: .utf8)
+        let (run, port) = try startWatched(
+            """
+            source: { file: { path: in.jsonl, follow: true, poll: 10ms } }
+            ops:
+              - partitionBy: { key: .k, partitions: 4, threads: 2, ops: [ { dedupe: { key: .k } } ] }
+            sink: { file: out.jsonl }
+            """)
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        let state = "rivulet_partition_state_bytes"
+        let metrics = self.metrics(port) { self.perPartition($0, state).allSatisfy { $0 != nil } }
+        let bytes = perPartition(metrics, state)
+        // a, b and c remembered, one a partition; partition 3 an empty list.
+        XCTAssertEqual(bytes[3], 2, metrics)
+        XCTAssertTrue(bytes.prefix(3).allSatisfy { ($0 ?? 0) > 2 }, metrics)
+        XCTAssertEqual(perPartition(metrics, "rivulet_partition_elements_total"), [2, 1, 1, 0], metrics)
+        run.send(SIGTERM)
+        XCTAssertEqual(run.communicate(input: [], timeout: 30).termination.status, 143)
+    }
 }

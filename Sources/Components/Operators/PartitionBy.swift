@@ -41,8 +41,8 @@ extension BuiltinComponents {
             clock, after a source whose messages are acknowledged (nats, httpServer), under --state \
             when ops has a groupBy, and when an operator in ops routes element errors (onError) or \
             calls now() or random(). A watched run (--metrics, --ui, top) shows for each partition the \
-            elements sent to it, its lag (those of them its thread has not done yet) and, under \
-            --state, the bytes of its state at the last checkpoint. Checkpoints keep each \
+            elements sent to it, its lag (those of them its thread has not done yet) and the bytes of \
+            its state (at each checkpoint under --state, else every second). Checkpoints keep each \
             partition's state; a run resumes with any threads, but the same key and partitions. An \
             eventTime in ops keeps a watermark per partition, from that partition's elements. After a \
             nats source with group and partitions, under --state, the partitions are the group's \
@@ -121,11 +121,22 @@ extension BuiltinComponents {
             let prefix = context.checkpointKey
             // What the partitions emitted and had not passed on when the run stopped.
             let state = context.operatorState()
+            // Watched: each partition's state is measured at each checkpoint, or without --state
+            // every second, from the states its operators keep for it alone.
+            let probes =
+                context.meter != nil && context.checkpoints == nil ? (0..<partitions).map { _ in StateProbe() } : []
             let gauges = context.meter.map {
-                PartitionGauges(meter: $0, partitions: partitions, onThreads: threads > 1 && runLoop != nil)
+                PartitionGauges(
+                    meter: $0, partitions: partitions, onThreads: threads > 1 && runLoop != nil,
+                    measures: probes.map { probe in probe.measure })
             }
             if let gauges, let checkpoints = context.checkpoints {
                 checkpoints.afterReading { gauges.measureState(in: $0, keyPrefix: prefix) }
+            }
+            func probed(_ placement: ChainPlacement, _ index: Int) -> ChainPlacement {
+                var placement = placement
+                placement.stateProbe = probes.isEmpty ? nil : probes[index]
+                return placement
             }
             if threads > 1, let runLoop {
                 // On event time, right behind eventTime, elements come as they come (each with its
@@ -143,7 +154,8 @@ extension BuiltinComponents {
                     partitions: partitions, threads: threads, key: key, context: context, runLoop: runLoop,
                     eventTime: domain, state: state, gauges: gauges,
                     build: { index, placement in
-                        try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: placement)
+                        try context.build(
+                            ops, checkpointedAs: "\(prefix) [p\(index)]", placement: probed(placement, index))
                     })
             }
             // On one thread every partition runs on the stream's own clock, and the first
@@ -151,7 +163,7 @@ extension BuiltinComponents {
             // as they come), exactly as without partitions.
             let placement = ChainPlacement(clock: context.scheduler, handedOn: context.handedOn)
             let build = { (index: Int) in
-                try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: placement)
+                try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: probed(placement, index))
             }
             // After a group's source under --state, the partitions are the group's, and their
             // state is the group's (stored with the partition, not in this runner's file).

@@ -124,8 +124,9 @@ final class ComponentContexts {
             let operatorContext = context(
                 for: component, key: key, sides: [:], meterKey: meterKey, group: keyPrefix.isEmpty ? nil : keyPrefix,
                 clock: clock, services: chainServices ?? scope)
-            guard placement != nil else { return try factory(component.parameters, operatorContext) }
+            guard let placement else { return try factory(component.parameters, operatorContext) }
             operatorContext.handedOn = handOn
+            operatorContext.stateProbe = placement.stateProbe
             let apply = try factory(component.parameters, operatorContext)
             if let after = operatorContext.clockAfter { clock = after }
             handOn = operatorContext.handOn

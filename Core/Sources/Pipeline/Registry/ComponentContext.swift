@@ -95,6 +95,10 @@ public final class ComponentContext {
     /// What the operator right before this one in the same stream handed on (see `handOn`).
     public var handedOn: AnyObject?
 
+    /// Where this operator's state is kept to be measured when the run keeps no checkpoints (an
+    /// operator of a watched `partitionBy`'s partition); see `operatorState()`.
+    var stateProbe: StateProbe?
+
     /// The run's checkpoints, when it keeps state (`rivulet run --state`).
     public var checkpoints: Checkpoints? {
         checkpointKey.isEmpty ? nil : services.existing(Checkpoints.self)
@@ -135,7 +139,13 @@ public final class ComponentContext {
     /// checkpoints own it (it keeps the operator's state readable for the run's last checkpoint):
     /// capture it weakly in the operator, which the pipeline keeps, or the two keep each other.
     public func operatorState() -> OperatorState<Value>? {
-        guard let checkpoints else { return nil }
+        guard let checkpoints else {
+            // Kept only to be measured: nothing restores it or stores it.
+            guard let stateProbe else { return nil }
+            let state = OperatorState<Value>()
+            stateProbe.add(state)
+            return state
+        }
         let state = OperatorState<Value>(restoring: checkpoints.takeRestoredState(checkpointKey))
         checkpoints.register(checkpointKey, state: state, group: checkpointGroup)
         return state
@@ -314,11 +324,42 @@ final class SharedServices {
     public var services: [AnyObject]
     /// What its first operator is handed, as if the operator before it had handed it on.
     public var handedOn: AnyObject?
+    /// Where its operators keep their state to be measured when the run keeps no checkpoints.
+    public var stateProbe: StateProbe?
 
     /// A placement on `clock`.
-    public init(clock: any SchedulerType, services: [AnyObject] = [], handedOn: AnyObject? = nil) {
+    public init(
+        clock: any SchedulerType, services: [AnyObject] = [], handedOn: AnyObject? = nil, stateProbe: StateProbe? = nil
+    ) {
         self.clock = clock
         self.services = services
         self.handedOn = handedOn
+        self.stateProbe = stateProbe
+    }
+}
+
+/// The states of one chain's operators, kept to be measured (a watched `partitionBy`'s partition
+/// shows the bytes of its state) when the run keeps no checkpoints: each operator of the chain
+/// asks `operatorState()` as it does under `--state`, and gets a state that only this reads.
+/// Only the chain's own operators: one built inside them (a `groupBy`'s per group) keeps none.
+@_spi(Host) public final class StateProbe {
+    private var states: [OperatorState<Value>] = []
+
+    /// No states yet.
+    public init() {}
+
+    func add(_ state: OperatorState<Value>) { states.append(state) }
+
+    /// The bytes of the states now, as JSON, as a checkpoint would store them: read on the thread
+    /// the chain runs on.
+    public func measure() -> Int {
+        var bytes: [UInt8] = []
+        var total = 0
+        for state in states {
+            bytes.removeAll(keepingCapacity: true)
+            JSONSerializer.write(state.read() ?? .null, to: &bytes)
+            total += bytes.count
+        }
+        return total
     }
 }

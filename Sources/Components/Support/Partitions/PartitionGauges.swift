@@ -1,19 +1,26 @@
 import Pipeline
+import Reactive
 import Synchronization
 
 /// What a watched run shows of each partition of a `partitionBy` (`/metrics`, `/stats`, `top`):
 /// the elements sent to it, how many of those wait on its thread (its lag), and the bytes of its
-/// state at the last checkpoint (under `--state`). The pipeline's thread counts what it sends and
-/// a partition's thread what it has done, each in an atomic of its own, read when the metrics are.
-final class PartitionGauges: Sendable {
+/// state (at each checkpoint under `--state`, else every second). The pipeline's thread counts
+/// what it sends and a partition's thread what it has done, each in an atomic of its own, read
+/// when the metrics are.
+final class PartitionGauges: @unchecked Sendable {
     private let sentCounts: [Tally]
     private let doneCounts: [Tally]
     private let meter: ComponentMeter
+    /// How to measure each partition's state without checkpoints (none with them): called on the
+    /// partition's thread alone, which is why the class is only unchecked Sendable.
+    private let measures: [() -> Int]
 
     /// Gauges for `partitions` partitions on `meter`; `onThreads` when they run on threads of
-    /// their own (on the pipeline's thread an element is done as it is sent: no lag).
-    init(meter: ComponentMeter, partitions: Int, onThreads: Bool) {
+    /// their own (on the pipeline's thread an element is done as it is sent: no lag); `measures`,
+    /// one a partition, what `startMeasuring` calls.
+    init(meter: ComponentMeter, partitions: Int, onThreads: Bool, measures: [() -> Int] = []) {
         self.meter = meter
+        self.measures = measures
         sentCounts = (0..<partitions).map { _ in Tally() }
         doneCounts = onThreads ? (0..<partitions).map { _ in Tally() } : []
         for partition in 0..<partitions {
@@ -38,6 +45,18 @@ final class PartitionGauges: Sendable {
 
     /// `partition` has done `count` more of the elements sent to it (called on its thread alone).
     func done(_ count: Int, by partition: Int) { doneCounts[partition].add(count) }
+
+    /// Measures `partition`'s state every second on `clock` (the partition's own thread), until
+    /// `lifetime` ends; nothing when it has no measure (under `--state` a checkpoint measures it).
+    func startMeasuring(_ partition: Int, on clock: any SchedulerType, until lifetime: Lifetime) {
+        guard measures.indices.contains(partition) else { return }
+        let measure = measures[partition]
+        let meter = meter
+        let timer = clock.schedulePeriodic(startAfter: .seconds(1), period: .seconds(1)) {
+            meter.gauge("partition_state_bytes", label: ("partition", String(partition)), measure())
+        }
+        lifetime.onDispose { timer.dispose() }
+    }
 
     /// Sets each partition's `partition_state_bytes`: the JSON bytes, as a checkpoint stores them,
     /// of the states in `snapshot` whose keys are that partition's (`KEY [p3] ops#0 aggregate`

@@ -41,6 +41,8 @@ enum PartitionedRun {
             return lane
         }
         let lanes = LaneList(chains.map(subscribe))
+        let clock = (context.scheduler as? EventTimeScheduler)?.base ?? context.scheduler
+        for index in chains.indices { gauges?.startMeasuring(index, on: clock, until: lifetime) }
         var route: (() -> Int?)? = nil
         if let group, let rebuild {
             route = { GroupPartitionStates.partitionOfCurrentMessage() }
@@ -215,6 +217,7 @@ enum PartitionedRun {
                             lane.outbox(on: pool.loops[index % threads]) { events in
                                 if mailbox.post(events, from: index % threads) { runLoop.enqueue { wake.value() } }
                             }, in: lane.lifetime)
+                        gauges?.startMeasuring(index, on: pool.loops[index % threads], until: lane.lifetime)
                     }
                 }
                 split(

@@ -89,7 +89,12 @@ struct TopCommand: ParsableCommand, HandlesStopSignals {
             }
             let lines = TopView.render(
                 previous: previous, current: current, address: address, only: only.map(PlacePattern.init))
-            output.write("\u{1B}[H\u{1B}[2J" + lines.joined(separator: "\r\n") + "\r\n\r\nq quits")
+            // Cut to the terminal's height, so that the title does not scroll away (a partitionBy's
+            // table has a row a partition).
+            var size = winsize()
+            let rows = ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_row > 0 ? Int(size.ws_row) : nil
+            let shown = TopView.fitted(lines, rows: rows)
+            output.write("\u{1B}[H\u{1B}[2J" + shown.joined(separator: "\r\n") + "\r\n\r\nq quits")
             previous = current
             // Waits a second for a key; q or Ctrl-C quits.
             var poller = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
@@ -200,6 +205,16 @@ enum TopView {
             }
         }
         return lines
+    }
+
+    /// `lines` as they fit a terminal of `rows` rows below which `q quits` takes two: cut, the
+    /// last line saying how many were left out.
+    static func fitted(_ lines: [String], rows: Int?) -> [String] {
+        guard let rows, rows > 4, lines.count + 2 > rows else { return lines }
+        let kept = rows - 3
+        return Array(lines.prefix(kept)) + [
+            "… \(lines.count - kept) more lines: a taller terminal shows them, or name the components to show"
+        ]
     }
 
     /// A table's rows under a header: a counter (`partition_elements_total`) as its rate and its

@@ -83,4 +83,32 @@ final class TopCommandTests: BinaryTestCase {
             "error: cannot reach 127.0.0.1:\(free): Connection refused (is a run serving --metrics there?)")
         XCTAssertNotEqual(try runRivulet(["top", "nowhere"]).status, 0)
     }
+
+    func testAViewTallerThanTheTerminalIsCutWithTheTitleKept() throws {
+        guard Tmux.isInstalled else { throw XCTSkip("tmux is not installed") }
+        // 16 partitions: a table of 16 rows under the components, more than 20 rows in all.
+        let (run, port) = try startWatched(
+            """
+            source: { interval: 10ms }
+            ops:
+              - partitionBy: { key: ., partitions: 16, ops: [ { map: . } ] }
+            sink: { file: \(directory.appendingPathComponent("out.jsonl").path) }
+            """)
+        defer {
+            if run.exited() == nil {
+                run.send(SIGKILL)
+                _ = run.wait()
+            }
+        }
+        let terminal = Tmux("top-cut")
+        tmux = terminal
+        try terminal.start(width: 100, height: 20)
+        let binary = productsDirectory().appendingPathComponent("rivulet").path
+        try terminal.type("\(binary) top 127.0.0.1:\(port); echo top-exit=$?", enter: true)
+        let screen = try terminal.waitFor("q quits")
+        assertContains(screen, "rivulet top — watched at 127.0.0.1:\(port)", "ops.0 partitionBy by partition")
+        XCTAssertNotNil(screen.range(of: #"… [0-9]+ more lines"#, options: .regularExpression), screen)
+        try terminal.type("q")
+        try terminal.waitFor("top-exit=0")
+    }
 }

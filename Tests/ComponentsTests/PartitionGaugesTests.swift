@@ -1,4 +1,5 @@
 import Foundation
+import Reactive
 import XCTest
 
 @testable import Components
@@ -53,5 +54,15 @@ final class PartitionGaugesTests: XCTestCase {
         snapshot["main#0 [p7] ops#0 dedupe"] = .array([.string("c")])
         gauges.measureState(in: snapshot, keyPrefix: "main#0")
         XCTAssertEqual(values(meter, "partition_state_bytes", partitions: 3), [#"["a"]"#.count + 2, 2, 0])
+    }
+
+    func testAProbeMeasuresTheStatesItsOperatorsKeepAndNothingForOneNeverKept() {
+        let probe = StateProbe()
+        XCTAssertEqual(probe.measure(), 0)
+        let kept = OperatorState<Value>()
+        probe.add(kept)
+        probe.add(OperatorState<Value>())
+        kept.keep({ .array([.int(1)]) }, origins: { [] }, until: Lifetime())
+        XCTAssertEqual(probe.measure(), "[1]".utf8.count)
     }
 }

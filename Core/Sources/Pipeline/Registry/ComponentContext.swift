@@ -351,13 +351,15 @@ final class SharedServices {
     func add(_ state: OperatorState<Value>) { states.append(state) }
 
     /// The bytes of the states now, as JSON, as a checkpoint would store them: read on the thread
-    /// the chain runs on.
+    /// the chain runs on. A state its operator never keeps (a `groupBy`, whose groups' chains
+    /// keep theirs only under `--state`) counts 0.
     public func measure() -> Int {
         var bytes: [UInt8] = []
         var total = 0
         for state in states {
+            guard let value = state.read() else { continue }
             bytes.removeAll(keepingCapacity: true)
-            JSONSerializer.write(state.read() ?? .null, to: &bytes)
+            JSONSerializer.write(value, to: &bytes)
             total += bytes.count
         }
         return total

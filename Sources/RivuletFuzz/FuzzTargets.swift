@@ -33,7 +33,12 @@ enum FuzzTargets {
         case "expression":
             guard let expression = try? Expression(text) else { return }
             let scope = EvaluationScope(environment: ExpressionEnvironment(seed: 1))
-            for element: Value in [.null, 3, "text", [1, 2, 3], ["a": ["b": 1]], .double(.nan), .int(.min)] {
+            // Number text at and past every range (a `parseTime` of "1e400" once trapped) among them.
+            let elements: [Value] = [
+                .null, 3, "text", [1, 2, 3], ["a": ["b": 1]], .double(.nan), .int(.min), .int(.max),
+                .double(1e300), "1e400", "-Infinity", "9999999999999999999999", "1e19", "8640000000000001",
+            ]
+            for element in elements {
                 scope.element = element
                 _ = try? expression.evaluate(in: scope)
             }

@@ -24,25 +24,28 @@ final class EventTimeDomainTests: XCTestCase {
         return input
     }
 
-    /// Work an element schedules for the current time runs before `take` returns, as on the
-    /// stream's own domain (the step after a driven element is skipped only when nothing is due).
-    func testWorkAnElementSchedulesForNowRunsBeforeTakeReturns() {
+    /// Work an element schedules for its own time waits until the watermark passes it: another
+    /// element of that millisecond may still come, and goes first, as on the run clock.
+    func testWorkAnElementSchedulesForItsOwnTimeRunsOnceTheWatermarkPassesIt() {
         let input = drivenInput()
         domain.drive(input, to: 1_000)
         XCTAssertTrue(domain.take(.string("a"), at: 1_000, from: input))
-        XCTAssertEqual(log, ["took \"a\"", "work of \"a\""])
+        XCTAssertTrue(domain.take(.string("b"), at: 1_000, from: input))
+        XCTAssertEqual(log, ["took \"a\"", "took \"b\""])
+        domain.drive(input, to: 1_001)
+        XCTAssertEqual(log, ["took \"a\"", "took \"b\"", "work of \"a\"", "work of \"b\""])
     }
 
-    /// Work due later waits for the watermark the next drive gives.
+    /// Work due later waits for a watermark past it, which the next drives give.
     func testWorkDueLaterWaitsForTheNextDrive() {
         let input = drivenInput()
         workAfter = .seconds(5)
         domain.drive(input, to: 1_000)
         XCTAssertTrue(domain.take(.string("a"), at: 1_000, from: input))
         XCTAssertEqual(log, ["took \"a\""])
-        domain.drive(input, to: 5_999)
-        XCTAssertEqual(log, ["took \"a\""], "due at 6,000")
         domain.drive(input, to: 6_000)
+        XCTAssertEqual(log, ["took \"a\""], "due at 6,000: an element of 6,000 may still come")
+        domain.drive(input, to: 6_001)
         XCTAssertEqual(log, ["took \"a\"", "work of \"a\""])
     }
 }

@@ -209,17 +209,44 @@ final class EventTimeTests: LeakCheckingTestCase {
         XCTAssertEqual(refused.first, "3:42: window: allowedLateness is for time windows: give every, without count")
     }
 
+    func testAnElementAndATimerOfTheSameMillisecondRunElementFirstAsOnTheRunClock() throws {
+        // RxSwift's order (debounce-009, throttle-011): input of a tick before the timers due then.
+        // Before, on event time the timer went first: debounce gave 0, 1.5 and throttle 0, 0.5, 1.
+        for maxDelay in ["0ms", "10s"] {
+            let eventTime = "{ time: .t * 1000, maxDelay: \(maxDelay) }"
+            XCTAssertEqual(
+                elements(try run([0, 1, 1.5], eventTime: eventTime, ops: "- debounce: 1s\n- map: .t")), ["1.5"],
+                maxDelay)
+            XCTAssertEqual(
+                elements(try run([0, 0.5, 1], eventTime: eventTime, ops: "- throttle: 1s\n- map: .t")), ["0", "1"],
+                maxDelay)
+            // Two elements of one millisecond both go before its timer, however they are read: the
+            // first opens a window (and drops 0.5), the second waits in it and comes out at its end.
+            XCTAssertEqual(
+                elements(try run([0, 0.5, 1, 1], eventTime: eventTime, ops: "- throttle: 1s\n- map: .t")),
+                ["0", "1", "1"], maxDelay)
+        }
+        // The same on the run clock, for comparison: the same pipeline without eventTime.
+        let runClock = try PipelineHarness().run(
+            """
+            source: { events: [{ at: 0ms, next: 0 }, { at: 1000ms, next: 1 }, { at: 1500ms, next: 1.5 }] }
+            ops: [{ debounce: 1s }]
+            sinks: [{ record: out }]
+            """)
+        XCTAssertEqual(elements(runClock), ["1.5"])
+    }
+
     func testThrottleSampleBufferDelayAndTimeoutRunOnEventTime() throws {
         let arrivals: [Double] = [0, 1, 2, 12, 11, 30]
         XCTAssertEqual(
             elements(try run(arrivals, ops: "- throttle: { dueTime: 10s, latest: false }\n- map: .t")),
             ["0", "11", "30"])
-        // Periods from the first element's time minus maxDelay: [−10, 0), [0, 10), ... (empty ones too).
+        // Periods from the first element's time minus maxDelay: ticks at 0, 10, 20, 30. An element
+        // of a tick's millisecond goes before the tick, as on the run clock: 0 ends the first
+        // buffer; 30, then the end, the last (its tick never comes).
         XCTAssertEqual(
             elements(try run(arrivals, ops: "- buffer: { timeSpan: 10s, count: 100 }\n- map: map(., .t)")),
-            [
-                "[]", "[0,1,2]", "[11,12]", "[]", "[30]",
-            ])
+            ["[0]", "[1,2]", "[11,12]", "[30]"])
         XCTAssertEqual(elements(try run(arrivals, ops: "- delay: 5s\n- map: .t")), ["0", "1", "2", "11", "12", "30"])
         // 12 → 30 is 18 s of event time without an element: a 15 s timeout fails the stream.
         let timedOut = try run(arrivals, ops: "- timeout: 15s\n- map: .t")
@@ -229,10 +256,11 @@ final class EventTimeTests: LeakCheckingTestCase {
 
     func testSampleSlidingAndCountWindowsAndTimersInsideInnerStreamsRunOnEventTime() throws {
         let arrivals: [Double] = [1, 12, 3, 29, 31, 44, 95, 70]
-        // sample every 20 s from −9 (first time minus maxDelay): ticks at 11, 31, 51, 71; 70 comes
-        // after 95, 25 s behind: late. At the end the latest, 95, is emitted.
+        // sample every 20 s from −9 (first time minus maxDelay): ticks at 11, 31, 51, 71 (31 comes
+        // before the tick of its millisecond); 70 comes after 95, 25 s behind: late. At the end the
+        // latest, 95, is emitted.
         XCTAssertEqual(
-            elements(try run(arrivals, ops: "- sample: 20s\n- map: .t")), ["3", "29", "44", "95"])
+            elements(try run(arrivals, ops: "- sample: 20s\n- map: .t")), ["3", "31", "44", "95"])
         // Sliding windows: the same windows whatever the pace of the input.
         let slidingOps = "- window: { every: 40s, slide: 20s }\n- map: map(., .t)"
         let sliding = elements(try run(arrivals, eventTime: "{ time: .t * 1000, maxDelay: 30s }", ops: slidingOps))

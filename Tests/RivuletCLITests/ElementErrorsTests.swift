@@ -55,6 +55,35 @@ final class ElementErrorsTests: BinaryTestCase {
             ":3:5: warning: map skipped 1 element it could not handle (onError: skip)")
     }
 
+    func testNumberTextOutOfRangeIsSkippedNotACrash() throws {
+        // Each of these bodies once killed the run with SIGILL in parseTime, onError: skip or not.
+        let lines = ["1e400", "Infinity", "1e19", "9999999999999999999999", "1700000000", "-1e400", "nan"]
+        try lines.map { "{\"t\": \"\($0)\"}" }.joined(separator: "\n").write(
+            to: directory.appendingPathComponent("times.jsonl"), atomically: true, encoding: .utf8)
+        let result = try run(
+            """
+            source: { file: { path: times.jsonl, format: jsonl } }
+            ops:
+              - map: { at: "parseTime(.t)", text: "formatTime(parseTime(.t) * 1000000)" }
+                onError: skip
+            sink: stdout
+            """)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "")
+        assertContains(result.stderr, "map skipped 7 elements it could not handle (onError: skip)")
+        let kept = try run(
+            """
+            source: { file: { path: times.jsonl, format: jsonl } }
+            ops:
+              - map: parseTime(.t)
+                onError: skip
+            sink: stdout
+            """)
+        XCTAssertEqual(kept.status, 0, kept.stderr)
+        XCTAssertEqual(kept.stdout, "1700000000000\n")
+        assertContains(kept.stderr, "map skipped 6 elements", "'1e400' is not a time")
+    }
+
     func testErrorsGoToTheSideStreamThatASinkReads() throws {
         let text = """
             streams:

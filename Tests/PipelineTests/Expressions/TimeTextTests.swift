@@ -1,6 +1,7 @@
-@_spi(Host) import Pipeline
 import RivuletTestSupport
 import XCTest
+
+@_spi(Host) @testable import Pipeline
 
 final class TimeTextTests: LeakCheckingTestCase {
     private let scope = EvaluationScope(environment: ExpressionEnvironment(seed: 1))
@@ -33,6 +34,59 @@ final class TimeTextTests: LeakCheckingTestCase {
         XCTAssertEqual(try eval("parseTime(5, 'unix')"), .int(5000))
     }
 
+    func testAnEpochNumberIsClassedByItsMagnitudeAndRefusedPastAHundredMillionDays() throws {
+        // One rule for integers, fractions and text alike, negative numbers included.
+        XCTAssertEqual(try eval("parseTime(99999999999)"), .int(99_999_999_999_000))
+        XCTAssertEqual(try eval("parseTime(100000000000)"), .int(100_000_000_000))
+        XCTAssertEqual(try eval("parseTime(-99999999999)"), .int(-99_999_999_999_000))
+        XCTAssertEqual(try eval("parseTime(-86400)"), .int(-86_400_000))
+        XCTAssertEqual(try eval("parseTime(-1e14)"), .int(-100_000_000_000_000))
+        XCTAssertEqual(try eval("parseTime(1e15)"), .int(1_000_000_000_000_000))
+        XCTAssertEqual(try eval("parseTime('1e15')"), .int(1_000_000_000_000_000))
+        XCTAssertEqual(try eval("parseTime(8640000000000000)"), .int(8_640_000_000_000_000))
+        XCTAssertEqual(try eval("parseTime(-8640000000000000)"), .int(-8_640_000_000_000_000))
+        XCTAssertEqual(try eval("parseTime('8640000000000', 'unix')"), .int(8_640_000_000_000_000))
+        XCTAssertEqual(try eval("formatTime(8640000000000000)"), "275760-09-13T00:00:00Z")
+        XCTAssertEqual(try eval("formatTime(-8640000000000000, '%F')"), "-271821-04-20")
+        for text in [
+            "parseTime(9223372036854775807)", "parseTime(8640000000000001)", "parseTime(-8640000000000001)",
+            "parseTime(1e19)", "parseTime(8640000000001, 'unix')", "parseTime(9223372036854775807, 'unix')",
+            "parseTime(1e300, 'unix_ms')", "formatTime(8640000000000001)", "formatTime(-1e300)",
+            "formatTime(9223372036854775807, '%s', 'Europe/Paris')",
+        ] {
+            XCTAssertThrowsError(try eval(text), text) { error in
+                XCTAssertTrue("\(error)".contains("out of range"), "\(text): \(error)")
+            }
+        }
+    }
+
+    func testNumberTextOutOfRangeIsAnElementErrorNotACrash() {
+        // Each of these once trapped (SIGILL) converting a double to an integer, even under onError: skip.
+        for text in [
+            "1e400", "-1e400", "Infinity", "-Infinity", "inf", "nan", "1e19", "-1e19", "9999999999999999999999",
+            "-9999999999999999999999", "9223372036854775807", "9223372036854775808", "1e15000", "0x1p70",
+            "  1e400  ", "+1e400", ".5e400", "1e-400",
+        ] {
+            for format in ["", ", 'unix'", ", 'unix_ms'"] {
+                let call = "parseTime(.\(format))"
+                do {
+                    let value = try eval(call, .string(text))
+                    // Only a number in range may come back, and then within the bound.
+                    XCTAssertLessThanOrEqual(
+                        value.intValue?.magnitude ?? .max, 8_640_000_000_000_000, "\(call) of \(text)")
+                } catch {
+                    XCTAssertTrue(error is ExpressionRuntimeError, "\(call) of \(text): \(error)")
+                }
+            }
+        }
+        XCTAssertThrowsError(try eval("parseTime('1e400')")) { error in
+            XCTAssertTrue("\(error)".contains("'1e400' is not a time"), "\(error)")
+        }
+        XCTAssertThrowsError(try eval("parseTime('1e19')")) { error in
+            XCTAssertTrue("\(error)".contains("'1e19' milliseconds are out of range"), "\(error)")
+        }
+    }
+
     func testPatternsReadAndWriteLogTimes() throws {
         let apache = "'%d/%b/%Y:%H:%M:%S %z'"
         XCTAssertEqual(try eval("parseTime('25/Nov/2026:11:00:03 +0100', \(apache))"), .int(morning))
@@ -51,6 +105,53 @@ final class TimeTextTests: LeakCheckingTestCase {
         XCTAssertEqual(try eval("formatTime(\(july), '%H:%M %Z', 'America/New_York')"), "08:00 EDT")
         XCTAssertEqual(try eval("formatTime(\(morning), '%H:%M %Z', .zone)", ["zone": "Asia/Kolkata"]), "15:30 IST")
         XCTAssertEqual(try eval("formatTime(\(morning), '%H:%M %z', 'UTC')"), "10:00 +0000")
+    }
+
+    func testPastTheZoneFilesTableTheirPosixRuleGivesSummerTime() throws {
+        // The tables of the usual files end in 2037; `date` and Python read the rule at their end.
+        let cases: [(String, String, String)] = [
+            ("2038-07-01T12:00:00Z", "Europe/Paris", "14:00 +0200 CEST"),
+            ("2038-01-15T12:00:00Z", "Europe/Paris", "13:00 +0100 CET"),
+            ("2100-03-28T00:59:59Z", "Europe/Paris", "01:59 +0100 CET"),  // last Sunday of March, 01:00 UTC
+            ("2100-03-28T01:00:00Z", "Europe/Paris", "03:00 +0200 CEST"),
+            ("2100-10-31T00:59:59Z", "Europe/Paris", "02:59 +0200 CEST"),
+            ("2100-10-31T01:00:00Z", "Europe/Paris", "02:00 +0100 CET"),
+            ("2050-07-04T16:00:00Z", "America/New_York", "12:00 -0400 EDT"),
+            ("2050-12-25T17:00:00Z", "America/New_York", "12:00 -0500 EST"),
+            ("2045-01-01T00:00:00Z", "Australia/Sydney", "11:00 +1100 AEDT"),  // summer in the south
+            ("2045-07-01T00:00:00Z", "Australia/Sydney", "10:00 +1000 AEST"),
+            ("2060-06-01T00:00:00Z", "Asia/Tokyo", "09:00 +0900 JST"),
+            ("2060-06-01T00:00:00Z", "Asia/Kolkata", "05:30 +0530 IST"),
+        ]
+        for (time, zone, expected) in cases {
+            let milliseconds = try XCTUnwrap(try eval("parseTime('\(time)')").intValue)
+            XCTAssertEqual(
+                try eval("formatTime(\(milliseconds), '%H:%M %z %Z', '\(zone)')"), .string(expected), "\(time) \(zone)")
+        }
+    }
+
+    func testPosixRulesAreReadInEachOfTheirForms() {
+        let paris = PosixTimeZoneRule("CET-1CEST,M3.5.0,M10.5.0/3")
+        XCTAssertEqual(paris?.standard, .init(offset: 3600, abbreviation: "CET"))
+        XCTAssertEqual(paris?.daylight?.kind, .init(offset: 7200, abbreviation: "CEST"))
+        XCTAssertEqual(paris?.daylight?.end, .init(day: .monthWeekDay(month: 10, week: 5, weekday: 0), time: 10_800))
+        let tehran = PosixTimeZoneRule("<+0330>-3:30")
+        XCTAssertEqual(tehran?.standard, .init(offset: 12_600, abbreviation: "+0330"))
+        XCTAssertNil(tehran?.daylight)
+        // Day numbers: J never counts February 29, a bare number does; times may pass midnight.
+        let julian = PosixTimeZoneRule("AAA3BBB,J60/-1,300/26:30")
+        XCTAssertEqual(julian?.daylight?.kind.offset, -7200)
+        XCTAssertEqual(julian?.daylight?.start, .init(day: .julian(60), time: -3600))
+        XCTAssertEqual(julian?.daylight?.end, .init(day: .zeroBased(300), time: 95_400))
+        XCTAssertEqual(
+            PosixTimeZoneRule.second(of: .init(day: .julian(60), time: 0), year: 2028),
+            TimeText.days(year: 2028, month: 3, day: 1) * 86_400)
+        XCTAssertEqual(
+            PosixTimeZoneRule.second(of: .init(day: .zeroBased(59), time: 0), year: 2028),
+            TimeText.days(year: 2028, month: 2, day: 29) * 86_400)
+        for bad in ["", "C1", "CET", "CET-1CEST,M13.1.0,M10.5.0", "CET-1CEST,M3.5.0", "CET-200", "<X", "CET-1 junk"] {
+            XCTAssertNil(PosixTimeZoneRule(bad), bad)
+        }
     }
 
     func testBadInputIsAnElementErrorThatSaysWhatWasExpected() {

@@ -233,8 +233,13 @@ struct TimeScanner {
 
 /// What `parseTime`, `formatTime` and `now` do with values.
 enum TimeFunctions {
-    /// Below this many, an epoch number is seconds (up to the year 5138); from it, milliseconds.
+    /// Below this magnitude, an epoch number is seconds (up to the year 5138, or back to -1199);
+    /// from it, milliseconds. Negative numbers are classed by magnitude too.
     static let secondsBelow = 100_000_000_000.0
+    /// The latest (and, negated, earliest) time there is: 100,000,000 days from the epoch in
+    /// milliseconds, JavaScript's range (the years -271821 to 275760). Past it a number is out of
+    /// range, an element error, so no later arithmetic on a time can overflow.
+    static let maximumMilliseconds = 8_640_000_000_000_000
 
     /// `parseTime(value, format?)`: milliseconds since the epoch.
     static func parse(_ value: Value, format: Value?) throws -> Value {
@@ -251,15 +256,12 @@ enum TimeFunctions {
 
     /// `parseTime` with the pattern of `format` already made.
     static func parse(_ value: Value, format: String?, pattern: TimeFormat?) throws -> Value {
-        switch (value, format) {
-        case (.int(let number), "unix_ms"): return .int(number)
-        case (.int(let number), "unix"): return .int(number * 1000)
-        case (.int(let number), nil): return .int(Double(number).magnitude < secondsBelow ? number * 1000 : number)
-        case (.double(let number), "unix_ms"): return .int(Int(number.rounded(.down)))
-        case (.double(let number), "unix"): return .int(Int((number * 1000).rounded(.down)))
-        case (.double(let number), nil) where number.isFinite && number.magnitude < 1e15:
-            return .int(Int((number.magnitude < secondsBelow ? number * 1000 : number).rounded(.down)))
-        case (.string(let text), _):
+        switch value {
+        case .int(let number):
+            return .int(try epochMilliseconds(Double(number), exactly: number, written: "\(number)", format: format))
+        case .double(let number):
+            return .int(try epochMilliseconds(number, exactly: nil, written: "\(number)", format: format))
+        case .string(let text):
             let trimmed = text.trimming(\.isWhitespace)
             if let pattern {
                 guard let milliseconds = pattern.parse(trimmed) else {
@@ -267,9 +269,12 @@ enum TimeFunctions {
                 }
                 return .int(milliseconds)
             }
-            if let number = Double(trimmed) {
-                let value: Value = number.rounded(.down) == number ? .int(Int(number)) : .double(number)
-                return try parse(value, format: format, pattern: nil)
+            // Integer text first: a double would round 19 digits, and `Int(Double)` of it could trap.
+            if let integer = Int(trimmed) {
+                return .int(try epochMilliseconds(Double(integer), exactly: integer, written: text, format: format))
+            }
+            if let number = Double(trimmed), trimmed.first.map({ $0.isNumber || "+-.".contains($0) }) == true {
+                return .int(try epochMilliseconds(number, exactly: nil, written: text, format: format))
             }
             if format == nil, let milliseconds = TimeText.parseRFC3339(trimmed) { return .int(milliseconds) }
             throw ExpressionRuntimeError(
@@ -279,6 +284,30 @@ enum TimeFunctions {
             throw ExpressionRuntimeError(
                 "parseTime() expects a string or a number, got \(Operations.describe(value))")
         }
+    }
+
+    /// The milliseconds of an epoch number (`exactly`: the same number when it is an integer, which
+    /// is then computed without rounding; `written`: as the input wrote it, for errors): seconds
+    /// below `secondsBelow` in magnitude unless the format says which; an error when it is not
+    /// finite or out of range.
+    static func epochMilliseconds(_ number: Double, exactly integer: Int?, written: String, format: String?) throws
+        -> Int
+    {
+        guard number.isFinite else {
+            throw ExpressionRuntimeError("parseTime(): '\(written)' is not a time (an epoch number must be finite)")
+        }
+        let seconds = format == "unix" || (format == nil && number.magnitude < secondsBelow)
+        let milliseconds = seconds ? number * 1000 : number
+        // The integer itself too: a double rounds the last digits of a large one.
+        guard milliseconds.magnitude <= Double(maximumMilliseconds),
+            seconds || (integer?.magnitude ?? 0) <= UInt(maximumMilliseconds)
+        else {
+            throw ExpressionRuntimeError(
+                "parseTime(): '\(written)' \(seconds ? "seconds are" : "milliseconds are") "
+                    + "out of range: a time is at most 100,000,000 days (8640000000000000 ms) from the epoch")
+        }
+        if let integer { return seconds ? integer * 1000 : integer }
+        return Int(milliseconds.rounded(.down))
     }
 
     /// The pattern of a format, unless it names an epoch form (`unix`, `unix_ms`).
@@ -313,9 +342,13 @@ enum TimeFunctions {
     static func format(_ value: Value, pattern: TimeFormat?, zone: TimeZoneRules) throws -> Value {
         let milliseconds: Int
         switch value {
-        case .int(let number): milliseconds = number
-        case .double(let number) where number.isFinite && number.magnitude < 1e15:
+        case .int(let number) where number.magnitude <= maximumMilliseconds: milliseconds = number
+        case .double(let number) where number.isFinite && number.magnitude <= Double(maximumMilliseconds):
             milliseconds = Int(number.rounded(.down))
+        case .int, .double:
+            throw ExpressionRuntimeError(
+                "formatTime(): \(value) is out of range: a time is at most 100,000,000 days (8640000000000000 ms) "
+                    + "from the epoch")
         default:
             throw ExpressionRuntimeError(
                 "formatTime() expects milliseconds since the epoch, got \(Operations.describe(value))")

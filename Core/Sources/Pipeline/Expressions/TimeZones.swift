@@ -9,7 +9,7 @@ import Synchronization
 /// A time zone of the system's tz database (`Europe/Paris`), read once from its TZif file in
 /// `/usr/share/zoneinfo`: its offset from UTC at any time, and the abbreviation in use then.
 struct TimeZoneRules: Sendable {
-    struct Kind: Sendable {
+    struct Kind: Sendable, Equatable {
         let offset: Int
         let abbreviation: String
     }
@@ -21,14 +21,18 @@ struct TimeZoneRules: Sendable {
     let kinds: [Kind]
     /// The kind before the first transition.
     let initial: Int
+    /// The rule for every time after the last transition (the file's footer), if it has one.
+    var rule: PosixTimeZoneRule? = nil
 
     static let utc = TimeZoneRules(
         name: "UTC", transitions: [], kindAtTransition: [], kinds: [Kind(offset: 0, abbreviation: "UTC")], initial: 0)
 
     /// The offset (seconds east of UTC) and abbreviation at `milliseconds` since the epoch. After
-    /// the last transition in the file (2037 in the usual files) the last kind stays.
+    /// the last transition in the file (2037 in the usual files) the file's POSIX rule says, as
+    /// the C library and Python read it; without one, the last kind stays.
     func kind(at milliseconds: Int) -> Kind {
         let seconds = TimeText.floorDivide(milliseconds, 1000).quotient
+        if let rule, transitions.last.map({ seconds >= $0 }) ?? true { return rule.kind(atSecond: seconds) }
         var low = 0
         var high = transitions.count
         while low < high {
@@ -61,6 +65,7 @@ struct TimeZoneRules: Sendable {
         guard let first = header(0) else { return nil }
         var start = 44
         var timeSize = 4
+        var rule: PosixTimeZoneRule?
         if first.version >= UInt8(ascii: "2") {
             let (utc, std, leap, times, types, chars) = (
                 first.counts[0], first.counts[1], first.counts[2], first.counts[3], first.counts[4], first.counts[5]
@@ -72,6 +77,15 @@ struct TimeZoneRules: Sendable {
         }
         guard let counts = header(start - 44)?.counts else { return nil }
         let (times, types, chars) = (counts[3], counts[4], counts[5])
+        if timeSize == 8 {
+            // The footer follows the 64-bit data: a newline, the rule, a newline.
+            let footer = start + times * 9 + types * 6 + chars + counts[2] * 12 + counts[1] + counts[0]
+            if footer < bytes.count, bytes[footer] == UInt8(ascii: "\n"),
+                let close = bytes[(footer + 1)...].firstIndex(of: UInt8(ascii: "\n"))
+            {
+                rule = PosixTimeZoneRule(String(decoding: bytes[(footer + 1)..<close], as: UTF8.self))
+            }
+        }
         guard types > 0 else { return nil }
         var transitions: [Int] = []
         var kindAtTransition: [Int] = []
@@ -102,7 +116,7 @@ struct TimeZoneRules: Sendable {
         }
         return TimeZoneRules(
             name: name, transitions: transitions, kindAtTransition: kindAtTransition, kinds: kinds,
-            initial: initial ?? 0)
+            initial: initial ?? 0, rule: rule)
     }
 }
 

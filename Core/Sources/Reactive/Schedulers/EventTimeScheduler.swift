@@ -129,6 +129,15 @@ public final class EventTimeScheduler: SchedulerType {
         if time > clock { clock = time }
     }
 
+    /// Moves the watermark to `time`, an element's (or a watermark elements at `time` may still
+    /// come at), running only the work due before it: work due at `time` itself waits until the
+    /// watermark passes it. So an element and a timer of the same millisecond run element first,
+    /// as on the run clock, where input is scheduled before any operator's timer.
+    public func advance(toElementAt time: Int64) {
+        advance(to: time == .min ? time : time - 1)
+        if !advancing && time > clock { clock = time }
+    }
+
     /// When the next work not cancelled is due; nil when none is.
     public var nextDue: Int64? {
         while let next = queue.first, next.action.isCancelled { _ = queue.popFirst() }

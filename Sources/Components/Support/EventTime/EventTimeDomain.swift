@@ -257,7 +257,7 @@ final class EventTimeDomain {
         // Most elements go on as they come (or wait): nothing to look for then, once an element.
         while head < inOrder.count || !outOfOrder.isEmpty, let entry = next(upTo: allowed) {
             entry.input.waiting -= 1
-            clock.advance(to: entry.time)
+            clock.advance(toElementAt: entry.time)
             // One that came before the clock started, of an input taken as they come.
             if entry.input.asTheyCome { elementTime = entry.time }
             Origin.with(entry.origin) { entry.input.deliver(entry.element) }
@@ -266,7 +266,8 @@ final class EventTimeDomain {
         // Every input ended: nothing more can come. The clock then goes on with the run's own
         // (what is still timed — a `delay`'s last elements — comes in its time); running it to
         // the end of time at once would never end a periodic timer.
-        if allowed != .max { clock.advance(to: allowed) } else { followRunClock() }
+        // Elements at the watermark itself are still on time: work due then waits for them.
+        if allowed != .max { clock.advance(toElementAt: allowed) } else { followRunClock() }
         if head > 1024 && head * 2 > inOrder.count { compact() }
         endInputs()
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Components
 import Foundation
+import Pipeline
 
 /// `rivulet partitions --nats URL --group NAME`: which runner of a group holds which partition,
 /// and how far behind each partition's consumer is.
@@ -16,6 +17,7 @@ struct PartitionsCommand: ParsableCommand {
     var group: String
 
     func run() throws {
+        Secrets.shared.addURLCredentials(in: nats)
         do {
             FileHandleOutput.standardOutput.write(try NATSGroupStatus.read(urls: nats, group: group).text())
         } catch {

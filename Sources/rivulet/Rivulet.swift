@@ -1,5 +1,6 @@
 import ArgumentParser
 @_spi(Host) import Pipeline
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -39,6 +40,15 @@ struct Rivulet: ParsableCommand {
             // handle it, and ends the process as it would have.
             if (command as? HandlesStopSignals)?.handlesStopSignals != true { SignalWatcher.unblockSignals() }
             try command.run()
+            // A description written to a full disk or a closed file is not a success.
+            let failure = FileHandleOutput.standardOutputError.load(ordering: .relaxed)
+            // A reader that had enough (`| head`) ends it quietly, as SIGPIPE would.
+            if failure == EPIPE { Glibc.exit(141) }
+            if failure != 0 {
+                FileHandleOutput.standardError.write(
+                    "error: cannot write to standard output: \(String(cString: strerror(failure)))\n")
+                Glibc.exit(1)
+            }
         } catch {
             let code = exitCode(for: error)
             if code == .validationFailure {
@@ -56,6 +66,10 @@ enum FileHandleOutput {
     case standardOutput
     case standardError
 
+    /// The first error (errno) a write to standard output met; 0 if none. The command then exits
+    /// with 1 (with 141, quietly, for a closed pipe).
+    static let standardOutputError = Atomic<Int32>(0)
+
     func write(_ text: String) {
         var bytes = Array(Secrets.shared.redact(text).utf8)
         let descriptor: Int32 = self == .standardOutput ? 1 : 2
@@ -64,7 +78,14 @@ enum FileHandleOutput {
             let written = bytes.withUnsafeMutableBytes {
                 Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset)
             }
-            if written <= 0 { return }
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 {
+                let error = written < 0 ? errno : ENOSPC
+                if self == .standardOutput {
+                    _ = Self.standardOutputError.compareExchange(expected: 0, desired: error, ordering: .relaxed)
+                }
+                return
+            }
             offset += written
         }
         bytes.removeAll()

@@ -18,21 +18,26 @@ struct RunSummary {
     var read: Int
     var written: Int
     var errors: Int
+    /// Elements dropped on purpose, not errors: late ones (behind the watermark).
+    var late = 0
     var seconds: Double
 
-    /// The counts of `meters`, with `skipped` elements dropped under `onError: skip` counted as errors.
-    init(meters: RunMeters, skipped: Int, failed: Bool, seconds: Double) {
+    /// The counts of `meters`, with `skipped` elements dropped under `onError: skip` counted as
+    /// errors and `dropped` ones (late) apart.
+    init(meters: RunMeters, skipped: Int, dropped: Int = 0, failed: Bool, seconds: Double) {
         let components = meters.components
         read = components.filter { $0.kind == .source }.reduce(0) { $0 + $1.elements }
         written = components.filter { $0.kind == .sink }.reduce(0) { $0 + $1.written }
         errors = skipped + (failed ? 1 : 0)
+        late = dropped
         self.seconds = seconds
     }
 
-    /// `run completed: 1000 elements read, 998 written, 2 errors in 0.41s`.
+    /// `run completed: 1000 elements read, 998 written, 2 errors in 0.41s`, with `, 5 late`
+    /// after the errors when elements were late.
     func line(_ ending: Ending) -> String {
         "run \(ending.rawValue): \(read) element\(read == 1 ? "" : "s") read, \(written) written, "
-            + "\(errors) error\(errors == 1 ? "" : "s") in \(Self.duration(seconds))"
+            + "\(errors) error\(errors == 1 ? "" : "s")\(late > 0 ? ", \(late) late" : "") in \(Self.duration(seconds))"
     }
 
     /// One row per component: its place, name, elements in and out, errors.

@@ -50,9 +50,9 @@ extension RunCommand {
         case .cancelled?, nil: ending = SignalWatcher.received != nil ? .interrupted : .stopped
         }
         guard !quiet else { return }
-        let skipped = compiled.skipped.entries.reduce(0) { $0 + $1.count }
         let summary = RunSummary(
-            meters: meters, skipped: skipped, failed: ending == .failed,
+            meters: meters, skipped: compiled.skipped.errors, dropped: compiled.skipped.dropped,
+            failed: ending == .failed,
             seconds: ProcessInfo.processInfo.systemUptime - started)
         if self.summary {
             if RunLog.format == .json {
@@ -74,7 +74,7 @@ extension RunCommand {
             fields: [
                 "ending": .string(ending.rawValue), "read": .stringConvertible(summary.read),
                 "written": .stringConvertible(summary.written), "errors": .stringConvertible(summary.errors),
-                "seconds": .stringConvertible(summary.seconds),
+                "late": .stringConvertible(summary.late), "seconds": .stringConvertible(summary.seconds),
             ])
         if ending == .interrupted, let stopping {
             RunLog.info(stopping.line)

@@ -80,7 +80,7 @@ final class EventTimeTests: LeakCheckingTestCase {
         let arrivals: [Double] = [1, 12, 3, 29, 31, 44, 95, 70]
         let tumbling = try run(
             arrivals, eventTime: "{ time: .t * 1000, maxDelay: 30s }", ops: "- window: 30s\n- map: map(., .t)")
-        // Windows from the first element's time minus maxDelay (1 − 30 = −29 s): [−29, 1), [1, 31), ...
+        // Windows aligned to the epoch: [0, 30), [30, 60), [60, 90), [90, 120).
         XCTAssertEqual(elements(tumbling), ["[1,3,12,29]", "[31,44]", "[70]", "[95]"])
         let sessions = try run(
             arrivals, eventTime: "{ time: .t * 1000, maxDelay: 30s }",
@@ -190,7 +190,7 @@ final class EventTimeTests: LeakCheckingTestCase {
     }
 
     func testAllowedLatenessOfAWindowEmitsItAgainWithTheLateElement() throws {
-        // Windows of a minute from 0 s (the first element, 10 s, minus maxDelay). 80 s moves the
+        // Windows of a minute from the epoch. 80 s moves the
         // watermark to 70 s: [0, 60) was emitted at 60 s. 58 s comes 12 s behind it (within 30 s):
         // the window goes out again with it; 20 s, 50 s behind, is late.
         let harness = try run(
@@ -234,6 +234,45 @@ final class EventTimeTests: LeakCheckingTestCase {
             sinks: [{ record: out }]
             """)
         XCTAssertEqual(elements(runClock), ["1.5"])
+    }
+
+    func testTimeWindowsOnEventTimeAreAlignedToTheEpochWhereverReadingStarted() throws {
+        // The docs said the first element's time minus maxDelay ([7000, 12000] [18000]); the run
+        // aligned to the epoch only because the clock read 0 before its first element.
+        let base = 1_000_000_000_000
+        let tumbling = try run(
+            [7, 12, 18].map { Double(base / 1000 + $0) }, eventTime: "{ time: .t * 1000, maxDelay: 0ms }",
+            ops: "- window: 10s\n- map: map(., .t % 1000)")
+        XCTAssertEqual(elements(tumbling), ["[7]", "[12,18]"])
+        // A group opened mid-stream gets the same windows: b's first element, 15, is not its origin.
+        let events =
+            [("a", 7), ("a", 12), ("b", 15), ("b", 21), ("a", 31)].enumerated().map { index, pair in
+                "      - { at: \(index)ms, next: { k: \(pair.0), t: \(base + pair.1 * 1000) } }"
+            } + ["      - { at: 5ms, complete: true }"]
+        let grouped = try PipelineHarness().run(
+            """
+            source:
+              events:
+            \(events.joined(separator: "\n"))
+            eventTime: { time: .t, maxDelay: 0ms }
+            ops:
+              - groupBy: { key: .k, ops: [{ window: 10s }] }
+              - map: "map(., .k + string((.t - \(base)) / 1000))"
+            sinks: [{ record: out }]
+            """)
+        XCTAssertEqual(elements(grouped), ["[\"a7\"]", "[\"a12\"]", "[\"b15\"]", "[\"b21\"]", "[\"a31\"]"])
+    }
+
+    func testEveryTimedOperatorsReferenceSaysWhichClockItRunsOnAndHowItIsAligned() {
+        for name in ["debounce", "throttle", "sample", "buffer", "delay", "timeout", "interval", "timer"] {
+            let docs = BuiltinComponents.all.first { $0.name == name }?.docs ?? ""
+            XCTAssertTrue(docs.contains("Timing: on the pipeline's clock"), name)
+            XCTAssertTrue(docs.contains("counts from the first element's time minus maxDelay"), name)
+        }
+        for name in ["window", "aggregate"] {
+            XCTAssertTrue(
+                BuiltinComponents.all.first { $0.name == name }?.docs.contains("aligned to the epoch") == true, name)
+        }
     }
 
     func testThrottleSampleBufferDelayAndTimeoutRunOnEventTime() throws {

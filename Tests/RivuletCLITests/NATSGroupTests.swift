@@ -437,6 +437,12 @@ final class NATSGroupTests: OneNATSServerTestCase {
             ("group: g, partitions: 4, leaseTimeout: 500ms", "leaseTimeout"),
             ("group: g, partitions: 4, durable: d", "durable and group exclude each other"),
             ("group: \"a.b\", partitions: 4", "may hold only letters, digits, - and _"),
+            // Once passed by lint, then refused by the server at start.
+            (
+                "group: \(String(repeating: "g", count: 300)), partitions: 4",
+                "group is 300 characters long, more than the 200"
+            ),
+            ("group: g, partitions: 2000", "partitions is 2000, more than the 256 a group may have"),
         ] {
             let result = try run(
                 "source: { nats: { url: \"\(natsURL)\", stream: ORDERS, subject: orders, \(extra) } }\nsink: stdout\n")

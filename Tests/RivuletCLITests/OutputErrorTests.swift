@@ -38,6 +38,21 @@ final class OutputErrorTests: BinaryTestCase {
         assertContains(message, "stdout: writing to standard output: No space left on device")
     }
 
+    func testACommandThatDescribesFailsWhenItsOutputCannotBeWritten() throws {
+        // schema, graph and components once exited 0 having written nothing.
+        let pipeline = try write("p.yaml", "source: { events: [] }\nsink: stdout\n")
+        for command in ["schema", "graph '\(pipeline)'", "components", "components debounce"] {
+            let full = try shell("'\(rivulet)' \(command) > /dev/full")
+            XCTAssertEqual(full.termination, .exited(1), command)
+            assertContains(
+                String(decoding: full.standardError, as: UTF8.self),
+                "error: cannot write to standard output: No space left on device")
+            let closed = try shell("'\(rivulet)' \(command) | head -c 1 > /dev/null; exit ${PIPESTATUS[0]}")
+            XCTAssertTrue([.exited(0), .exited(141)].contains(closed.termination), "\(command): \(closed.termination)")
+            XCTAssertEqual(String(decoding: closed.standardError, as: UTF8.self), "", command)
+        }
+    }
+
     func testAClosedPipeEndsTheRunQuietly() throws {
         let items = (0..<200_000).map { "{\"n\": \($0)}" }.joined(separator: ",")
         _ = try write("big.json", "[\(items)]")

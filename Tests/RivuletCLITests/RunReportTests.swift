@@ -64,6 +64,33 @@ final class RunReportTests: BinaryTestCase {
         assertContains(failed.stderr, "run failed: 1 element read, 0 written, 1 error in ")
     }
 
+    func testLateElementsAreCountedAsLateNotAsErrors() throws {
+        // After 30 s the watermark is 20 s: 12 s is late. The line once said "1 error", while the
+        // table (--summary) said 0 for eventTime.
+        let lines = directory.appendingPathComponent("times.jsonl")
+        try "{\"t\":10}\n{\"t\":30}\n{\"t\":12}\n{\"t\":25}\n".write(to: lines, atomically: true, encoding: .utf8)
+        let result = try run(
+            """
+            source: { file: { path: \(lines.path), format: jsonl } }
+            eventTime: { time: .t * 1000, maxDelay: 10s }
+            ops: [{ map: .t }]
+            sink: stdout
+            """, ["--summary"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "10\n25\n30\n")
+        assertContains(
+            result.stderr, "eventTime skipped 1 element late",
+            "run completed: 4 elements read, 3 written, 0 errors, 1 late in ")
+        XCTAssertNotNil(result.stderr.range(of: #"eventTime +4 +3 +0\n"#, options: .regularExpression), result.stderr)
+        let json = try run(
+            """
+            source: { file: { path: \(lines.path), format: jsonl } }
+            eventTime: { time: .t * 1000, maxDelay: 10s }
+            sink: stdout
+            """, ["--log-format", "json"])
+        assertContains(json.stderr, #""errors":0"#, #""late":1"#)
+    }
+
     func testSummaryAddsATablePerComponent() throws {
         let result = try run(filtering, ["--summary"])
         XCTAssertEqual(result.status, 0)

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTestServer
+import RivuletTestSupport
 import XCTest
 
 /// Secrets are masked by value wherever rivulet writes text: a key sent in any query parameter or
@@ -61,6 +62,45 @@ final class SecretRedactionTests: BinaryTestCase {
                 for (output, text) in outputs {
                     XCTAssertFalse(text.contains(form), "\(name) as '\(form)' appears in \(output)")
                 }
+            }
+        }
+    }
+
+    func testAPasswordInANATSURLIsPrintedNowhere() throws {
+        // Nothing listens on port 1: every run fails, naming the server it could not reach.
+        let file = directory.appendingPathComponent("nats.yaml")
+        func write(url: String?) throws {
+            try """
+            source: { nats: { \(url.map { "url: \"\($0)\", " } ?? "")subject: orders, lostAfter: 1s } }
+            sink: stdout
+            """.write(to: file, atomically: true, encoding: .utf8)
+        }
+        var outputs: [(String, String)] = []
+        try write(url: "nats://alice:pw9@127.0.0.1:1")
+        let fromFile = try runRivulet(["run", file.path], timeout: 60)
+        XCTAssertNotEqual(fromFile.status, 0)
+        outputs.append(("run, url in the file", fromFile.stdout + fromFile.stderr))
+        let graph = try runRivulet(["graph", file.path])
+        XCTAssertEqual(graph.status, 0, graph.stderr)
+        assertContains(graph.stdout, "REDACTED@127.0.0.1:1")
+        outputs.append(("graph", graph.stdout + graph.stderr))
+        let set = try runRivulet(
+            ["run", file.path, "--set", "source.nats.url=nats://carol:pw9@127.0.0.1:1"], timeout: 60)
+        XCTAssertNotEqual(set.status, 0)
+        outputs.append(("run --set", set.stdout + set.stderr))
+        try write(url: nil)
+        let fromEnvironment = try runRivulet(
+            ["run", file.path], environment: ["NATS_URL": "nats://bob:pw9@127.0.0.1:1,nats://tok3n9@127.0.0.1:2"],
+            timeout: 60)
+        XCTAssertNotEqual(fromEnvironment.status, 0)
+        outputs.append(("run, $NATS_URL", fromEnvironment.stdout + fromEnvironment.stderr))
+        let partitions = try runRivulet(
+            ["partitions", "--nats", "nats://dave:pw9@127.0.0.1:1", "--group", "g"], timeout: 60)
+        XCTAssertNotEqual(partitions.status, 0)
+        outputs.append(("partitions", partitions.stdout + partitions.stderr))
+        for (name, output) in outputs {
+            for secret in ["pw9", "tok3n9"] {
+                XCTAssertFalse(output.contains(secret), "\(name) shows \(secret): \(output)")
             }
         }
     }

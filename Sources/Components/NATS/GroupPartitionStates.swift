@@ -118,8 +118,7 @@ final class GroupPartitionStates: @unchecked Sendable {
         let key = Self.key(partition)
         for _ in 0..<5 {
             let entry = try store.entry(key)
-            let stored = entry.flatMap { try? JSONParser.parse($0.value) } ?? .null
-            var claimed = stored.objectValue ?? JSONObject()
+            var claimed = try entry.map { try checked($0.value, partition: partition) } ?? JSONObject()
             let previous = claimed["consumer"]?.stringValue ?? sharedConsumerName(partition)
             let consumer = newConsumerName(partition)
             claimed["owner"] = .string(runner)
@@ -137,6 +136,48 @@ final class GroupPartitionStates: @unchecked Sendable {
             }
         }
         throw NATSSetupError("partition \(partition) of group '\(group)' is being claimed by another runner")
+    }
+
+    /// The highest acknowledgement floor an entry may give: the next sequence must fit.
+    static let highestFloor = Int(Int64.max - 1)
+
+    /// A partition's stored entry, checked: what is stored is input, and a bad one (written by
+    /// hand, by another program, or cut short) is refused with what is wrong and where, never
+    /// read as an empty state (the partition would be read again from the stream's start) nor
+    /// trapped on (every runner taking the partition would crash, again on each restart).
+    func checked(_ text: String, partition: Int) throws -> JSONObject {
+        let place = "the entry '\(Self.key(partition))' of bucket '\(Self.bucketName(group))'"
+        let remedy =
+            "; fix or delete it to read partition \(partition) again (deleted, it is read from its consumer's position)"
+        func refuse(_ what: String) -> NATSSetupError { NATSSetupError("\(place) \(what)\(remedy)") }
+        let parsed: Value
+        do {
+            parsed = try JSONParser.parse(text)
+        } catch {
+            throw refuse("is not JSON (\(text.utf8.count) bytes: \(error))")
+        }
+        guard let object = parsed.objectValue else { throw refuse("is not a JSON object but \(parsed.typeName)") }
+        for field in ["owner", "consumer"] {
+            if let value = object[field], value != .null, value.stringValue == nil {
+                throw refuse("has a '\(field)' that is not text: \(value.typeName)")
+            }
+        }
+        if let state = object["state"], state != .null, state.objectValue == nil {
+            throw refuse("has a 'state' that is not an object: \(state.typeName)")
+        }
+        guard let position = object["position"], position != .null else { return object }
+        guard let fields = position.objectValue else { throw refuse("has a 'position' that is not an object") }
+        if let floor = fields["floor"], floor != .null {
+            guard let value = floor.intValue, (0...Self.highestFloor).contains(value) else {
+                throw refuse("has the floor \(floor), not a sequence from 0 to \(Self.highestFloor)")
+            }
+        }
+        if let sequences = fields["sequences"], sequences != .null {
+            guard let items = sequences.arrayValue,
+                items.allSatisfy({ $0.intValue.map { (1...Self.highestFloor + 1).contains($0) } ?? false })
+            else { throw refuse("has 'sequences' that are not a list of stream sequences") }
+        }
+        return object
     }
 
     /// This runner reads `partition` from now on, through `consumer`, from `state` (its chains are

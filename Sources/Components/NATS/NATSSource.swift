@@ -130,6 +130,19 @@ extension BuiltinComponents {
                     validation.error(
                         "group '\(group)' may hold only letters, digits, - and _ (it names consumers and a bucket)",
                         at: Key.group, in: values)
+                } else if group.count > NATSSourceLimits.groupNameLength {
+                    // The server takes names of up to 255 characters; a group names its buckets
+                    // (rivulet-leases-GROUP, within KV_...) and consumers (GROUP-pP-TOKEN).
+                    validation.error(
+                        "group is \(group.count) characters long, more than the \(NATSSourceLimits.groupNameLength) a group's "
+                            + "name may have (it names its buckets and consumers on the server)", at: Key.group,
+                        in: values)
+                }
+                if let partitions = values[Key.partitions], partitions > NATSSourceLimits.partitions {
+                    validation.error(
+                        "partitions is \(partitions), more than the \(NATSSourceLimits.partitions) a group may have: each "
+                            + "lease round renews every partition's lease, one request each", at: Key.partitions,
+                        in: values, note: "more runners read more partitions each; fewer, larger partitions do as well")
                 }
             }
             if values.has(Key.stream) {
@@ -204,6 +217,14 @@ extension BuiltinComponents {
             }
         })
 }
+/// The bounds of a group's names and partitions, checked by lint.
+enum NATSSourceLimits {
+    /// The longest group name.
+    static let groupNameLength = 200
+    /// The most partitions of a group (2,000 kept a runner losing its own leases; 100,000 never read).
+    static let partitions = 256
+}
+
 /// Registers the drains of sources that can stop reading and let their stream finish.
 enum NATSSource {
     static func observable(

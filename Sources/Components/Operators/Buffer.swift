@@ -13,7 +13,8 @@ extension BuiltinComponents {
     public static let buffer = ComponentSpec(
         name: "buffer",
         summary: "Groups elements into lists, emitted every time span or when a count is reached.",
-        docs: "A time span with no elements emits an empty list; completion emits the last list, even empty.",
+        docs: "A time span with no elements emits an empty list; completion emits the last list, even empty."
+            + ClockDocs.fromSubscription,
         parameters: [Key.timeSpan, Key.count],
         primary: Key.timeSpan,
         example: "- buffer: { timeSpan: 1s, count: 100 }",

@@ -13,7 +13,7 @@ extension BuiltinComponents {
         docs: """
             Each element restarts the timer. When the stream completes, a pending element is emitted at \
             once, then completion; an error drops it.
-            """,
+            """ + ClockDocs.fromSubscription,
         parameters: [Key.dueTime],
         primary: Key.dueTime,
         example: "- debounce: 500ms",

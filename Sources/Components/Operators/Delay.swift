@@ -10,7 +10,8 @@ extension BuiltinComponents {
     public static let delay = ComponentSpec(
         name: "delay",
         summary: "Shifts every element, and completion, later by a duration.",
-        docs: "Errors are not delayed: they go out at once and drop the elements still waiting.",
+        docs: "Errors are not delayed: they go out at once and drop the elements still waiting."
+            + ClockDocs.fromSubscription,
         parameters: [Key.dueTime],
         primary: Key.dueTime,
         example: "- delay: 200ms",

@@ -19,6 +19,25 @@ private enum Key {
         doc: "An element behind the watermark: drop it (counted), or send it to the side stream NAME.late.")
 }
 
+/// What the reference of each timed operator says of its clock, one text for all of them.
+enum ClockDocs {
+    /// Timers counted from subscription (debounce, throttle, sample, buffer, delay, timeout, ...).
+    static let fromSubscription = """
+         Timing: on the pipeline's clock (the run's real clock; virtual in tests, or with --clock \
+        virtual) its time counts from subscription; on an event-time stream (eventTime above it) it \
+        runs on the watermark and counts from the first element's time minus maxDelay. On either, an \
+        element and a timer of the same millisecond run element first (RxSwift's order).
+        """
+    /// Windows aligned to the epoch on event time (window, aggregate).
+    static let alignedToTheEpoch = """
+         Timing: on the pipeline's clock (the run's real clock; virtual in tests) windows are aligned \
+        to the subscription (RxSwift's timing); on an event-time stream (eventTime above it) they are \
+        aligned to the epoch — a 1m window is a minute of the calendar — so a resumed run, a partition \
+        taken over or a replay from the middle gets the same windows whatever element it read first; \
+        a window closes when the watermark passes its end.
+        """
+}
+
 /// What `eventTime` does with an element behind the watermark.
 enum LateElements: String, ParameterChoice {
     /// Dropped, and counted in the run summary.
@@ -138,40 +157,49 @@ extension BuiltinComponents {
                             until: lifetime)
                     }
                     idleTimers.arm(base)
-                    readEach(
-                        source, while: lifetime, in: lifetime.makeChild(), routing: context,
-                        element: { element in
-                            // The time of an element the domain did not take (late), else nil.
-                            let lateAt = try inputs.withInput { input -> Int64? in
-                                idleTimers.arm(input)
-                                // Most times are plain integers in the line: read in place, no scope or Value.
-                                let at =
-                                    try time.fieldInteger(of: element).map(Int64.init)
-                                    ?? BuiltinComponents.eventTimeMilliseconds(
-                                        context.evaluate(time, element, in: scope), element: element, context: context)
-                                return domain.take(element, at: at, from: input) ? nil : at
-                            }
-                            guard let at = lateAt else { return }
-                            context.meter?.count("elements_late_total")
-                            switch late {
-                            case .drop:
-                                context.dropped(
-                                    reason: "late, behind the watermark (late: drop)",
-                                    message:
-                                        "time \(ExpressionEnvironment.rfc3339(epochMilliseconds: Int(at))) behind the watermark \(ExpressionEnvironment.rfc3339(epochMilliseconds: Int(domain.clock.clock)))"
-                                )
-                            case .side: context.sideStreams["late"]?.onNext(element)
-                            }
-                        },
-                        failed: {
-                            observer.on(.error($0))
-                            lifetime.dispose()
-                        },
-                        completed: {
-                            idleTimers.stop()
-                            inputs.endLanes()
-                            domain.end(base)
-                        })
+                    // A source that delivers while it is subscribed (a file) would move the clock
+                    // before what comes after has subscribed (a sample's ticks, another event-time
+                    // stream's input): reading starts once the whole pipeline is subscribed.
+                    func read(in subscription: Lifetime) {
+                        guard !subscription.isDisposed else { return }
+                        readEach(
+                            source, while: lifetime, in: subscription, routing: context,
+                            element: { element in
+                                // The time of an element the domain did not take (late), else nil.
+                                let lateAt = try inputs.withInput { input -> Int64? in
+                                    idleTimers.arm(input)
+                                    // Most times are plain integers in the line: read in place, no scope or Value.
+                                    let at =
+                                        try time.fieldInteger(of: element).map(Int64.init)
+                                        ?? BuiltinComponents.eventTimeMilliseconds(
+                                            context.evaluate(time, element, in: scope), element: element,
+                                            context: context)
+                                    return domain.take(element, at: at, from: input) ? nil : at
+                                }
+                                guard let at = lateAt else { return }
+                                context.meter?.count("elements_late_total")
+                                switch late {
+                                case .drop:
+                                    context.dropped(
+                                        reason: "late, behind the watermark (late: drop)",
+                                        message:
+                                            "time \(ExpressionEnvironment.rfc3339(epochMilliseconds: Int(at))) behind the watermark \(ExpressionEnvironment.rfc3339(epochMilliseconds: Int(domain.clock.clock)))"
+                                    )
+                                case .side: context.sideStreams["late"]?.onNext(element)
+                                }
+                            },
+                            failed: {
+                                observer.on(.error($0))
+                                lifetime.dispose()
+                            },
+                            completed: {
+                                idleTimers.stop()
+                                inputs.endLanes()
+                                domain.end(base)
+                            })
+                    }
+                    let reading = lifetime.makeChild()
+                    _ = lifetime.add(wall.schedule { read(in: reading) })
                 }
             }
         }

@@ -20,7 +20,7 @@ extension BuiltinComponents {
             At each tick the latest element since the previous tick is emitted, or 'default' if given and \
             none came; else nothing. When the stream completes, the result completes at the next tick, \
             after what is pending (RxSwift's sample).
-            """,
+            """ + ClockDocs.fromSubscription,
         parameters: [Key.every, Key.stream, Key.defaultValue],
         primary: Key.every,
         example: "- sample: 1s",

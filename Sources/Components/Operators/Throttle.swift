@@ -14,7 +14,7 @@ extension BuiltinComponents {
         docs: """
             With latest: true (the default, as in RxSwift) the last element of a window is emitted when the \
             window ends, and completion waits for it; with latest: false elements inside a window are dropped.
-            """,
+            """ + ClockDocs.fromSubscription,
         parameters: [Key.dueTime, Key.latest],
         primary: Key.dueTime,
         example: "- throttle: { dueTime: 1s, latest: false }",

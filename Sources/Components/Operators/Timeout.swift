@@ -12,7 +12,7 @@ extension BuiltinComponents {
     public static let timeout = ComponentSpec(
         name: "timeout",
         summary: "Fails, or switches to a fallback source, when no element arrives within a duration.",
-        docs: "The clock starts at subscription and restarts at each element.",
+        docs: "The clock starts at subscription and restarts at each element." + ClockDocs.fromSubscription,
         parameters: [Key.dueTime, Key.fallback],
         primary: Key.dueTime,
         example: "- timeout: 5s",

@@ -31,8 +31,8 @@ extension BuiltinComponents {
         name: "window",
         summary: "Collects the elements into windows (tumbling, sliding, session or by count), each emitted as a list.",
         docs: """
-            Times are on the pipeline's clock (virtual in tests) and windows are aligned to the \
-            subscription: with every, window k covers [start + k·every, start + (k+1)·every); an element \
+            With every, window k covers [origin + k·every, origin + (k+1)·every), the origin being the \
+            subscription on the pipeline's clock and the epoch on event time (see Timing below); an element \
             exactly on a boundary belongs to the window that starts there. With slide as well, a window of \
             length every starts every slide, and an element joins each window open at its time. With \
             sessionGap, a window opens at an element and closes once sessionGap passes without one (an \
@@ -49,7 +49,7 @@ extension BuiltinComponents {
             closed empty is emitted then for the first time); later than that it is late as eventTime \
             says. A list has no room for update: true — aggregate, which has allowedLateness too, marks \
             its updates.
-            """,
+            """ + ClockDocs.alignedToTheEpoch,
         parameters: [Key.every, Key.count, Key.slide, Key.sessionGap, Key.allowedLateness, Key.ops],
         primary: Key.every,
         example: "- window: { every: 1m, count: 1000 }",
@@ -90,7 +90,8 @@ extension BuiltinComponents {
             let state = context.operatorState()
             return { [weak state] source in
                 Observable { observer, lifetime in
-                    let windows = Windows(shape: shape, origin: scheduler.now)
+                    // On event time windows are aligned to the epoch, not to where reading started.
+                    let windows = Windows(shape: shape, origin: scheduler is EventTimeScheduler ? .zero : scheduler.now)
                     let timer = SerialDisposable()
                     lifetime.add(timer)
                     let chains = chain.map { MergedChains(chain: $0, observer: observer, lifetime: lifetime) }

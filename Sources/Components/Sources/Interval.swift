@@ -15,7 +15,7 @@ extension BuiltinComponents {
     public static let interval = ComponentSpec(
         name: "interval",
         summary: "Emits 0, 1, 2, ... every period, the first one period after subscription.",
-        docs: "It never completes on its own; follow it with take to stop it.",
+        docs: "It never completes on its own; follow it with take to stop it." + ClockDocs.fromSubscription,
         parameters: [Key.period],
         primary: Key.period,
         example: "source: { interval: 1s }",
@@ -61,6 +61,7 @@ extension BuiltinComponents {
     public static let timer = ComponentSpec(
         name: "timer",
         summary: "Emits 0 after a delay and completes; with a period, keeps emitting 1, 2, ... every period.",
+        docs: "The delay counts from subscription." + ClockDocs.fromSubscription,
         parameters: [Key.dueTime, Key.timerPeriod],
         primary: Key.dueTime,
         example: "source: { timer: 2s }",

@@ -205,7 +205,8 @@ final class WasmPluginInstance {
     /// A trap or a host error as a line: WasmKit's trap text without its backtrace.
     static func describe(_ error: any Error, limits: WasmPluginLimits? = nil) -> String {
         if let error = error as? WasmPluginError { return error.message }
-        let text = "\(error)".split(separator: "\n").first.map(String.init) ?? "\(error)"
+        let whole = WasmPluginError.plain(error)
+        let text = whole.split(separator: "\n").first.map(String.init) ?? whole
         if text == "Trap: out of fuel", let limits {
             return "the module ran out of fuel (\(limits.fuel) units for one call; an endless loop?)"
         }

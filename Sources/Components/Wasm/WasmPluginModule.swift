@@ -39,7 +39,7 @@ struct WasmPluginModule {
         do {
             module = try parseWasm(bytes: bytes)
         } catch {
-            throw WasmPluginError("'\(named)' is not a WebAssembly module: \(error)")
+            throw WasmPluginError("'\(named)' is not a WebAssembly module: \(WasmPluginError.plain(error))")
         }
         var importsWASI = false
         for item in module.imports {
@@ -79,4 +79,39 @@ struct WasmPluginError: Error, CustomStringConvertible {
     }
 
     var description: String { message }
+
+    /// An error of WasmKit's as plain text: some of its errors print a message by its Swift debug
+    /// text (`"Message(text: \"...\")" at offset 0x2a`); that is cut down to the text itself.
+    static func plain(_ error: any Error) -> String {
+        var text = "\(error)"
+        while let start = text.range(of: "Message(text: \"") {
+            // The text runs to the first quote not escaped, then ")".
+            var index = start.upperBound
+            var unescaped = ""
+            var closed = false
+            while index < text.endIndex {
+                let character = text[index]
+                if character == "\\", text.index(after: index) < text.endIndex {
+                    index = text.index(after: index)
+                    unescaped.append(text[index])
+                } else if character == "\"" {
+                    closed = true
+                    break
+                } else {
+                    unescaped.append(character)
+                }
+                index = text.index(after: index)
+            }
+            guard closed, text[text.index(after: index)...].hasPrefix(")") else { break }
+            // Whatever names the type before it (`WasmParser.WasmParserError.`) goes too.
+            var from = start.lowerBound
+            while from > text.startIndex,
+                text[text.index(before: from)].isLetter || text[text.index(before: from)] == "."
+            {
+                from = text.index(before: from)
+            }
+            text.replaceSubrange(from...text.index(index, offsetBy: 1), with: unescaped)
+        }
+        return text
+    }
 }

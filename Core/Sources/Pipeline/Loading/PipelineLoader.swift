@@ -100,6 +100,17 @@
         return SourceLocation(file: path, line: line, column: column)
     }
 
+    /// Adds the credentials of every URL written in a scalar of `node` to the secrets.
+    static func addURLCredentials(of node: YAMLNode?) {
+        guard let node else { return }
+        switch node.kind {
+        case .scalar(let text, _): if text.contains("@") { Secrets.shared.addURLCredentials(in: text) }
+        case .sequence(let items): items.forEach(addURLCredentials)
+        case .mapping(let pairs):
+            for pair in pairs { addURLCredentials(of: pair.value) }
+        }
+    }
+
     /// Checks `text` as the pipeline file `path`, after applying `overrides`.
     public func load(text: String, path: String, overrides: [Override] = []) -> Loaded {
         let directory = LocalFiles.directory(of: path)
@@ -121,6 +132,9 @@
         for name in Secrets.variables(in: text).filter(Secrets.isSecretName) + spec.secrets {
             if let value = environment[name] { Secrets.shared.add(value) }
         }
+        // So are the credentials of any URL the file (after substitution and --set) or $NATS_URL holds.
+        Self.addURLCredentials(of: root)
+        if let url = environment["NATS_URL"] { Secrets.shared.addURLCredentials(in: url) }
         var pluginProblems: [Diagnostic] = []
         if let loadPlugin {
             for plugin in spec.plugins {

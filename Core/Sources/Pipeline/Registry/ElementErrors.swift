@@ -51,7 +51,14 @@ public enum ElementErrors {
         public let firstMessage: String
         /// Why they were dropped.
         public var reason = "it could not handle (onError: skip)"
+        /// Whether they are errors (`onError: skip`), rather than dropped on purpose (late).
+        public var areErrors = true
     }
+
+    /// Elements dropped under `onError: skip`: the run summary's errors.
+    public var errors: Int { entries.reduce(0) { $0 + ($1.areErrors ? $1.count : 0) } }
+    /// Elements dropped on purpose (late ones): not errors, counted apart.
+    public var dropped: Int { entries.reduce(0) { $0 + ($1.areErrors ? 0 : $1.count) } }
 
     /// Every component that dropped something, in the order they first did.
     public private(set) var entries: [Entry] = []
@@ -74,6 +81,7 @@ public enum ElementErrors {
         } else {
             var entry = Entry(component: component, location: location, count: 1, firstMessage: message)
             entry.reason = reason
+            entry.areErrors = false
             entries.append(entry)
         }
     }

@@ -97,6 +97,35 @@ public final class Secrets: Sendable {
         return String(decoding: output, as: UTF8.self)
     }
 
+    /// Remembers the credentials of every URL in `text` (`nats://alice:pw@host`, `nats://TOKEN@host`):
+    /// the whole user part and the password alone, so neither is printed, in errors, a graph or
+    /// a log, however short the password.
+    public func addURLCredentials(in text: String) {
+        for credentials in Self.urlCredentials(in: text) {
+            add(credentials)
+            if let colon = credentials.firstIndex(of: ":") {
+                add(String(credentials[credentials.index(after: colon)...]))
+            }
+        }
+    }
+
+    /// The user parts (`alice:pw`, `TOKEN`) of the URLs in `text`: what stands between `://` and
+    /// the next `@` before any `/`, white space, quote or comma.
+    @_spi(Host) public static func urlCredentials(in text: String) -> [String] {
+        var found: [String] = []
+        var rest = text[...]
+        while let scheme = rest.firstRange(of: "://") {
+            let after = rest[scheme.upperBound...]
+            let end = after.firstIndex { " \t\n\r/\"',}]?#".contains($0) } ?? after.endIndex
+            let authority = after[..<end]
+            if let at = authority.lastIndex(of: "@"), at > authority.startIndex {
+                found.append(String(authority[..<at]))
+            }
+            rest = after[end...]
+        }
+        return found
+    }
+
     /// The names of the environment variables `text` reads with `${NAME}` or `${NAME:-default}`.
     @_spi(Host) public static func variables(in text: String) -> Set<String> {
         var names: Set<String> = []

@@ -22,26 +22,26 @@ extension ObservableType {
 }
 
 extension ObservableType where Element: StateRepresentable {
-    /// `sample(_:defaultValue:)` ticked every `period` (the first one period after subscription)
-    /// that keeps its state in `state` for checkpoints, if given: the latest element, whether the
-    /// source has completed, and the time left until the next tick. Restored, it goes on as if no
-    /// time had passed while the run was down.
-    ///
-    /// The ticks are armed before the source is subscribed (as RxSwift's timed operators arm
-    /// their timers): a source that delivers while it is subscribed moves an event-time clock,
-    /// and the first tick is counted from the subscription, not from where that left the clock.
+    /// `sample(_:defaultValue:)` that keeps its state in `state` for checkpoints: the latest
+    /// element, whether the source has completed, and, when `period` ticks it (every `period`,
+    /// the first one period after subscription), the time left until the next tick. Restored,
+    /// it goes on as if no time had passed while the run was down. Without `state` (or with
+    /// `sampler` as the ticks) nothing is kept of the ticks.
     @inlinable
     public func sample(
         every period: RxTimeInterval, scheduler: any SchedulerType, defaultValue: Element? = nil,
         state: OperatorState<Element>?
     ) -> Observable<Element> {
+        guard let state else {
+            return sample(Observable<Int>.interval(period, scheduler: scheduler), defaultValue: defaultValue)
+        }
         let source = asObservable()
         return Observable { observer, lifetime in
             let sink = SampleSink<Element>(defaultValue: defaultValue, downstream: observer, lifetime: lifetime)
-            let firstTick = state.map { sink.keep(in: $0, period: period, scheduler: scheduler) } ?? period
+            let firstTick = sink.keep(in: state, period: period, scheduler: scheduler)
+            source.subscribe(AnyObserver(sink.on), in: sink.sourceLifetime)
             Observable<Int>.timer(firstTick, period: period, scheduler: scheduler).subscribe(
                 AnyObserver { sink.tick($0.map { _ in () }) }, in: lifetime.makeChild())
-            source.subscribe(AnyObserver(sink.on), in: sink.sourceLifetime)
         }
     }
 

@@ -84,6 +84,24 @@ final class ElementErrorsTests: BinaryTestCase {
         assertContains(kept.stderr, "map skipped 6 elements", "'1e400' is not a time")
     }
 
+    func testInnerRequestsThatFailUnderSkipAreCountedAsErrors() throws {
+        // Nothing listens on port 1: each element's request fails; the summary once said 0 errors.
+        let result = try run(
+            """
+            source: { events: [{ at: 0ms, next: 1 }, { at: 1ms, next: 2 }, { at: 2ms, next: 3 }, { at: 3ms, complete: true }] }
+            ops:
+              - flatMap:
+                  source: { http: { url: "http://127.0.0.1:1/item/{{ . }}", retry: { max: 1 } } }
+                  onError: skip
+            sink: stdout
+            """)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "")
+        assertContains(
+            result.stderr, ":3:5: warning: flatMap skipped 3 elements it could not handle (onError: skip)",
+            "run completed: 3 elements read, 0 written, 3 errors in ")
+    }
+
     func testErrorsGoToTheSideStreamThatASinkReads() throws {
         let text = """
             streams:

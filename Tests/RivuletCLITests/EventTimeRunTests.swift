@@ -89,6 +89,32 @@ final class EventTimeRunTests: BinaryTestCase {
         XCTAssertEqual(standardInput.stdout, expected, "standard input")
     }
 
+    func testWindowsKeptForLateElementsCostTheSameHoweverManyAreKept() throws {
+        // One window a millisecond, each kept 30 s for late elements: 30,000 kept at a time. Each
+        // window closed once looked at every kept one (window: 40,000 elements took 60 s;
+        // aggregate: 1,000,000 did not end in 120 s).
+        let count = 100_000
+        try (0..<count).map { "{\"t\":\($0)}" }.joined(separator: "\n").write(
+            toFile: path("ms.jsonl"), atomically: true, encoding: .utf8)
+        for step in [
+            "window: { every: 1ms, allowedLateness: 30s }",
+            "aggregate: { every: 1ms, allowedLateness: 30s, fields: { n: count } }",
+        ] {
+            let file = path("kept.yaml")
+            try """
+            source: { file: { path: \(path("ms.jsonl")), format: jsonl } }
+            eventTime: { time: .t, maxDelay: 0ms }
+            ops:
+              - \(step)
+            sink: { file: \(path("kept.jsonl")) }
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+            let result = try runRivulet(["run", file], timeout: 120)
+            XCTAssertEqual(result.status, 0, result.stderr)
+            let lines = try String(contentsOfFile: path("kept.jsonl"), encoding: .utf8).split(separator: "\n")
+            XCTAssertEqual(lines.count, count, step)
+        }
+    }
+
     func testCountsPerWindowFromAFollowedFileKilledAtRandomAreThoseOfOneRun() throws {
         // 20,000 views of 40 users over an hour of event time, 5% up to 8 s out of order, appended
         // to a followed file in chunks while runs are killed at random: aggregate right behind

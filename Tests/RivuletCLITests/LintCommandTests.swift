@@ -63,6 +63,44 @@ final class LintCommandTests: BinaryTestCase {
         XCTAssertFalse(keeping.stderr.contains("warning"), "each checkpoint acknowledges: " + keeping.stderr)
     }
 
+    func testLintStateRefusesWhatRunStateRefusesAPartitionByOtherThanTheGroups() throws {
+        // lint --state said ok; run --state refused it only once built.
+        try write([
+            "group.yaml": """
+            source: { nats: { url: "nats://127.0.0.1:1", stream: EVENTS, subject: events, group: g, partitions: 8 } }
+            ops:
+              - partitionBy: { key: .key, partitions: 16, ops: [{ map: . }] }
+            sink: stdout
+            """,
+            "default.yaml": """
+            source: { nats: { url: "nats://127.0.0.1:1", stream: EVENTS, subject: events, group: g, partitions: 8 } }
+            ops:
+              - partitionBy: { key: .key, ops: [{ map: . }] }
+            sink: stdout
+            """,
+            "same.yaml": """
+            source: { nats: { url: "nats://127.0.0.1:1", stream: EVENTS, subject: events, group: g, partitions: 8 } }
+            ops:
+              - partitionBy: { key: .key, partitions: 8, ops: [{ map: . }] }
+            sink: stdout
+            """,
+        ])
+        let path = { (name: String) in self.directory.appendingPathComponent(name).path }
+        let message = "error: after the nats source of group g under --state each partition's state is the group's: "
+        let written = try runRivulet(["lint", "--state", path("group.yaml")])
+        XCTAssertEqual(written.status, 2, written.stderr)
+        assertContains(written.stderr, "group.yaml:3:43: " + message + "partitions must be 8 (the source's), not 16")
+        let byDefault = try runRivulet(["lint", "--state", path("default.yaml")])
+        XCTAssertEqual(byDefault.status, 2, byDefault.stderr)
+        assertContains(byDefault.stderr, "default.yaml:3:5: " + message + "partitions must be 8 (the source's), not 16")
+        XCTAssertEqual(try runRivulet(["lint", "--state", path("same.yaml")]).status, 0)
+        XCTAssertEqual(
+            try runRivulet(["lint", path("group.yaml")]).status, 0, "without --state each runner keeps its own")
+        let run = try runRivulet(["run", "--state", path("s.db"), path("group.yaml")])
+        XCTAssertEqual(run.status, 2, run.stderr)
+        assertContains(run.stderr, "group.yaml:3:43: " + message)
+    }
+
     func testATestFileIsCheckedWithoutRunningItsErrorsLocatedInTheFileTheyAreIn() throws {
         try write([
             "p.yaml":

@@ -424,6 +424,59 @@ final class NATSGroupTests: OneNATSServerTestCase {
         )
     }
 
+    func testPartitionsFlagsAKilledHoldersLeaseAndShowsTheStoredFloorAfterATakeover() throws {
+        try publishPartitioned(1...400)
+        let pipeline = """
+            source: { nats: { url: "\(natsURL)", stream: ORDERS, subject: orders, group: totals, partitions: 8, leaseTimeout: 6s } }
+            ops:
+              - map: { id: .id }
+            sink: { file: \(path("state.jsonl")) }
+            """
+        let file = path("state.yaml")
+        try pipeline.write(toFile: file, atomically: true, encoding: .utf8)
+        func startRunner(_ name: String) throws -> ChildProcess {
+            try startRivulet(
+                ["run", file, "--state", path("\(name).db"), "--checkpoint-interval", "200ms"], output: .null,
+                error: .pipe)
+        }
+        let first = try startRunner("a")
+        var floors: [Int: UInt64] = [:]
+        var killed = ""
+        try waitForGroup("every message read and acknowledged by the first runner") { status in
+            killed = status.runners.first ?? ""
+            guard status.partitions.allSatisfy({ $0.pending == 0 && $0.unacknowledged == 0 }) else { return false }
+            floors = Dictionary(
+                uniqueKeysWithValues: status.partitions.map { ($0.number, $0.acknowledgedThrough ?? 0) })
+            return floors.values.allSatisfy { $0 > 0 } && status.partitions.allSatisfy { $0.checkpointedAt != nil }
+        }
+        first.send(SIGKILL)
+        _ = first.wait()
+        // Renewed every 2 s: 3 s without a renewal is flagged, until the lease expires at 6 s.
+        var flagged = ""
+        let deadline = Date(timeIntervalSinceNow: 8)
+        while flagged.isEmpty, Date() < deadline {
+            let shown = try runRivulet(["partitions", "--nats", natsURL, "--group", "totals"])
+            if shown.stdout.contains("(not renewed for ") { flagged = shown.stdout }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        XCTAssertTrue(flagged.contains(", expires in "), flagged)
+        // A runner takes the partitions over, each through a consumer of its own that has
+        // acknowledged nothing yet: the floor shown is the stored one, not 0.
+        let second = try startRunner("b")
+        try waitForGroup("the second runner holding every partition") { status in
+            status.runners.count == 1 && status.runners.first != killed
+                && status.partitions.allSatisfy { $0.runner == status.runners.first }
+        }
+        let status = try NATSGroupStatus.read(urls: natsURL, group: "totals")
+        for partition in status.partitions {
+            XCTAssertGreaterThanOrEqual(
+                partition.acknowledgedThrough ?? 0, floors[partition.number] ?? 0, "\(status.text())")
+        }
+        XCTAssertFalse(status.text().contains("not renewed"), status.text())
+        let (stopped, errors) = stop(second)
+        XCTAssertEqual(stopped, 143, errors)
+    }
+
     func testPartitionsOfAGroupNoRunnerStartedIsAClearError() throws {
         let shown = try runRivulet(["partitions", "--nats", natsURL, "--group", "nobody"])
         XCTAssertEqual(shown.status, 1)

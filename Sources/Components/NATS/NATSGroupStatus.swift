@@ -20,7 +20,12 @@ public struct NATSGroupStatus: Sendable {
         /// When its state was last stored with it (runners under `--state`: each checkpoint),
         /// in nanoseconds since the epoch; nil when it never was.
         public var checkpointedAt: Int64? = nil
+        /// When its holder last renewed its lease, in nanoseconds since the epoch; nil when none holds it.
+        public var renewedAt: Int64? = nil
     }
+
+    /// How long a lease lasts unrenewed (its bucket's time to live); a holder renews it every third.
+    public var leaseTimeout: Duration = .seconds(10)
 
     /// The group's name.
     public let group: String
@@ -88,37 +93,76 @@ public struct NATSGroupStatus: Sendable {
         }
         let runners = entries.keys.filter { $0.hasPrefix("runners.") }.map { String($0.dropFirst("runners.".count)) }
         let stored = storedPartitions(group: group, js: js)
+        let timeToLive = leaseTimeToLive(group: group, js: js)
         let partitions = (0..<count).map { number in
-            let owner = entries[PartitionLeases.partitionKey(number)]?.value
+            let lease = entries[PartitionLeases.partitionKey(number)]
+            let owner = lease?.value
             var info: UnsafeMutablePointer<jsConsumerInfo>?
             var code = jsErrCode(rawValue: 0)
             // Under --state a partition is read through the consumer its holder made when it took it.
             let consumer = stored[number]?.consumer ?? "\(group)-p\(number)"
             let found = js_GetConsumerInfo(&info, js, stream, consumer, nil, &code) == NATS_OK
             defer { jsConsumerInfo_Destroy(info) }
+            // A consumer made at a takeover starts past the stored floor and has acknowledged
+            // nothing yet: its own floor reads 0, the partition's is the stored one.
+            let consumerFloor = found ? info?.pointee.AckFloor.Stream : nil
+            let storedFloor = stored[number]?.floor
+            let floor = consumerFloor.map { max($0, storedFloor ?? 0) } ?? storedFloor
+            let held = owner?.isEmpty == false
             return Partition(
-                number: number, runner: owner?.isEmpty == false ? owner : nil,
+                number: number, runner: held ? owner : nil,
                 pending: found ? info?.pointee.NumPending : nil,
                 unacknowledged: found ? info?.pointee.NumAckPending : nil,
-                acknowledgedThrough: found ? info?.pointee.AckFloor.Stream : nil,
-                checkpointedAt: stored[number]?.time)
+                acknowledgedThrough: floor,
+                checkpointedAt: stored[number]?.time, renewedAt: held ? lease?.created : nil)
         }
-        return NATSGroupStatus(
+        var read = NATSGroupStatus(
             group: group, stream: stream, subject: subject, runners: runners.sorted(), partitions: partitions)
+        if let timeToLive { read.leaseTimeout = timeToLive }
+        return read
+    }
+
+    /// The lease bucket's time to live: how long a lease lasts unrenewed.
+    private static func leaseTimeToLive(group: String, js: OpaquePointer) -> Duration? {
+        var store: OpaquePointer?
+        guard js_KeyValue(&store, js, NATSPartitionedReading.bucketName(group)) == NATS_OK, let store else {
+            return nil
+        }
+        defer { kvStore_Destroy(store) }
+        var status: OpaquePointer?
+        guard kvStore_Status(&status, store) == NATS_OK, let status else { return nil }
+        defer { kvStatus_Destroy(status) }
+        let nanoseconds = kvStatus_TTL(status)
+        return nanoseconds > 0 ? .nanoseconds(nanoseconds) : nil
+    }
+
+    /// What the runner column says of a holder whose lease was not renewed when it should have
+    /// been (a runner killed, or stopped): how long ago it was, and when the lease expires.
+    func staleness(of partition: Partition, now: Date) -> String? {
+        guard partition.runner != nil, let renewed = partition.renewedAt, renewed > 0 else { return nil }
+        let timeout = Double(leaseTimeout.components.seconds) + Double(leaseTimeout.components.attoseconds) / 1e18
+        let since = now.timeIntervalSince1970 - Double(renewed) / 1e9
+        // Renewed every third of the timeout: a holder more than a round and a second late is not renewing.
+        guard since > timeout / 3 + 1 else { return nil }
+        return "not renewed for \(Int(since))s, expires in \(max(0, Int((timeout - since).rounded(.up))))s"
     }
 
     /// When each partition's state was last stored, and the consumer it is read through, from
     /// the group's state bucket (none when its runners keep no state).
-    private static func storedPartitions(group: String, js: OpaquePointer) -> [Int: (time: Int64, consumer: String?)] {
+    private static func storedPartitions(group: String, js: OpaquePointer) -> [Int: (
+        time: Int64, consumer: String?, floor: UInt64?
+    )] {
         var store: OpaquePointer?
         guard js_KeyValue(&store, js, GroupPartitionStates.bucketName(group)) == NATS_OK, let store else { return [:] }
         kvStore_Destroy(store)
         let bucket = try? NATSLeaseBucket(name: GroupPartitionStates.bucketName(group), timeToLive: .zero, js: js)
         guard let entries = try? bucket?.entries() else { return [:] }
-        var stored: [Int: (time: Int64, consumer: String?)] = [:]
+        var stored: [Int: (time: Int64, consumer: String?, floor: UInt64?)] = [:]
         for (key, entry) in entries where key.hasPrefix("partitions.") {
             guard let partition = Int(key.dropFirst("partitions.".count)) else { continue }
-            stored[partition] = (entry.created, (try? JSONParser.parse(entry.value))?["consumer"]?.stringValue)
+            let parsed = try? JSONParser.parse(entry.value)
+            let floor = parsed?["position"]?["floor"]?.intValue.flatMap { $0 >= 0 ? UInt64($0) : nil }
+            stored[partition] = (entry.created, parsed?["consumer"]?.stringValue, floor)
         }
         return stored
     }
@@ -145,7 +189,11 @@ public struct NATSGroupStatus: Sendable {
         for partition in partitions {
             lines.append(
                 Self.row(
-                    String(partition.number), partition.runner ?? "-", partition.pending.map(String.init) ?? "-",
+                    String(partition.number),
+                    partition.runner.map { runner in
+                        staleness(of: partition, now: now).map { "\(runner) (\($0))" } ?? runner
+                    }
+                        ?? "-", partition.pending.map(String.init) ?? "-",
                     partition.unacknowledged.map(String.init) ?? "-",
                     partition.acknowledgedThrough.map(String.init) ?? "-",
                     partition.checkpointedAt.map { Self.age($0, now: now) } ?? "-"

@@ -170,7 +170,8 @@ extension BuiltinComponents {
                         guard let allowed = lateness?.1, let every else { return }
                         let now = scheduler.now.totalNanoseconds / 1_000_000
                         let length = every.totalNanoseconds / 1_000_000
-                        window.emitted = window.emitted.filter { ($0.key + 1) * length + allowed > now }
+                        // Window n ends at (n + 1)·length: kept while that plus the allowance is ahead.
+                        window.forgetEmitted(before: Self.windowNumber(now - allowed, every: length))
                     }
                     /// Emits the open window `number`.
                     func flush(_ number: Int64) {
@@ -180,7 +181,7 @@ extension BuiltinComponents {
                         let origin = Origin.joining(window.held.removeValue(forKey: number) ?? [])
                         Origin.with(origin) {
                             let outputs = table.rows(start: start, keyed: by != nil)
-                            if lateness != nil { window.emitted[number] = table } else { window.recycle(table) }
+                            if lateness != nil { window.keepEmitted(number, table) } else { window.recycle(table) }
                             for output in outputs { observer.on(.next(output)) }
                         }
                         forgetExpired()
@@ -201,7 +202,7 @@ extension BuiltinComponents {
                         try table.add(
                             element, keyedBy: keyExpression, scope: scope, context: context, maxKeys: maxKeys,
                             time: late)
-                        window.emitted[index] = table
+                        window.keepEmitted(index, table)
                         for case .object(var row) in table.rows(start: index * length, keyed: by != nil, only: key) {
                             row["update"] = .bool(true)
                             observer.on(.next(.object(row)))

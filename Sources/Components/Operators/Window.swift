@@ -197,8 +197,44 @@ final class Windows {
     let shape: WindowShape
     private(set) var origin: RxTime
     private(set) var open: [Window] = []
-    /// With allowedLateness: the windows emitted that a late element may still join, oldest first.
-    private(set) var emitted: [Window] = []
+    /// With allowedLateness: the windows emitted that a late element may still join, oldest first
+    /// (all of one length, so by end too), from `emittedHead`: expired ones leave from the front
+    /// without a scan or a copy of the rest, and a late element finds its window by halving.
+    private var emittedStorage: [Window] = []
+    private var emittedHead = 0
+    var emitted: ArraySlice<Window> { emittedStorage[emittedHead...] }
+
+    /// Forgets the emitted windows that ended `lateness` or more before `now`.
+    private func forgetEmitted(now: RxTime, lateness: RxTimeInterval) {
+        while emittedHead < emittedStorage.count, (emittedStorage[emittedHead].end ?? now) + lateness <= now {
+            emittedStorage[emittedHead].items = []
+            emittedHead += 1
+        }
+        if emittedHead > 1024 && emittedHead * 2 > emittedStorage.count {
+            emittedStorage.removeFirst(emittedHead)
+            emittedHead = 0
+        }
+    }
+
+    /// Where the emitted window starting at `start` is, or would go (the first not before it).
+    private func emittedPosition(of start: RxTime) -> Int {
+        var low = emittedHead
+        var high = emittedStorage.count
+        while low < high {
+            let middle = (low + high) / 2
+            if emittedStorage[middle].start < start { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// Keeps `window` among the emitted ones, in order (most come after the last).
+    private func insertEmitted(_ window: Window) {
+        if let last = emittedStorage.last, emittedHead < emittedStorage.count, window.start < last.start {
+            emittedStorage.insert(window, at: emittedPosition(of: window.start))
+        } else {
+            emittedStorage.append(window)
+        }
+    }
 
     init(shape: WindowShape, origin: RxTime) {
         self.shape = shape
@@ -259,12 +295,13 @@ final class Windows {
                 start: now - (window["age"]?.stateDuration ?? .zero),
                 end: window["left"]?.stateDuration.map { now + $0 }, items: window["items"]?.arrayValue ?? [])
         }
-        emitted = (saved["emitted"]?.arrayValue ?? []).map { window in
+        emittedStorage = (saved["emitted"]?.arrayValue ?? []).map { window in
             let start = now - (window["age"]?.stateDuration ?? .zero)
             return Window(
                 start: start, end: start + (window["length"]?.stateDuration ?? .zero),
                 items: window["items"]?.arrayValue ?? [])
-        }
+        }.sorted { $0.start < $1.start }
+        emittedHead = 0
         return (saved["running"]?.arrayValue ?? []).compactMap(\.arrayValue)
     }
 
@@ -273,9 +310,9 @@ final class Windows {
     func keep(_ closed: [Window], now: RxTime, for lateness: RxTimeInterval) {
         for var window in closed {
             window.origins = []
-            emitted.append(window)
+            insertEmitted(window)
         }
-        emitted.removeAll { ($0.end ?? now) + lateness <= now }
+        forgetEmitted(now: now, lateness: lateness)
     }
 
     /// Adds an element that came late, at `time` before `now`, to every window of length `every`
@@ -287,7 +324,7 @@ final class Windows {
         origin elementOrigin: Origin? = nil
     ) -> [Window] {
         guard let every = shape.every else { return [] }
-        emitted.removeAll { ($0.end ?? now) + lateness <= now }
+        forgetEmitted(now: now, lateness: lateness)
         let slide = shape.slide ?? every
         let last = Int64(((time - origin) / slide).rounded(.down))
         let first = Swift.max(0, Int64(((time - origin - every) / slide).rounded(.down)) + 1)
@@ -306,12 +343,12 @@ final class Windows {
                     open.sort { $0.start < $1.start }
                 }
             } else if end + lateness > now {
-                if let position = emitted.firstIndex(where: { $0.start == start }) {
-                    emitted[position].items.append(element)
-                    updated.append(emitted[position])
+                let position = emittedPosition(of: start)
+                if position < emittedStorage.count, emittedStorage[position].start == start {
+                    emittedStorage[position].items.append(element)
+                    updated.append(emittedStorage[position])
                 } else {
-                    emitted.append(Window(start: start, end: end, items: [element]))
-                    emitted.sort { $0.start < $1.start }
+                    emittedStorage.insert(Window(start: start, end: end, items: [element]), at: position)
                     updated.append(Window(start: start, end: end, items: [element]))
                 }
             }

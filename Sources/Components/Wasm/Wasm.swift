@@ -22,11 +22,12 @@ private enum Key {
         example: "{ env: [LANG], read: [./data] }")
     static let fuel = Parameter<Int>(
         "fuel", default: 100_000_000,
-        doc: "The fuel of one call (about one WebAssembly instruction a unit); a call that runs out fails its element."
+        doc:
+            "The fuel of one call (about one WebAssembly instruction a unit), at most 1000000000; a call that runs out fails its element."
     ).atLeast(1000)
     static let maxMemory = Parameter<Int>(
         "maxMemoryMiB", default: 64,
-        doc: "The most memory (MiB) the module may grow to; growing past it fails the element."
+        doc: "The most memory (MiB) the module may grow to, at most 1024; growing past it fails the element."
     ).atLeast(1)
 }
 
@@ -97,6 +98,21 @@ struct WasmOperator {
 
     /// Loads and checks the module as `lint` does: every problem at the value it is about.
     static func validate(_ values: ParameterValues, _ validation: ComponentValidation) {
+        // A stop waits for the call that runs (a module cannot be stopped in the middle of one):
+        // the fuel ceiling bounds how long that can be.
+        if values[Key.fuel] > WasmPluginLimits.fuelCeiling {
+            validation.error(
+                "fuel is \(values[Key.fuel]), more than the \(WasmPluginLimits.fuelCeiling) one call may have",
+                at: Key.fuel,
+                in: values, note: "a call of that much fuel runs for seconds, and a stop waits for it")
+            return
+        }
+        if values[Key.maxMemory] > WasmPluginLimits.memoryCeilingMiB {
+            validation.error(
+                "maxMemoryMiB is \(values[Key.maxMemory]), more than the \(WasmPluginLimits.memoryCeilingMiB) a module may have",
+                at: Key.maxMemory, in: values)
+            return
+        }
         if let wasi = values[Key.wasi] {
             for (index, directory) in wasi[Key.read].enumerated() {
                 var isDirectory: ObjCBool = false

@@ -13,6 +13,13 @@ struct WasmPluginLimits {
     /// The most elements one call may emit, and the most bytes they may take.
     var outputCount = 100_000
     var outputBytes = 64 << 20
+    /// The most bytes a snapshot (`rivulet_snapshot`) may have: a checkpoint keeps it whole.
+    var snapshotBytes = WasmPluginLimits.snapshotCeiling
+
+    /// The ceilings of what a pipeline may give a module, checked by lint.
+    static let fuelCeiling = 1_000_000_000
+    static let memoryCeilingMiB = 1024
+    static let snapshotCeiling = 64 << 20
 }
 
 /// One instance of a plugin module, checked against the ABI: elements go in as JSON bytes
@@ -59,7 +66,9 @@ final class WasmPluginInstance {
         self.plugin = plugin
         self.functionName = function
         self.limits = limits
-        let engine = Engine(configuration: EngineConfiguration(fuelMetering: true))
+        // Eager: every function body is validated as the module is instantiated, so a module with
+        // one that does not validate is refused by lint and never swapped in for a working one.
+        let engine = Engine(configuration: EngineConfiguration(compilationMode: .eager, fuelMetering: true))
         store = Store(engine: engine)
         store.resourceLimiter = WasmMemoryCap(bytes: limits.memoryBytes)
         output = WasmPluginOutput(limits: limits)
@@ -356,6 +365,11 @@ final class WasmPluginOutput {
         switch mode {
         case .discarding: return
         case .bytes:
+            guard bytes.count + text.count <= limits.snapshotBytes else {
+                throw WasmPluginError(
+                    "the module's snapshot is larger than the \(limits.snapshotBytes >> 20) MiB a snapshot may have",
+                    brokeInstance: true)
+            }
             bytes.append(contentsOf: text)
             return
         case .elements: break

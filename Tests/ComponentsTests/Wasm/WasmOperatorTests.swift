@@ -1,7 +1,8 @@
-import Components
 @_spi(Host) import Pipeline
 import Reactive
 import XCTest
+
+@testable import Components
 
 /// The `wasm` operator on the virtual clock, with modules compiled from C: what a module emits,
 /// each fault as `onError` routes it, and the checks lint makes of a module.
@@ -271,6 +272,57 @@ final class WasmOperatorTests: XCTestCase {
             found.first,
             "4:15: wasm: '\(module)' cannot be instantiated: the module's memory would grow to 3 MiB, "
                 + "past maxMemoryMiB (2 MiB)")
+    }
+
+    func testFuelAndMemoryPastTheirCeilingsAreLintErrors() throws {
+        let module = try WasmTestModules.plugin("return 0;")
+        XCTAssertEqual(
+            lint("module: \(module)\nfuel: 2000000000"),
+            ["5:13: wasm: fuel is 2000000000, more than the 1000000000 one call may have"])
+        XCTAssertEqual(
+            lint("module: \(module)\nmaxMemoryMiB: 100000"),
+            ["5:21: wasm: maxMemoryMiB is 100000, more than the 1024 a module may have"])
+        XCTAssertEqual(lint("module: \(module)\nfuel: 1000000000\nmaxMemoryMiB: 1024"), [])
+    }
+
+    func testAFunctionBodyThatDoesNotValidateIsALintErrorThoughItIsNeverCalled() throws {
+        // `broken` is compiled as local.get 0; i32.const 12345; i32.add: its constant becomes three
+        // nops and an f32.add, which an i32 on the stack cannot feed.
+        let valid = try WasmTestModules.plugin(
+            "return 0;", extra: "RIVULET_EXPORT(broken) int broken(int x) { return x + 12345; }")
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: valid)))
+        let constant: [UInt8] = [0x41, 0xB9, 0xE0, 0x00]
+        let places = (0...(bytes.count - constant.count)).filter { Array(bytes[$0..<$0 + constant.count]) == constant }
+        XCTAssertEqual(places.count, 1)
+        bytes.replaceSubrange(places[0]..<places[0] + 4, with: [0x01, 0x01, 0x01, 0x92])
+        let broken = NSTemporaryDirectory() + "rivulet-broken-body-\(getpid()).wasm"
+        try Data(bytes).write(to: URL(fileURLWithPath: broken))
+        let found = lint("module: \(broken)")
+        XCTAssertEqual(found.count, 1, "\(found)")
+        XCTAssertTrue(found.first?.hasPrefix("4:15: wasm: '\(broken)' cannot be instantiated: ") == true, "\(found)")
+        XCTAssertEqual(lint("module: \(valid)"), [], "the module before the change is fine")
+    }
+
+    func testASnapshotPastItsCeilingFailsAndOneWithinItIsKept() throws {
+        func module(megabytes: Int) throws -> WasmPluginInstance {
+            let path = try WasmTestModules.plugin(
+                "return 0;",
+                extra: """
+                    static char chunk[1 << 20];
+                    RIVULET_EXPORT(rivulet_snapshot) int snapshot(void) {
+                        for (int i = 0; i < \(megabytes); i++) rivulet_emit(chunk, sizeof chunk);
+                        return 0;
+                    }
+                    RIVULET_EXPORT(rivulet_restore) int restore(char *state, size_t length) { return 0; }
+                    """, stateless: false)
+            return try WasmPluginInstance(
+                WasmPluginModule.load(path, named: "m.wasm"), function: "process",
+                limits: WasmPluginLimits(fuel: 100_000_000, memoryBytes: 64 << 20), grants: WASIGrants())
+        }
+        XCTAssertEqual(try module(megabytes: 64).snapshot()?.count, 64 << 20)
+        XCTAssertThrowsError(try module(megabytes: 65).snapshot()) { error in
+            XCTAssertEqual("\(error)", "the module's snapshot is larger than the 64 MiB a snapshot may have")
+        }
     }
 
     func testASnapshotWithoutRestoreIsALintError() throws {

@@ -87,13 +87,38 @@
             components += stream.operators
         }
         components += pipeline.sinks.map(\.component)
-        return components.compactMap { component in
+        let unsupported = components.compactMap { component -> Diagnostic? in
             guard case .unsupported(let why) = component.spec.checkpointing.resolved(for: component.parameters) else {
                 return nil
             }
             return .error(
                 "'\(component.spec.name)' cannot be checkpointed: \(why)", at: component.use.location,
                 note: "run without --state, or do without '\(component.spec.name)'")
+        }
+        return unsupported + groupPartitionMismatches(components)
+    }
+
+    /// After a runner group's `nats` source under `--state` each partition's state is the group's,
+    /// so every `partitionBy` must have the source's partitions: what the run refuses at start,
+    /// found by lint.
+    static func groupPartitionMismatches(_ components: [ValidatedComponent]) -> [Diagnostic] {
+        guard
+            let source = components.first(where: {
+                $0.spec.name == "nats" && $0.parameters.values["group"] is String
+            }),
+            let group = source.parameters.values["group"] as? String,
+            let partitions = source.parameters.values["partitions"] as? Int
+        else { return [] }
+        return components.filter { $0.spec.name == "partitionBy" }.compactMap { component in
+            let declared = component.spec.parameters.first { $0.name == "partitions" }?.defaultValue
+            guard let written = component.parameters.values["partitions"] as? Int ?? declared?.intValue,
+                written != partitions
+            else { return nil }
+            return .error(
+                "after the nats source of group \(group) under --state each partition's state is the group's: "
+                    + "partitions must be \(partitions) (the source's), not \(written)",
+                at: component.parameters.locations["partitions"] ?? component.use.location,
+                note: "give partitionBy partitions: \(partitions)")
         }
     }
 

@@ -95,6 +95,15 @@ public enum ElementErrors {
 }
 
 extension ComponentContext {
+    /// Counts a failure this component went on after under `onError: skip` without going through
+    /// `elementFailed` (an inner source of `flatMap` that failed), for the run's summary.
+    public func skipped(_ error: any Error) {
+        let message = (error as? PipelineRuntimeError)?.message ?? "\(error)"
+        meter?.count("elements_dropped_total")
+        shared(SkippedElements.self) { SkippedElements() }.add(
+            component: componentName, location: location, message: message)
+    }
+
     /// Counts an element this component dropped on purpose (a late element), saying why
     /// (`reason`) in the run's summary, with the first one's `message`.
     public func dropped(reason: String, message: String) {

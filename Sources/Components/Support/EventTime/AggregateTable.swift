@@ -18,7 +18,24 @@ final class AggregateWindow {
     /// A table emptied, kept to be filled again (its storage stays allocated).
     private var spare: AggregateTable?
     /// With allowedLateness: the windows emitted that late elements may still update, by number.
-    var emitted: [Int64: AggregateTable] = [:]
+    /// Set through `keepEmitted`, so that `forgetEmitted` finds the expired ones without a scan.
+    private(set) var emitted: [Int64: AggregateTable] = [:]
+    /// The numbers of `emitted`, earliest first (a number may be in twice; a stale one is skipped).
+    private var emittedOrder = PriorityQueue<Int64>(by: <)
+
+    /// Keeps `table` as window `number`'s, emitted, for late elements.
+    func keepEmitted(_ number: Int64, _ table: AggregateTable) {
+        if emitted.updateValue(table, forKey: number) == nil { emittedOrder.push(number) }
+    }
+
+    /// Forgets the emitted windows numbered below `number` (those no late element may update any
+    /// more): from the earliest, so each is looked at once however many are kept.
+    func forgetEmitted(before number: Int64) {
+        while let first = emittedOrder.first, first < number {
+            _ = emittedOrder.popFirst()
+            emitted[first] = nil
+        }
+    }
     /// The pipeline-clock time windows are counted from (without `time`).
     var clockStart: RxTime { didSet { clockStartMilliseconds = clockStart.milliseconds } }
     /// `clockStart` in whole milliseconds (read per element on event time).
@@ -105,7 +122,7 @@ final class AggregateWindow {
             guard let pair = entry.arrayValue, pair.count == 2, let number = pair[0].intValue else { continue }
             let kept = AggregateTable(fields: fields, ordersByTime: ordersByTime)
             kept.restore(pair[1])
-            emitted[Int64(number)] = kept
+            keepEmitted(Int64(number), kept)
         }
     }
 }

@@ -51,6 +51,8 @@ final class InnerWork {
                 if failsOrigin { Origin.current?.fail(error) }
                 if skipErrors {
                     context.sideStreams["errors"]?.onNext(report)
+                    // skip (not errors): counted, as every component's skipped elements are.
+                    if failsOrigin { context.skipped(error) }
                     return .empty()
                 }
                 context.sideStreams["errors"]?.onNext(report)

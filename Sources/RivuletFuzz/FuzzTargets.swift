@@ -16,6 +16,7 @@ import Foundation
 enum FuzzTargets {
     static let names = [
         "pipeline", "testfile", "expression", "json", "marbles", "html", "webhook", "sqlite", "operators", "wasm",
+        "storedstate",
     ]
 
     // Built once and only read: libFuzzer calls the target from one thread.
@@ -72,6 +73,7 @@ enum FuzzTargets {
         case "webhook": ServerFuzzTargets.webhook(bytes)
         case "sqlite": ServerFuzzTargets.sqliteRow(bytes)
         case "operators": ServerFuzzTargets.operators(bytes)
+        case "storedstate": ServerFuzzTargets.storedState(bytes)
         case "wasm": WasmFuzzTarget.run(bytes)
         default:
             fatalError("unknown fuzz target '\(target)'; one of \(names.joined(separator: ", "))")

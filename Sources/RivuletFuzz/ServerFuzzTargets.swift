@@ -3,6 +3,7 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 @_spi(Host) import Pipeline
+@_spi(Host) import PipelineHost
 import Reactive
 import SQLite
 
@@ -76,6 +77,53 @@ enum ServerFuzzTargets {
         guard element.isEqualInExpressions(to: expected) else {
             fatalError("\(parameter) came back as \(element), not \(expected)")
         }
+    }
+
+    /// Stored state is input: a group's partition entry (a JetStream bucket's value) and a
+    /// checkpoint's state of a component (an SQLite row), both as the bytes give them, must be
+    /// refused or restored, never trapped on. The first byte picks the pipeline whose every
+    /// component is given the rest, parsed as JSON (or as text), as its restored state.
+    static func storedState(_ bytes: [UInt8]) {
+        guard let first = bytes.first else { return }
+        let text = String(decoding: bytes.dropFirst(), as: UTF8.self)
+        if let entry = try? GroupPartitionStates.checked(text, partition: 0, group: "fuzz") {
+            // What a reader does with an entry it took: its restart and its coverage.
+            let position = entry["position"].flatMap { $0 == .null ? nil : $0 }
+            if let floor = position?["floor"]?.intValue { _ = UInt64(floor + 1) }
+            _ = NATSCoverage(restoring: position)
+        }
+        let value = (try? JSONParser.parse(Array(bytes.dropFirst()))) ?? .string(text)
+        let pipelines = [
+            "aggregate: { by: .k, every: 10ms, allowedLateness: 20ms, fields: { n: count, s: { sum: .v }, f: { first: .v } } }",
+            "window: { every: 10ms, slide: 5ms, allowedLateness: 20ms }",
+            "window: { sessionGap: 5ms, ops: [{ reduce: { seed: 0, accumulator: acc + 1 } }] }",
+            "buffer: { timeSpan: 10ms, count: 3 }",
+            "sample: 5ms",
+            "dedupe: { key: .k, ttl: 10ms }",
+            "debounce: 3ms",
+            "throttle: 5ms",
+            "groupBy: { key: .k, ops: [{ scan: { seed: 0, accumulator: acc + 1 } }] }",
+            "partitionBy: { key: .k, partitions: 2, ops: [{ aggregate: { by: .k, every: 10ms, fields: { n: count } } }] }",
+        ]
+        let chosen = pipelines[Int(first) % pipelines.count]
+        let eventTime = first % 2 == 0 ? "eventTime: { time: .t, maxDelay: 5ms }\n" : ""
+        let source =
+            "source: { events: [{ at: 1ms, next: { t: 1, k: a, v: 2 } }, { at: 12ms, next: { t: 12, k: b, v: 3 } }, { at: 30ms, complete: true }] }"
+        let loaded = PipelineLoader(registry: FuzzTargets.registry, environment: [:]).load(
+            text: "name: fuzz\n\(source)\n\(eventTime)ops:\n  - \(chosen)\nsink: { file: /dev/null }\n",
+            path: "fuzz.yaml")
+        guard let pipeline = loaded.pipeline else { return }
+        var restored: [String: Value] = [:]
+        for key in CheckpointPlan.shape(of: pipeline) { restored[key] = value }
+        let scheduler = VirtualTimeScheduler(resolution: .microseconds(1))
+        var setup = PipelineHost.Setup()
+        setup.baseDirectory = "/tmp"
+        setup.checkpoints = { clock in
+            Checkpoints(restored: restored, interval: .milliseconds(5), scheduler: clock, commit: { _ in })
+        }
+        guard let host = try? PipelineHost(pipeline, on: scheduler, setup) else { return }
+        host.start()
+        host.runToEnd(on: scheduler, maxSteps: 1_000_000)
     }
 
     /// Numbers the stateful operators must survive: the largest and smallest integers, infinities

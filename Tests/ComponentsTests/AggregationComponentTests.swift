@@ -245,6 +245,49 @@ final class AggregationComponentTests: LeakCheckingTestCase {
         XCTAssertTrue(harness.skipped.first?.contains("holds 2 keys already (maxKeys)") ?? false, "\(harness.skipped)")
     }
 
+    func testMaxKeysBoundsTheOperatorOverEveryPartitionItIsSplitInto() throws {
+        // 20 keys over 4 partitions: each held about 5, under a bound of 10 that once applied to
+        // each partition alone (2,000,000 keys passed the 1,000,000 default on two cores).
+        let events = (0..<20).map { "{ at: \($0)ms, next: k\($0) }" }.joined(separator: ", ")
+        let harness = try PipelineHarness().run(
+            """
+            source: { events: [\(events), { at: 50ms, next: k0 }, { at: 150ms, next: k19 }, { at: 160ms, complete: true }] }
+            ops:
+              - partitionBy:
+                  key: .
+                  partitions: 4
+                  ops:
+                    - aggregate: { by: ., every: 100ms, maxKeys: 10, fields: { n: count } }
+                      onError: skip
+            sink: record
+            """)
+        let first = harness.events().filter { $0.hasPrefix("100: ") }
+        XCTAssertEqual(first.count, 10, "\(harness.events())")
+        XCTAssertTrue(first.contains(#"100: {"key":"k0","start":0,"n":2}"#), "\(first)")
+        XCTAssertTrue(harness.skipped.first?.contains("aggregate skipped 10 elements") ?? false, "\(harness.skipped)")
+        XCTAssertTrue(harness.skipped.first?.contains("holds 10 keys already (maxKeys)") ?? false, "\(harness.skipped)")
+        // The window closed gave its keys back: the next one takes a key again.
+        XCTAssertTrue(harness.events().contains(#"160: {"key":"k19","start":100,"n":1}"#), "\(harness.events())")
+    }
+
+    func testMaxMemoryBoundsTheBytesItsKeysTake() throws {
+        // Keys of 300,000 characters take about 600 KB each: a second does not fit in 1 MiB.
+        let long = { (letter: String) in String(repeating: letter, count: 300_000) }
+        let harness = try PipelineHarness().run(
+            """
+            source: { events: [{ at: 0ms, next: \(long("a")) }, { at: 1ms, next: \(long("b")) }, { at: 2ms, next: \(long("a")) }, { at: 3ms, complete: true }] }
+            ops:
+              - aggregate: { by: ., every: 100ms, maxMemoryMiB: 1, fields: { n: count } }
+                onError: skip
+              - map: .n
+            sink: record
+            """)
+        XCTAssertEqual(harness.events(), ["3: 2", "3: completed"])
+        XCTAssertTrue(
+            harness.skipped.first?.contains("its keys take about 1 MiB already (maxMemoryMiB); key \"bbbb") ?? false,
+            "\(harness.skipped)")
+    }
+
     func testExtremeTimesAreElementErrorsAndPeriodsBelowAMillisecondAreRefused() throws {
         // Times that overflowed a window number trapped; now each is an element error at its element.
         for ts in ["9223372036854775807", "-9223372036854775807", "1e300"] {

@@ -275,6 +275,30 @@ final class EventTimeTests: LeakCheckingTestCase {
         }
     }
 
+    func testMaxAheadRefusesOneElementFarAheadOfTheOthersAndLetsAJumpThrough() throws {
+        // One element in the year 9999 moved the watermark there: everything after it was late.
+        let bogus = 253_402_300_799.0
+        let without = try run(
+            [0, 1, 2, bogus, 3, 4, 5], eventTime: "{ time: .t * 1000, maxDelay: 0ms }", ops: "- map: .t")
+        XCTAssertEqual(elements(without), ["0", "1", "2", "253402300799"])
+        let guarded = try run(
+            [0, 1, 2, bogus, 3, 4, 5], eventTime: "{ time: .t * 1000, maxDelay: 0ms, maxAhead: 24h }", ops: "- map: .t")
+        XCTAssertEqual(elements(guarded), ["0", "1", "2", "3", "4", "5"])
+        XCTAssertTrue(
+            guarded.skipped.first?.contains("eventTime skipped 1 element far ahead of the others (maxAhead)") ?? false,
+            "\(guarded.skipped)")
+        // A jump the next element follows is time going on: it waits one element, then goes on.
+        let jump = try run(
+            [0, 1, 200_000, 200_001, 200_002], eventTime: "{ time: .t * 1000, maxDelay: 0ms, maxAhead: 24h }",
+            ops: "- map: .t")
+        XCTAssertEqual(elements(jump), ["0", "1", "200000", "200001", "200002"])
+        XCTAssertEqual(jump.skipped, [])
+        // One far ahead at the end: nothing came to refuse it.
+        let last = try run(
+            [0, 1, bogus], eventTime: "{ time: .t * 1000, maxDelay: 0ms, maxAhead: 24h }", ops: "- map: .t")
+        XCTAssertEqual(elements(last), ["0", "1", "253402300799"])
+    }
+
     func testThrottleSampleBufferDelayAndTimeoutRunOnEventTime() throws {
         let arrivals: [Double] = [0, 1, 2, 12, 11, 30]
         XCTAssertEqual(

@@ -115,6 +115,53 @@ final class EventTimeRunTests: BinaryTestCase {
         }
     }
 
+    func testMaxKeysHoldsForAnAggregateSplitOverTheCoresByDefault() throws {
+        // 150 keys in one open minute under maxKeys: 100. Split by default over 16 partitions, each
+        // once allowed 100 of its own, so all 150 were held. The file is followed: the window stays
+        // open, so every key is held at once, however the partitions' threads are scheduled.
+        try (0..<150).map { "{\"t\":\($0),\"k\":\"k\($0)\"}" }.joined(separator: "\n").appending("\n").write(
+            toFile: path("keys.jsonl"), atomically: true, encoding: .utf8)
+        let file = path("keys.yaml")
+        try """
+        source: { file: { path: \(path("keys.jsonl")), format: jsonl, follow: true } }
+        eventTime: { time: .t, maxDelay: 0ms }
+        ops:
+          - aggregate: { by: .k, every: 1m, maxKeys: 100, fields: { n: count } }
+        sink: { file: \(path("keys.out.jsonl")) }
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        let graph = try runRivulet(["graph", file])
+        assertContains(graph.stdout, "split by")
+        let result = try runRivulet(["run", file], timeout: 60)
+        XCTAssertEqual(result.status, 1, result.stderr)
+        assertContains(result.stderr, "error: aggregate: it holds 100 keys already (maxKeys); key ")
+    }
+
+    func testMaxAheadRefusesAnElementInTheYear9999AndSaysSoAsItHappens() throws {
+        // Without it, one element in the year 9999 made 989 of the next 1,000 late.
+        let lines = (0..<1000).map { "{\"t\":\($0 * 1000)}" }
+        let bogus = "{\"t\":253402300799000}"
+        try ([lines[0], lines[1], bogus] + lines.dropFirst(2)).joined(separator: "\n").write(
+            toFile: path("times.jsonl"), atomically: true, encoding: .utf8)
+        let file = path("ahead.yaml")
+        try """
+        streams:
+          main:
+            source: { file: { path: \(path("times.jsonl")), format: jsonl } }
+            eventTime: { time: .t, maxDelay: 5s, maxAhead: 24h, late: side }
+        sinks:
+          - { stream: main, file: \(path("kept.jsonl")) }
+          - { stream: main.late, file: \(path("refused.jsonl")) }
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try runRivulet(["run", file])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(
+            try String(contentsOfFile: path("kept.jsonl"), encoding: .utf8).split(separator: "\n").count, 1000)
+        XCTAssertEqual(try String(contentsOfFile: path("refused.jsonl"), encoding: .utf8), bogus + "\n")
+        let warning = try XCTUnwrap(result.stderr.range(of: "eventTime refused an element: time 9999-12-31T23:59:59Z"))
+        let summary = try XCTUnwrap(result.stderr.range(of: "run completed"))
+        XCTAssertLessThan(warning.lowerBound, summary.lowerBound, result.stderr)
+    }
+
     func testCountsPerWindowFromAFollowedFileKilledAtRandomAreThoseOfOneRun() throws {
         // 20,000 views of 40 users over an hour of event time, 5% up to 8 s out of order, appended
         // to a followed file in chunks while runs are killed at random: aggregate right behind

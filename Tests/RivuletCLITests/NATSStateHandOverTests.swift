@@ -203,7 +203,7 @@ final class NATSStateHandOverTests: NATSServerOrClusterTestCase {
         XCTAssertEqual(result.status, 2, result.stderr)
         assertContains(
             result.stderr,
-            "mismatch.yaml:3:5: error: partitionBy: after the nats source of group minutes under --state each "
+            "mismatch.yaml:5:19: error: after the nats source of group minutes under --state each "
                 + "partition's state is the group's: partitions must be 4 (the source's), not 8")
     }
 

@@ -146,6 +146,11 @@ final class GroupPartitionStates: @unchecked Sendable {
     /// read as an empty state (the partition would be read again from the stream's start) nor
     /// trapped on (every runner taking the partition would crash, again on each restart).
     func checked(_ text: String, partition: Int) throws -> JSONObject {
+        try Self.checked(text, partition: partition, group: group)
+    }
+
+    /// `checked` for the group `group` (what the stored-state fuzz target reaches).
+    static func checked(_ text: String, partition: Int, group: String) throws -> JSONObject {
         let place = "the entry '\(Self.key(partition))' of bucket '\(Self.bucketName(group))'"
         let remedy =
             "; fix or delete it to read partition \(partition) again (deleted, it is read from its consumer's position)"
@@ -168,13 +173,13 @@ final class GroupPartitionStates: @unchecked Sendable {
         guard let position = object["position"], position != .null else { return object }
         guard let fields = position.objectValue else { throw refuse("has a 'position' that is not an object") }
         if let floor = fields["floor"], floor != .null {
-            guard let value = floor.intValue, (0...Self.highestFloor).contains(value) else {
-                throw refuse("has the floor \(floor), not a sequence from 0 to \(Self.highestFloor)")
+            guard let value = floor.intValue, (0...highestFloor).contains(value) else {
+                throw refuse("has the floor \(floor), not a sequence from 0 to \(highestFloor)")
             }
         }
         if let sequences = fields["sequences"], sequences != .null {
             guard let items = sequences.arrayValue,
-                items.allSatisfy({ $0.intValue.map { (1...Self.highestFloor + 1).contains($0) } ?? false })
+                items.allSatisfy({ $0.intValue.map { (1...highestFloor + 1).contains($0) } ?? false })
             else { throw refuse("has 'sequences' that are not a list of stream sequences") }
         }
         return object

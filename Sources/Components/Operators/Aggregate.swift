@@ -18,7 +18,13 @@ private enum Key {
     ).above(RxTimeInterval.zero)
     static let maxKeys = Parameter<Int>(
         "maxKeys", default: 1_000_000,
-        doc: "The most keys one window holds; an element of one more key is an element error (onError)."
+        doc:
+            "The most keys it holds at once, over its open windows (and those kept for late elements) and every partition it is split into; an element of one more key is an element error (onError)."
+    ).atLeast(1)
+    static let maxMemory = Parameter<Int>(
+        "maxMemoryMiB", default: 1024,
+        doc:
+            "About the most memory (MiB) its keys and their fields may take, over every window and partition; an element of a key past it is an element error (onError)."
     ).atLeast(1)
     static let fields = Parameter<ParameterMap<Value>>(
         "fields",
@@ -92,9 +98,10 @@ extension BuiltinComponents {
             element that comes behind the watermark by at most that much updates the window it belongs to \
             even after it was emitted, and that key's object is emitted again with update: true (an \
             sqlite sink with key [key, start] then replaces its row); later than that it is late as \
-            eventTime says. Memory is one accumulator per field per key of the open window (and of the \
-            windows still open to late elements), at most maxKeys keys a window: an element of one \
-            key more is an element error (its onError decides), so a key with no bound cannot take all \
+            eventTime says. Memory is one accumulator per field per key of the open windows (and of the \
+            windows still open to late elements), at most maxKeys keys and about maxMemoryMiB at once for \
+            the operator as written, however many partitions it is split into: an element of one key \
+            more is an element error (its onError decides), so a key with no bound cannot take all \
             memory. On completion the open window is emitted. sum, min, \
             max and avg take numbers; null is skipped. With by, rivulet run splits it by its key over \
             every core (as inside partitionBy by the same key; not with parallel: 1, --state, --metrics, \
@@ -102,7 +109,7 @@ extension BuiltinComponents {
             the same, and a window's objects come partition by partition, each partition's keys in the \
             order they came.
             """,
-        parameters: [Key.by, Key.every, Key.time, Key.allowedLateness, Key.maxKeys, Key.fields],
+        parameters: [Key.by, Key.every, Key.time, Key.allowedLateness, Key.maxKeys, Key.maxMemory, Key.fields],
         primary: Key.fields,
         example: """
             - aggregate:
@@ -138,6 +145,9 @@ extension BuiltinComponents {
             }
             let by = parameters[Key.by]
             let maxKeys = parameters[Key.maxKeys]
+            // One budget for every copy of this aggregate (the partitions it is split into).
+            let budget = context.shared(AggregateBudgets.self) { AggregateBudgets() }.budget(
+                for: context.location, maxKeys: maxKeys, maxBytes: parameters[Key.maxMemory] << 20)
             // Read in place per element (an optional's copy costs a retain and a release).
             let keyExpression = by ?? Expression(constant: .null)
             let every = parameters[Key.every]
@@ -161,7 +171,8 @@ extension BuiltinComponents {
             return { [weak state] source in
                 Observable { observer, lifetime in
                     let scope = context.makeScope()
-                    let window = AggregateWindow(fields: fields, now: scheduler.now, ordersByTime: asTheyCome != nil)
+                    let window = AggregateWindow(
+                        fields: fields, now: scheduler.now, ordersByTime: asTheyCome != nil, budget: budget)
                     let timer = SerialDisposable()
                     lifetime.add(timer)
                     /// Windows emitted that late elements may still update, while the watermark

@@ -14,6 +14,12 @@ private enum Key {
         "idle", doc: "Wall time without input after which the stream no longer holds the watermark back.",
         example: "1m"
     ).atLeast(RxTimeInterval.clockResolution)
+    static let maxAhead = Parameter<RxTimeInterval?>(
+        "maxAhead",
+        doc:
+            "How far past the latest time taken one element may be: one further ahead waits for the next, which confirms the jump (within maxAhead of it) or not (it is then refused as late says).",
+        example: "24h"
+    ).atLeast(RxTimeInterval.clockResolution)
     static let late = Parameter<LateElements>(
         "late", default: .drop,
         doc: "An element behind the watermark: drop it (counted), or send it to the side stream NAME.late.")
@@ -69,7 +75,7 @@ extension BuiltinComponents {
             At the end of the input every waiting element is \
             delivered and the operators complete as usual (the clock does not run on).
             """,
-        parameters: [Key.time, Key.maxDelay, Key.idle, Key.late],
+        parameters: [Key.time, Key.maxDelay, Key.idle, Key.maxAhead, Key.late],
         primary: Key.time,
         example: """
             - eventTime: { time: parseTime(.ts), maxDelay: 10s, idle: 1m, late: side }
@@ -107,6 +113,7 @@ extension BuiltinComponents {
             let maxDelay = parameters[Key.maxDelay].totalNanoseconds / 1_000_000
             let idle = parameters[Key.idle]
             let late = parameters[Key.late]
+            let maxAhead = parameters[Key.maxAhead].map { $0.totalNanoseconds / 1_000_000 }
             let wall = context.scheduler
             let domain = context.shared(EventTimeDomain.self) { EventTimeDomain(base: wall) }
             // The clock is set before any operator after this one subscribes (and restores its timers).
@@ -143,6 +150,46 @@ extension BuiltinComponents {
                         inputs.remove()
                         domain.remove(base)
                     }
+                    // With maxAhead: each input's guard against one element far ahead of the others.
+                    var guards: [ObjectIdentifier: AheadGuard] = [:]
+                    var saidAhead = false
+                    /// An element behind the watermark, or refused as ahead: dropped and counted, or
+                    /// sent to the side stream, as `late` says.
+                    func notTaken(_ element: Value, at: Int64, ahead: Int64? = nil) {
+                        let shown = { (time: Int64) in ExpressionEnvironment.rfc3339(epochMilliseconds: Int(time)) }
+                        if let ahead {
+                            context.meter?.count("elements_ahead_total")
+                            let message =
+                                "time \(shown(at)) more than maxAhead past the latest time taken, \(shown(ahead)), and the "
+                                + "next element did not follow it there"
+                            if !saidAhead {
+                                // Said as it happens (the summary counts them at the end).
+                                saidAhead = true
+                                context.log("eventTime refused an element: \(message)", level: .warning)
+                            }
+                            switch late {
+                            case .drop: context.dropped(reason: "far ahead of the others (maxAhead)", message: message)
+                            case .side: context.sideStreams["late"]?.onNext(element)
+                            }
+                            return
+                        }
+                        context.meter?.count("elements_late_total")
+                        switch late {
+                        case .drop:
+                            context.dropped(
+                                reason: "late, behind the watermark (late: drop)",
+                                message: "time \(shown(at)) behind the watermark \(shown(domain.clock.clock))")
+                        case .side: context.sideStreams["late"]?.onNext(element)
+                        }
+                    }
+                    /// Takes a candidate the next element confirmed, or the end let go on.
+                    func takeHeld(_ held: AheadGuard.Held, into input: EventTimeDomain.Input) {
+                        Origin.with(held.origin) {
+                            if !domain.take(held.element, at: held.time, from: input) {
+                                notTaken(held.element, at: held.time)
+                            }
+                        }
+                    }
                     if let state {
                         if let restored = state.takeRestored() {
                             base.latest = restored["latest"]?.intValue.map(Int64.init)
@@ -152,8 +199,14 @@ extension BuiltinComponents {
                             }
                         }
                         state.keep(
-                            { BuiltinComponents.eventTimeState(domain: domain, inputs: inputs) },
-                            origins: { inputs.all.flatMap { domain.waitingElements(of: $0) }.compactMap(\.origin) },
+                            {
+                                BuiltinComponents.eventTimeState(
+                                    domain: domain, inputs: inputs, held: guards.values.compactMap(\.candidate))
+                            },
+                            origins: {
+                                inputs.all.flatMap { domain.waitingElements(of: $0) }.compactMap(\.origin)
+                                    + guards.values.compactMap { $0.candidate?.origin }
+                            },
                             until: lifetime)
                     }
                     idleTimers.arm(base)
@@ -174,19 +227,30 @@ extension BuiltinComponents {
                                         ?? BuiltinComponents.eventTimeMilliseconds(
                                             context.evaluate(time, element, in: scope), element: element,
                                             context: context)
+                                    if let maxAhead {
+                                        let key = ObjectIdentifier(input)
+                                        let guardian =
+                                            guards[key]
+                                            ?? {
+                                                let made = AheadGuard(maxAhead: maxAhead, latest: input.latest)
+                                                guards[key] = made
+                                                return made
+                                            }()
+                                        let (before, takeNow) = guardian.consider(
+                                            element, at: at, origin: Origin.current)
+                                        switch before {
+                                        case .confirmed(let held)?: takeHeld(held, into: input)
+                                        case .refused(let held)?:
+                                            Origin.with(held.origin) {
+                                                notTaken(held.element, at: held.time, ahead: input.latest ?? at)
+                                            }
+                                        case nil: break
+                                        }
+                                        if !takeNow { return nil }
+                                    }
                                     return domain.take(element, at: at, from: input) ? nil : at
                                 }
-                                guard let at = lateAt else { return }
-                                context.meter?.count("elements_late_total")
-                                switch late {
-                                case .drop:
-                                    context.dropped(
-                                        reason: "late, behind the watermark (late: drop)",
-                                        message:
-                                            "time \(ExpressionEnvironment.rfc3339(epochMilliseconds: Int(at))) behind the watermark \(ExpressionEnvironment.rfc3339(epochMilliseconds: Int(domain.clock.clock)))"
-                                    )
-                                case .side: context.sideStreams["late"]?.onNext(element)
-                                }
+                                if let at = lateAt { notTaken(element, at: at) }
                             },
                             failed: {
                                 observer.on(.error($0))
@@ -194,6 +258,10 @@ extension BuiltinComponents {
                             },
                             completed: {
                                 idleTimers.stop()
+                                // Nothing came to refuse a candidate: it goes on.
+                                for input in inputs.all {
+                                    if let held = guards[ObjectIdentifier(input)]?.end() { takeHeld(held, into: input) }
+                                }
                                 inputs.endLanes()
                                 domain.end(base)
                             })
@@ -207,9 +275,14 @@ extension BuiltinComponents {
 
     /// What a checkpoint keeps of an `eventTime` subscription: the elements waiting in its own
     /// input and in its lanes', in time order. (Lanes are not kept: a restored run opens its own.)
-    static func eventTimeState(domain: EventTimeDomain, inputs: EventTimeInputs) -> Value {
+    static func eventTimeState(domain: EventTimeDomain, inputs: EventTimeInputs, held: [AheadGuard.Held] = [])
+        -> Value
+    {
         var waiting: [Value] = []
-        let entries = inputs.all.flatMap { domain.waitingElements(of: $0) }
+        // A candidate of maxAhead is kept with them: restored, it goes on as they do.
+        let entries =
+            inputs.all.flatMap { domain.waitingElements(of: $0) }
+            + held.map { (time: $0.time, element: $0.element, origin: $0.origin) }
         for entry in entries.sorted(by: { $0.time < $1.time }) {
             var object = JSONObject()
             object["time"] = .int(Int(entry.time))

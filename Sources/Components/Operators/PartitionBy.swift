@@ -139,6 +139,10 @@ extension BuiltinComponents {
                 return placement
             }
             if threads > 1, let runLoop {
+                // Partitions are built on their own threads, and the pipeline's services are not
+                // to be written from several at once: what their operators share across partitions
+                // (an aggregate's bounds) is made here first.
+                _ = context.shared(AggregateBudgets.self) { AggregateBudgets() }
                 // On event time, right behind eventTime, elements come as they come (each with its
                 // time) when the partitions' first operator takes them so (an aggregate); else in
                 // time order, at the clock's time. Either way nothing waits in a partition for the

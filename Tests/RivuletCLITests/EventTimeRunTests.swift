@@ -59,36 +59,6 @@ final class EventTimeRunTests: BinaryTestCase {
             XCTAssertEqual(try output(), expected, "split over two runs by \(signal == SIGKILL ? "SIGKILL" : "SIGINT")")
         }
     }
-    func testSampleOnEventTimeGivesTheSameFromAFileStdinAndTheVirtualClock() throws {
-        // A file is read while the pipeline subscribes it: sample's ticks, armed after it, were
-        // counted from where the file had left the clock and never came (the real clock ran for
-        // ever, the virtual one ended with nothing written).
-        try "{\"t\":0}\n{\"t\":1000}\n{\"t\":1500}\n{\"t\":4200}\n".write(
-            toFile: path("times.jsonl"), atomically: true, encoding: .utf8)
-        let file = path("sample.yaml")
-        try """
-        source: { file: { path: \(path("times.jsonl")), format: jsonl } }
-        eventTime: { time: .t, maxDelay: 0ms }
-        ops:
-          - sample: 1s
-          - map: .t
-        sink: stdout
-        """.write(toFile: file, atomically: true, encoding: .utf8)
-        // Ticks at 1000, 2000, ...: 1000 comes before the tick of its millisecond, as on the run clock.
-        let expected = "1000\n1500\n4200\n"
-        let real = try runRivulet(["run", file], timeout: 30)
-        XCTAssertEqual(real.status, 0, real.stderr)
-        XCTAssertEqual(real.stdout, expected, "a file, on the real clock")
-        let virtual = try runRivulet(["run", file, "--clock", "virtual"], timeout: 30)
-        XCTAssertEqual(virtual.status, 0, virtual.stderr)
-        XCTAssertEqual(virtual.stdout, expected, "a file, on the virtual clock")
-        let standardInput = try runRivulet(
-            ["run", file, "--set", "source={stdin: {format: jsonl}}"],
-            stdin: try String(contentsOfFile: path("times.jsonl"), encoding: .utf8), timeout: 30)
-        XCTAssertEqual(standardInput.status, 0, standardInput.stderr)
-        XCTAssertEqual(standardInput.stdout, expected, "standard input")
-    }
-
     func testWindowsKeptForLateElementsCostTheSameHoweverManyAreKept() throws {
         // One window a millisecond, each kept 30 s for late elements: 30,000 kept at a time. Each
         // window closed once looked at every kept one (window: 40,000 elements took 60 s;

@@ -210,11 +210,11 @@ extension BuiltinComponents {
                             until: lifetime)
                     }
                     idleTimers.arm(base)
-                    // A source that delivers while it is subscribed (a file) would move the clock
-                    // before what comes after has subscribed (a sample's ticks, another event-time
-                    // stream's input): reading starts once the whole pipeline is subscribed.
+                    // Read at once: a partition's lane or an inner stream is hot, and what it
+                    // delivers before this subscribes would be lost. (Deferring the read until the
+                    // pipeline is subscribed, so that a file read while subscribed comes after
+                    // sample's ticks are armed, lost a takeover's first messages in a group.)
                     func read(in subscription: Lifetime) {
-                        guard !subscription.isDisposed else { return }
                         readEach(
                             source, while: lifetime, in: subscription, routing: context,
                             element: { element in
@@ -266,8 +266,7 @@ extension BuiltinComponents {
                                 domain.end(base)
                             })
                     }
-                    let reading = lifetime.makeChild()
-                    _ = lifetime.add(wall.schedule { read(in: reading) })
+                    read(in: lifetime.makeChild())
                 }
             }
         }

@@ -132,6 +132,39 @@ final class EventTimeRunTests: BinaryTestCase {
         XCTAssertLessThan(warning.lowerBound, summary.lowerBound, result.stderr)
     }
 
+    func testAnElementHeldByMaxAheadSurvivesASIGKILLAndGoesOnOnce() throws {
+        // The held element is in eventTime's checkpoint; its line is read past, so only the
+        // checkpoint can bring it back after a SIGKILL.
+        let far = 253_402_300_799_000
+        try "{\"t\":0}\n{\"t\":1000}\n{\"t\":\(far)}\n".write(
+            toFile: path("follow.jsonl"), atomically: true, encoding: .utf8)
+        let file = path("held.yaml")
+        try """
+        name: held
+        source: { file: { path: \(path("follow.jsonl")), format: jsonl, follow: true, poll: 20ms } }
+        eventTime: { time: .t, maxDelay: 0ms, maxAhead: 24h }
+        sink: { file: \(path("held.jsonl")) }
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        let state = ["--state", path("held.db"), "--checkpoint-interval", "50ms"]
+        let first = try startRivulet(["run", file] + state, output: .null, error: .pipe)
+        Thread.sleep(forTimeInterval: 1.5)
+        first.send(SIGKILL)
+        XCTAssertEqual(first.communicate(timeout: 30).termination, .signalled(SIGKILL))
+        // The next element follows it there: it goes on, before it.
+        let append = FileHandle(forWritingAtPath: path("follow.jsonl"))!
+        append.seekToEndOfFile()
+        append.write(Data("{\"t\":\(far + 1000)}\n".utf8))
+        try append.close()
+        let second = try startRivulet(["run", file] + state, output: .null, error: .pipe)
+        Thread.sleep(forTimeInterval: 1.5)
+        second.send(SIGTERM)
+        let stopped = second.communicate(timeout: 30)
+        XCTAssertEqual(stopped.termination, .exited(143), String(decoding: stopped.standardError, as: UTF8.self))
+        XCTAssertEqual(
+            try String(contentsOfFile: path("held.jsonl"), encoding: .utf8),
+            "{\"t\":0}\n{\"t\":1000}\n{\"t\":\(far)}\n{\"t\":\(far + 1000)}\n")
+    }
+
     func testCountsPerWindowFromAFollowedFileKilledAtRandomAreThoseOfOneRun() throws {
         // 20,000 views of 40 users over an hour of event time, 5% up to 8 s out of order, appended
         // to a followed file in chunks while runs are killed at random: aggregate right behind

@@ -48,4 +48,19 @@ final class EventTimeDomainTests: XCTestCase {
         domain.drive(input, to: 6_001)
         XCTAssertEqual(log, ["took \"a\"", "work of \"a\""])
     }
+
+    /// An input that has seen nothing on a clock restored by a checkpoint (a group's partition
+    /// taken over, nothing new published to it) still lets the watermark go on once it is idle:
+    /// what its last holder's windows wait for is then released.
+    func testAnIdleInputThatSawNothingGoesOnFromARestoredClock() {
+        let input = EventTimeDomain.Input(maxDelay: 10_000) { _ in }
+        domain.add(input)
+        domain.clock.restore(clock: 60_000)
+        domain.clock.schedule(after: .seconds(5)) { [unowned self] in log.append("window of 60,000 closed") }
+        domain.idle(input, quietFor: 4_000)
+        XCTAssertEqual(domain.clock.clock, 64_000, "the watermark goes on with the quiet time")
+        XCTAssertEqual(log, [])
+        domain.idle(input, quietFor: 5_001)
+        XCTAssertEqual(log, ["window of 60,000 closed"])
+    }
 }

@@ -63,8 +63,9 @@ final class LintCommandTests: BinaryTestCase {
         XCTAssertFalse(keeping.stderr.contains("warning"), "each checkpoint acknowledges: " + keeping.stderr)
     }
 
-    func testLintStateRefusesWhatRunStateRefusesAPartitionByOtherThanTheGroups() throws {
-        // lint --state said ok; run --state refused it only once built.
+    func testLintRefusesWhatRunRefusesAPartitionByOtherThanTheGroups() throws {
+        // lint --state said ok; run --state refused it only once built. Without --state too the
+        // partitions are the group's (each chain a watermark from its own partition's messages).
         try write([
             "group.yaml": """
             source: { nats: { url: "nats://127.0.0.1:1", stream: EVENTS, subject: events, group: g, partitions: 8 } }
@@ -86,7 +87,7 @@ final class LintCommandTests: BinaryTestCase {
             """,
         ])
         let path = { (name: String) in self.directory.appendingPathComponent(name).path }
-        let message = "error: after the nats source of group g under --state each partition's state is the group's: "
+        let message = "error: after the nats source of group g each partition is the group's: "
         let written = try runRivulet(["lint", "--state", path("group.yaml")])
         XCTAssertEqual(written.status, 2, written.stderr)
         assertContains(written.stderr, "group.yaml:3:43: " + message + "partitions must be 8 (the source's), not 16")
@@ -94,8 +95,11 @@ final class LintCommandTests: BinaryTestCase {
         XCTAssertEqual(byDefault.status, 2, byDefault.stderr)
         assertContains(byDefault.stderr, "default.yaml:3:5: " + message + "partitions must be 8 (the source's), not 16")
         XCTAssertEqual(try runRivulet(["lint", "--state", path("same.yaml")]).status, 0)
-        XCTAssertEqual(
-            try runRivulet(["lint", path("group.yaml")]).status, 0, "without --state each runner keeps its own")
+        let withoutState = try runRivulet(["lint", path("group.yaml")])
+        XCTAssertEqual(withoutState.status, 2, withoutState.stderr)
+        assertContains(
+            withoutState.stderr, "group.yaml:3:43: " + message + "partitions must be 8 (the source's), not 16")
+        XCTAssertEqual(try runRivulet(["lint", path("same.yaml")]).status, 0)
         let run = try runRivulet(["run", "--state", path("s.db"), path("group.yaml")])
         XCTAssertEqual(run.status, 2, run.stderr)
         assertContains(run.stderr, "group.yaml:3:43: " + message)

@@ -31,12 +31,14 @@ final class NATSGroupTests: OneNATSServerTestCase {
             """)
     }
 
-    /// Waits (up to 30 s) until the group `totals`, as `rivulet partitions` reads it, is as `expected`.
-    private func waitForGroup(_ what: String, _ expected: (NATSGroupStatus) -> Bool) throws {
+    /// Waits (up to 30 s) until the group (`totals`), as `rivulet partitions` reads it, is as `expected`.
+    private func waitForGroup(
+        _ what: String, group: String = "totals", _ expected: (NATSGroupStatus) -> Bool
+    ) throws {
         let deadline = Date(timeIntervalSinceNow: 30)
         var last: NATSGroupStatus?
         repeat {
-            last = try? NATSGroupStatus.read(urls: natsURL, group: "totals")
+            last = try? NATSGroupStatus.read(urls: natsURL, group: group)
             if let last, expected(last) { return }
             Thread.sleep(forTimeInterval: 0.1)
         } while Date() < deadline
@@ -475,6 +477,102 @@ final class NATSGroupTests: OneNATSServerTestCase {
         XCTAssertFalse(status.text().contains("not renewed"), status.text())
         let (stopped, errors) = stop(second)
         XCTAssertEqual(stopped, 143, errors)
+    }
+
+    /// Publishes 30 minutes of events of 40 keys, one every 10 s a key (7,200), over 8 partitions
+    /// of `events`, from 9 s into a minute: 30 one-minute windows a key, 1,200 in all, the last
+    /// ending 1 s after the last event.
+    private func publishMinutes() throws {
+        let events = stride(from: 0, to: 1800, by: 10).flatMap { second in
+            (0..<40).map { "{\"key\":\"k\($0)\",\"t\":\(1_700_000_049_000 + second * 1000 + $0)}" }
+        }
+        let file = path("minutes-in.jsonl")
+        try (events.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let published = try run(
+            """
+            source: { fixture: \(file) }
+            sink: { nats: { url: "\(natsURL)", subject: events, partitionBy: .key, partitions: 8, msgId: "{{ .key }}{{ .t }}", stream: EVENTS, create: true } }
+            """)
+        XCTAssertEqual(published.status, 0, published.stderr)
+    }
+
+    /// The per-minute counts of a `partitionBy` of the group's partitions, summed per key.
+    private func countedPerKey(_ output: String) throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for line in lines(output) {
+            let value = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            counts[value["key"] as? String ?? "?", default: 0] += value["n"] as? Int ?? 0
+        }
+        return counts
+    }
+
+    private func minutesRunner(_ output: String, idle: String = "") throws -> String {
+        let file = path("minutes-\(output).yaml")
+        try """
+        source: { nats: { url: "\(natsURL)", stream: EVENTS, subject: events, group: minutes, partitions: 8, leaseTimeout: 3s } }
+        ops:
+          - partitionBy:
+              key: .key
+              partitions: 8
+              ops:
+                - eventTime: { time: .t, maxDelay: 10s\(idle) }
+                - aggregate: { by: .key, every: 1m, fields: { n: count } }
+        sink: { file: \(path(output)) }
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    /// Without --state, a `partitionBy` of the group's partitions runs each partition's chain on
+    /// its partition's messages with a watermark of its own: windows come out as the watermarks
+    /// pass them, and SIGTERM emits the open ones. (Each chain's eventTime waited on every lane of
+    /// the source, most of which never fed it: nothing came out while it ran, the consumers
+    /// stalled at maxAckPending, and a stop wrote part of the windows.)
+    func testAGroupsPartitionByWithoutStateEmitsWindowsAsTheyCloseAndTheRestOnSIGTERM() throws {
+        try publishMinutes()
+        let runner = try startRivulet(["run", try minutesRunner("closed.jsonl")], output: .null, error: .pipe)
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while lines("closed.jsonl").count < 1160, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        XCTAssertEqual(lines("closed.jsonl").count, 1160, "the 29 windows a key the watermarks passed, while it runs")
+        try waitForGroup("every message read", group: "minutes") { status in
+            status.partitions.allSatisfy { $0.pending == 0 }
+        }
+        let (status, stderr) = stop(runner)
+        XCTAssertEqual(status, 143, stderr)
+        XCTAssertEqual(lines("closed.jsonl").count, 1200, "and each key's last on SIGTERM")
+        XCTAssertEqual(
+            try countedPerKey("closed.jsonl"), Dictionary(uniqueKeysWithValues: (0..<40).map { ("k\($0)", 180) }))
+    }
+
+    /// A runner that takes a group's partitions over (the last holder SIGKILLed) and gets no new
+    /// message for them still releases their last windows once `idle` has passed: the watermark
+    /// of a chain restored from its stored state goes on from its stored clock.
+    func testIdleReleasesTheLastWindowsOfPartitionsTakenOverWithNothingNew() throws {
+        try publishMinutes()
+        func startRunner(_ name: String) throws -> ChildProcess {
+            try startRivulet(
+                [
+                    "run", try minutesRunner("taken-\(name).jsonl", idle: ", idle: 5s"), "--state", path("\(name).db"),
+                    "--checkpoint-interval", "200ms",
+                ], output: .null, error: .pipe)
+        }
+        let first = try startRunner("a")
+        try waitForGroup("every message read and held in a stored checkpoint", group: "minutes") { status in
+            status.partitions.allSatisfy { $0.pending == 0 && $0.unacknowledged == 0 && $0.checkpointedAt != nil }
+        }
+        first.send(SIGKILL)
+        _ = first.wait()
+        XCTAssertEqual(lines("taken-a.jsonl").count, 1160, "the last window of each key waits for idle")
+        let second = try startRunner("b")
+        // The lease (3 s), idle (5 s), then the watermark goes on with the wall clock from the
+        // stored one (the last event's time less maxDelay, 10 s) to the window's end, 6 s on. (The
+        // sink holds lines short of a page until the run ends: they are counted after the stop.)
+        Thread.sleep(forTimeInterval: 22)
+        let (status, stderr) = stop(second)
+        XCTAssertEqual(status, 143, stderr)
+        XCTAssertEqual(lines("taken-b.jsonl").count, 40, "each key's last window, released by idle: \(stderr)")
+        var counts = try countedPerKey("taken-a.jsonl")
+        counts.merge(try countedPerKey("taken-b.jsonl"), uniquingKeysWith: +)
+        XCTAssertEqual(counts, Dictionary(uniqueKeysWithValues: (0..<40).map { ("k\($0)", 180) }))
     }
 
     func testPartitionsOfAGroupNoRunnerStartedIsAClearError() throws {

@@ -203,8 +203,8 @@ final class NATSStateHandOverTests: NATSServerOrClusterTestCase {
         XCTAssertEqual(result.status, 2, result.stderr)
         assertContains(
             result.stderr,
-            "mismatch.yaml:5:19: error: after the nats source of group minutes under --state each "
-                + "partition's state is the group's: partitions must be 4 (the source's), not 8")
+            "mismatch.yaml:5:19: error: after the nats source of group minutes each partition is the group's: "
+                + "partitions must be 4 (the source's), not 8")
     }
 
     /// A row of `rivulet partitions` naming a runner, whose state was stored less than a minute ago.

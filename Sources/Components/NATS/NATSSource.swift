@@ -203,8 +203,13 @@ extension BuiltinComponents {
                 replicas: parameters[Key.replicas], group: parameters[Key.group],
                 partitions: parameters[Key.partitions] ?? 0, leaseTimeout: parameters[Key.leaseTimeout])
             let decoder = NATSDecoder(format: parameters[Key.format], metadataField: parameters[Key.metadata])
-            // Under --state a group's partition state moves with its partition: partitionBy
-            // after this source finds where to keep it.
+            // After a group's source partitionBy runs the group's partitions; under --state a
+            // partition's state moves with it, and partitionBy finds where to keep it.
+            if let group = settings.group {
+                _ = context.shared(GroupSourcePartitions.self) {
+                    GroupSourcePartitions(group: group, partitions: settings.partitions)
+                }
+            }
             if let group = settings.group, let checkpoints = context.checkpoints {
                 _ = context.shared(GroupPartitionStates.self) {
                     GroupPartitionStates(
@@ -217,6 +222,18 @@ extension BuiltinComponents {
             }
         })
 }
+/// Found by a `partitionBy` after a runner group's `nats` source: its partitions are the group's,
+/// each message goes to its source partition's chain, and each chain keeps a watermark of its own.
+final class GroupSourcePartitions {
+    let group: String
+    let partitions: Int
+
+    init(group: String, partitions: Int) {
+        self.group = group
+        self.partitions = partitions
+    }
+}
+
 /// The bounds of a group's names and partitions, checked by lint.
 enum NATSSourceLimits {
     /// The longest group name.

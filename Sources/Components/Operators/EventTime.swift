@@ -67,7 +67,8 @@ extension BuiltinComponents {
             event time with its usual semantics, and a replay gives the same output at any speed. An \
             element behind the watermark is late: dropped (counted in the run summary) or, with late: \
             side, sent to the side stream NAME.late. With 'idle', a stream without input for that much \
-            wall time no longer holds the watermark back, which then goes on with the wall clock. \
+            wall time no longer holds the watermark back, which then goes on with the wall clock (from \
+            a resumed run's stored watermark when nothing has come since the run started). \
             Several event-time streams share one clock: its watermark is the lowest of those not idle \
             (so a merge waits for the slowest). The partitions a nats group runner reads are inputs of \
             their own in the same way: a partition read ahead makes none of the others late, and one \

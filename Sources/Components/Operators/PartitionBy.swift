@@ -45,10 +45,11 @@ extension BuiltinComponents {
             its state (at each checkpoint under --state, else every second). Checkpoints keep each \
             partition's state; a run resumes with any threads, but the same key and partitions. An \
             eventTime in ops keeps a watermark per partition, from that partition's elements. After a \
-            nats source with group and partitions, under --state, the partitions are the group's \
-            (partitions must be the source's; each message goes to its source partition's chain) \
-            and each partition's state is stored in JetStream with the partition and moves with it \
-            to the runner that takes it over.
+            nats source with group and partitions the partitions are the group's (partitions must be the \
+            source's; each message goes to its source partition's chain, each chain's eventTime a \
+            watermark from its own partition's messages), and under --state each partition's state \
+            is stored in JetStream with the partition and moves with it to the runner that takes it \
+            over.
             """,
         parameters: [Key.key, Key.partitions, Key.threads, Key.ops],
         example: """
@@ -169,26 +170,34 @@ extension BuiltinComponents {
             let build = { (index: Int) in
                 try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: probed(placement, index))
             }
-            // After a group's source under --state, the partitions are the group's, and their
-            // state is the group's (stored with the partition, not in this runner's file).
-            guard let group = context.existing(GroupPartitionStates.self) else {
+            // After a group's source, the partitions are the group's: each message goes to its
+            // source partition's chain.
+            guard let source = context.existing(GroupSourcePartitions.self) else {
                 return PartitionedRun.inline(
                     chains: try (0..<partitions).map(build), key: key, context: context, state: state, gauges: gauges)
             }
-            guard partitions == group.partitions else {
+            guard partitions == source.partitions else {
                 throw context.error(
-                    "after the nats source of group \(group.group) under --state each partition's state is the "
-                        + "group's: partitions must be \(group.partitions) (the source's), not \(partitions)")
+                    "after the nats source of group \(source.group) each partition is the group's: partitions must be "
+                        + "\(source.partitions) (the source's), not \(partitions)")
             }
-            let checkpoints = context.checkpoints
-            checkpoints?.forget(keysStartingWith: "\(prefix) [p")
-            // Each chain has event time of its own: a partition's watermark moves with it.
+            // Each chain has event time of its own, from its partition's messages only: one
+            // watermark over every partition's lane would wait on lanes that never feed the chain.
             let buildOwn = { (index: Int) in
                 let own = ChainPlacement(
                     clock: context.scheduler, services: [EventTimeDomain(base: context.scheduler), SeenLanesOnly()],
                     handedOn: context.handedOn)
                 return try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: own)
             }
+            // Under --state their state is the group's too (stored with the partition, not in
+            // this runner's file).
+            guard let group = context.existing(GroupPartitionStates.self) else {
+                return PartitionedRun.inline(
+                    chains: try (0..<partitions).map(buildOwn), key: key, context: context, state: state,
+                    gauges: gauges, routeByLane: true)
+            }
+            let checkpoints = context.checkpoints
+            checkpoints?.forget(keysStartingWith: "\(prefix) [p")
             return PartitionedRun.inline(
                 chains: try (0..<partitions).map(buildOwn), key: key, context: context, state: state, gauges: gauges,
                 group: group,

@@ -98,9 +98,10 @@
         return unsupported + groupPartitionMismatches(components)
     }
 
-    /// After a runner group's `nats` source under `--state` each partition's state is the group's,
-    /// so every `partitionBy` must have the source's partitions: what the run refuses at start,
-    /// found by lint.
+    /// After a runner group's `nats` source each `partitionBy` runs the group's partitions (each
+    /// message in its source partition's chain, with a watermark of its own; under `--state` its
+    /// state stored with the partition), so it must have the source's partitions: what the run
+    /// refuses at start, found by lint.
     static func groupPartitionMismatches(_ components: [ValidatedComponent]) -> [Diagnostic] {
         guard
             let source = components.first(where: {
@@ -115,7 +116,7 @@
                 written != partitions
             else { return nil }
             return .error(
-                "after the nats source of group \(group) under --state each partition's state is the group's: "
+                "after the nats source of group \(group) each partition is the group's: "
                     + "partitions must be \(partitions) (the source's), not \(written)",
                 at: component.parameters.locations["partitions"] ?? component.use.location,
                 note: "give partitionBy partitions: \(partitions)")
@@ -193,15 +194,22 @@
 }
 
 extension PipelineLoader.Loaded {
-    /// The same outcome with the warnings of a run without `--state` added: an operator that
-    /// holds a durable source's messages until its stream completes.
+    /// The same outcome with the checks of a run without `--state` added: a warning at an operator
+    /// that holds a durable source's messages until its stream completes, and an error at a
+    /// `partitionBy` whose partitions are not its group source's (then no pipeline).
     public func checkingAcknowledgements() -> PipelineLoader.Loaded {
         guard let pipeline else { return self }
+        var components: [ValidatedComponent] = []
+        for stream in pipeline.streams {
+            if case .component(let source) = stream.origin { components.append(source) }
+            components += stream.operators
+        }
+        let errors = CheckpointPlan.groupPartitionMismatches(components)
         let warnings = CheckpointPlan.heldAcknowledgements(pipeline)
-        guard !warnings.isEmpty else { return self }
+        guard !warnings.isEmpty || !errors.isEmpty else { return self }
         return PipelineLoader.Loaded(
-            source: source, pipeline: pipeline,
-            diagnostics: (diagnostics + warnings).sorted { $0.location < $1.location },
+            source: source, pipeline: errors.isEmpty ? pipeline : nil,
+            diagnostics: (diagnostics + errors + warnings).sorted { $0.location < $1.location },
             baseDirectory: baseDirectory)
     }
 

@@ -309,7 +309,10 @@ final class EventTimeDomain {
     /// no longer holds the watermark back, and its own goes on as if its time had kept going.
     func idle(_ input: Input, quietFor quiet: Int64) {
         input.isIdle = true
-        input.idleMark = input.latest.map { $0 - input.maxDelay + quiet }
+        // An input that has seen nothing on a clock already going (a partition's chain rebuilt
+        // after a takeover, its clock restored) goes on from the clock: else it never would.
+        let from = input.latest.map { $0 - input.maxDelay } ?? (clock.isStarted ? clock.clock : nil)
+        input.idleMark = from.map { $0 + quiet }
         release()
     }
 

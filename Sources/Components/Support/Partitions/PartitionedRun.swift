@@ -7,26 +7,28 @@ enum PartitionedRun {
     /// Every partition on the stream's own thread and clock: each element goes to its
     /// partition's chain at once, and what the chains emit goes on as they emit it.
     ///
-    /// In a group's runner under `--state` (`group`), the partitions are the group's: each message
-    /// goes to its source partition's chain, and a partition this runner takes over or lets go of
-    /// has its chain built again (`rebuild`) from the state its last owner stored, or empty.
+    /// In a group's runner (`routeByLane`) the partitions are the group's: each message goes to its
+    /// source partition's chain. Under `--state` (`group`) a partition this runner takes over or
+    /// lets go of has its chain built again (`rebuild`) from the state its last owner stored, or
+    /// empty.
     static func inline(
         chains: [PipelineOperator], key: Expression, context: ComponentContext, state: OperatorState<Value>?,
-        gauges: PartitionGauges?, group: GroupPartitionStates? = nil,
+        gauges: PartitionGauges?, routeByLane: Bool = false, group: GroupPartitionStates? = nil,
         rebuild: ((Int, [String: Value]) throws -> PipelineOperator)? = nil
     ) -> PipelineOperator {
         { [weak state] source in
             Observable { observer, lifetime in
                 runInline(
-                    source, chains: chains, key: key, context: context, state: state, gauges: gauges, group: group,
-                    rebuild: rebuild, observer: observer, lifetime: lifetime)
+                    source, chains: chains, key: key, context: context, state: state, gauges: gauges,
+                    routeByLane: routeByLane || group != nil, group: group, rebuild: rebuild, observer: observer,
+                    lifetime: lifetime)
             }
         }
     }
 
     private static func runInline(
         _ source: Observable<Value>, chains: [PipelineOperator], key: Expression, context: ComponentContext,
-        state: OperatorState<Value>?, gauges: PartitionGauges?, group: GroupPartitionStates?,
+        state: OperatorState<Value>?, gauges: PartitionGauges?, routeByLane: Bool, group: GroupPartitionStates?,
         rebuild: ((Int, [String: Value]) throws -> PipelineOperator)?, observer: AnyObserver<Value>,
         lifetime: Lifetime
     ) {
@@ -43,9 +45,8 @@ enum PartitionedRun {
         let lanes = LaneList(chains.map(subscribe))
         let clock = (context.scheduler as? EventTimeScheduler)?.base ?? context.scheduler
         for index in chains.indices { gauges?.startMeasuring(index, on: clock, until: lifetime) }
-        var route: (() -> Int?)? = nil
+        let route: (() -> Int?)? = routeByLane ? { GroupPartitionStates.partitionOfCurrentMessage() } : nil
         if let group, let rebuild {
-            route = { GroupPartitionStates.partitionOfCurrentMessage() }
             let install: (Int, [String: Value]) -> Void = { partition, restored in
                 guard !lifetime.isDisposed else { return }
                 lanes.items[partition].lifetime.dispose()

@@ -116,6 +116,9 @@ duckdb.sql('''COPY (SELECT key, (ts // 60000) * 60000 AS start, count(*) AS coun
 """])
 
 expected = rows(outputs["loop"])
+# Threads never change what a run writes: the default (split) output is the one-thread output's bytes.
+with open(outputs["default"], "rb") as split, open(outputs["rivulet"], "rb") as one:
+    default_equal = split.read() == one.read()
 equal = {name: rows(path) == expected for name, path in outputs.items()}
 print(f"w3 lines={lines} keys=10000 windows=10 objects={len(expected)} late_allowance=10s out_of_order=5%")
 print("w3 equal_to_loop " + " ".join(f"{name}={'yes' if same else 'NO'}" for name, same in equal.items()))
@@ -126,4 +129,5 @@ print(f"w3 rivulet_s={best['rivulet']:.3f} loop_s={best['loop']:.3f} bytewax_s={
 print(f"w3-parallel one_s={best['threads1']:.3f} two_s={best['threads2']:.3f} "
       f"speedup={best['threads1'] / best['threads2']:.2f} duckdb_s={best['duckdb']:.3f} "
       f"two_vs_duckdb={best['threads2'] / best['duckdb']:.2f} default_s={best['default']:.3f} "
-      f"equal={'true' if equal['threads1'] and equal['threads2'] and equal['default'] else 'false'}")
+      f"equal={'true' if equal['threads1'] and equal['threads2'] and equal['default'] else 'false'} "
+      f"default_equal={'true' if default_equal else 'false'}")

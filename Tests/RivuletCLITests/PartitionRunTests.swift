@@ -203,17 +203,54 @@ final class PartitionRunTests: BinaryTestCase {
         XCTAssertEqual(one.threads, [])
         XCTAssertGreaterThan(one.lines.count, 300)
         XCTAssertEqual(split.lines.count, one.lines.count)
-        XCTAssertTrue(byKey(split.lines) == byKey(one.lines))
+        XCTAssertTrue(split.lines == one.lines, "the same lines in the same order")
     }
 
-    /// `rivulet graph` says where an aggregate by key is split over the cores, and not with
-    /// `parallel: 1`.
+    /// How a run is run never changes what it writes: an aggregate by key on event time gives the
+    /// same bytes on one thread (`parallel: 1`), split over the cores (the default), watched
+    /// (`--metrics`, `--ui`: run as written) and inside a `partitionBy` of 8 partitions on 2
+    /// threads — windows in order, each window's keys in the one-thread order. (Split, the output
+    /// came partition by partition.)
+    func testOneThreadSplitAndWatchedRunsWriteTheSameBytes() throws {
+        let records = try writeRecords(40_000, keys: 1_000)
+        let aggregate = "aggregate: { by: .key, every: 1m, fields: { n: count, sum: { sum: .v }, last: { last: .v } } }"
+        func bytes(_ header: String, _ ops: String, _ arguments: [String] = []) throws -> Data {
+            let out = path("bytes-\(UUID().uuidString).jsonl")
+            let result = try run(
+                """
+                \(header)source: { fixture: \(records) }
+                eventTime: { time: .ts, maxDelay: 10s }
+                ops:
+                \(ops)
+                sink: { file: \(out) }
+                """, arguments)
+            XCTAssertEqual(result.status, 0, result.stderr)
+            return try Data(contentsOf: URL(fileURLWithPath: out))
+        }
+        let one = try bytes("parallel: 1\n", "  - \(aggregate)")
+        XCTAssertGreaterThan(one.count, 100_000)
+        XCTAssertEqual(try bytes("", "  - \(aggregate)"), one, "split over the cores")
+        XCTAssertEqual(try bytes("", "  - \(aggregate)", ["--metrics", "127.0.0.1:0"]), one, "--metrics")
+        XCTAssertEqual(try bytes("", "  - \(aggregate)", ["--ui", "127.0.0.1:0"]), one, "--ui")
+        let partitioned =
+            "  - partitionBy:\n      key: .key\n      partitions: 8\n      threads: 2\n      ops:\n        - \(aggregate)"
+        XCTAssertEqual(try bytes("", partitioned), one, "partitionBy on two threads")
+        XCTAssertEqual(
+            try bytes("", partitioned + "\n        - map: \"{key: .key, n: .n}\""),
+            try bytes("parallel: 1\n", "  - \(aggregate)\n  - map: \"{key: .key, n: .n}\""),
+            "and with a map after the aggregate")
+    }
+
+    /// `rivulet graph` says where an aggregate by key is split over the cores (on event time,
+    /// without allowedLateness), and not with `parallel: 1`.
     func testGraphShowsAnAggregateByKeySplitOverTheCores() throws {
         let pipeline = """
             source: { stdin: jsonl }
+            eventTime: { time: .ts }
             ops:
               - aggregate: { by: .key, every: 1m, fields: { n: count } }
               - aggregate: { every: 1m, fields: { keys: count } }
+              - aggregate: { by: .key, every: 1m, allowedLateness: 1m, fields: { n: count } }
             sink: stdout
             """
         let file = path("graph.yaml")
@@ -226,8 +263,15 @@ final class PartitionRunTests: BinaryTestCase {
                   → aggregate {by: .key, every: 1m, fields: {n: count}}
                       split by .key: 16 partitions on every core when run (one thread with parallel: 1 or --state)
                   → aggregate {every: 1m, fields: {keys: count}}
+                  → aggregate {by: .key, every: 1m, allowedLateness: 1m, fi...
                   ⇒ stdout
                 """), graph.stdout)
+        // Windows on the run's clock, or updated by late elements: results whose order the split
+        // could not keep run as written.
+        try pipeline.replacingOccurrences(of: "eventTime: { time: .ts }\n", with: "").write(
+            toFile: file, atomically: true, encoding: .utf8)
+        let runClock = try runRivulet(["graph", file])
+        XCTAssertFalse(runClock.stdout.contains("split by"), runClock.stdout)
         try ("parallel: 1\n" + pipeline).write(toFile: file, atomically: true, encoding: .utf8)
         let one = try runRivulet(["graph", file])
         XCTAssertFalse(one.stdout.contains("split by"), one.stdout)

@@ -15,9 +15,11 @@ final class KeyedParallelismTests: XCTestCase {
         let pipeline = try load(
             """
             source: { events: [] }
+            eventTime: { time: .t }
             ops:
               - aggregate: { by: .customer, every: 1m, fields: { n: count } }
               - aggregate: { every: 1m, fields: { n: count } }
+              - aggregate: { by: .customer, every: 1m, allowedLateness: 1m, fields: { n: count } }
               - aggregate: { by: .customer, every: 1m, fields: { at: { max: now() } } }
               - aggregate: { by: .customer, every: 1m, fields: { n: count }, onError: skip }
               - groupBy: { key: .customer, ops: [ { aggregate: { by: .customer, every: 1m, fields: { n: count } } } ] }
@@ -25,18 +27,36 @@ final class KeyedParallelismTests: XCTestCase {
             """)
         let split = KeyedParallelism.splittingByDefault(pipeline)
         let operators = try XCTUnwrap(split.streams.first?.operators)
-        XCTAssertEqual(operators.map(\.spec.name), ["partitionBy", "aggregate", "aggregate", "aggregate", "groupBy"])
-        let partitionBy = operators[0]
+        XCTAssertEqual(
+            operators.map(\.spec.name),
+            ["eventTime", "partitionBy", "aggregate", "aggregate", "aggregate", "aggregate", "groupBy"])
+        let partitionBy = operators[1]
         XCTAssertEqual((partitionBy.parameters.values["key"] as? Pipeline.Expression)?.source, ".customer")
         XCTAssertEqual(partitionBy.parameters.values["byDefault"] as? Bool, true)
         let chain = try XCTUnwrap(partitionBy.parameters.values["ops"] as? ParameterValues.OperatorChain)
         XCTAssertEqual(chain.operators.map(\.spec.name), ["aggregate"])
         // The aggregate inside is the one written, where it was written.
-        XCTAssertEqual(chain.operators[0].use.location, pipeline.streams[0].operators[0].use.location)
-        XCTAssertEqual(partitionBy.use.location, pipeline.streams[0].operators[0].use.location)
+        XCTAssertEqual(chain.operators[0].use.location, pipeline.streams[0].operators[1].use.location)
+        XCTAssertEqual(partitionBy.use.location, pipeline.streams[0].operators[1].use.location)
         // Defaults (16 partitions, a thread per core) are partitionBy's own.
         XCTAssertNil(partitionBy.parameters.values["partitions"])
         XCTAssertEqual(KeyedParallelism.partitions, 16)
+    }
+
+    /// Split, the partitions' results are put back in the one-thread order; where they could not
+    /// be (windows on the run's clock), the aggregate is not split. Without windows (results at
+    /// the end) it is, on either clock.
+    func testWindowsOnTheRunsClockAreNotSplit() throws {
+        let pipeline = try load(
+            """
+            source: { events: [] }
+            ops:
+              - aggregate: { by: .customer, every: 1m, fields: { n: count } }
+              - aggregate: { by: .customer, fields: { n: count } }
+            sink: stdout
+            """)
+        let split = KeyedParallelism.splittingByDefault(pipeline)
+        XCTAssertEqual(split.streams.first?.operators.map(\.spec.name), ["aggregate", "partitionBy"])
     }
 
     func testAPipelineWithNothingToSplitIsUnchanged() throws {

@@ -105,9 +105,9 @@ extension BuiltinComponents {
             memory. On completion the open window is emitted. sum, min, \
             max and avg take numbers; null is skipped. With by, rivulet run splits it by its key over \
             every core (as inside partitionBy by the same key; not with parallel: 1, --state, --metrics, \
-            --ui, --summary, --trace, after nats or httpServer, or on one core): each key's objects are \
-            the same, and a window's objects come partition by partition, each partition's keys in the \
-            order they came.
+            --ui, --summary, --trace, after nats or httpServer, or on one core; not windows on the run's \
+            clock, with allowedLateness or with time, whose order could not be kept): its output is the \
+            same bytes as on one thread, each window's objects held until every partition passed its end.
             """,
         parameters: [Key.by, Key.every, Key.time, Key.allowedLateness, Key.maxKeys, Key.maxMemory, Key.fields],
         primary: Key.fields,
@@ -168,11 +168,14 @@ extension BuiltinComponents {
                 return offer.domain
             }
             let state = context.operatorState()
+            // Split over threads by partitionBy, which puts the results back in this order.
+            let order = context.existing(PartitionOrder.self)
             return { [weak state] source in
                 Observable { observer, lifetime in
                     let scope = context.makeScope()
                     let window = AggregateWindow(
-                        fields: fields, now: scheduler.now, ordersByTime: asTheyCome != nil, budget: budget)
+                        fields: fields, now: scheduler.now, ordersByTime: asTheyCome != nil, sequenced: order != nil,
+                        budget: budget)
                     let timer = SerialDisposable()
                     lifetime.add(timer)
                     /// Windows emitted that late elements may still update, while the watermark
@@ -191,9 +194,24 @@ extension BuiltinComponents {
                         // The window's objects go out on behalf of every message counted in it.
                         let origin = Origin.joining(window.held.removeValue(forKey: number) ?? [])
                         Origin.with(origin) {
-                            let outputs = table.rows(start: start, keyed: by != nil)
+                            guard let order else {
+                                let outputs = table.rows(start: start, keyed: by != nil)
+                                if lateness != nil { window.keepEmitted(number, table) } else { window.recycle(table) }
+                                for output in outputs { observer.on(.next(output)) }
+                                return
+                            }
+                            // Each object with its place among every partition's: its window's end
+                            // on the clock, its key's earliest time and number in the stream.
+                            let end =
+                                everyMilliseconds.map { length in
+                                    (asTheyCome != nil ? 0 : window.clockStartMilliseconds) + length * (number + 1)
+                                } ?? .max
+                            let (outputs, places) = table.placedRows(start: start, keyed: by != nil, end: end)
                             if lateness != nil { window.keepEmitted(number, table) } else { window.recycle(table) }
-                            for output in outputs { observer.on(.next(output)) }
+                            for (output, place) in Swift.zip(outputs, places) {
+                                order.place = place
+                                observer.on(.next(output))
+                            }
                         }
                         forgetExpired()
                     }
@@ -295,7 +313,7 @@ extension BuiltinComponents {
                                     armClock()
                                     try table.add(
                                         element, keyedBy: keyExpression, scope: scope, context: context,
-                                        maxKeys: maxKeys, time: elementTime)
+                                        maxKeys: maxKeys, time: elementTime, sequence: order?.sequence ?? 0)
                                     if let origin = Origin.current { window.held[index, default: []].append(origin) }
                                 } catch {
                                     do { try context.elementFailed(error, element: element) } catch {

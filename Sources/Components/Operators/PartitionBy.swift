@@ -31,7 +31,9 @@ extension BuiltinComponents {
             fnv1a32(key) % partitions (the FNV-1a hash of a text key's UTF-8 bytes, of any other key's \
             JSON text), and each partition runs its own copy of ops on its elements in order, with its \
             own state, on one of threads threads; what the partitions emit is merged. Elements of one \
-            key keep their order; across keys, results come in the order the partitions produce them. \
+            key keep their order; across keys, results come in the order the partitions produce them \
+            (when ops is an aggregate on event time or without every, without allowedLateness or \
+            time, then element-wise operators: in the order of one thread, whatever the threads). \
             On event time every partition follows the stream's watermark, so each element is on time \
             or late exactly as without partitions. Keyed operators in ops (aggregate with by, groupBy, \
             dedupe) give the same results as without partitions when their key decides the partition \
@@ -112,6 +114,11 @@ extension BuiltinComponents {
             {
                 threads = 1
             }
+            // On threads, an aggregate's results are put back in the order of one thread; where
+            // they cannot be, an operator split by default is not split (threads never change
+            // what a run writes).
+            let ordered = BuiltinComponents.splitsInOneThreadOrder(ops.operators, onEventTime: eventClock != nil)
+            if parameters[Key.byDefault] && !ordered { threads = 1 }
             if threads == 1 && parameters[Key.byDefault] {
                 // Where it cannot use the threads, an operator split by default runs as written:
                 // same output, same order, as if it had not been split.
@@ -157,7 +164,7 @@ extension BuiltinComponents {
                 }
                 return PartitionedRun.threaded(
                     partitions: partitions, threads: threads, key: key, context: context, runLoop: runLoop,
-                    eventTime: domain, state: state, gauges: gauges,
+                    eventTime: domain, ordered: ordered, state: state, gauges: gauges,
                     build: { index, placement in
                         try context.build(
                             ops, checkpointedAs: "\(prefix) [p\(index)]", placement: probed(placement, index))
@@ -208,6 +215,21 @@ extension BuiltinComponents {
                 })
         }
     ).keepingState(of: [Key.key, Key.partitions])
+
+    /// Whether partitions on threads can give their results in the order one thread gives them:
+    /// their chain is an `aggregate` (on event time, or without windows; without
+    /// `allowedLateness`, whose updates come as late elements do, or `time`), then operators that
+    /// take one element at a time.
+    @_spi(Host) public static func splitsInOneThreadOrder(_ ops: [ValidatedComponent], onEventTime: Bool) -> Bool {
+        guard let first = ops.first, first.spec.name == aggregate.name else { return false }
+        let values = first.parameters.values
+        guard values["allowedLateness"] == nil, values["time"] == nil, onEventTime || values["every"] == nil
+        else { return false }
+        return ops.dropFirst().allSatisfy { component in
+            if case .elementwise = component.spec.factory { return true }
+            return false
+        }
+    }
 
     /// How many partitions a `partitionBy` has when not told.
     public static var defaultPartitions: Int { Key.partitions.spec.defaultValue?.intValue ?? 16 }

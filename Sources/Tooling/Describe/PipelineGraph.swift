@@ -66,6 +66,7 @@ import Reactive
         for (index, sink) in pipeline.sinks.enumerated() {
             operatorNode["\(sink.0)#\(Validator.sinkIndex(index))"] = sinkNode(index, sink)
         }
+        let eventTimed = KeyedParallelism.onEventTime(pipeline)
         for stream in pipeline.streams {
             var chain: [String] = []
             var previous: String?
@@ -84,7 +85,11 @@ import Reactive
                 let id = Self.identifier("\(stream.name)_\(index)_\(component.spec.name)")
                 var node = Self.node(
                     id, component, place: RunMeters.place(pipeline, stream: stream.name, "ops.\(index)"))
-                if pipeline.spec.parallel != 1 { node.splitBy = KeyedParallelism.defaultKey(of: component)?.source }
+                if pipeline.spec.parallel != 1 {
+                    node.splitBy =
+                        KeyedParallelism.defaultKey(
+                            of: component, onEventTime: eventTimed.contains(component.use.location))?.source
+                }
                 nodes.append(node)
                 operatorNode["\(stream.name)#\(index)"] = id
                 if let previous {

@@ -28,6 +28,10 @@ final class AggregateTable {
     @exclusivity(unchecked) private var firstArrivals: [Int] = []
     @exclusivity(unchecked) private var arrivals = 0
     @exclusivity(unchecked) private var cellTimes: [Int64] = []
+    /// Whether each key's place among every partition's results is kept (`PartitionOrder`): the
+    /// stream-wide number of the element that put it first.
+    let sequenced: Bool
+    @exclusivity(unchecked) private var firstSequences: [Int64] = []
 
     /// Each field's kind and expression (a constant for `count`), apart, to be read in place.
     private let kinds: [AggregateField.Kind]
@@ -45,8 +49,10 @@ final class AggregateTable {
     /// What this table reserved of `budget`: about the bytes of its keys.
     private var reservedBytes = 0
 
-    init(fields: [AggregateField], ordersByTime: Bool = false, budget: AggregateBudget? = nil) {
+    init(fields: [AggregateField], ordersByTime: Bool = false, sequenced: Bool = false, budget: AggregateBudget? = nil)
+    {
         self.budget = budget
+        self.sequenced = sequenced
         self.fields = fields
         kinds = fields.map(\.kind)
         expressions = fields.map { $0.expression ?? Expression(constant: .null) }
@@ -59,10 +65,10 @@ final class AggregateTable {
     }
 
     /// Counts `element` under its key (`keyExpression` on it); `time` is its event time when the
-    /// table `ordersByTime`.
+    /// table `ordersByTime`, `sequence` its number in the stream when the table is `sequenced`.
     func add(
         _ element: Value, keyedBy keyExpression: Expression, scope: EvaluationScope, context: ComponentContext,
-        maxKeys: Int = .max, time: Int64? = nil
+        maxKeys: Int = .max, time: Int64? = nil, sequence: Int64 = 0
     ) throws {
         // The key's row: by the key's text where it lies in the line when it is plain text there
         // (most elements, and no string made), else by the key's value.
@@ -138,6 +144,11 @@ final class AggregateTable {
             numbers.append(contentsOf: repeatElement(0, count: width))
             seen.append(contentsOf: repeatElement(0, count: width))
             values.append(contentsOf: repeatElement(.null, count: width))
+            if sequenced {
+                // Rows restored from a checkpoint have no number: they go first.
+                if firstSequences.count < row { firstSequences += repeatElement(0, count: row - firstSequences.count) }
+                firstSequences.append(sequence)
+            }
             if ordersByTime {
                 firstTimes.append(time ?? 0)
                 firstArrivals.append(arrivals)
@@ -147,7 +158,10 @@ final class AggregateTable {
         // Earlier than what was counted (it came later): it goes before, as it would have come.
         let at = ordersByTime ? (time ?? .max) : 0
         if ordersByTime {
-            if at < firstTimes[row] { (firstTimes[row], firstArrivals[row]) = (at, arrivals) }
+            if at < firstTimes[row] {
+                (firstTimes[row], firstArrivals[row]) = (at, arrivals)
+                if sequenced && row < firstSequences.count { firstSequences[row] = sequence }
+            }
             arrivals += 1
         }
         counts[row] += 1
@@ -195,15 +209,34 @@ final class AggregateTable {
         return rows(start: start, keyed: keyed)
     }
 
-    /// One object per key (or for `only` that key), in the order the keys came.
-    func rows(start: Int64, keyed: Bool, only: Value? = nil) -> [Value] {
-        var outputs: [Value] = []
-        outputs.reserveCapacity(only == nil ? keys.count : 1)
-        // By earliest time, then as they came (a stable sort): the order of elements in time order.
-        let order =
-            ordersByTime
+    /// The rows in the order their objects go: by earliest time, then as they came (a stable
+    /// sort), the order of elements in time order.
+    private var rowOrder: [Int] {
+        ordersByTime
             ? keys.indices.sorted { (firstTimes[$0], firstArrivals[$0]) < (firstTimes[$1], firstArrivals[$1]) }
             : Array(keys.indices)
+    }
+
+    /// One object per key, in the order the keys came, each with its place among every
+    /// partition's results (see `ResultPlace`) for a window ending at `end`.
+    func placedRows(start: Int64, keyed: Bool, end: Int64) -> (rows: [Value], places: [ResultPlace]) {
+        let order = rowOrder
+        let places = order.map { row in
+            ResultPlace(
+                end: end, time: ordersByTime ? firstTimes[row] : 0,
+                sequence: row < firstSequences.count ? firstSequences[row] : 0)
+        }
+        return (rows(start: start, keyed: keyed, order: order), places)
+    }
+
+    /// One object per key (or for `only` that key), in the order the keys came.
+    func rows(start: Int64, keyed: Bool, only: Value? = nil) -> [Value] {
+        rows(start: start, keyed: keyed, only: only, order: rowOrder)
+    }
+
+    private func rows(start: Int64, keyed: Bool, only: Value? = nil, order: [Int]) -> [Value] {
+        var outputs: [Value] = []
+        outputs.reserveCapacity(only == nil ? keys.count : 1)
         for row in order where only == nil || only == keys[row] {
             let key = keys[row]
             var object = JSONObject()
@@ -239,6 +272,7 @@ final class AggregateTable {
         values.removeAll(keepingCapacity: true)
         firstTimes.removeAll(keepingCapacity: true)
         firstArrivals.removeAll(keepingCapacity: true)
+        firstSequences.removeAll(keepingCapacity: true)
         arrivals = 0
         cellTimes.removeAll(keepingCapacity: true)
     }

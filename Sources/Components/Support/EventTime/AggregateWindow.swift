@@ -46,9 +46,16 @@ final class AggregateWindow {
     /// What the operator may hold, shared with its other copies; nil: no bound.
     let budget: AggregateBudget?
 
-    init(fields: [AggregateField], now: RxTime, ordersByTime: Bool, budget: AggregateBudget? = nil) {
+    /// Whether its tables keep each key's place among every partition's results.
+    let sequenced: Bool
+
+    init(
+        fields: [AggregateField], now: RxTime, ordersByTime: Bool, sequenced: Bool = false,
+        budget: AggregateBudget? = nil
+    ) {
         self.fields = fields
         self.ordersByTime = ordersByTime
+        self.sequenced = sequenced
         self.budget = budget
         clockStart = now
         clockStartMilliseconds = now.milliseconds
@@ -60,7 +67,7 @@ final class AggregateWindow {
             self.spare = nil
             return spare
         }
-        return AggregateTable(fields: fields, ordersByTime: ordersByTime, budget: budget)
+        return AggregateTable(fields: fields, ordersByTime: ordersByTime, sequenced: sequenced, budget: budget)
     }
 
     /// The table of window `number`, opened if it is not.

@@ -140,6 +140,8 @@ struct PartitionBatch: @unchecked Sendable {
     struct Entry {
         var time: Int64
         var mark: Int64
+        /// The element's number in the stream (for `PartitionOrder`).
+        var sequence: Int64 = 0
         /// Where in `packed` the element is, or -1: it is the next of `elements`.
         var packedAt: Int = -1
     }
@@ -191,10 +193,15 @@ final class PartitionLane: @unchecked Sendable {
     /// The chain's input, once the chain subscribed.
     private var feed: AnyObserver<Value>?
     let lifetime: Lifetime
+    /// Where the partition's results go among all partitions' (nil: they go as they come).
+    let order: PartitionOrder?
+    /// The stream's clock this partition has done, once a batch was delivered (with `order`).
+    private var doneUpTo: Int64?
 
-    init(domain: EventTimeDomain?, lifetime: Lifetime) {
+    init(domain: EventTimeDomain?, lifetime: Lifetime, order: PartitionOrder? = nil) {
         self.domain = domain
         self.lifetime = lifetime
+        self.order = order
         offer = domain.map { EventTimeDomain.Offer(domain: $0) }
     }
 
@@ -218,6 +225,12 @@ final class PartitionLane: @unchecked Sendable {
     /// was in the run's own event time.
     func receive(_ batch: consuming PartitionBatch, returning returned: ReturnedBatches) {
         deliver(batch)
+        if order != nil {
+            // What the batch made goes now, saying how far the clock was done: the results of
+            // every window ending before it may then go on.
+            if let mark = batch.mark ?? batch.entries.last?.mark { doneUpTo = mark }
+            flushOutbox(evenIfEmpty: true)
+        }
         // The batch is given back, not copied: a copy still held here when the pipeline's thread
         // fills it again would make that thread copy it, every element retained.
         returned.giveBack(batch)
@@ -257,6 +270,7 @@ final class PartitionLane: @unchecked Sendable {
                     domain.drive(input, to: entry.mark)
                 }
                 let element = self.element(of: entry, in: batch, elementsUsed: &elementsUsed)
+                order?.sequence = entry.sequence
                 // Never late here: the partition's clock is the stream's at every element (a silent
                 // drop here was a bug once; tests run with assertions).
                 let taken = domain.take(element, at: entry.time, from: input)
@@ -268,35 +282,41 @@ final class PartitionLane: @unchecked Sendable {
         } else {
             var elementsUsed = 0
             for entry in batch.entries {
+                order?.sequence = entry.sequence
                 feed.on(.next(element(of: entry, in: batch, elementsUsed: &elementsUsed)))
             }
         }
     }
 
-    private var outgoing: [Event<Value>] = []
+    private var outgoing = PartitionOutput()
     private var outgoingPending = false
 
     /// An observer for the chain's output on thread `loop`: what the chain emits in one turn of
     /// the loop (a batch, a timer) goes to `send` together, once the turn is done.
-    func outbox(on loop: SerialRunLoopScheduler, _ send: @escaping ([Event<Value>]) -> Void) -> AnyObserver<Value> {
+    func outbox(on loop: SerialRunLoopScheduler, _ send: @escaping (PartitionOutput) -> Void) -> AnyObserver<Value> {
         self.send = send
         return AnyObserver { [self] event in
-            outgoing.append(event)
+            outgoing.events.append(event)
+            if let order, case .next = event {
+                outgoing.places.append(order.place ?? .last)
+                order.place = nil
+            }
             guard !outgoingPending else { return }
             outgoingPending = true
             loop.schedule { [self] in flushOutbox() }
         }
     }
 
-    private var send: (([Event<Value>]) -> Void)?
+    private var send: ((PartitionOutput) -> Void)?
 
     /// Sends what the chain emitted so far now (a checkpoint's pause, the end).
-    func flushOutbox() {
+    func flushOutbox(evenIfEmpty: Bool = false) {
         outgoingPending = false
-        guard !outgoing.isEmpty, let send else { return }
-        var events: [Event<Value>] = []
-        swap(&events, &outgoing)
-        send(events)
+        guard !outgoing.events.isEmpty || evenIfEmpty, let send else { return }
+        var output = PartitionOutput()
+        swap(&output, &outgoing)
+        output.doneUpTo = doneUpTo
+        send(output)
     }
 
     /// Delivers one element at once (partitions on the pipeline's thread).
@@ -311,30 +331,49 @@ final class PartitionLane: @unchecked Sendable {
     }
 }
 
+/// What a partition emitted in one turn of its thread: the events, with `PartitionOrder` each
+/// object's place and how far the partition has done the stream's clock.
+struct PartitionOutput {
+    var events: [Event<Value>] = []
+    var places: [ResultPlace] = []
+    var doneUpTo: Int64?
+}
+
+/// One partition's output on its way to the pipeline's thread, with the thread that made it.
+struct PartitionPost {
+    var thread: Int
+    var partition: Int
+    var output: PartitionOutput
+    var events: [Event<Value>] {
+        get { output.events }
+        set { output.events = newValue }
+    }
+}
+
 /// What the partitions emitted, on its way to the pipeline's thread: each thread's posts, in the
 /// order they came, kept apart so that each can go back to the thread that made its elements.
 final class PartitionMailbox: @unchecked Sendable {
     private let lock = NSLock()
-    private var posts: [(thread: Int, events: [Event<Value>])] = []
+    private var posts: [PartitionPost] = []
     private var wakeAsked = false
 
-    /// Posts `new` from thread `thread` (on that thread); true when the pipeline's thread is to be
-    /// asked to take them (it was not asked since it last took).
-    func post(_ new: [Event<Value>], from thread: Int) -> Bool {
+    /// Posts `new` of partition `partition` from thread `thread` (on that thread); true when the
+    /// pipeline's thread is to be asked to take them (it was not asked since it last took).
+    func post(_ new: PartitionOutput, of partition: Int, from thread: Int) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        posts.append((thread, new))
+        posts.append(PartitionPost(thread: thread, partition: partition, output: new))
         let wake = !wakeAsked
         wakeAsked = true
         return wake
     }
 
     /// Everything posted since last taken, post by post.
-    func take() -> [(thread: Int, events: [Event<Value>])] {
+    func take() -> [PartitionPost] {
         lock.lock()
         defer { lock.unlock() }
         wakeAsked = false
-        var taken: [(thread: Int, events: [Event<Value>])] = []
+        var taken: [PartitionPost] = []
         swap(&taken, &posts)
         return taken
     }

@@ -123,9 +123,12 @@ enum PartitionedRun {
     /// checkpoint pauses the threads once they have done what they were sent and what they
     /// emitted has gone on; what they emitted that has not gone on when the run stops is kept in
     /// `state` and emitted first by the run that resumes.
+    ///
+    /// With `ordered`, each partition's chain is an `aggregate` (then operators of one element at
+    /// a time) whose results are put back in the order the one-thread run gives (`OrderedResults`).
     static func threaded(
         partitions: Int, threads: Int, key: Expression, context: ComponentContext, runLoop: SerialRunLoopScheduler,
-        eventTime: EventTimeDomain?, state: OperatorState<Value>?, gauges: PartitionGauges?,
+        eventTime: EventTimeDomain?, ordered: Bool = false, state: OperatorState<Value>?, gauges: PartitionGauges?,
         build: @escaping (Int, ChainPlacement) throws -> PipelineOperator
     ) -> PipelineOperator {
         { [weak state] source in
@@ -140,7 +143,7 @@ enum PartitionedRun {
                 for thread in 0..<threads {
                     let ofThread = pool.perform(on: thread) {
                         stride(from: thread, to: partitions, by: threads).map { index in
-                            (index, makeLane(eventTime: eventTime, base: pool.loops[thread]))
+                            (index, makeLane(eventTime: eventTime, base: pool.loops[thread], ordered: ordered))
                         }
                     }
                     for (index, lane) in ofThread { made[index] = lane }
@@ -150,10 +153,11 @@ enum PartitionedRun {
                 do {
                     chains = try lanes.enumerated().map { index, lane in
                         let clock: any SchedulerType = lane.domain?.clock ?? pool.loops[index % threads]
+                        var services: [AnyObject] = []
+                        if let domain = lane.domain { services.append(domain) }
+                        if let order = lane.order { services.append(order) }
                         return try build(
-                            index,
-                            ChainPlacement(
-                                clock: clock, services: lane.domain.map { [$0] } ?? [], handedOn: lane.offer))
+                            index, ChainPlacement(clock: clock, services: services, handedOn: lane.offer))
                     }
                 } catch {
                     pool.stop { _ in }
@@ -167,13 +171,15 @@ enum PartitionedRun {
                         eventTime.allowedLateness = max(eventTime.allowedLateness, lane.domain?.allowedLateness ?? 0)
                     }
                 }
-                let merge = PartitionMerge(observer: observer, lifetime: lifetime, running: partitions)
+                let merge = PartitionMerge(
+                    observer: observer, lifetime: lifetime, running: partitions,
+                    ordering: ordered ? OrderedResults(partitions: partitions) : nil)
                 let mailbox = PartitionMailbox()
                 // The pool weakly: what waits in a stopped thread's queue must not keep it.
                 let drain = { [weak pool] in
                     var posts = mailbox.take()
                     for index in posts.indices {
-                        for event in posts[index].events { merge.take(event) }
+                        merge.take(posts[index].output, from: posts[index].partition)
                         // What is left of the elements is freed on the thread that made them (glibc
                         // frees a block under its arena's lock, and that arena reuses it): the box
                         // holds the only reference, let go of there.
@@ -209,14 +215,18 @@ enum PartitionedRun {
                         }
                     }
                 }
-                state?.keep({ mailbox.elements }, origins: { [] }, until: lifetime)
+                // Results held for their place go first, in order, then what was posted.
+                let kept = { () -> Value in .array(merge.heldInOrder + (mailbox.elements.arrayValue ?? [])) }
+                state?.keep(kept, origins: { [] }, until: lifetime)
                 let wake = Unchecked(drain)
                 for (index, lane) in lanes.enumerated() {
                     let chain = Unchecked(chains[index])
                     pool.control(index % threads) {
                         chain.value(lane.source).subscribe(
-                            lane.outbox(on: pool.loops[index % threads]) { events in
-                                if mailbox.post(events, from: index % threads) { runLoop.enqueue { wake.value() } }
+                            lane.outbox(on: pool.loops[index % threads]) { output in
+                                if mailbox.post(output, of: index, from: index % threads) {
+                                    runLoop.enqueue { wake.value() }
+                                }
                             }, in: lane.lifetime)
                         gauges?.startMeasuring(index, on: pool.loops[index % threads], until: lane.lifetime)
                     }
@@ -229,14 +239,16 @@ enum PartitionedRun {
     }
 
     /// A partition's lane: on event time with a clock of its own on `base`, following the stream's.
-    private static func makeLane(eventTime: EventTimeDomain?, base: SerialRunLoopScheduler) -> PartitionLane {
+    private static func makeLane(eventTime: EventTimeDomain?, base: SerialRunLoopScheduler, ordered: Bool)
+        -> PartitionLane
+    {
         let domain = eventTime.map { eventTime in
             let domain = EventTimeDomain(base: base)
             // A resumed run's partitions start where the stream's watermark was kept.
             if eventTime.clock.isStarted { domain.clock.restore(clock: eventTime.clock.clock) }
             return domain
         }
-        return PartitionLane(domain: domain, lifetime: Lifetime())
+        return PartitionLane(domain: domain, lifetime: Lifetime(), order: ordered ? PartitionOrder() : nil)
     }
 
     /// What the partitions had emitted and had not gone on when the run this one resumes stopped:
@@ -297,6 +309,8 @@ final class PartitionDispatch {
     /// The event-time clock each partition was last told.
     @exclusivity(unchecked) private var told: [Int64?]
     @exclusivity(unchecked) private var flushPending = false
+    /// How many elements were sent (each entry carries its number, for `PartitionOrder`).
+    @exclusivity(unchecked) private var sent: Int64 = 0
     /// Batches given back, and those taken back but not filled again yet.
     private let returned = ReturnedBatches()
     @exclusivity(unchecked) private var spare: [PartitionBatch] = []
@@ -333,11 +347,13 @@ final class PartitionDispatch {
         if let packedAt = JSONParser.pack(
             element, into: &batches[partition].packed, end: &batches[partition].packedEnd)
         {
-            batches[partition].entries.append(PartitionBatch.Entry(time: time, mark: mark, packedAt: packedAt))
+            batches[partition].entries.append(
+                PartitionBatch.Entry(time: time, mark: mark, sequence: sent, packedAt: packedAt))
         } else {
-            batches[partition].entries.append(PartitionBatch.Entry(time: time, mark: mark))
+            batches[partition].entries.append(PartitionBatch.Entry(time: time, mark: mark, sequence: sent))
             batches[partition].elements.append(element)
         }
+        sent &+= 1
         if batches[partition].entries.count >= Self.batchSize {
             send(partition)
             // A source that emits everything in one turn (a file read to its end) would leave what
@@ -404,18 +420,52 @@ final class PartitionDispatch {
     }
 }
 
-/// What the partitions emit, on the pipeline's thread: passed on as it comes; the result completes
-/// once the stream and every partition have, and an error of any ends it.
+/// What the partitions emit, on the pipeline's thread: passed on as it comes, or with `ordering`
+/// in the one-thread order; the result completes once the stream and every partition have, and
+/// an error of any ends it.
 final class PartitionMerge {
     private let observer: AnyObserver<Value>
     private let lifetime: Lifetime
     private var running: Int
     private var upstreamEnded = false
+    private var ordering: OrderedResults?
 
-    init(observer: AnyObserver<Value>, lifetime: Lifetime, running: Int) {
+    init(observer: AnyObserver<Value>, lifetime: Lifetime, running: Int, ordering: OrderedResults? = nil) {
         self.observer = observer
         self.lifetime = lifetime
         self.running = running
+        self.ordering = ordering
+    }
+
+    /// The results held for their place, in order (for a checkpoint).
+    var heldInOrder: [Value] { ordering?.heldInOrder ?? [] }
+
+    /// What partition `partition` emitted in one turn of its thread.
+    func take(_ output: PartitionOutput, from partition: Int) {
+        guard ordering != nil else {
+            for event in output.events { take(event) }
+            return
+        }
+        var values: [Value] = []
+        values.reserveCapacity(output.places.count)
+        var completed = false
+        for event in output.events {
+            switch event {
+            case .next(let value): values.append(value)
+            case .error: take(event)
+            case .completed: completed = true
+            }
+        }
+        ordering?.add(values, at: output.places, from: partition, doneUpTo: output.doneUpTo)
+        if completed { ordering?.completed(partition) }
+        release()
+        if completed { take(.completed) }
+    }
+
+    /// Passes on the held results no partition can come before any more.
+    private func release() {
+        guard !lifetime.isDisposed, let released = ordering?.released() else { return }
+        for value in released { observer.on(.next(value)) }
     }
 
     func take(_ event: Event<Value>) {

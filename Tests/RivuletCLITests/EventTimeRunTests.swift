@@ -85,6 +85,32 @@ final class EventTimeRunTests: BinaryTestCase {
         }
     }
 
+    /// `sample` after `eventTime` with a `file` source ends, on both clocks: the file is read
+    /// while `sample` subscribes its source, before its ticks are armed, so every input had ended
+    /// when the first tick was scheduled; the watermark now looks for work once more at the next
+    /// turn and follows the run's clock to it. (The real clock never ended — `run interrupted: 4
+    /// read, 0 written` — and the virtual one stopped with nothing written.) Its ticks still count
+    /// from the time the clock had reached then, the last element's: only that one comes out, not
+    /// `1000, 1500, 4200` as from standard input.
+    func testSampleAfterEventTimeFromAFileEndsOnEitherClock() throws {
+        try "{\"t\":0}\n{\"t\":1000}\n{\"t\":1500}\n{\"t\":4200}\n".write(
+            toFile: path("times.jsonl"), atomically: true, encoding: .utf8)
+        let file = path("sample.yaml")
+        try """
+        source: { file: \(path("times.jsonl")) }
+        eventTime: { time: .t, maxDelay: 0ms }
+        ops:
+          - sample: 1s
+        sink: stdout
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        for clock in [[], ["--clock", "virtual"]] {
+            let result = try runRivulet(["run", file] + clock, timeout: 20)
+            XCTAssertEqual(result.status, 0, "\(clock): \(result.stderr)")
+            XCTAssertEqual(result.stdout, "{\"t\":4200}\n", "\(clock)")
+            assertContains(result.stderr, "run completed: 4 elements read, 1 written")
+        }
+    }
+
     func testMaxKeysHoldsForAnAggregateSplitOverTheCoresByDefault() throws {
         // 150 keys in one open minute under maxKeys: 100. Split by default over 16 partitions, each
         // once allowed 100 of its own, so all 150 were held. The file is followed: the window stays

@@ -317,10 +317,20 @@ final class EventTimeDomain {
     }
 
     @exclusivity(unchecked) private var following = false
+    @exclusivity(unchecked) private var lookedAgain = false
 
     /// After the end: the watermark moves on with the run's clock, to each next work due.
     private func followRunClock() {
-        guard !following, let due = clock.nextDue else { return }
+        guard !following else { return }
+        guard let due = clock.nextDue else {
+            // Work armed right after the end, in the same turn, is looked for once more at the
+            // next: a `sample` subscribes its ticks once its source returned, and a file read
+            // while subscribed had ended by then (the run never ended).
+            guard !lookedAgain else { return }
+            lookedAgain = true
+            _ = Origin.with(nil) { clock.base.schedule { [weak self] in self?.followRunClock() } }
+            return
+        }
         following = true
         let base = clock.base
         _ = Origin.with(nil) {

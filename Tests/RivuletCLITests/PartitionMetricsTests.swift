@@ -120,4 +120,34 @@ final class PartitionMetricsTests: BinaryTestCase {
         run.send(SIGTERM)
         XCTAssertEqual(run.communicate(input: [], timeout: 30).termination.status, 143)
     }
+
+    /// A watched `eventTime` shows its watermark, how far it is behind the wall clock and how many
+    /// elements wait for it (read every second).
+    func testAWatchedEventTimeShowsItsWatermarkHowFarBehindItIsAndWhatWaits() throws {
+        // A second apart from 1,000,000,000,000 ms (2001): with maxDelay 10 s the watermark is the
+        // last time less 10 s, and the ten elements after it wait (the map takes them in order).
+        try ((0..<20).map { #"{"t":\#(1_000_000_000_000 + $0 * 1000)}"# }.joined(separator: "\n") + "\n")
+            .write(toFile: path("times.jsonl"), atomically: true, encoding: .utf8)
+        let (run, port) = try startWatched(
+            """
+            source: { file: { path: times.jsonl, follow: true, poll: 10ms } }
+            eventTime: { time: .t, maxDelay: 10s }
+            ops:
+              - map: .t
+            sink: { file: out.jsonl }
+            """)
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        let component = [#"component="eventTime""#]
+        let metrics = self.metrics(port) { metrics in
+            MetricsEndpointTests.sample(metrics, "rivulet_event_time_waiting", component) == 10
+        }
+        XCTAssertEqual(
+            MetricsEndpointTests.sample(metrics, "rivulet_watermark_ms", component), 1_000_000_009_000, metrics)
+        XCTAssertEqual(MetricsEndpointTests.sample(metrics, "rivulet_event_time_waiting", component), 10, metrics)
+        let behind = try XCTUnwrap(MetricsEndpointTests.sample(metrics, "rivulet_watermark_behind_ms", component))
+        let expected = Date().timeIntervalSince1970 * 1000 - 1_000_000_009_000
+        XCTAssertLessThan(abs(behind - expected), 5_000, "the wall clock less the watermark: \(metrics)")
+        run.send(SIGTERM)
+        _ = run.wait()
+    }
 }

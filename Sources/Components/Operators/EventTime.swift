@@ -211,6 +211,13 @@ extension BuiltinComponents {
                             until: lifetime)
                     }
                     idleTimers.arm(base)
+                    if let meter = context.meter {
+                        EventTimeGauges(
+                            meter: meter, domain: domain, inputs: inputs,
+                            ownWatermark: context.existing(SeenLanesOnly.self) == nil,
+                            wallEpoch: context.environment.epoch, wall: wall
+                        ).start(until: lifetime)
+                    }
                     // Read at once: a partition's lane or an inner stream is hot, and what it
                     // delivers before this subscribes would be lost. (Deferring the read until the
                     // pipeline is subscribed, so that a file read while subscribed comes after
@@ -368,5 +375,44 @@ private final class IdleTimers {
     /// The source ended: no timer is needed any more.
     func stop() {
         for timer in timers.values { timer.dispose() }
+    }
+}
+
+/// What a watched run (`--metrics`, `top`) shows of an `eventTime`, every second on the run's
+/// clock: the watermark, how far it is behind the wall clock, how many elements wait for it, and
+/// for a source read by partitions (a runner group) each partition's own, so that the one holding
+/// the stream's back can be seen (quiet, taken over, behind).
+private struct EventTimeGauges {
+    let meter: ComponentMeter
+    let domain: EventTimeDomain
+    let inputs: EventTimeInputs
+    /// Whether the stream's watermark is this subscription's to show (a group's partition chain
+    /// shows only its partition's: every chain of a `partitionBy` counts on its row).
+    let ownWatermark: Bool
+    let wallEpoch: RxTime
+    let wall: any SchedulerType
+
+    func start(until lifetime: Lifetime) {
+        let timer = Origin.with(nil) {
+            wall.schedulePeriodic(startAfter: .zero, period: .seconds(1)) { [self] in measure() }
+        }
+        lifetime.add(timer)
+    }
+
+    private func measure() {
+        let wallNow = (wallEpoch + wall.now).milliseconds
+        if ownWatermark {
+            let mark = domain.clock.isStarted ? domain.clock.clock : nil
+            meter.gauge("watermark_ms", Int(mark ?? 0))
+            meter.gauge("watermark_behind_ms", mark.map { Int(max(0, wallNow - $0)) } ?? 0)
+            meter.gauge("event_time_waiting", inputs.all.reduce(0) { $0 + $1.waiting })
+        }
+        for input in inputs.all {
+            guard let lane = input.lane else { continue }
+            let label = ("partition", String(lane))
+            meter.gauge("partition_watermark_ms", label: label, Int(input.watermark ?? 0))
+            meter.gauge(
+                "partition_watermark_behind_ms", label: label, input.watermark.map { Int(max(0, wallNow - $0)) } ?? 0)
+        }
     }
 }

@@ -142,6 +142,7 @@ final class EventTimeInputs {
         let input = makeInput()
         made += 1
         input.order = made
+        input.lane = lane.number
         // A lane's input ends when its lane closes; once nothing of it waits, it leaves the domain.
         input.ended = { [unowned self, unowned input] in
             byLane[ObjectIdentifier(lane)] = nil

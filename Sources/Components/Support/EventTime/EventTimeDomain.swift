@@ -50,6 +50,14 @@ final class EventTimeDomain {
         @exclusivity(unchecked) var standsAside = false
         /// Its place among a subscription's lane inputs (for a checkpoint's order).
         var order = 0
+        /// The partition of the lane it takes (nil: a subscription's own input).
+        var lane: Int?
+        /// The watermark it allows: its latest time less `maxDelay`, or its idle mark; nil before
+        /// its first element (it then holds the stream's back, unless idle).
+        var watermark: Int64? {
+            if isIdle { return idleMark }
+            return latest.map { $0 - maxDelay }
+        }
         /// What waited when it was removed (the run stopped): the run's last checkpoint keeps it.
         var waitingWhenRemoved: [(time: Int64, element: Value, origin: Origin?)]?
 

@@ -36,9 +36,13 @@ final class PartitionOrder {
 /// What partitions on threads emitted, put back in the order the operator gives on one thread (a
 /// pure state machine, on the pipeline's thread): each result waits until no partition can still
 /// emit one before it. A partition that has done the stream's clock up to `mark` has emitted
-/// every window that ends before it; the others are held.
+/// every window that ends before it; the others are held. Each partition emits its results in
+/// order (windows by their end, each window's keys by place), so the held ones are merged, not
+/// sorted: the next is the least of the partitions' first.
 struct OrderedResults {
-    private var held = PriorityQueue<(place: ResultPlace, value: Value)>(by: { $0.place < $1.place })
+    /// Each partition's results not passed on, in the order it emitted them, from `heads`.
+    private var queues: [[(place: ResultPlace, value: Value)]]
+    private var heads: [Int]
     /// How far each partition has done the stream's clock (`Int64.min` before its first batch,
     /// `Int64.max` once it completed).
     private var done: [Int64]
@@ -46,16 +50,18 @@ struct OrderedResults {
     private var lowest = Int64.min
 
     init(partitions: Int) {
+        queues = Array(repeating: [], count: partitions)
+        heads = Array(repeating: 0, count: partitions)
         done = Array(repeating: .min, count: partitions)
     }
 
     /// How many results wait.
-    var count: Int { held.count }
+    var count: Int { queues.indices.reduce(0) { $0 + queues[$1].count - heads[$1] } }
 
     /// Partition `partition` emitted `values` at `places` (one each), and has done the clock up to
     /// `mark` (nil: no news of it).
     mutating func add(_ values: [Value], at places: [ResultPlace], from partition: Int, doneUpTo mark: Int64?) {
-        for (value, place) in zip(values, places) { held.push((place, value)) }
+        for (value, place) in zip(values, places) { queues[partition].append((place, value)) }
         guard let mark, mark > done[partition] else { return }
         let wasLowest = done[partition] == lowest
         done[partition] = mark
@@ -67,13 +73,35 @@ struct OrderedResults {
         add([], at: [], from: partition, doneUpTo: .max)
     }
 
-    /// The results no partition can emit one before any more, in order. Once every partition
-    /// completed, all of them.
-    mutating func released() -> [Value] {
-        var values: [Value] = []
-        while let first = held.first, first.place.end < lowest || lowest == .max {
-            values.append(first.value)
-            _ = held.popFirst()
+    /// The partition whose first held result goes first (nil: none is held).
+    private func first() -> Int? {
+        var best: Int?
+        for partition in queues.indices where heads[partition] < queues[partition].count {
+            guard let current = best else {
+                best = partition
+                continue
+            }
+            if queues[partition][heads[partition]].place < queues[current][heads[current]].place { best = partition }
+        }
+        return best
+    }
+
+    /// The results no partition can emit one before any more, in order, each with the partition
+    /// that made it. Once every partition completed, all of them.
+    mutating func released() -> [(partition: Int, value: Value)] {
+        var values: [(partition: Int, value: Value)] = []
+        while let partition = first() {
+            let head = heads[partition]
+            guard queues[partition][head].place.end < lowest || lowest == .max else { break }
+            values.append((partition, queues[partition][head].value))
+            heads[partition] = head + 1
+            if head + 1 == queues[partition].count {
+                queues[partition].removeAll(keepingCapacity: true)
+                heads[partition] = 0
+            } else if head + 1 >= 1024 && (head + 1) * 2 >= queues[partition].count {
+                queues[partition].removeFirst(head + 1)
+                heads[partition] = 0
+            }
         }
         return values
     }
@@ -81,6 +109,6 @@ struct OrderedResults {
     /// Every result held, in order, left held (for a checkpoint: the run that resumes emits them
     /// first).
     var heldInOrder: [Value] {
-        held.elements.sorted { $0.place < $1.place }.map(\.value)
+        queues.indices.flatMap { queues[$0][heads[$0]...] }.sorted { $0.place < $1.place }.map(\.value)
     }
 }

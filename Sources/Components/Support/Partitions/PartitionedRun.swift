@@ -180,12 +180,19 @@ enum PartitionedRun {
                     var posts = mailbox.take()
                     for index in posts.indices {
                         merge.take(posts[index].output, from: posts[index].partition)
+                        // A post of nothing but how far its partition got has nothing to free.
+                        if posts[index].events.isEmpty { continue }
                         // What is left of the elements is freed on the thread that made them (glibc
                         // frees a block under its arena's lock, and that arena reuses it): the box
                         // holds the only reference, let go of there.
                         let leftovers = Leftovers(posts[index].events)
                         posts[index].events = []
                         pool?.control(posts[index].thread) { leftovers.events = [] }
+                    }
+                    // Results held for their place and passed on are freed where they were made too.
+                    for (partition, values) in merge.takeSpent() {
+                        let leftovers = Leftovers(values.map { .next($0) })
+                        pool?.control(partition % threads) { leftovers.events = [] }
                     }
                 }
                 let dispatch = PartitionDispatch(
@@ -462,10 +469,23 @@ final class PartitionMerge {
         if completed { take(.completed) }
     }
 
+    /// Results passed on after being held, by the partition that made them, until taken.
+    private var spent: [Int: [Value]] = [:]
+
     /// Passes on the held results no partition can come before any more.
     private func release() {
         guard !lifetime.isDisposed, let released = ordering?.released() else { return }
-        for value in released { observer.on(.next(value)) }
+        for (partition, value) in released {
+            observer.on(.next(value))
+            spent[partition, default: []].append(value)
+        }
+    }
+
+    /// The results passed on after being held since last taken, by the partition that made them
+    /// (to be freed on its thread).
+    func takeSpent() -> [Int: [Value]] {
+        defer { spent = [:] }
+        return spent
     }
 
     func take(_ event: Event<Value>) {

@@ -213,14 +213,7 @@ final class NATSGroupTests: OneNATSServerTestCase {
         let events = (0..<1500).flatMap { second in
             ["{\"key\":\"a\",\"t\":\(3_600_000 + second * 1000)}", "{\"key\":\"b\",\"t\":\(second * 1000)}"]
         }
-        let file = path("events.jsonl")
-        try (events.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
-        let published = try run(
-            """
-            source: { fixture: \(file) }
-            sink: { nats: { url: "\(natsURL)", subject: events, partitionBy: .key, partitions: 2, msgId: "{{ .key }}{{ .t }}", stream: EVENTS, create: true } }
-            """)
-        XCTAssertEqual(published.status, 0, published.stderr)
+        try publishEvents(events, partitions: 2)
         let runner = try startConsumer(
             """
             source: { nats: { url: "\(natsURL)", stream: EVENTS, subject: events, group: minutes, partitions: 2, leaseTimeout: 3s } }
@@ -486,12 +479,18 @@ final class NATSGroupTests: OneNATSServerTestCase {
         let events = stride(from: 0, to: 1800, by: 10).flatMap { second in
             (0..<40).map { "{\"key\":\"k\($0)\",\"t\":\(1_700_000_049_000 + second * 1000 + $0)}" }
         }
-        let file = path("minutes-in.jsonl")
+        try publishEvents(events, partitions: 8)
+    }
+
+    /// Publishes `events` (JSON lines with `key` and `t`) to `events.P` of the stream EVENTS, by
+    /// their key over `partitions` partitions.
+    private func publishEvents(_ events: [String], partitions: Int) throws {
+        let file = path("events-\(partitions).jsonl")
         try (events.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
         let published = try run(
             """
             source: { fixture: \(file) }
-            sink: { nats: { url: "\(natsURL)", subject: events, partitionBy: .key, partitions: 8, msgId: "{{ .key }}{{ .t }}", stream: EVENTS, create: true } }
+            sink: { nats: { url: "\(natsURL)", subject: events, partitionBy: .key, partitions: \(partitions), msgId: "{{ .key }}{{ .t }}", stream: EVENTS, create: true } }
             """)
         XCTAssertEqual(published.status, 0, published.stderr)
     }
@@ -529,13 +528,30 @@ final class NATSGroupTests: OneNATSServerTestCase {
     /// stalled at maxAckPending, and a stop wrote part of the windows.)
     func testAGroupsPartitionByWithoutStateEmitsWindowsAsTheyCloseAndTheRestOnSIGTERM() throws {
         try publishMinutes()
-        let runner = try startRivulet(["run", try minutesRunner("closed.jsonl")], output: .null, error: .pipe)
+        let port = HTTPServerSourceTests.freePort()
+        let runner = try startRivulet(
+            ["run", try minutesRunner("closed.jsonl"), "--metrics", "127.0.0.1:\(port)"], output: .null, error: .pipe)
         let deadline = Date(timeIntervalSinceNow: 30)
         while lines("closed.jsonl").count < 1160, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
         XCTAssertEqual(lines("closed.jsonl").count, 1160, "the 29 windows a key the watermarks passed, while it runs")
         try waitForGroup("every message read", group: "minutes") { status in
             status.partitions.allSatisfy { $0.pending == 0 }
         }
+        // Each partition's own watermark, on partitionBy's row: its latest time (keys' last times
+        // are 1,790 s in plus 0 to 39 ms) less maxDelay (10 s); read every second.
+        let last = Double(1_700_000_049_000 + 1_790_000 - 10_000)
+        var watermarks: [Double?] = []
+        let shown = Date(timeIntervalSinceNow: 5)
+        repeat {
+            Thread.sleep(forTimeInterval: 0.2)
+            let metrics = MetricsEndpointTests.get(port, "/metrics")?.body ?? ""
+            watermarks = (0..<8).map { partition in
+                MetricsEndpointTests.sample(
+                    metrics, "rivulet_partition_watermark_ms",
+                    [#"component="partitionBy""#, #"partition="\#(partition)""#])
+            }
+        } while !watermarks.allSatisfy({ ($0 ?? 0) >= last }) && Date() < shown
+        XCTAssertTrue(watermarks.allSatisfy { ($0 ?? 0) >= last && ($0 ?? 0) < last + 40 }, "\(watermarks)")
         let (status, stderr) = stop(runner)
         XCTAssertEqual(status, 143, stderr)
         XCTAssertEqual(lines("closed.jsonl").count, 1200, "and each key's last on SIGTERM")

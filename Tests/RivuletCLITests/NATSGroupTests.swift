@@ -567,7 +567,7 @@ final class NATSGroupTests: OneNATSServerTestCase {
         func startRunner(_ name: String) throws -> ChildProcess {
             try startRivulet(
                 [
-                    "run", try minutesRunner("taken-\(name).jsonl", idle: ", idle: 5s"), "--state", path("\(name).db"),
+                    "run", try minutesRunner("taken-\(name).jsonl", idle: ", idle: 8s"), "--state", path("\(name).db"),
                     "--checkpoint-interval", "200ms",
                 ], output: .null, error: .pipe)
         }
@@ -579,10 +579,10 @@ final class NATSGroupTests: OneNATSServerTestCase {
         _ = first.wait()
         XCTAssertEqual(lines("taken-a.jsonl").count, 1160, "the last window of each key waits for idle")
         let second = try startRunner("b")
-        // The lease (3 s), idle (5 s), then the watermark goes on with the wall clock from the
+        // The lease (3 s), idle (8 s), then the watermark goes on with the wall clock from the
         // stored one (the last event's time less maxDelay, 10 s) to the window's end, 6 s on. (The
         // sink holds lines short of a page until the run ends: they are counted after the stop.)
-        Thread.sleep(forTimeInterval: 22)
+        Thread.sleep(forTimeInterval: 28)
         let (status, stderr) = stop(second)
         XCTAssertEqual(status, 143, stderr)
         XCTAssertEqual(lines("taken-b.jsonl").count, 40, "each key's last window, released by idle: \(stderr)")

@@ -209,8 +209,8 @@ final class PartitionRunTests: BinaryTestCase {
     /// How a run is run never changes what it writes: an aggregate by key on event time gives the
     /// same bytes on one thread (`parallel: 1`), split over the cores (the default), watched
     /// (`--metrics`, `--ui`: run as written) and inside a `partitionBy` of 8 partitions on 2
-    /// threads — windows in order, each window's keys in the one-thread order. (Split, the output
-    /// came partition by partition.)
+    /// threads or on the pipeline's own — windows in order, each window's keys in the one-thread
+    /// order. (Split, the output came partition by partition.)
     func testOneThreadSplitAndWatchedRunsWriteTheSameBytes() throws {
         let records = try writeRecords(40_000, keys: 1_000)
         let aggregate = "aggregate: { by: .key, every: 1m, fields: { n: count, sum: { sum: .v }, last: { last: .v } } }"
@@ -235,6 +235,9 @@ final class PartitionRunTests: BinaryTestCase {
         let partitioned =
             "  - partitionBy:\n      key: .key\n      partitions: 8\n      threads: 2\n      ops:\n        - \(aggregate)"
         XCTAssertEqual(try bytes("", partitioned), one, "partitionBy on two threads")
+        let inline = partitioned.replacingOccurrences(of: "threads: 2", with: "threads: 1")
+        XCTAssertEqual(try bytes("", inline), one, "partitionBy on the pipeline's thread")
+        XCTAssertEqual(try bytes("", inline, ["--clock", "virtual"]), one, "and on the virtual clock")
         XCTAssertEqual(
             try bytes("", partitioned + "\n        - map: \"{key: .key, n: .n}\""),
             try bytes("parallel: 1\n", "  - \(aggregate)\n  - map: \"{key: .key, n: .n}\""),

@@ -33,7 +33,8 @@ extension BuiltinComponents {
             own state, on one of threads threads; what the partitions emit is merged. Elements of one \
             key keep their order; across keys, results come in the order the partitions produce them \
             (when ops is an aggregate on event time or without every, without allowedLateness or \
-            time, then element-wise operators: in the order of one thread, whatever the threads). \
+            time, then element-wise operators: in the order of one thread, whatever the threads, \
+            except after a source whose messages are acknowledged). \
             On event time every partition follows the stream's watermark, so each element is on time \
             or late exactly as without partitions. Keyed operators in ops (aggregate with by, groupBy, \
             dedupe) give the same results as without partitions when their key decides the partition \
@@ -174,14 +175,23 @@ extension BuiltinComponents {
             // operator of each is offered what was offered to partitionBy (eventTime's elements
             // as they come), exactly as without partitions.
             let placement = ChainPlacement(clock: context.scheduler, handedOn: context.handedOn)
+            // Their results in the one-thread order, as on threads (threads change nothing); not
+            // after a source whose messages are acknowledged (a result held for its place would go
+            // on without the messages it stands for).
+            let orders =
+                ordered && partitions > 1 && context.existing(AcknowledgedSources.self) == nil
+                ? (0..<partitions).map { _ in PartitionOrder() } : []
             let build = { (index: Int) in
-                try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: probed(placement, index))
+                var own = probed(placement, index)
+                if !orders.isEmpty { own.services.append(orders[index]) }
+                return try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: own)
             }
             // After a group's source, the partitions are the group's: each message goes to its
             // source partition's chain.
             guard let source = context.existing(GroupSourcePartitions.self) else {
                 return PartitionedRun.inline(
-                    chains: try (0..<partitions).map(build), key: key, context: context, state: state, gauges: gauges)
+                    chains: try (0..<partitions).map(build), key: key, context: context, state: state, gauges: gauges,
+                    orders: orders)
             }
             guard partitions == source.partitions else {
                 throw context.error(

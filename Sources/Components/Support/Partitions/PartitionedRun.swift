@@ -13,13 +13,13 @@ enum PartitionedRun {
     /// empty.
     static func inline(
         chains: [PipelineOperator], key: Expression, context: ComponentContext, state: OperatorState<Value>?,
-        gauges: PartitionGauges?, routeByLane: Bool = false, group: GroupPartitionStates? = nil,
-        rebuild: ((Int, [String: Value]) throws -> PipelineOperator)? = nil
+        gauges: PartitionGauges?, orders: [PartitionOrder] = [], routeByLane: Bool = false,
+        group: GroupPartitionStates? = nil, rebuild: ((Int, [String: Value]) throws -> PipelineOperator)? = nil
     ) -> PipelineOperator {
         { [weak state] source in
             Observable { observer, lifetime in
                 runInline(
-                    source, chains: chains, key: key, context: context, state: state, gauges: gauges,
+                    source, chains: chains, key: key, context: context, state: state, gauges: gauges, orders: orders,
                     routeByLane: routeByLane || group != nil, group: group, rebuild: rebuild, observer: observer,
                     lifetime: lifetime)
             }
@@ -28,30 +28,61 @@ enum PartitionedRun {
 
     private static func runInline(
         _ source: Observable<Value>, chains: [PipelineOperator], key: Expression, context: ComponentContext,
-        state: OperatorState<Value>?, gauges: PartitionGauges?, routeByLane: Bool, group: GroupPartitionStates?,
+        state: OperatorState<Value>?, gauges: PartitionGauges?, orders: [PartitionOrder], routeByLane: Bool,
+        group: GroupPartitionStates?,
         rebuild: ((Int, [String: Value]) throws -> PipelineOperator)?, observer: AnyObserver<Value>,
         lifetime: Lifetime
     ) {
-        // Nothing waits between the partitions and the stream on one thread; what a run on
-        // threads kept goes on first.
+        // What a run kept (results held for their place, or that a run on threads had not
+        // passed on) goes on first.
         emitRestored(state, to: observer)
-        state?.keep({ .array([]) }, origins: { [] }, until: lifetime)
-        let merge = PartitionMerge(observer: observer, lifetime: lifetime, running: chains.count)
-        let subscribe: (PipelineOperator) -> PartitionLane = { chain in
+        let merge = PartitionMerge(
+            observer: observer, lifetime: lifetime, running: chains.count,
+            ordering: orders.isEmpty ? nil : OrderedResults(partitions: orders.count))
+        let clock = (context.scheduler as? EventTimeScheduler)?.base ?? context.scheduler
+        let eventClock = context.scheduler as? EventTimeScheduler
+        // With `orders`, what the partitions emit in one turn of the clock is held, then passed on
+        // in order once the turn is over (every partition has then run the timers due by then).
+        var releaseAsked = false
+        let releaseAtTurnsEnd = {
+            guard !releaseAsked, let eventClock else { return }
+            releaseAsked = true
+            _ = Origin.with(nil) {
+                clock.schedule {
+                    releaseAsked = false
+                    for partition in orders.indices {
+                        merge.take(PartitionOutput(doneUpTo: eventClock.clock), from: partition)
+                    }
+                }
+            }
+        }
+        let subscribe: (Int, PipelineOperator) -> PartitionLane = { partition, chain in
             let lane = PartitionLane(domain: nil, lifetime: lifetime.makeChild())
-            chain(lane.source).subscribe(AnyObserver { merge.take($0) }, in: lane.lifetime)
+            let observer: AnyObserver<Value> =
+                orders.isEmpty
+                ? AnyObserver { merge.take($0) }
+                : AnyObserver { event in
+                    let place = orders[partition].place ?? .last
+                    orders[partition].place = nil
+                    merge.take(
+                        PartitionOutput(events: [event], places: event.isStopEvent ? [] : [place]), from: partition)
+                    if !event.isStopEvent { releaseAtTurnsEnd() }
+                }
+            chain(lane.source).subscribe(observer, in: lane.lifetime)
             return lane
         }
-        let lanes = LaneList(chains.map(subscribe))
-        let clock = (context.scheduler as? EventTimeScheduler)?.base ?? context.scheduler
+        let lanes = LaneList(chains.enumerated().map(subscribe))
+        // Nothing else waits between the partitions and the stream on one thread.
+        state?.keep({ .array(merge.heldInOrder) }, origins: { [] }, until: lifetime)
         for index in chains.indices { gauges?.startMeasuring(index, on: clock, until: lifetime) }
         let route: (() -> Int?)? = routeByLane ? { GroupPartitionStates.partitionOfCurrentMessage() } : nil
+        var sent: Int64 = 0
         if let group, let rebuild {
             let install: (Int, [String: Value]) -> Void = { partition, restored in
                 guard !lifetime.isDisposed else { return }
                 lanes.items[partition].lifetime.dispose()
                 do {
-                    lanes.items[partition] = subscribe(try rebuild(partition, restored))
+                    lanes.items[partition] = subscribe(partition, try rebuild(partition, restored))
                 } catch {
                     merge.take(.error(error))
                 }
@@ -63,6 +94,10 @@ enum PartitionedRun {
             route: route,
             send: { element, partition in
                 gauges?.sent(1, to: partition)
+                if !orders.isEmpty {
+                    orders[partition].sequence = sent
+                    sent &+= 1
+                }
                 lanes.items[partition].deliver(element)
             },
             end: { for lane in lanes.items { lane.end() } })

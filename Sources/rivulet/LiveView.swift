@@ -146,6 +146,22 @@ final class LiveView: Sendable {
 
         function rate(value) { return value >= 100 ? Math.round(value) + "/s" : value.toFixed(1) + "/s"; }
 
+        // A metric's value as top shows it: a time in UTC, a duration, bytes, yes or no.
+        function shown(value, how) {
+          if (typeof value !== "number") return String(value);
+          if (how === "time") return new Date(value).toISOString();
+          if (how === "flag") return value ? "yes" : "no";
+          if (how === "bytes") return value < 1024 ? value + "B" : value < 1048576 ? (value / 1024).toFixed(1) + "KiB" : (value / 1048576).toFixed(1) + "MiB";
+          if (how === "duration") {
+            const s = Math.floor(value / 1000), two = n => String(n).padStart(2, "0");
+            if (s < 60) return (value / 1000).toFixed(1) + "s";
+            if (s < 3600) return Math.floor(s / 60) + "m" + two(s % 60) + "s";
+            if (s < 86400) return Math.floor(s / 3600) + "h" + two(Math.floor(s % 3600 / 60)) + "m";
+            return Math.floor(s / 86400) + "d" + two(Math.floor(s % 86400 / 3600)) + "h";
+          }
+          return String(value);
+        }
+
         function update(stats) {
           const now = stats.uptimeSeconds;
           status.textContent = (stats.ready ? "ready" : "connecting") + " — up " + now.toFixed(0) + "s";
@@ -184,7 +200,26 @@ final class LiveView: Sendable {
             for (const row of t.rows.slice().reverse()) { const tr = body.insertRow(); for (const cell of row) tr.insertCell().textContent = cell; }
             host.appendChild(table);
           }
-          // What a component counts by a label (a group's partitions), one table a label.
+          // Each event-time stream: its watermark, how far behind the wall clock, what it holds.
+          for (const c of components || []) {
+            const v = c.values || {};
+            if (!("watermark_ms" in v)) continue;
+            const table = document.createElement("table");
+            table.dataset.place = c.place;
+            table.dataset.label = "event time";
+            table.createCaption().textContent = "event time at " + c.place;
+            const head = table.createTHead().insertRow();
+            const titles = ["WATERMARK", "BEHIND", "WAITING", "WINDOWS", "KEYS", "LATE"];
+            for (const title of titles) { const th = document.createElement("th"); th.textContent = title; head.appendChild(th); }
+            const cells = [v.watermark_ms ? shown(v.watermark_ms, "time") : "not started",
+              v.watermark_ms ? shown(v.watermark_behind_ms, "duration") : "", v.event_time_waiting,
+              v.event_time_windows_open, v.event_time_keys_held, v.elements_late_total || 0];
+            const tr = table.createTBody().insertRow();
+            for (const cell of cells) tr.insertCell().textContent = cell === undefined ? "" : String(cell);
+            host.appendChild(table);
+          }
+          // What a component counts by a label (a group's partitions), one table a label, under
+          // the same plain titles as top.
           for (const c of components || []) {
             for (const t of c.byLabel || []) {
               const table = document.createElement("table");
@@ -192,9 +227,16 @@ final class LiveView: Sendable {
               table.dataset.label = t.label;
               table.createCaption().textContent = c.component + " at " + c.place + ", by " + t.label;
               const head = table.createTHead().insertRow();
-              for (const column of [t.label].concat(t.columns)) { const th = document.createElement("th"); th.textContent = column; head.appendChild(th); }
+              for (const column of [t.label.toUpperCase()].concat(t.titles || t.columns)) { const th = document.createElement("th"); th.textContent = column; head.appendChild(th); }
               const body = table.createTBody();
-              for (const row of t.rows) { const tr = body.insertRow(); for (const cell of row) tr.insertCell().textContent = cell === null ? "" : String(cell); }
+              for (const row of t.rows) {
+                const tr = body.insertRow();
+                row.forEach((cell, i) => {
+                  const how = i > 0 && t.shown ? t.shown[i - 1] : "number";
+                  // A watermark of 0 is one not known yet (no element).
+                  tr.insertCell().textContent = cell === null || (how === "time" && cell === 0) ? "" : shown(cell, how);
+                });
+              }
               host.appendChild(table);
             }
           }

@@ -137,8 +137,13 @@ final class RunMetricsExporter: Sendable {
             if meter.kind != .sink { object["out"] = .int(meter.elements) }
             object["errors"] = .int(meter.errors)
             object["ended"] = .bool(meter.isEnded)
-            let byLabel = Self.byLabel(meter.extraValues)
+            let extras = meter.extraValues
+            let byLabel = Self.byLabel(extras)
             if !byLabel.isEmpty { object["byLabel"] = .array(byLabel) }
+            // Those without a label (an eventTime's watermark), by name.
+            var values = JSONObject()
+            for (key, value) in extras where key.label.isEmpty { values[key.name] = .int(value) }
+            if !values.isEmpty { object["values"] = .object(values) }
             return .object(object)
         }
         var object = JSONObject()
@@ -153,7 +158,8 @@ final class RunMetricsExporter: Sendable {
 
     /// A component's counters and gauges that carry a label (a group's `nats_partition_held` by
     /// `partition`, an HTTP source's requests by `status`), one table a label: `{label, columns,
-    /// rows}`, a row a value of the label (numbers in numeric order), a column a metric.
+    /// rows, titles, shown}`, a row a value of the label (numbers in numeric order), a column a
+    /// metric, with its plain title and how it is shown (`MetricTitles`).
     static func byLabel(_ values: [ComponentMeter.ExtraKey: Int]) -> [Value] {
         var tables: [String: [String: [String: Int]]] = [:]
         for (key, value) in values where key.label.count == 2 {
@@ -169,6 +175,10 @@ final class RunMetricsExporter: Sendable {
             var table = JSONObject()
             table["label"] = .string(label)
             table["columns"] = .array(columns.map(Value.string))
+            // What `top` and the live view call the columns, and how they show their values.
+            let titled = columns.map { MetricTitles.title($0, label: label) }
+            table["titles"] = .array(titled.map { .string($0.title) })
+            table["shown"] = .array(titled.map { .string($0.shown.rawValue) })
             table["rows"] = .array(
                 ordered.map { name in
                     .array([.string(name)] + columns.map { rows[name]![$0].map(Value.int) ?? .null })

@@ -119,6 +119,8 @@ enum TopView {
             let ended: Bool
             /// What it counts by a label (`partition`): one table a label.
             let tables: [Table]
+            /// Its metrics without a label (an eventTime's watermark), by name.
+            let values: [String: Int]
         }
 
         /// A component's values by one label: a row a value of the label, a column a metric.
@@ -138,6 +140,15 @@ enum TopView {
                     return (name, cells.dropFirst().map(\.intValue))
                 }
             }
+        }
+
+        /// An object's integer fields, by name.
+        private static func integers(_ value: Value?) -> [String: Int] {
+            var integers: [String: Int] = [:]
+            for (name, field) in value?.objectValue ?? JSONObject() {
+                if let integer = field.intValue { integers[name] = integer }
+            }
+            return integers
         }
 
         let pipeline: String
@@ -160,7 +171,8 @@ enum TopView {
                     place: place, component: component, elementsIn: fields["in"]?.intValue,
                     elementsOut: fields["out"]?.intValue, errors: fields["errors"]?.intValue ?? 0,
                     ended: fields["ended"] == .bool(true),
-                    tables: (fields["byLabel"]?.arrayValue ?? []).compactMap(Table.init))
+                    tables: (fields["byLabel"]?.arrayValue ?? []).compactMap(Table.init),
+                    values: Self.integers(fields["values"]))
             }
         }
     }
@@ -196,12 +208,41 @@ enum TopView {
         }
         // Names to the left, numbers to the right.
         var lines = [title, ""] + aligned(rows, leftColumns: [0, 1, 7])
+        // Each event-time stream: its watermark, how far behind the wall clock, what it holds.
+        let timed = shown.filter { $0.values["watermark_ms"] != nil || $0.values["event_time_waiting"] != nil }
+        if !timed.isEmpty {
+            var timeRows = [
+                ["EVENT TIME", "COMPONENT", "WATERMARK", "BEHIND", "WAITING", "WINDOWS", "KEYS", "LATE/s", "LATE"]
+            ]
+            for component in timed {
+                let before = previous?.components.first { $0.place == component.place }
+                func shown(_ name: String) -> String {
+                    component.values[name].map { MetricTitles.text($0, MetricTitles.title(name).shown) } ?? "-"
+                }
+                timeRows.append([
+                    component.place, component.component,
+                    (component.values["watermark_ms"] ?? 0) == 0 ? "not started" : shown("watermark_ms"),
+                    shown("watermark_behind_ms"), shown("event_time_waiting"), shown("event_time_windows_open"),
+                    shown("event_time_keys_held"),
+                    rate(component.values["elements_late_total"] ?? 0, before?.values["elements_late_total"] ?? 0),
+                    String(component.values["elements_late_total"] ?? 0),
+                ])
+            }
+            lines += [""] + aligned(timeRows, leftColumns: [0, 1, 2])
+        }
         for component in shown {
             let before = previous?.components.first { $0.place == component.place }
             for table in component.tables {
                 let earlier = before?.tables.first { $0.label == table.label }
                 lines += ["", "\(component.place) \(component.component) by \(table.label)"]
-                lines += aligned(labelRows(table, earlier: earlier, rate: rate), leftColumns: [0])
+                // The same label's tables of every component: a partition's pending messages are
+                // its source's, its watermark its eventTime's.
+                let related = current.components.flatMap(\.tables).filter { $0.label == table.label }
+                let relatedEarlier = (previous?.components ?? []).flatMap(\.tables).filter { $0.label == table.label }
+                let tableRows = labelRows(
+                    table, earlier: earlier, related: related, relatedEarlier: relatedEarlier, rate: rate)
+                let notes: Set<Int> = tableRows[0].last == "NOTE" ? [0, tableRows[0].count - 1] : [0]
+                lines += aligned(tableRows, leftColumns: notes)
             }
         }
         return lines
@@ -217,22 +258,35 @@ enum TopView {
         ]
     }
 
-    /// A table's rows under a header: a counter (`partition_elements_total`) as its rate and its
-    /// total, a gauge as it is; names without the label's prefix (`ELEMENTS/s`, `LAG`).
-    private static func labelRows(_ table: Snapshot.Table, earlier: Snapshot.Table?, rate: (Int?, Int?) -> String)
-        -> [[String]]
-    {
-        let prefix = table.label + "_"
+    /// A table's rows under a header of plain titles (`MetricTitles`): a counter
+    /// (`partition_elements_total`) as its rate and its total, a gauge as it is shown (a
+    /// watermark as a time). With partitions' watermarks, a last column says which partition
+    /// holds the stream's watermark back, and why it may: idle, not held here, messages pending.
+    private static func labelRows(
+        _ table: Snapshot.Table, earlier: Snapshot.Table?, related: [Snapshot.Table], relatedEarlier: [Snapshot.Table],
+        rate: (Int?, Int?) -> String
+    ) -> [[String]] {
         var header = [table.label.uppercased()]
         for column in table.columns {
-            let name = (column.hasPrefix(prefix) ? String(column.dropFirst(prefix.count)) : column)
-            if name.hasSuffix("_total") {
-                let counted = name.dropLast("_total".count).uppercased()
-                header += ["\(counted)/s", String(counted)]
-            } else {
-                header.append(name.uppercased())
-            }
+            let (title, _) = MetricTitles.title(column, label: table.label)
+            header += column.hasSuffix("_total") ? ["\(title)/s", title] : [title]
         }
+        /// The value of `column` for the row `name` in any of `tables`.
+        func value(_ name: String, _ column: String, in tables: [Snapshot.Table]) -> Int? {
+            for table in tables {
+                guard let index = table.columns.firstIndex(of: column),
+                    let row = table.rows.first(where: { $0.name == name }), index < row.values.count
+                else { continue }
+                return row.values[index]
+            }
+            return nil
+        }
+        // The partition whose watermark is the least of those that have one.
+        let watermarks = table.rows.compactMap { row in
+            value(row.name, "partition_watermark_ms", in: [table]).map { (row.name, $0) }
+        }
+        let holdingBack = watermarks.filter { $0.1 > 0 }.min { $0.1 < $1.1 }?.0
+        if !watermarks.isEmpty { header.append("NOTE") }
         var rows = [header]
         for row in table.rows {
             let before = earlier?.rows.first { $0.name == row.name }
@@ -246,7 +300,28 @@ enum TopView {
                     }
                     cells.append(rate(value, previous))
                 }
-                cells.append(value.map(String.init) ?? "-")
+                let shown = MetricTitles.title(column, label: table.label).shown
+                // A watermark of 0 is one not known yet (no element).
+                let unknown = value == nil || (shown == .time && value == 0)
+                cells.append(unknown ? "-" : MetricTitles.text(value!, shown))
+            }
+            if !watermarks.isEmpty {
+                var notes: [String] = []
+                if value(row.name, "nats_partition_held", in: related) == 0 { notes.append("not held here") }
+                if value(row.name, "partition_idle", in: related) == 1 { notes.append("idle") }
+                if (value(row.name, "partition_watermark_ms", in: [table]) ?? 0) == 0 { notes.append("no element yet") }
+                if row.name == holdingBack {
+                    var why = "holds the watermark back"
+                    let read = value(row.name, "partition_elements_total", in: related)
+                    let readBefore = value(row.name, "partition_elements_total", in: relatedEarlier)
+                    if let pending = value(row.name, "nats_partition_pending", in: related), pending > 0 {
+                        why += " (behind: \(pending) messages pending)"
+                    } else if let read, let readBefore, read == readBefore {
+                        why += " (quiet: nothing read for a second)"
+                    }
+                    notes.append(why)
+                }
+                cells.append(notes.joined(separator: "; "))
             }
             rows.append(cells)
         }

@@ -161,14 +161,56 @@ final class LiveViewTests: BinaryTestCase {
         try browser.waitUntil("the partitions' table") {
             "const t = \(table); return t !== null && t.tBodies[0].rows.length === 4 "
                 + "&& t.tHead.rows[0].cells.length === 4 "
-                + "&& Array.from(t.tBodies[0].rows).every(r => r.cells[1].textContent === '1');"
+                + "&& Array.from(t.tBodies[0].rows).every(r => r.cells[1].textContent === 'yes');"
         }
         XCTAssertEqual(
             try browser.run("return Array.from(\(table).tHead.rows[0].cells).map(c => c.textContent);") as? [String],
-            ["partition", "nats_partition_held", "nats_partition_pending", "nats_pending_acks"])
+            ["PARTITION", "HELD", "PENDING", "UNACKED"])
+        XCTAssertEqual(
+            try browser.run("return Array.from(\(table).tBodies[0].rows).map(r => r.cells[1].textContent);")
+                as? [String], ["yes", "yes", "yes", "yes"])
         XCTAssertEqual(
             try browser.run("return Array.from(\(table).tBodies[0].rows).map(r => r.cells[0].textContent);")
                 as? [String], ["0", "1", "2", "3"])
+        run.send(SIGTERM)
+        XCTAssertEqual(run.communicate(input: [], timeout: 30).termination.status, 143)
+    }
+
+    /// An event-time stream's table: its watermark as a UTC time, how far behind the wall clock,
+    /// the elements waiting, the windows and keys its aggregate holds, the late ones.
+    func testAnEventTimeStreamsWatermarkAndWhatItHoldsAreATable() throws {
+        guard WebDriver.isInstalled else { throw XCTSkip("chromium and chromedriver are not installed") }
+        // As in PartitionMetricsTests: the watermark 9 s after 1,000,000,000,000 ms, ten elements
+        // waiting, one window with keys 2, 0, 1 open; one element late.
+        let lines = (0..<20).map { #"{"t":\#(1_000_000_000_000 + $0 * 1000),"k":\#($0 % 3)}"# } + [#"{"t":0,"k":0}"#]
+        try (lines.joined(separator: "\n") + "\n").write(
+            to: directory.appendingPathComponent("times.jsonl"), atomically: true, encoding: .utf8)
+        let (run, port) = try startViewed(
+            """
+            source: { file: { path: \(directory.appendingPathComponent("times.jsonl").path), follow: true, poll: 10ms } }
+            eventTime: { time: .t, maxDelay: 10s }
+            ops:
+              - map: .
+              - aggregate: { by: .k, every: 5s, fields: { n: count } }
+            sink: { file: \(directory.appendingPathComponent("out.jsonl").path) }
+            """, name: "timed")
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        let browser = try WebDriver()
+        try browser.open("http://127.0.0.1:\(port)/")
+        let table = "document.querySelector('#tables table[data-label=\"event time\"]')"
+        try browser.waitUntil("the event-time table") {
+            "const t = \(table); return t !== null && t.tBodies[0].rows[0].cells[3].textContent === '1' "
+                + "&& t.tBodies[0].rows[0].cells[5].textContent === '1';"
+        }
+        XCTAssertEqual(
+            try browser.run("return Array.from(\(table).tHead.rows[0].cells).map(c => c.textContent);") as? [String],
+            ["WATERMARK", "BEHIND", "WAITING", "WINDOWS", "KEYS", "LATE"])
+        let cells = try XCTUnwrap(
+            try browser.run("return Array.from(\(table).tBodies[0].rows[0].cells).map(c => c.textContent);")
+                as? [String])
+        XCTAssertEqual(cells[0], "2001-09-09T01:46:49.000Z", "\(cells)")
+        XCTAssertTrue(cells[1].hasSuffix("h"), "days and hours behind: \(cells)")
+        XCTAssertEqual(Array(cells[2...]), ["10", "1", "3", "1"])
         run.send(SIGTERM)
         XCTAssertEqual(run.communicate(input: [], timeout: 30).termination.status, 143)
     }

@@ -552,6 +552,18 @@ final class NATSGroupTests: OneNATSServerTestCase {
             }
         } while !watermarks.allSatisfy({ ($0 ?? 0) >= last }) && Date() < shown
         XCTAssertTrue(watermarks.allSatisfy { ($0 ?? 0) >= last && ($0 ?? 0) < last + 40 }, "\(watermarks)")
+        // top: the partitions' watermarks as times under plain titles, and a note on the one
+        // holding the stream's back (every message read: it is quiet).
+        let view = try runRivulet(["top", "127.0.0.1:\(port)", "ops.0"])
+        XCTAssertEqual(view.status, 0, view.stderr)
+        let rows = view.stdout.split(separator: "\n").map(String.init)
+        let title = try XCTUnwrap(rows.firstIndex(of: "ops.0 partitionBy by partition"), view.stdout)
+        assertContains(rows[title + 1], "PARTITION", "WATERMARK", "BEHIND", "IDLE", "NOTE")
+        let partitionRows = rows[(title + 2)...].prefix(8)
+        XCTAssertTrue(partitionRows.allSatisfy { $0.contains("2023-11-14T22:") }, view.stdout)
+        let holding = partitionRows.filter { $0.contains("holds the watermark back") }
+        XCTAssertEqual(holding.count, 1, view.stdout)
+        assertContains(holding.first ?? "", "(quiet: nothing read for a second)")
         let (status, stderr) = stop(runner)
         XCTAssertEqual(status, 143, stderr)
         XCTAssertEqual(lines("closed.jsonl").count, 1200, "and each key's last on SIGTERM")

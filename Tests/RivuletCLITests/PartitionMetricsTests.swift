@@ -70,12 +70,14 @@ final class PartitionMetricsTests: BinaryTestCase {
         let lines = view.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let title = try XCTUnwrap(lines.firstIndex(of: "ops.0 partitionBy by partition"), view.stdout)
         let header = lines[title + 1].split(separator: " ")
-        XCTAssertEqual(header, ["PARTITION", "ELEMENTS/s", "ELEMENTS", "LAG", "STATE_BYTES"], view.stdout)
+        // Plain titles, the state's size in bytes as people read it.
+        XCTAssertEqual(header, ["PARTITION", "ELEMENTS/s", "ELEMENTS", "QUEUED", "STATE"], view.stdout)
         let rows = lines[(title + 2)...].prefix(4).map { $0.split(separator: " ").map(String.init) }
         XCTAssertEqual(rows.map(\.first), ["0", "1", "2", "3"], view.stdout)
         XCTAssertEqual(rows.map { $0[2] }, ["3", "2", "1", "0"], view.stdout)
         XCTAssertEqual(rows.map { $0[3] }, ["0", "0", "0", "0"], view.stdout)
-        XCTAssertTrue(remembersKeys(rows.map { Double($0[4]) }), view.stdout)
+        XCTAssertTrue(rows.allSatisfy { $0[4].hasSuffix("B") }, view.stdout)
+        XCTAssertTrue(remembersKeys(rows.map { Double($0[4].dropLast()) }), view.stdout)
 
         // Killed and run again: each partition's state is back (the next checkpoint measures the
         // same keys), and an `a` more is a repeat.
@@ -121,19 +123,24 @@ final class PartitionMetricsTests: BinaryTestCase {
         XCTAssertEqual(run.communicate(input: [], timeout: 30).termination.status, 143)
     }
 
-    /// A watched `eventTime` shows its watermark, how far it is behind the wall clock and how many
-    /// elements wait for it (read every second).
+    /// A watched `eventTime` shows its watermark, how far it is behind the wall clock, how many
+    /// elements wait for it and how many windows and keys the aggregates on it hold (read every
+    /// second): in `/metrics`, in `/stats` and in `top`, under plain titles.
     func testAWatchedEventTimeShowsItsWatermarkHowFarBehindItIsAndWhatWaits() throws {
         // A second apart from 1,000,000,000,000 ms (2001): with maxDelay 10 s the watermark is the
         // last time less 10 s, and the ten elements after it wait (the map takes them in order).
-        try ((0..<20).map { #"{"t":\#(1_000_000_000_000 + $0 * 1000)}"# }.joined(separator: "\n") + "\n")
+        // The aggregate has emitted its window [0 s, 5 s) and holds [5 s, 10 s): keys 2, 0, 1.
+        try
+            ((0..<20).map { #"{"t":\#(1_000_000_000_000 + $0 * 1000),"k":\#($0 % 3)}"# }.joined(separator: "\n")
+            + "\n")
             .write(toFile: path("times.jsonl"), atomically: true, encoding: .utf8)
         let (run, port) = try startWatched(
             """
             source: { file: { path: times.jsonl, follow: true, poll: 10ms } }
             eventTime: { time: .t, maxDelay: 10s }
             ops:
-              - map: .t
+              - map: .
+              - aggregate: { by: .k, every: 5s, fields: { n: count } }
             sink: { file: out.jsonl }
             """)
         defer { if run.exited() == nil { run.send(SIGKILL) } }
@@ -147,6 +154,23 @@ final class PartitionMetricsTests: BinaryTestCase {
         let behind = try XCTUnwrap(MetricsEndpointTests.sample(metrics, "rivulet_watermark_behind_ms", component))
         let expected = Date().timeIntervalSince1970 * 1000 - 1_000_000_009_000
         XCTAssertLessThan(abs(behind - expected), 5_000, "the wall clock less the watermark: \(metrics)")
+        XCTAssertEqual(MetricsEndpointTests.sample(metrics, "rivulet_event_time_windows_open", component), 1, metrics)
+        XCTAssertEqual(MetricsEndpointTests.sample(metrics, "rivulet_event_time_keys_held", component), 3, metrics)
+
+        // /stats has them by name, and top shows them as a time and counts under plain titles.
+        let stats = try XCTUnwrap(MetricsEndpointTests.get(port, "/stats")?.body)
+        assertContains(stats, #""watermark_ms":1000000009000"#, #""event_time_windows_open":1"#)
+        let view = try runRivulet(["top", "127.0.0.1:\(port)"])
+        XCTAssertEqual(view.status, 0, view.stderr)
+        let lines = view.stdout.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        let header = try XCTUnwrap(lines.firstIndex { $0.first == "EVENT" }, view.stdout)
+        XCTAssertEqual(
+            lines[header],
+            ["EVENT", "TIME", "COMPONENT", "WATERMARK", "BEHIND", "WAITING", "WINDOWS", "KEYS", "LATE/s", "LATE"],
+            view.stdout)
+        let row = lines[header + 1]
+        XCTAssertEqual(row.prefix(3), ["ops.0", "eventTime", "2001-09-09T01:46:49.000Z"], view.stdout)
+        XCTAssertEqual(Array(row.suffix(5)), ["10", "1", "3", "0.0", "0"], view.stdout)
         run.send(SIGTERM)
         _ = run.wait()
     }

@@ -148,6 +148,7 @@ extension BuiltinComponents {
             // One budget for every copy of this aggregate (the partitions it is split into).
             let budget = context.shared(AggregateBudgets.self) { AggregateBudgets() }.budget(
                 for: context.location, maxKeys: maxKeys, maxBytes: parameters[Key.maxMemory] << 20)
+            EventTimeDomain.countWindows(of: budget, in: context)
             // Read in place per element (an optional's copy costs a retain and a release).
             let keyExpression = by ?? Expression(constant: .null)
             let every = parameters[Key.every]

@@ -406,6 +406,9 @@ private struct EventTimeGauges {
             meter.gauge("watermark_ms", Int(mark ?? 0))
             meter.gauge("watermark_behind_ms", mark.map { Int(max(0, wallNow - $0)) } ?? 0)
             meter.gauge("event_time_waiting", inputs.all.reduce(0) { $0 + $1.waiting })
+            let held = domain.held
+            meter.gauge("event_time_windows_open", held.windows)
+            meter.gauge("event_time_keys_held", held.keys)
         }
         for input in inputs.all {
             guard let lane = input.lane else { continue }
@@ -413,6 +416,7 @@ private struct EventTimeGauges {
             meter.gauge("partition_watermark_ms", label: label, Int(input.watermark ?? 0))
             meter.gauge(
                 "partition_watermark_behind_ms", label: label, input.watermark.map { Int(max(0, wallNow - $0)) } ?? 0)
+            meter.gauge("partition_idle", label: label, input.isIdle ? 1 : 0)
         }
     }
 }

@@ -10,6 +10,9 @@ final class AggregateBudget: Sendable {
     let maxBytes: Int
     private let keys = Atomic<Int>(0)
     private let bytes = Atomic<Int>(0)
+    /// Windows open in every copy (a window open in two partitions counts twice): what a watched
+    /// run shows of an event-time stream's windows.
+    private let windows = Atomic<Int>(0)
 
     init(maxKeys: Int, maxBytes: Int) {
         self.maxKeys = maxKeys
@@ -18,6 +21,14 @@ final class AggregateBudget: Sendable {
 
     /// The keys held now, and about how many bytes they take.
     var held: (keys: Int, bytes: Int) { (keys.load(ordering: .relaxed), bytes.load(ordering: .relaxed)) }
+
+    /// How many windows its copies hold open now.
+    var windowsOpen: Int { windows.load(ordering: .relaxed) }
+
+    /// Counts windows opened (`count` > 0) or closed (`count` < 0) by one copy.
+    func windowsOpened(_ count: Int) {
+        windows.add(count, ordering: .relaxed)
+    }
 
     /// Reserves one key of about `cost` bytes; nil when that is within both bounds, else why not
     /// (nothing is then reserved).

@@ -61,6 +61,9 @@ final class AggregateWindow {
         clockStartMilliseconds = now.milliseconds
     }
 
+    // A copy that ends with windows open (its partition lost) no longer holds them.
+    deinit { budget?.windowsOpened(-open.count) }
+
     /// An empty table for these fields.
     func makeTable() -> AggregateTable {
         if let spare {
@@ -79,6 +82,7 @@ final class AggregateWindow {
         } else {
             table = makeTable()
             open[number] = table
+            budget?.windowsOpened(1)
             earliest = Swift.min(earliest ?? number, number)
         }
         last = (number, table)
@@ -88,6 +92,7 @@ final class AggregateWindow {
     /// Closes window `number`, handing its table back; nil if it is not open.
     func close(_ number: Int64) -> AggregateTable? {
         guard let table = open.removeValue(forKey: number) else { return nil }
+        budget?.windowsOpened(-1)
         if last?.number == number { last = nil }
         if earliest == number { earliest = open.keys.min() }
         return table

@@ -1,5 +1,6 @@
 import Pipeline
 import Reactive
+import Synchronization
 
 /// The event time of a run: one clock (an `EventTimeScheduler`) shared by every stream that
 /// declares `eventTime`, and the elements waiting for its watermark.
@@ -108,6 +109,27 @@ final class EventTimeDomain {
     }
 
     func add(_ input: Input) { inputs.append(input) }
+
+    /// The aggregates on this clock, whose open windows and keys a watched run shows as the
+    /// stream's (registered as they are built, perhaps on a partition's thread).
+    private let windowBudgets = Mutex<[AggregateBudget]>([])
+
+    /// The domain of a component on event time (nil on the run clock), told that the aggregate
+    /// behind `budget` holds windows on it.
+    static func countWindows(of budget: AggregateBudget, in context: ComponentContext) {
+        guard let domain = context.existing(EventTimeDomain.self), domain.clock === context.scheduler as AnyObject
+        else { return }
+        domain.windowBudgets.withLock { budgets in
+            if !budgets.contains(where: { $0 === budget }) { budgets.append(budget) }
+        }
+    }
+
+    /// The windows and keys the aggregates on this clock hold now, over their partitions.
+    var held: (windows: Int, keys: Int) {
+        windowBudgets.withLock { budgets in
+            budgets.reduce((0, 0)) { ($0.0 + $1.windowsOpen, $0.1 + $1.held.keys) }
+        }
+    }
 
     /// The event-time domain of a component's clock, whose `allowedLateness` it raises to
     /// `lateness` (the component's own); an error if the component is not on event time.

@@ -85,29 +85,31 @@ final class EventTimeRunTests: BinaryTestCase {
         }
     }
 
-    /// `sample` after `eventTime` with a `file` source ends, on both clocks: the file is read
-    /// while `sample` subscribes its source, before its ticks are armed, so every input had ended
-    /// when the first tick was scheduled; the watermark now looks for work once more at the next
-    /// turn and follows the run's clock to it. (The real clock never ended — `run interrupted: 4
-    /// read, 0 written` — and the virtual one stopped with nothing written.) Its ticks still count
-    /// from the time the clock had reached then, the last element's: only that one comes out, not
-    /// `1000, 1500, 4200` as from standard input.
+    /// `sample` after `eventTime` gives the same answer from a file, on either clock, as from
+    /// standard input: `1000, 1500, 4200` (the tick at 1000 finds the element of its own
+    /// millisecond, which comes first; the last goes out at the tick after the end). The file is
+    /// read while `sample` subscribes its source, before its ticks are armed: the event-time
+    /// domain holds what it read until the next turn. (The real clock once never ended — `run
+    /// interrupted: 4 read, 0 written` — the virtual one wrote nothing, and then only `4200`.)
     func testSampleAfterEventTimeFromAFileEndsOnEitherClock() throws {
-        try "{\"t\":0}\n{\"t\":1000}\n{\"t\":1500}\n{\"t\":4200}\n".write(
-            toFile: path("times.jsonl"), atomically: true, encoding: .utf8)
-        let file = path("sample.yaml")
-        try """
-        source: { file: \(path("times.jsonl")) }
-        eventTime: { time: .t, maxDelay: 0ms }
-        ops:
-          - sample: 1s
-        sink: stdout
-        """.write(toFile: file, atomically: true, encoding: .utf8)
-        for clock in [[], ["--clock", "virtual"]] {
-            let result = try runRivulet(["run", file] + clock, timeout: 20)
-            XCTAssertEqual(result.status, 0, "\(clock): \(result.stderr)")
-            XCTAssertEqual(result.stdout, "{\"t\":4200}\n", "\(clock)")
-            assertContains(result.stderr, "run completed: 4 elements read, 1 written")
+        let times = "{\"t\":0}\n{\"t\":1000}\n{\"t\":1500}\n{\"t\":4200}\n"
+        try times.write(toFile: path("times.jsonl"), atomically: true, encoding: .utf8)
+        let expected = "{\"t\":1000}\n{\"t\":1500}\n{\"t\":4200}\n"
+        for source in ["{ file: \(path("times.jsonl")) }", "{ stdin: { format: jsonl } }"] {
+            let file = path("sample.yaml")
+            try """
+            source: \(source)
+            eventTime: { time: .t, maxDelay: 0ms }
+            ops:
+              - sample: 1s
+            sink: stdout
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+            for clock in [[], ["--clock", "virtual"]] {
+                let result = try runRivulet(["run", file] + clock, stdin: times, timeout: 20)
+                XCTAssertEqual(result.status, 0, "\(source) \(clock): \(result.stderr)")
+                XCTAssertEqual(result.stdout, expected, "\(source) \(clock)")
+                assertContains(result.stderr, "run completed: 4 elements read, 3 written")
+            }
         }
     }
 

@@ -86,8 +86,9 @@ final class NATSGroupTests: OneNATSServerTestCase {
         XCTAssertEqual(partitionRows.count, 8, shown.stdout)
         for row in partitionRows {
             let columns = row.split(separator: " ")
-            XCTAssertEqual(columns.count, 6, row)
-            XCTAssertEqual(columns[5], "-", "no state stored without --state: \(row)")
+            XCTAssertEqual(columns.count, 7, row)
+            XCTAssertEqual(columns[5], "-", "no watermark without eventTime: \(row)")
+            XCTAssertEqual(columns[6], "-", "no state stored without --state: \(row)")
             XCTAssertNotEqual(columns[1], "-", "held: \(row)")
             XCTAssertEqual(columns[2], "0", "nothing pending: \(row)")
         }
@@ -272,7 +273,7 @@ final class NATSGroupTests: OneNATSServerTestCase {
                     rows.count == 8
                     && rows.allSatisfy { row in
                         let columns = row.split(separator: " ")
-                        return columns.count == 6 && columns[2] == "0" && columns[3] == "0" && columns[4] != "0"
+                        return columns.count == 7 && columns[2] == "0" && columns[3] == "0" && columns[4] != "0"
                     }
                 if settled { break }
             }
@@ -564,6 +565,15 @@ final class NATSGroupTests: OneNATSServerTestCase {
         let holding = partitionRows.filter { $0.contains("holds the watermark back") }
         XCTAssertEqual(holding.count, 1, view.stdout)
         assertContains(holding.first ?? "", "(quiet: nothing read for a second)")
+        // `rivulet partitions` shows each partition's watermark, told by its holder with its lease.
+        try waitForGroup("every partition's watermark told", group: "minutes") { status in
+            status.partitions.allSatisfy { Double($0.watermark ?? 0) >= last }
+        }
+        let told = try runRivulet(["partitions", "--nats", natsURL, "--group", "minutes"])
+        assertContains(told.stdout, "watermark")
+        let toldRows = told.stdout.split(separator: "\n").filter { $0.first?.isNumber == true }
+        XCTAssertEqual(toldRows.count, 8, told.stdout)
+        XCTAssertTrue(toldRows.allSatisfy { $0.split(separator: " ")[5].hasPrefix("2023-11-14T22:43:") }, told.stdout)
         let (status, stderr) = stop(runner)
         XCTAssertEqual(status, 143, stderr)
         XCTAssertEqual(lines("closed.jsonl").count, 1200, "and each key's last on SIGTERM")

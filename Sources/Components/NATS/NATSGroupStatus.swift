@@ -22,6 +22,9 @@ public struct NATSGroupStatus: Sendable {
         public var checkpointedAt: Int64? = nil
         /// When its holder last renewed its lease, in nanoseconds since the epoch; nil when none holds it.
         public var renewedAt: Int64? = nil
+        /// Its event-time watermark (milliseconds since the epoch) as its holder's `eventTime` last
+        /// saw it, told with the holder's lease; nil without one.
+        public var watermark: Int64? = nil
     }
 
     /// How long a lease lasts unrenewed (its bucket's time to live); a holder renews it every third.
@@ -48,6 +51,28 @@ public struct NATSGroupStatus: Sendable {
         ]
         JSONSerializer.write(description, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// A runner's own lease entry: the watermarks of the partitions it holds (`{"watermarks":
+    /// {"3": 1700000000000}}`).
+    static func runnerEntry(watermarks: [Int: Int64]) -> String {
+        var marks = JSONObject()
+        for (partition, mark) in watermarks.sorted(by: { $0.key < $1.key }) {
+            marks[String(partition)] = .int(Int(mark))
+        }
+        var bytes: [UInt8] = []
+        JSONSerializer.write(["watermarks": .object(marks)], to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The watermarks a runner's entry tells (none from an older runner, whose entry is its name).
+    static func watermarks(inRunnerEntry text: String) -> [Int: Int64] {
+        guard case .object(let marks)? = (try? JSONParser.parse(text))?["watermarks"] else { return [:] }
+        var watermarks: [Int: Int64] = [:]
+        for (partition, mark) in marks {
+            if let number = Int(partition), let mark = mark.intValue { watermarks[number] = Int64(mark) }
+        }
+        return watermarks
     }
 
     /// The stream, subject and partitions of a group's description (`describe`).
@@ -92,6 +117,10 @@ public struct NATSGroupStatus: Sendable {
             throw NATSSetupError("group '\(group)' on \(urls) has no runner now (nothing renewed its description)")
         }
         let runners = entries.keys.filter { $0.hasPrefix("runners.") }.map { String($0.dropFirst("runners.".count)) }
+        var toldWatermarks: [String: [Int: Int64]] = [:]
+        for runner in runners {
+            toldWatermarks[runner] = watermarks(inRunnerEntry: entries[PartitionLeases.runnerKey(runner)]?.value ?? "")
+        }
         let stored = storedPartitions(group: group, js: js)
         let timeToLive = leaseTimeToLive(group: group, js: js)
         let partitions = (0..<count).map { number in
@@ -114,7 +143,8 @@ public struct NATSGroupStatus: Sendable {
                 pending: found ? info?.pointee.NumPending : nil,
                 unacknowledged: found ? info?.pointee.NumAckPending : nil,
                 acknowledgedThrough: floor,
-                checkpointedAt: stored[number]?.time, renewedAt: held ? lease?.created : nil)
+                checkpointedAt: stored[number]?.time, renewedAt: held ? lease?.created : nil,
+                watermark: held ? owner.flatMap { toldWatermarks[$0]?[number] } : nil)
         }
         var read = NATSGroupStatus(
             group: group, stream: stream, subject: subject, runners: runners.sorted(), partitions: partitions)
@@ -168,9 +198,16 @@ public struct NATSGroupStatus: Sendable {
     }
 
     private static func row(_ columns: String...) -> String {
-        let widths = [9, 34, 7, 7, 13]
+        let widths = [9, 34, 7, 7, 13, 24]
         return zip(columns, widths).map { $0.padding(toLength: max($1, $0.count), withPad: " ", startingAt: 0) }
-            .joined(separator: "  ") + "  " + columns[5]
+            .joined(separator: "  ") + "  " + columns[6]
+    }
+
+    /// A watermark as a UTC time: `2023-11-14T22:43:49.000Z`.
+    private static func time(_ milliseconds: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
     }
 
     /// How long ago `nanoseconds` (since the epoch) was, in whole seconds: `3s`.
@@ -179,12 +216,13 @@ public struct NATSGroupStatus: Sendable {
     }
 
     /// A table: one line a partition, then the runners with how many partitions each holds. The
-    /// last column says how long ago each partition's state was stored (`-`: never, no `--state`).
+    /// last columns say each partition's watermark as its holder's `eventTime` last told it (`-`:
+    /// none) and how long ago its state was stored (`-`: never, no `--state`).
     public func text(now: Date = Date()) -> String {
         var lines = [
             "group \(group): stream \(stream), subjects \(subject).0 to \(subject).\(partitions.count - 1), "
                 + "\(runners.count) runner\(runners.count == 1 ? "" : "s")",
-            Self.row("partition", "runner", "pending", "unacked", "acked through", "checkpoint"),
+            Self.row("partition", "runner", "pending", "unacked", "acked through", "watermark", "checkpoint"),
         ]
         for partition in partitions {
             lines.append(
@@ -196,6 +234,7 @@ public struct NATSGroupStatus: Sendable {
                         ?? "-", partition.pending.map(String.init) ?? "-",
                     partition.unacknowledged.map(String.init) ?? "-",
                     partition.acknowledgedThrough.map(String.init) ?? "-",
+                    partition.watermark.map(Self.time) ?? "-",
                     partition.checkpointedAt.map { Self.age($0, now: now) } ?? "-"
                 ))
         }

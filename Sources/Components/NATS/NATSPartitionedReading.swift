@@ -193,6 +193,9 @@ final class NATSPartitionedReading: @unchecked Sendable {
                 willHandOver: { [self] partitions in
                     let leaving = condition.withLock { partitions.compactMap { readers[$0] } }
                     for worker in leaving { worker.stop() }
+                },
+                runnerEntry: { [reading] held in
+                    NATSGroupStatus.runnerEntry(watermarks: reading.watermarks?.watermarks(of: held) ?? [:])
                 })
             return (connection, leases)
         } catch {

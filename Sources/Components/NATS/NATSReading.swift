@@ -21,6 +21,9 @@ struct NATSReading: @unchecked Sendable {
     var states: GroupPartitionStates?
     /// A group runner's partitions, each a lane of its own for `eventTime`.
     var lanes: SchedulerBound<EventLanes>?
+    /// In a group: the partitions' watermarks an `eventTime` after the source publishes, kept with
+    /// the runner's lease entry.
+    var watermarks: PartitionWatermarks?
 
     /// Starts a thread that reads the consumer `settings` name into the pipeline until its
     /// worker is stopped; `opened` once the consumer is in place, `ended` when the thread is

@@ -287,6 +287,7 @@ enum NATSSource {
             }
             if let group = settings.group {
                 reading.lanes = SchedulerBound(EventLanes())
+                reading.watermarks = context.shared(PartitionWatermarks.self) { PartitionWatermarks() }
                 let partitioned = NATSPartitionedReading(
                     reading: reading, settings: settings, group: group, opened: connected,
                     ended: { failure in if let failure { fail(failure) } else { complete() } })

@@ -57,11 +57,16 @@ final class PartitionLeases {
     private let handOver: (Int) throws -> Void
     /// Entries written with the runner's own at each round (what describes the group).
     private let alsoKeep: [String: String]
+    /// The value of the runner's own entry, given the partitions it holds (what it tells of them:
+    /// their watermarks); by default its name.
+    private let runnerEntry: (_ held: [Int]) -> String
 
     init(
         runner: String, partitions: Int, bucket: any LeaseBucket, alsoKeep: [String: String] = [:],
-        handOver: @escaping (Int) throws -> Void = { _ in }, willHandOver: @escaping ([Int]) -> Void = { _ in }
+        handOver: @escaping (Int) throws -> Void = { _ in }, willHandOver: @escaping ([Int]) -> Void = { _ in },
+        runnerEntry: ((_ held: [Int]) -> String)? = nil
     ) {
+        self.runnerEntry = runnerEntry ?? { _ in runner }
         self.runner = runner
         self.partitions = partitions
         self.bucket = bucket
@@ -76,7 +81,7 @@ final class PartitionLeases {
     /// One heartbeat: renew, let go, take.
     func round() throws -> Changes {
         var changes = Changes()
-        try bucket.put(Self.runnerKey(runner), runner)
+        try bucket.put(Self.runnerKey(runner), runnerEntry(held.keys.sorted()))
         for (key, value) in alsoKeep.sorted(by: { $0.key < $1.key }) { try bucket.put(key, value) }
         for (partition, revision) in held.sorted(by: { $0.key < $1.key }) {
             if let renewed = try bucket.update(Self.partitionKey(partition), runner, expected: revision) {

@@ -44,8 +44,13 @@ def main(arguments):
             where = "/".join(str(part) for part in best.absolute_path)
             print(f"{path}: {where}: {best.message[:300]}")
             wrong += 1
+        elif invalid:
+            # What an editor underlines: the error a validator finds most relevant.
+            best = jsonschema.exceptions.best_match(errors)
+            where = "/".join(str(part) for part in best.absolute_path)
+            print(f"{path}: refused: {where}: {best.message[:300]}")
         else:
-            print(f"{path}: {'refused' if invalid else 'valid'}")
+            print(f"{path}: valid")
     return 1 if wrong else 0
 
 

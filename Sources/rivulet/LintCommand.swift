@@ -23,6 +23,15 @@ struct LintCommand: ParsableCommand {
     @Option(help: "text (the default), json or junit (JUnit XML, for CI); json and junit go to standard output.")
     var format: ReportFormat = .text
 
+    @Option(
+        name: .customLong("set"),
+        help: "Override a value of each pipeline file by its path, as `run --set` does: ops.1.debounce=300ms.",
+        transform: { text in
+            guard let override = Override(text) else { throw ValidationError("--set expects key=value, got '\(text)'") }
+            return override
+        })
+    var overrides: [Override] = []
+
     @OptionGroup var options: CommonOptions
 
     func run() throws {
@@ -45,9 +54,9 @@ struct LintCommand: ParsableCommand {
                 diagnostics = tests.check(testFile: file).diagnostics
                 if format == .text { Self.report(diagnostics) }
             } else {
-                let loaded =
-                    state
-                    ? loader.load(path: file).checkingCheckpoints() : loader.load(path: file).checkingAcknowledgements()
+                // What `run --set` would run: the file with the same values overridden.
+                let read = loader.load(path: file, overrides: overrides)
+                let loaded = state ? read.checkingCheckpoints() : read.checkingAcknowledgements()
                 if format == .text { CommandSupport.report(loaded) }
                 diagnostics = loaded.diagnostics
             }

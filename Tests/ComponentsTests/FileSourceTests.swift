@@ -38,6 +38,48 @@ final class FileSourceTests: LeakCheckingTestCase {
         XCTAssertEqual(json.events(), ["0: {\"n\":1}", "0: {\"n\":2}", "0: completed"])
     }
 
+    func testACSVFileIsReadAsObjectsOfItsHeaderAndABadRecordIsAnElementError() throws {
+        try append("hits.csv", "route,ms,note\n/a,12,\"x, y\"\n/b,7.5,plain\n/c,1\n/d,3,\"say \"\"hi\"\"\"\n")
+        let read = try PipelineHarness().run(
+            "source: { file: { path: \(directory)/hits.csv, numbers: true } }\nsink: record")
+        XCTAssertEqual(
+            Array(read.events().prefix(2)),
+            [#"0: {"route":"/a","ms":12,"note":"x, y"}"#, #"0: {"route":"/b","ms":7.5,"note":"plain"}"#])
+        XCTAssertEqual(read.events().count, 3)
+        assertContains(read.events().last ?? "", "0: error", "hits.csv line 4: 2 fields where the header has 3")
+        let skipped = try PipelineHarness().run(
+            "source: { file: { path: \(directory)/hits.csv, format: csv }, onError: skip }\nsink: record")
+        XCTAssertEqual(
+            skipped.events(),
+            [
+                #"0: {"route":"/a","ms":"12","note":"x, y"}"#, #"0: {"route":"/b","ms":"7.5","note":"plain"}"#,
+                #"0: {"route":"/d","ms":"3","note":"say \"hi\""}"#, "0: completed",
+            ])
+        try append("plain.txt", "1;2\n3;4\n")
+        let lists = try PipelineHarness().run(
+            "source: { file: { path: \(directory)/plain.txt, format: csv, header: false, separator: ';' } }\n"
+                + "sink: record")
+        XCTAssertEqual(lists.events(), [#"0: ["1","2"]"#, #"0: ["3","4"]"#, "0: completed"])
+        XCTAssertEqual(
+            PipelineHarness().diagnostics(
+                "source: { file: { path: \(directory)/plain.txt, format: csv, separator: '::' } }\nsink: record"),
+            ["1:116: file: separator must be one character other than a quote or a line break, such as ';'; got '::'"])
+    }
+
+    func testAFollowedCSVFileKeepsItsHeaderAndOneReadFromTheEndTakesItFromTheStart() throws {
+        try append("live.csv", "k,n\nold,1\n")
+        let harness = PipelineHarness()
+        let run = try harness.start(
+            "source: { file: { path: \(directory)/live.csv, follow: true, from: end, poll: 10ms } }\nsink: record")
+        harness.scheduler.advance(to: 5)
+        try append("live.csv", "new,2\n")
+        harness.scheduler.advance(to: 15)
+        try append("live.csv", "newer,3\n")
+        harness.scheduler.advance(to: 25)
+        XCTAssertEqual(harness.events(), [#"10: {"k":"new","n":"2"}"#, #"20: {"k":"newer","n":"3"}"#])
+        run.dispose()
+    }
+
     func testAMalformedLineFailsNamingTheFileAndLine() throws {
         try append("bad.jsonl", "{\"n\":1}\n{oops\n")
         let harness = try PipelineHarness().run("source: { file: \(directory)/bad.jsonl }\nsink: record")

@@ -105,6 +105,31 @@ final class LintCommandTests: BinaryTestCase {
         assertContains(run.stderr, "group.yaml:3:43: " + message)
     }
 
+    /// `lint --set` checks what `run --set` would run: the file with the values overridden,
+    /// each error told as run tells it.
+    func testSetChecksTheFileWithTheValuesOverriddenAsRunDoes() throws {
+        try write(["set.yaml": "source: { interval: 1s }\nops: [{ take: 1 }, { debounce: 1s }]\nsink: stdout\n"])
+        let file = directory.appendingPathComponent("set.yaml").path
+        let fine = try runRivulet(["lint", "--set", "ops.1.debounce=300ms", file])
+        XCTAssertEqual(fine.status, 0, fine.stderr)
+        assertContains(fine.stdout, "set.yaml: ok")
+        for (override, message) in [
+            ("ops.1.debounce=99999999999h", "the longest is 100000h"),
+            ("source.intervall=100ms", "found 'interval' and 'intervall'"),
+            ("ops.3.map=1", "'3' is not an index of this list (0 to 1)"),
+        ] {
+            let linted = try runRivulet(["lint", "--set", override, file])
+            let ran = try runRivulet(["run", "--set", override, file])
+            XCTAssertEqual(linted.status, 2, override)
+            XCTAssertEqual(ran.status, 2, override)
+            assertContains(linted.stderr, message)
+            assertContains(ran.stderr, message)
+        }
+        let malformed = try runRivulet(["lint", "--set", "nonsense", file])
+        XCTAssertEqual(malformed.status, 2)
+        assertContains(malformed.stderr, "--set expects key=value")
+    }
+
     func testATestFileIsCheckedWithoutRunningItsErrorsLocatedInTheFileTheyAreIn() throws {
         try write([
             "p.yaml":

@@ -195,6 +195,14 @@ final class NATSTests: OneNATSServerTestCase {
             """)
         XCTAssertEqual(read.status, 0, read.stderr)
         XCTAssertEqual(read.stdout, "{\"id\":1,\"customer\":\"ada\"}\n")
+        // Another stream for subjects INVOICES stores: the error names INVOICES, not the server's
+        // "subjects overlap" alone.
+        let overlapping = try run(orders + ", stream: BILLS, create: true } }\n")
+        XCTAssertEqual(overlapping.status, 1, overlapping.stderr)
+        assertContains(
+            overlapping.stderr,
+            "cannot create stream 'BILLS': its subjects 'invoices.*' overlap those stream 'INVOICES' stores",
+            "read that stream (stream: INVOICES)")
         let lint = try run(
             "source: { events: [] }\nsink: { nats: { url: \"\(server.url)\", subject: a, create: true } }\n")
         XCTAssertEqual(lint.status, 2, lint.stderr)

@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// `rivulet schema`: the JSON Schemas of pipeline and test files, checked by a real JSON Schema
@@ -85,6 +86,12 @@ final class SchemaCommandTests: BinaryTestCase {
         XCTAssertGreaterThanOrEqual(wrongPipelines.count, 10)
         let refused = try validate(pipelineSchema, wrongPipelines, invalid: true)
         XCTAssertEqual(refused.status, 0, refused.stdout + refused.stderr)
+        // The error names what is wrong, not only that no component matched.
+        let misspelt = refused.stdout.split(separator: "\n").first { $0.contains("misspelt-aggregate-parameter") }
+        assertContains(
+            String(misspelt ?? ""), "refused: ops/0/aggregate: Additional properties are not allowed ('allowedLatness'")
+        let unknown = refused.stdout.split(separator: "\n").first { $0.contains("unknown-parameter.yaml") }
+        assertContains(String(unknown ?? ""), "'dueTim'")
         let refusedTests = try validate(testSchema, wrongTests, invalid: true)
         XCTAssertEqual(refusedTests.status, 0, refusedTests.stdout + refusedTests.stderr)
         // What the schema refuses, lint refuses too.

@@ -78,7 +78,19 @@ enum NATSStreams {
                 return js_AddStream(nil, js, &config, nil, &code)
             }
         }
-        guard status == NATS_OK else { throw NATSError(status, code: code, doing: "cannot create stream '\(stream)'") }
+        guard status == NATS_OK else {
+            // The server's own words name no stream; the streams that store those subjects are asked for.
+            if code == JSStreamSubjectOverlapErr, let others = try? streams(storing: subjects, js: js), !others.isEmpty
+            {
+                let named = others.map { "'\($0)'" }.joined(separator: ", ")
+                throw NATSSetupError(
+                    "cannot create stream '\(stream)': its subjects '\(subjects)' overlap those stream"
+                        + "\(others.count == 1 ? "" : "s") \(named) store\(others.count == 1 ? "s" : "") (a subject is "
+                        + "stored by one stream): read that stream (stream: \(others[0])), or give this one other subjects"
+                )
+            }
+            throw NATSError(status, code: code, doing: "cannot create stream '\(stream)'")
+        }
     }
 
     /// Whether the subject `subject` is one that `filter` (with NATS's wildcards: `*` one token,

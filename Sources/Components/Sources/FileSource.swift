@@ -6,7 +6,7 @@ import Reactive
 #endif
 
 private enum LineFormat: String, ParameterChoice {
-    case auto, jsonl, text
+    case auto, jsonl, text, csv
 }
 private enum StartPoint: String, ParameterChoice {
     case beginning, end
@@ -18,7 +18,7 @@ private enum Key {
     static let format = Parameter<LineFormat>(
         "format", default: .auto,
         doc:
-            "jsonl: each line a JSON value; text: each line a string; auto: jsonl for .jsonl, .ndjson and .json, else text."
+            "jsonl: each line a JSON value; text: each line a string; csv: each line a CSV record; auto: jsonl for .jsonl, .ndjson and .json, csv for .csv, else text."
     )
     static let follow = Parameter<Bool>(
         "follow", default: false,
@@ -28,6 +28,9 @@ private enum Key {
     static let from = Parameter<StartPoint>(
         "from", default: .beginning,
         doc: "Where to start in files that exist when the run starts (new files start at the beginning).")
+    static let header = CSVParameters.header
+    static let numbers = CSVParameters.numbers
+    static let separator = CSVParameters.separator
     static let poll = Parameter<RxTimeInterval>(
         "poll", default: .milliseconds(250), doc: "With follow: how often the files are checked for new lines."
     ).above(RxTimeInterval.zero)
@@ -45,15 +48,23 @@ extension BuiltinComponents {
             newline arrives, a file replaced under its name (rotated) is read to its end before the new \
             one is opened, a file cut shorter (truncated) is read again from its start, and files that \
             come to match the glob are read from their beginning. A malformed JSON line fails the \
-            pipeline, naming the file and line (or, with onError, is skipped or reported). Under --state each file's inode and offset are \
+            pipeline, naming the file and line (or, with onError, is skipped or reported). \
+            With format: csv each line is a record (RFC 4180 quoting: a field in double quotes may \
+            hold the separator, and "" is a quote; a record is one line, as Vector's csv codec reads \
+            newline-framed input): with header (the default) each file's first line names the \
+            fields and every later line is an object of them; without, a list; numbers: true reads \
+            a field written as a number as one. A line with another number of fields than the \
+            header, or with a stray quote, is an element error naming the file and line. \
+            Under --state each file's inode and offset are \
             checkpointed; a file rotated while the pipeline was down is found again by its inode in its \
             folder and finished first. A run without a checkpoint starts from the file under the name \
             now: files rotated away before the first checkpoint are not looked for.
             """,
-        parameters: [Key.path, Key.format, Key.follow, Key.from, Key.poll],
+        parameters: [Key.path, Key.format, Key.follow, Key.from, Key.poll, Key.header, Key.numbers, Key.separator],
         primary: Key.path,
         example: "source: { file: { path: logs/app.jsonl, follow: true } }",
         validate: { values, validation in
+            CSVParameters.check(values, validation)
             let written = values[Key.path]
             let resolved = validation.resolvePath(written)
             if FileLines.isGlob(resolved) || values[Key.follow] {
@@ -78,10 +89,16 @@ extension BuiltinComponents {
         factory: .source { parameters, context in
             let pattern = context.resolvePath(parameters[Key.path])
             var json: Bool
+            var csv: CSVRecords?
             switch parameters[Key.format] {
             case .jsonl: json = true
             case .text: json = false
-            case .auto: json = [".jsonl", ".ndjson", ".json"].contains { pattern.hasSuffix($0) }
+            case .csv:
+                json = false
+                csv = CSVParameters.records(parameters)
+            case .auto:
+                json = [".jsonl", ".ndjson", ".json"].contains { pattern.hasSuffix($0) }
+                if pattern.hasSuffix(".csv") { csv = CSVParameters.records(parameters) }
             }
             let follow = parameters[Key.follow]
             let fromEnd = parameters[Key.from] == .end
@@ -91,6 +108,7 @@ extension BuiltinComponents {
                     let lines = FileLines(
                         pattern: pattern, json: json, follow: follow, fromEnd: fromEnd, context: context,
                         restored: context.restoredState, progress: follow ? nil : context.meter?.progress)
+                    lines.csv = csv
                     lines.workers = workers.map(ParallelLines.Workers.init)
                     context.keepState { lines.state }
                     let isLive = { !lifetime.isDisposed && !context.scheduler.isInterrupted }
@@ -133,6 +151,10 @@ final class FileLines {
         var reader: LineReader?
         var inode: UInt64 = 0
         var done = false
+        /// With CSV and a header: the header's field names, and the reader they were read for (a
+        /// file that replaces it under its name has a header of its own).
+        var header: [String]?
+        var headerReader: LineReader?
 
         init(path: String) {
             self.path = path
@@ -153,6 +175,8 @@ final class FileLines {
     private var finishedBytes = 0
     /// Set (`parallel:`) when the operators after the source run on the lines as they are read.
     var workers: ParallelLines.Workers?
+    /// Set when the lines are CSV records.
+    var csv: CSVRecords?
 
     init(
         pattern: String, json: Bool, follow: Bool, fromEnd: Bool, context: ComponentContext, restored: Value?,
@@ -178,6 +202,10 @@ final class FileLines {
                 file.reader = open(rotated, offset: offset, line: line)
             }
             if file.reader != nil { file.inode = inode }
+            if let names = saved["header"]?.arrayValue {
+                file.header = names.compactMap(\.stringValue)
+                file.headerReader = file.reader
+            }
             tracked.append(file)
         }
         if !tracked.isEmpty { firstScan = false }
@@ -191,6 +219,9 @@ final class FileLines {
             entry["inode"] = .int(Int(file.inode))
             entry["offset"] = .int(file.reader?.offset ?? 0)
             entry["line"] = .int(file.reader?.lineNumber ?? 0)
+            if let header = file.header, file.headerReader === file.reader {
+                entry["header"] = .array(header.map(Value.string))
+            }
             return .object(entry)
         }
         return ["files": .array(files)]
@@ -301,7 +332,7 @@ final class FileLines {
             }
             while let reader = file.reader {
                 do {
-                    while isLive(), let value = try next(reader, path: file.path) {
+                    while isLive(), let value = try next(reader, file: file) {
                         progress?.advance(to: finishedBytes + reader.offset)
                         emit(value)
                         checkpoints?.checkpointIfDue()
@@ -358,7 +389,9 @@ final class FileLines {
 
     /// The next line's value; a malformed line is handled as `onError` says (skipped, or
     /// thrown as an error naming the file and line).
-    private func next(_ reader: LineReader, path: String) throws -> Value? {
+    private func next(_ reader: LineReader, file: Tracked) throws -> Value? {
+        let path = file.path
+        if let csv { return try nextRecord(reader, file: file, csv: csv) }
         guard json else {
             return try reader.nextLine { .string(String(decoding: $0, as: UTF8.self)) }
         }
@@ -368,6 +401,49 @@ final class FileLines {
             } catch let malformed as LineReader.MalformedLine {
                 try context.elementFailed(
                     context.error("\(path) line \(malformed.line): \(malformed.error)"),
+                    element: .string(malformed.text))
+            }
+        }
+    }
+
+    /// A line that is not a record: why, and its text.
+    private struct MalformedRecord: Error {
+        let reason: CSVRecords.Malformed
+        let text: String
+    }
+
+    /// The next CSV record's value, its file's header read first (from the file's start when the
+    /// reader starts past it: `from: end`).
+    private func nextRecord(_ reader: LineReader, file: Tracked, csv: CSVRecords) throws -> Value? {
+        while true {
+            if csv.header && (file.header == nil || file.headerReader !== reader) {
+                if reader.offset == 0 {
+                    do {
+                        guard let names = try reader.nextLine({ line in try csv.fields(line) }) else { return nil }
+                        file.header = names
+                        file.headerReader = reader
+                        continue
+                    } catch let malformed as CSVRecords.Malformed {
+                        throw context.error("\(file.path) line 1, the header: \(malformed)")
+                    }
+                }
+                let start = LineReader(path: file.path, offset: 0, lineNumber: 0)
+                file.header = try start.flatMap { try $0.nextLine { line in try? csv.fields(line) } } ?? nil
+                file.headerReader = reader
+                if file.header == nil { throw context.error("\(file.path): cannot read its header line") }
+            }
+            let names = csv.header ? file.header : nil
+            do {
+                return try reader.nextLine { line -> Value in
+                    do throws(CSVRecords.Malformed) {
+                        return try csv.value(try csv.fields(line), names: names)
+                    } catch {
+                        throw MalformedRecord(reason: error, text: String(decoding: line, as: UTF8.self))
+                    }
+                }
+            } catch let malformed as MalformedRecord {
+                try context.elementFailed(
+                    context.error("\(file.path) line \(reader.lineNumber): \(malformed.reason)"),
                     element: .string(malformed.text))
             }
         }

@@ -88,13 +88,27 @@
     }
 
     /// Every component of `kind`: its name alone (when it needs no parameter) or a mapping of its
-    /// name to its parameters, with `id` and `onError` beside.
+    /// name to its parameters, with `id` and `onError` beside. A mapping is checked against the
+    /// component its key names (`if`/`then`, not one `anyOf` of them all), so a validator's error
+    /// names the parameter that is wrong rather than saying that no component matched.
     private func components(of kind: ComponentKind, allowsID: Bool, extra: [Value]) -> Value {
         let specs = registry.all.filter { $0.kind == kind && $0.name != "eventTime" }
         let bare = specs.filter { !$0.parameters.contains(where: \.required) }.map { Value.string($0.name) }
-        var forms: [Value] = [["type": "string", "enum": .array(bare)]]
-        for spec in specs { forms.append(use(spec, allowsID: allowsID, stream: false)) }
-        return ["anyOf": .array(forms + extra)]
+        var keys = specs.map { Value.string($0.name) } + ["onError"]
+        if allowsID { keys.append("id") }
+        var mapping: Value = [
+            "type": "object", "propertyNames": ["enum": .array(keys)],
+            "anyOf": .array(specs.map { ["required": [.string($0.name)]] }),
+            "allOf": .array(
+                specs.map { spec in
+                    ["if": ["required": [.string(spec.name)]], "then": use(spec, allowsID: allowsID, stream: false)]
+                }),
+        ]
+        // `{ stream: NAME }` as a source: another mapping form, whose key is no component's.
+        if !extra.isEmpty {
+            mapping = ["type": "object", "anyOf": .array([mapping] + extra)]
+        }
+        return ["if": ["type": "string"], "then": ["enum": .array(bare)], "else": mapping]
     }
 
     /// The items of `sinks:`: a sink with the stream it reads.
@@ -130,12 +144,27 @@
         object["properties"] = .object(mapping)
         object["additionalProperties"] = false
         if !required.isEmpty { object["required"] = .array(required) }
-        var forms: [Value] = [.object(object)]
+        // A mapping is the parameters unless the short form's value may itself be a mapping (an
+        // expression, a source, a map of fields): then it is the parameters when any of its keys
+        // is a parameter's name, as the validator decides.
+        var isParameters = JSONObject()
+        isParameters["type"] = "object"
+        var shortForms: [Value] = []
         if let primary = spec.primary, let parameter = spec.parameters.first(where: { $0.name == primary }) {
-            forms.append(type(parameter.type))
+            switch parameter.type {
+            case .valueExpression, .source, .map, .value, .list:
+                isParameters["anyOf"] = .array(spec.parameters.map { ["required": [.string($0.name)]] })
+            default: break
+            }
+            shortForms.append(type(parameter.type))
         }
-        if required.isEmpty { forms.append(["type": "null"]) }
-        return ["description": .string(spec.summary), "anyOf": .array(forms)]
+        if required.isEmpty { shortForms.append(["type": "null"]) }
+        var schema = JSONObject()
+        schema["description"] = .string(spec.summary)
+        schema["if"] = .object(isParameters)
+        schema["then"] = .object(object)
+        schema["else"] = shortForms.isEmpty ? ["not": [:]] : ["anyOf": .array(shortForms)]
+        return .object(schema)
     }
 
     private func schema(of parameter: ParameterSpec) -> Value {

@@ -342,6 +342,34 @@ final class ExpressionTests: LeakCheckingTestCase {
         XCTAssertThrowsError(try Expression("map(.items)"))
     }
 
+    func testRegularExpressionsExtractReplaceAndSplit() throws {
+        let line = Value.string("GET /api/orders/42?x=1 HTTP/1.1")
+        // Named groups: an object; plain groups: a list (a group that took no part is null);
+        // no group: the text matched; no match: null.
+        XCTAssertEqual(
+            try eval(#"extract(., r'^(?<method>[A-Z]+) (?<route>/[a-z]+/[a-z]+)')"#, line),
+            ["method": "GET", "route": "/api/orders"])
+        XCTAssertEqual(try eval(#"extract(., r'/(\d+)(x)?')"#, line), ["42", .null])
+        XCTAssertEqual(try eval(#"extract(., r'\d+')"#, line), "42")
+        XCTAssertEqual(try eval(#"extract(., r'POST')"#, line), .null)
+        // Every match replaced; $1 and ${name} are groups, $$ a dollar sign.
+        XCTAssertEqual(try eval(#"replaceRegex(., r'/\d+(?=\?)', '/:id')"#, line), "GET /api/orders/:id?x=1 HTTP/1.1")
+        XCTAssertEqual(try eval(#"replaceRegex('a1b22', r'(\d+)', '<$1>')"#, nil), "a<1>b<22>")
+        XCTAssertEqual(try eval(#"replaceRegex('k=v', r'(?<k>\w)=(?<v>\w)', '${v}=${k} $$')"#, nil), "v=k $")
+        XCTAssertEqual(try eval(#"splitRegex('a, b;c,,d', r'[,;] ?')"#, nil), ["a", "b", "c", "", "d"])
+        // A pattern computed per element is compiled then; a bad one is an element's error.
+        XCTAssertEqual(try eval(#"extract(.s, .p)"#, ["s": "ab12", "p": "[0-9]+"]), "12")
+        XCTAssertThrowsError(try eval(#"extract(.s, .p)"#, ["s": "ab", "p": "("])) { error in
+            XCTAssertTrue("\(error)".contains("invalid regular expression '('"), "\(error)")
+        }
+        XCTAssertThrowsError(try eval(#"replaceRegex('a', r'a', '$2')"#, nil)) { error in
+            XCTAssertTrue("\(error)".contains("names group $2, the pattern has 0"), "\(error)")
+        }
+        XCTAssertThrowsError(try eval(#"extract(3, r'a')"#, nil)) { error in
+            XCTAssertTrue("\(error)".contains("extract() expects a string, got number"), "\(error)")
+        }
+    }
+
     func testARawStringKeepsItsBackslashes() throws {
         XCTAssertEqual(try eval("r'\\d+\\.'", nil), "\\d+\\.")
         XCTAssertEqual(try eval("matches(., r\"^\\w+\\s\\d$\")", "ab 7"), true)
@@ -374,6 +402,15 @@ final class ExpressionSyntaxErrorTests: LeakCheckingTestCase {
         ("len(1, 2)", "len() takes 1 argument, got 2", 0),
         ("round()", "round() takes 1 to 2 arguments, got 0", 0),
         ("matches(., '[')", "invalid regular expression", 0),
+        ("extract(., '(')", "invalid regular expression '('", 0),
+        ("{...x, k: 1}", "expected a key in an object, found '.'; to merge objects write x + {k: v}", 1),
+        (
+            ".n | tonumber",
+            "unexpected '|': expressions have no pipes (as jq's); instead of '| tonumber' call float(x) (or int(x)) on the value",
+            3
+        ),
+        (".s |test(\"a\")", "instead of '| test' call matches(s, regex)", 3),
+        (".a | .b", "unexpected '|'; did you mean '||'?", 3),
         (". #", "unexpected character '#'", 2),
         (".a.", "expected a field name after '.'", 3),
         ("1 2", "unexpected number 2 after the expression", 2),

@@ -99,20 +99,35 @@ enum ExpressionCompiler {
                     offset: offset)
             }
             if let listFunction = try ListFunctions.compile(name, arguments) { return listFunction }
-            if name == "matches", arguments.count == 2, case .literal(.string(let pattern)) = arguments[1] {
-                let regex: Regex<AnyRegexOutput>
-                do {
-                    regex = try Regex(pattern)
-                } catch {
-                    throw ExpressionSyntaxError("invalid regular expression: \(error)", offset: offset)
+            if RegexFunctions.names.contains(name) {
+                let evaluators = try arguments.map { (argument) throws(ExpressionSyntaxError) in
+                    try compileNode(argument)
                 }
-                let subject = try compileNode(arguments[0])
-                return { scope in
-                    let value = try subject(scope)
-                    guard case .string(let string) = value else {
-                        throw ExpressionRuntimeError("matches() expects a string, got \(Operations.describe(value))")
+                let subject = evaluators[0]
+                let rest = Array(evaluators.dropFirst(2))
+                // A pattern written as it is: compiled once, and a bad one is an error here.
+                if case .literal(.string(let pattern)) = arguments[1] {
+                    let regex: Regex<AnyRegexOutput>
+                    switch RegexFunctions.compile(pattern) {
+                    case .success(let compiled): regex = compiled
+                    case .failure(let invalid): throw ExpressionSyntaxError(invalid.message, offset: offset)
                     }
-                    return .bool(string.contains(regex))
+                    return { scope in
+                        try RegexFunctions.apply(name, try subject(scope), regex, try rest.map { try $0(scope) })
+                    }
+                }
+                let pattern = evaluators[1]
+                return { scope in
+                    let value = try pattern(scope)
+                    guard case .string(let text) = value else {
+                        throw ExpressionRuntimeError(
+                            "\(name)() expects a regular expression as a string, got \(Operations.describe(value))")
+                    }
+                    switch RegexFunctions.compile(text) {
+                    case .success(let regex):
+                        return try RegexFunctions.apply(name, try subject(scope), regex, try rest.map { try $0(scope) })
+                    case .failure(let invalid): throw ExpressionRuntimeError(invalid.message)
+                    }
                 }
             }
             if let timeFunction = try compileTimeFunction(name, arguments, offset: offset) { return timeFunction }

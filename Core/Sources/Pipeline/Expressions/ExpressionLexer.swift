@@ -150,6 +150,9 @@ struct Lexer {
                     if scalar == "=" {
                         throw ExpressionSyntaxError("unexpected '='; compare with '=='", offset: start)
                     }
+                    if scalar == "|", let hint = Self.jqPipeHint(after: scalars[(index + 1)...]) {
+                        throw ExpressionSyntaxError("unexpected '|': \(hint)", offset: start)
+                    }
                     if scalar == "&" || scalar == "|" {
                         throw ExpressionSyntaxError(
                             "unexpected '\(scalar)'; did you mean '\(scalar)\(scalar)'?", offset: start)
@@ -168,5 +171,27 @@ struct Lexer {
                 offset: tokens[Parser.maximumTokens].offset)
         }
         return tokens
+    }
+
+    /// jq's filters people write after a pipe, and the function that does the same here.
+    static let jqFilters: [String: String] = [
+        "tonumber": "float(x) (or int(x))", "tostring": "string(x)", "length": "len(x)",
+        "ascii_downcase": "lower(x)", "ascii_upcase": "upper(x)", "keys": "keys(x)", "values": "values(x)",
+        "test": "matches(s, regex)", "capture": "extract(s, regex)", "match": "extract(s, regex)",
+        "sub": "replaceRegex(s, regex, replacement)", "gsub": "replaceRegex(s, regex, replacement)",
+        "split": "split(s, separator) or splitRegex(s, regex)", "join": "join(list, separator)",
+        "tojson": "toJSON(x)", "fromjson": "parseJSON(x)", "add": "sum(list)", "reverse": "reverse(list)",
+        "floor": "floor(x)", "ceil": "ceil(x)", "round": "round(x)", "type": "type(x)", "min": "min(list)",
+        "max": "max(list)", "first": "first(list)", "last": "last(list)", "not": "!x", "select": "a filter operator",
+    ]
+
+    /// For a `|` followed by a word (`| tonumber`): expressions have no pipes, and for one of jq's
+    /// filters, the function to call instead; nil for anything else (`a | b`, a typo of `||`).
+    static func jqPipeHint(after rest: ArraySlice<Unicode.Scalar>) -> String? {
+        let word = String(
+            String.UnicodeScalarView(
+                rest.drop { $0 == " " }.prefix { $0.properties.isAlphabetic || $0 == "_" || ("0"..."9").contains($0) }))
+        guard let function = jqFilters[word] else { return nil }
+        return "expressions have no pipes (as jq's); instead of '| \(word)' call \(function) on the value"
     }
 }

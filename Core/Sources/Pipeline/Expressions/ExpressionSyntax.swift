@@ -236,8 +236,12 @@ struct Parser {
                     case .identifier(let name): key = name
                     case .string(let string): key = string
                     default:
+                        // `{...x, k: v}` (JavaScript's spread) is written `x + {k: v}` here.
+                        let spread =
+                            keyToken.kind == .symbol(".") ? "; to merge objects write x + {k: v} (its keys win)" : ""
                         throw ExpressionSyntaxError(
-                            "expected a key in an object, found \(describe(keyToken))", offset: keyToken.offset)
+                            "expected a key in an object, found \(describe(keyToken))\(spread)", offset: keyToken.offset
+                        )
                     }
                     try expect(":", "after the key '\(key)'")
                     members.append((key, try parseExpression()))

@@ -38,6 +38,15 @@ enum Functions {
         return array
     }
 
+    /// A regular-expression function on its arguments, the pattern compiled now (the compiler
+    /// compiles a literal one once instead).
+    static func regex(_ name: String, _ args: [Value]) throws -> Value {
+        switch RegexFunctions.compile(try string(args[1], name)) {
+        case .success(let regex): return try RegexFunctions.apply(name, args[0], regex, Array(args.dropFirst(2)))
+        case .failure(let invalid): throw ExpressionRuntimeError(invalid.message)
+        }
+    }
+
     static func integral(_ double: Double) -> Value {
         if let int = Int(exactly: double) { return .int(int) }
         return .double(double)
@@ -80,13 +89,21 @@ enum Functions {
             },
             make(
                 "matches", 2...2, "matches(s, regex)", "Whether the string contains a match of the regular expression."
-            ) { args, _ in
-                let pattern = try string(args[1], "matches")
-                guard let regex = try? Regex(pattern) else {
-                    throw ExpressionRuntimeError("invalid regular expression '\(pattern)'")
-                }
-                return .bool(try string(args[0], "matches").contains(regex))
-            },
+            ) { args, _ in try regex("matches", args) },
+            make(
+                "extract", 2...2, "extract(s, regex)",
+                "The first match of the regular expression: an object of its named groups ((?<route>/[a-z]+)), "
+                    + "else a list of its groups, else the text matched; null when nothing matches."
+            ) { args, _ in try regex("extract", args) },
+            make(
+                "replaceRegex", 3...3, "replaceRegex(s, regex, replacement)",
+                "The string with every match replaced; in the replacement $0 is the match, $1… its groups, "
+                    + "${name} a named group, $$ a dollar sign."
+            ) { args, _ in try regex("replaceRegex", args) },
+            make(
+                "splitRegex", 2...2, "splitRegex(s, regex)",
+                "The parts of the string between matches of the regular expression."
+            ) { args, _ in try regex("splitRegex", args) },
             make("default", 2...2, "default(x, fallback)", "x, or the fallback when x is null.") { args, _ in
                 if case .null = args[0] { return args[1] }
                 return args[0]

@@ -172,7 +172,8 @@ struct LineReaderError: Error, CustomStringConvertible {
 extension LineReader {
     /// A line that is not JSON: the parser's error, the line's text and its number.
     struct MalformedLine: Error {
-        let error: JSONError
+        /// Why (a `JSONError`, or a CSV record's `CSVRecords.Malformed`).
+        let error: any Error
         let text: String
         let line: Int
     }

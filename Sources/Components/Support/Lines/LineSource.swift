@@ -17,15 +17,47 @@ enum LineSource {
     /// How many batches of lines may wait for the pipeline before the reader pauses.
     static let batchesInFlight = 8
 
-    /// One line as an event: its text, or its JSON value; a line that is not JSON is an error
-    /// event carrying `LineReader.MalformedLine`, which `pass` handles as `onError` says.
-    static func decode(_ bytes: UnsafeBufferPointer<UInt8>, json: Bool, line: Int) -> Event<Value> {
-        guard json else { return .next(.string(String(decoding: bytes, as: UTF8.self))) }
-        do throws(JSONError) {
-            return .next(try JSONParser.parse(bytes))
-        } catch {
-            return .error(
-                LineReader.MalformedLine(error: error, text: String(decoding: bytes, as: UTF8.self), line: line))
+    /// How lines are read: as text, as JSON, or as CSV records (whose first line may be the
+    /// header). Used by the one thread that reads, in order.
+    final class Decoding: @unchecked Sendable {
+        enum Kind {
+            case text, json
+            case csv(CSVRecords)
+        }
+
+        let kind: Kind
+        private var header: [String]?
+
+        init(_ kind: Kind) {
+            self.kind = kind
+        }
+
+        /// One line as an event: its text, its JSON value or its record (nil: the CSV header); a
+        /// malformed line is an error event carrying `LineReader.MalformedLine`, which `pass`
+        /// handles as `onError` says.
+        func decode(_ bytes: UnsafeBufferPointer<UInt8>, line: Int) -> Event<Value>? {
+            func malformed(_ error: any Error) -> Event<Value> {
+                .error(LineReader.MalformedLine(error: error, text: String(decoding: bytes, as: UTF8.self), line: line))
+            }
+            switch kind {
+            case .text: return .next(.string(String(decoding: bytes, as: UTF8.self)))
+            case .json:
+                do throws(JSONError) {
+                    return .next(try JSONParser.parse(bytes))
+                } catch {
+                    return malformed(error)
+                }
+            case .csv(let csv):
+                do throws(CSVRecords.Malformed) {
+                    if csv.header && header == nil {
+                        header = try csv.fields(bytes)
+                        return nil
+                    }
+                    return .next(try csv.value(try csv.fields(bytes), names: csv.header ? header : nil))
+                } catch {
+                    return malformed(error)
+                }
+            }
         }
     }
 
@@ -50,7 +82,8 @@ enum LineSource {
 
     /// The lines of what `open` starts at subscription: `what` names it in errors.
     static func observable(
-        json: Bool, what: String, context: ComponentContext, open: @escaping () throws -> LineInput
+        json: Bool, csv: CSVRecords? = nil, what: String, context: ComponentContext,
+        open: @escaping () throws -> LineInput
     ) -> Observable<Value> {
         let name = context.componentName
         let location = context.location
@@ -64,14 +97,16 @@ enum LineSource {
                 return
             }
             let reader = LineReader(descriptor: input.descriptor)
+            let decoding = Decoding(csv.map { .csv($0) } ?? (json ? .json : .text))
             guard let scheduler = context.scheduler as? any ConcurrentDeliveryScheduler else {
                 // Virtual clock: read everything now.
                 do {
                     while !lifetime.isDisposed, !context.scheduler.isInterrupted,
-                        let event = try reader.nextLine({
-                            decode($0, json: json, line: reader.lineNumber)
+                        let decoded = try reader.nextLine({
+                            decoding.decode($0, line: reader.lineNumber)
                         })
                     {
+                        guard let event = decoded else { continue }
                         if !pass(event, to: observer, what: what, context: context) {
                             input.stop()
                             return
@@ -117,10 +152,11 @@ enum LineSource {
                 let reader = target.value.2
                 do {
                     while !stopped.isRaised,
-                        let event = try reader.nextLine({
-                            decode($0, json: json, line: reader.lineNumber)
+                        let decoded = try reader.nextLine({
+                            decoding.decode($0, line: reader.lineNumber)
                         })
                     {
+                        guard let event = decoded else { continue }
                         batch.append(SchedulerBound(event))
                         if batch.count >= 256 || !reader.hasBufferedLine { deliver() }
                     }

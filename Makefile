@@ -13,7 +13,7 @@ build: deps
 
 # Builds Rivulet and runs a pipeline offline: the featured carousel, read from its fixture, in a table.
 run: build-deps
-	swift build --product rivulet
+	@scripts/quiet-build.sh .build/make-run.log swift build --product rivulet
 	.build/debug/rivulet run Pipelines/carousel.yaml
 
 # Every test: the runtime's virtual-time tests and the command-line tests.

@@ -16,5 +16,8 @@ done
 echo "installing: ${missing[*]}" >&2
 sudo_cmd=""
 [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-$sudo_cmd apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}"
+# Another apt (an unattended upgrade) holding the package manager's lock is waited for, up to
+# ten minutes, rather than failing the set-up.
+wait_for_lock=(-o DPkg::Lock::Timeout=600)
+$sudo_cmd apt-get "${wait_for_lock[@]}" update -qq
+DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get "${wait_for_lock[@]}" install -y -qq "${missing[@]}"

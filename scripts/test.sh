@@ -2,11 +2,13 @@
 # Runs the test suite and, when it fails, repeats each failing test's messages at the end, where
 # a log that keeps only its last lines still shows them.
 #
-# With no arguments the suite runs as two processes side by side, which halves its time on two
-# cores: the NATS tests (runner groups, clusters, server faults: mostly waiting on servers and
-# leases) and all the others, each about twelve minutes; each line is prefixed with its shard.
-# Then the tests that measure time under load run alone (a client answered within a second
-# beside 20,000 idle connections, signals within 100 ms): beside the other shard they measure it.
+# With no arguments the suite runs as two processes side by side, on two cores about ten minutes
+# each: the NATS tests (runner groups, clusters, server faults: mostly waiting on servers and
+# leases) with the few that build a plugin or replay recordings, and all the others; each line is
+# prefixed with its shard. Then what needs the machine to itself runs alone: the tests that measure
+# time under load (a client answered within a second beside 20,000 idle connections, signals
+# within 100 ms) and the two full-scale runner groups (90,000 events, a cluster losing nodes),
+# whose server once fell minutes behind beside the other shard.
 # With arguments (`--filter X`), one process runs what they select.
 set -uo pipefail
 log="$(mktemp -d)"
@@ -26,15 +28,16 @@ else
     run "$@" > >(sed -u "s/^/[$name] /" | tee "$log/$name") 2>&1
     echo $? > "$log/$name.status"
   }
-  alone="HTTPConnectionLimitsTests|SignalUnderLoadTests"
-  shard rest --skip "NATS|$alone" &
+  alone="HTTPConnectionLimitsTests|SignalUnderLoadTests|testAtFullScale"
+  beside_nats="NATS|PluginTests|ReadmeCommandTests|APIPipelineTests"
+  shard rest --skip "$beside_nats|$alone" &
   # Two `swift test`s opening the build's database at once fail ("database is locked"): the
   # second starts once the first runs its tests.
   for _ in $(seq 1 120); do
     grep -q "Test Suite" "$log/rest" 2>/dev/null && break
     sleep 0.5
   done
-  shard nats --filter NATS &
+  shard nats --filter "$beside_nats" --skip "$alone" &
   wait
   shard alone --filter "$alone"
   # The sed of each shard may still be writing its last lines.

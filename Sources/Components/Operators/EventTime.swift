@@ -240,98 +240,60 @@ extension BuiltinComponents {
                     // Read at once: a partition's lane or an inner stream is hot, and what it
                     // delivers before this subscribes would be lost. (Deferring the read until the
                     // pipeline is subscribed, so that a file read while subscribed comes after
-                    // sample's ticks are armed, lost a takeover's first messages in a group: the
-                    // domain holds what it reads instead, `holdUntilSubscribed`.)
-                    func onElement(_ element: Value) throws {
-                        // The time of an element the domain did not take (late), else nil.
-                        let lateAt = try inputs.withInput { input -> Int64? in
-                            idleTimers.arm(input)
-                            // Most times are plain integers in the line: read in place, no scope or Value.
-                            let at =
-                                try time.fieldInteger(of: element).map(Int64.init)
-                                ?? BuiltinComponents.eventTimeMilliseconds(
-                                    context.evaluate(time, element, in: scope), element: element,
-                                    context: context)
-                            if let maxAhead {
-                                let key = ObjectIdentifier(input)
-                                let guardian =
-                                    guards[key]
-                                    ?? {
-                                        let made = AheadGuard(maxAhead: maxAhead, latest: input.latest)
-                                        guards[key] = made
-                                        return made
-                                    }()
-                                let (before, takeNow) = guardian.consider(
-                                    element, at: at, origin: Origin.current)
-                                switch before {
-                                case .confirmed(let held)?: takeHeld(held, into: input)
-                                case .refused(let held)?:
-                                    Origin.with(held.origin) {
-                                        notTaken(held.element, at: held.time, ahead: input.latest ?? at)
-                                    }
-                                case nil: break
-                                }
-                                if !takeNow { return nil }
-                            }
-                            return domain.take(element, at: at, from: input) ? nil : at
-                        }
-                        if let at = lateAt { notTaken(element, at: at) }
-                    }
-                    func onFailed(_ error: any Error) {
-                        observer.on(.error(error))
-                        lifetime.dispose()
-                    }
-                    func onCompleted() {
-                        idleTimers.stop()
-                        // Nothing came to refuse a candidate: it goes on.
-                        for input in inputs.all {
-                            if let held = guards[ObjectIdentifier(input)]?.end() { takeHeld(held, into: input) }
-                        }
-                        inputs.endLanes()
-                        domain.end(base)
-                    }
-                    /// What the source sends while the domain holds the turn the pipeline is
-                    /// subscribed in, kept in order with its messages and sent on once it opens
-                    /// (`holdUntilSubscribed`): one flag looked at per element after that.
-                    var kept: [(event: Event<Value>, origin: Origin?)] = []
-                    var holding = false
-                    func send(_ event: Event<Value>) {
-                        if lifetime.isDisposed { return }
-                        switch event {
-                        case .next(let element):
-                            do { try onElement(element) } catch {
-                                do { try context.elementFailed(error, element: element) } catch { onFailed(error) }
-                            }
-                        case .error(let error): onFailed(error)
-                        case .completed: onCompleted()
-                        }
-                    }
+                    // sample's ticks are armed, lost a takeover's first messages in a group: a
+                    // file is read at the next turn instead, `subscribedAtNextTurn`.)
                     func read(in subscription: Lifetime) {
-                        holding = domain.isHolding
-                        if holding {
-                            domain.onceOpen {
-                                holding = false
-                                let waiting = kept
-                                kept = []
-                                for (event, origin) in waiting { Origin.with(origin) { send(event) } }
-                            }
-                        }
                         readEach(
                             source, while: lifetime, in: subscription, routing: context,
                             element: { element in
-                                guard !holding else { return kept.append((.next(element), Origin.current)) }
-                                try onElement(element)
+                                // The time of an element the domain did not take (late), else nil.
+                                let lateAt = try inputs.withInput { input -> Int64? in
+                                    idleTimers.arm(input)
+                                    // Most times are plain integers in the line: read in place, no scope or Value.
+                                    let at =
+                                        try time.fieldInteger(of: element).map(Int64.init)
+                                        ?? BuiltinComponents.eventTimeMilliseconds(
+                                            context.evaluate(time, element, in: scope), element: element,
+                                            context: context)
+                                    if let maxAhead {
+                                        let key = ObjectIdentifier(input)
+                                        let guardian =
+                                            guards[key]
+                                            ?? {
+                                                let made = AheadGuard(maxAhead: maxAhead, latest: input.latest)
+                                                guards[key] = made
+                                                return made
+                                            }()
+                                        let (before, takeNow) = guardian.consider(
+                                            element, at: at, origin: Origin.current)
+                                        switch before {
+                                        case .confirmed(let held)?: takeHeld(held, into: input)
+                                        case .refused(let held)?:
+                                            Origin.with(held.origin) {
+                                                notTaken(held.element, at: held.time, ahead: input.latest ?? at)
+                                            }
+                                        case nil: break
+                                        }
+                                        if !takeNow { return nil }
+                                    }
+                                    return domain.take(element, at: at, from: input) ? nil : at
+                                }
+                                if let at = lateAt { notTaken(element, at: at) }
                             },
-                            failed: { error in
-                                guard !holding else { return kept.append((.error(error), Origin.current)) }
-                                onFailed(error)
+                            failed: {
+                                observer.on(.error($0))
+                                lifetime.dispose()
                             },
                             completed: {
-                                guard !holding else { return kept.append((.completed, Origin.current)) }
-                                onCompleted()
+                                idleTimers.stop()
+                                // Nothing came to refuse a candidate: it goes on.
+                                for input in inputs.all {
+                                    if let held = guards[ObjectIdentifier(input)]?.end() { takeHeld(held, into: input) }
+                                }
+                                inputs.endLanes()
+                                domain.end(base)
                             })
                     }
-                    domain.holdUntilSubscribed(on: wall)
                     read(in: lifetime.makeChild())
                 }
             }

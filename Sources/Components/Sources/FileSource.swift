@@ -104,7 +104,7 @@ extension BuiltinComponents {
             let fromEnd = parameters[Key.from] == .end
             let poll = parameters[Key.poll]
             func observable(_ workers: ParallelStretch?) -> Observable<Value> {
-                Observable { observer, lifetime in
+                let reading = Observable<Value> { observer, lifetime in
                     let lines = FileLines(
                         pattern: pattern, json: json, follow: follow, fromEnd: fromEnd, context: context,
                         restored: context.restoredState, progress: follow ? nil : context.meter?.progress)
@@ -126,6 +126,8 @@ extension BuiltinComponents {
                             }
                         })
                 }
+                // Read to its end at the next turn, once every operator after it is subscribed.
+                return follow ? reading : reading.subscribedAtNextTurn(on: context.scheduler)
             }
             // `parallel:`: JSON Lines read to their end run the stretch after the source on
             // several threads; followed, or keeping checkpoints (whose offsets follow each

@@ -61,7 +61,11 @@ extension BuiltinComponents {
             let scheduler = context.scheduler
             if format == "jsonl" && !whole {
                 return PipelineSource(
-                    { _ in Fixture.jsonLines(path: path, every: every, scheduler: scheduler, context: context) },
+                    { _ in
+                        let lines = Fixture.jsonLines(path: path, every: every, scheduler: scheduler, context: context)
+                        // Unpaced, read at the next turn, once every operator after it is subscribed.
+                        return every == nil ? lines.subscribedAtNextTurn(on: scheduler) : lines
+                    },
                     parallel: { _, stretch in
                         Observable.deferred {
                             // Paced, or keeping checkpoints (whose offsets follow each element):
@@ -83,7 +87,10 @@ extension BuiltinComponents {
                     // Resumed, it goes on from the element after the last one it emitted.
                     let next = StateBox(context.restoredState?.intValue ?? 0)
                     context.keepState { .int(next.value) }
-                    guard let every else { return Fixture.unpaced(elements, from: next, context: context) }
+                    guard let every else {
+                        return Fixture.unpaced(elements, from: next, context: context).subscribedAtNextTurn(
+                            on: scheduler)
+                    }
                     return Fixture.paced(
                         elements, from: next, every: every, scheduler: scheduler, progress: context.meter?.progress)
                 }

@@ -186,38 +186,6 @@ final class EventTimeDomain {
         return open ? idle : .max
     }
 
-    /// Whether what the sources send is held (`holdUntilSubscribed`), and what to do once not.
-    @exclusivity(unchecked) private(set) var isHolding = false
-    @exclusivity(unchecked) private var hasHeld = false
-    @exclusivity(unchecked) private var whenOpen: [() -> Void] = []
-
-    /// Holds what the `eventTime` subscriptions read until the next turn of `base`, once: what
-    /// the first subscription reads while it subscribes (a whole file) then comes once the
-    /// operators after it are subscribed, as it does when it comes later. Else a `sample` after
-    /// it, which subscribes its ticks once its source returned, saw the file's elements before
-    /// its first tick could be armed (the answer depended on whether the input was a file or
-    /// standard input).
-    func holdUntilSubscribed(on base: any SchedulerType) {
-        guard !hasHeld else { return }
-        hasHeld = true
-        isHolding = true
-        _ = Origin.with(nil) {
-            base.schedule { [weak self] in
-                guard let self else { return }
-                self.isHolding = false
-                let waiting = self.whenOpen
-                self.whenOpen = []
-                for send in waiting { send() }
-                self.release()
-            }
-        }
-    }
-
-    /// Runs `send` once the domain no longer holds (in the order asked).
-    func onceOpen(_ send: @escaping () -> Void) {
-        whenOpen.append(send)
-    }
-
     /// Takes an element at `time` (its origin is the current one): false if it is late (behind
     /// the watermark) beyond `allowedLateness`; one within it goes on at once, with `lateTime` set.
     func take(_ element: Value, at time: Int64, from input: Input) -> Bool {

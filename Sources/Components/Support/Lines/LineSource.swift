@@ -90,7 +90,7 @@ enum LineSource {
         let makeError: @Sendable (String) -> PipelineRuntimeError = {
             PipelineRuntimeError($0, component: name, location: location)
         }
-        return Observable { observer, lifetime in
+        let reading = Observable<Value> { observer, lifetime in
             let input: LineInput
             do { input = try open() } catch {
                 observer.on(.error(error))
@@ -168,5 +168,9 @@ enum LineSource {
             }
             thread.start()
         }
+        // On the virtual clock everything is read at once: at the next turn, once every operator
+        // after the source is subscribed, as lines come on the real clock.
+        return context.scheduler is any ConcurrentDeliveryScheduler
+            ? reading : reading.subscribedAtNextTurn(on: context.scheduler)
     }
 }

@@ -43,7 +43,9 @@ extension BuiltinComponents {
         summary: "Emits the lines of files (JSON Lines, or text as strings); with follow, as they are written.",
         docs: """
             Lines are read a buffer at a time, never the whole file. Without follow, the files are read \
-            to their end and the source completes; a last line without a newline is emitted. With follow \
+            to their end and the source completes; a last line without a newline is emitted. Reading \
+            starts at the turn after the pipeline is subscribed, once every operator after the source \
+            is (a sample's ticks are armed first, as for lines from standard input). With follow \
             it never completes: new lines are emitted as they are written, a last line is held until its \
             newline arrives, a file replaced under its name (rotated) is read to its end before the new \
             one is opened, a file cut shorter (truncated) is read again from its start, and files that \

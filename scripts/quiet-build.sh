@@ -27,5 +27,6 @@ if [ "$status" -ne 0 ]; then
   tail -n 15 "$log"
   exit "$status"
 fi
-warnings=$(grep -E "warning:" "$log" | grep -v "/.build/checkouts/" | sort -u | wc -l)
+# The project's own: a file of its own named (not a dependency's, nor a package-level note).
+warnings=$(grep -E "^$PWD/(Sources|Core|Tests|Plugins|Examples)/[^ ]*: warning:" "$log" | sort -u | wc -l)
 echo "built in ${seconds}s, $(grep -cE '^\[[0-9]+/[0-9]+\]' "$log") steps, $warnings warning(s) in the project's own code"

@@ -30,6 +30,26 @@ final class EventTimeRunTests: BinaryTestCase {
         return try String(contentsOfFile: path("sessions.jsonl"), encoding: .utf8)
     }
 
+    func testTwoRunsOfPageViewsPerMinuteWriteTheSameBytesWithNoTrailingSpace() throws {
+        let pipeline = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Pipelines/page-views-per-minute.yaml").path
+        var outputs: [Data] = []
+        for (run, arguments) in [("one", ["--clock", "virtual"]), ("two", ["--metrics", "127.0.0.1:0"])] {
+            let result = try runRivulet(
+                ["run", pipeline] + arguments,
+                environment: ["VIEWS_FILE": path("\(run).jsonl"), "LATE_VIEWS_FILE": path("\(run)-late.jsonl")])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            outputs.append(try Data(contentsOf: URL(fileURLWithPath: path("\(run).jsonl"))))
+            XCTAssertEqual(
+                try Data(contentsOf: URL(fileURLWithPath: path("\(run)-late.jsonl"))),
+                try Data(contentsOf: URL(fileURLWithPath: path("one-late.jsonl"))))
+        }
+        XCTAssertEqual(outputs[0], outputs[1], "byte for byte")
+        let lines = String(decoding: outputs[0], as: UTF8.self).split(separator: "\n")
+        XCTAssertGreaterThan(lines.count, 10)
+        XCTAssertEqual(lines.filter { $0.hasSuffix(" ") }, [], "no line ends in a space")
+    }
+
     func testTheSameInputGivesTheSameSessionsAtAnyPaceOnAnyClockAndAcrossStops() throws {
         let fast = try runRivulet(["run", try pipeline(source: "{ file: { path: FIXTURE, format: jsonl } }")])
         XCTAssertEqual(fast.status, 0, fast.stderr)

@@ -97,7 +97,7 @@ final class PartitionMetricsTests: BinaryTestCase {
         XCTAssertEqual(again.communicate(input: [], timeout: 30).termination.status, 143)
         let written = try String(contentsOfFile: path("out.jsonl"), encoding: .utf8)
         XCTAssertEqual(
-            written.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.sorted(),
+            written.split(separator: "\n").map(String.init).sorted(),
             [#"{"k":"a"}"#, #"{"k":"b"}"#, #"{"k":"c"}"#])
     }
 

@@ -43,9 +43,7 @@ final class PartitionRunTests: BinaryTestCase {
             sink: { file: \(out) }
             """)
         XCTAssertEqual(result.status, 0, result.stderr)
-        return try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").map {
-            String($0.reversed().drop { $0 == " " }.reversed())
-        }
+        return try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").map(String.init)
     }
 
     /// The lines grouped by their `"key"`, each key's in order.
@@ -190,9 +188,7 @@ final class PartitionRunTests: BinaryTestCase {
             }
             process.closeInput()
             XCTAssertEqual(process.wait(), .exited(0))
-            let lines = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").map {
-                String($0.reversed().drop { $0 == " " }.reversed())
-            }
+            let lines = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").map(String.init)
             return (threads, lines)
         }
         let split = try run("")
@@ -340,11 +336,9 @@ final class PartitionCheckpointTests: BinaryTestCase {
         """
     }
 
-    /// The lines of out.jsonl without their padding, sorted.
+    /// The lines of out.jsonl, sorted.
     private func output() throws -> [String] {
-        try String(contentsOfFile: path("out.jsonl"), encoding: .utf8).split(separator: "\n").map {
-            String($0.reversed().drop { $0 == " " }.reversed())
-        }.sorted()
+        try String(contentsOfFile: path("out.jsonl"), encoding: .utf8).split(separator: "\n").map(String.init).sorted()
     }
 
     func testKilledRunsOnTwoThreadsAndOnOneResumeEachOthersCheckpoints() throws {

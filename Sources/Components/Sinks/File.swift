@@ -20,6 +20,12 @@ private enum Key {
         "mode", default: .overwrite, doc: "Replace the file, or add to it (jsonl and csv).")
     static let columns = Parameter<[String]?>(
         "columns", doc: "CSV: the fields, in order (default: the keys of the first element).")
+    static let flushAfter = Parameter<RxTimeInterval>(
+        "flushAfter", default: .seconds(1),
+        doc:
+            "The longest a line waits in memory before it is written to the file (64 KiB buffered are written at once). Longer batches fewer, larger writes; JSON is written when the run ends.",
+        example: "10s"
+    ).atLeast(RxTimeInterval.clockResolution)
 }
 
 extension BuiltinComponents {
@@ -28,16 +34,17 @@ extension BuiltinComponents {
         name: "file",
         summary: "Writes elements to a file: JSON Lines (whole lines only), a JSON array, or CSV.",
         docs: """
-            JSON Lines are written so that a run that is killed, even with SIGKILL, leaves only whole lines: \
-            Linux may cut a write at a 4 KiB page boundary when a process is killed, so a line that would \
-            cross a page boundary is preceded by spaces at the end of the line before it (white space \
-            around a JSON value is insignificant), and only whole pages are written until the end. A single \
-            line longer than 4 KiB cannot be protected this way. CSV is written a line at a time, every \
-            write ending at a line's end. JSON is written to a temporary file beside the target and \
-            renamed over it when the pipeline ends (completion, failure or a signal), so the target is \
-            never half written. The file is flushed and closed on completion, error, SIGINT and SIGTERM.
+            JSON Lines and CSV are written in whole lines, a line as the element gave it (no padding: two \
+            runs with the same input write the same bytes). A line reaches the file at most `flushAfter` \
+            (1 s) after it was received, so `tail -f` shows a live source's output as it comes. Linux may \
+            cut a write at a 4 KiB page boundary when a process is killed with SIGKILL, which can leave a \
+            partial last line: the next run that opens the file to add to it (`mode: append`, or resuming \
+            with --state) cuts that partial line first and warns, so the file again holds whole lines. \
+            JSON is written to a temporary file beside the target and renamed over it when the pipeline \
+            ends (completion, failure or a signal), so the target is never half written. The file is \
+            flushed and closed on completion, error, SIGINT and SIGTERM.
             """,
-        parameters: [Key.path, Key.format, Key.mode, Key.columns],
+        parameters: [Key.path, Key.format, Key.mode, Key.columns, Key.flushAfter],
         primary: Key.path,
         example: "sink: { file: { path: out/articles.jsonl } }",
         validate: { values, validation in validation.requireFolder(Key.path, in: values, writing: "a file") },
@@ -58,7 +65,7 @@ extension BuiltinComponents {
             let format = fileFormat(parameters)
             return try FileSink(
                 path: path, format: format.rawValue, append: parameters[Key.mode] == .append,
-                columns: parameters[Key.columns] ?? [],
+                columns: parameters[Key.columns] ?? [], flushAfter: parameters[Key.flushAfter],
                 context: context)
         })
 }
@@ -90,10 +97,18 @@ final class FileSink: FlushingSink {
     private var bytes: [UInt8] = []
     private var closed = false
     private let context: ComponentContext
+    private let scheduler: any SchedulerType
+    private let flushAfter: RxTimeInterval
+    private var flushTimer: (any Disposable)?
 
-    init(path: String, format: String, append: Bool, columns: [String], context: ComponentContext) throws {
+    init(
+        path: String, format: String, append: Bool, columns: [String], flushAfter: RxTimeInterval,
+        context: ComponentContext
+    ) throws {
         self.path = path
         self.context = context
+        self.scheduler = context.scheduler
+        self.flushAfter = flushAfter
         self.format = format == "json" ? .json : (format == "csv" ? .csv : .jsonLines)
         self.columns = columns
         // JSON is written beside the target and renamed over it at the end, unless the target is
@@ -113,6 +128,8 @@ final class FileSink: FlushingSink {
                 throw context.error("cannot cut '\(path)' back to its checkpoint: \(String(cString: strerror(errno)))")
             }
             append = true
+        } else if append && format != "json" && !special {
+            try Self.cutPartialLastLine(of: path, context: context)
         }
         let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append && format != "json" ? O_APPEND : (special ? 0 : O_TRUNC))
         descriptor = open(target, flags, 0o644)
@@ -124,11 +141,7 @@ final class FileSink: FlushingSink {
         var existing = stat()
         let size = fstat(descriptor, &existing) == 0 ? Int(existing.st_size) : 0
         wroteHeader = append && size > 0
-        // JSON is renamed into place at the end; CSV cannot take padding (trailing spaces belong to a
-        // field). JSON Lines can: white space around a JSON value is insignificant.
-        writer = LineWriter(
-            descriptor: descriptor, pageAlignedFrom: format == "jsonl" ? (append ? size : 0) : nil,
-            startOffset: append ? size : 0)
+        writer = LineWriter(descriptor: descriptor, startOffset: append ? size : 0)
         if let meter = context.meter {
             writer.onWrite = { bytes in
                 meter.count("sink_bytes_total", by: bytes)
@@ -142,10 +155,9 @@ final class FileSink: FlushingSink {
         }
     }
 
-    /// For a checkpoint: writes out and syncs what it can, and returns `{length, pending}`: the
-    /// file's synced length and the lines still held to keep JSON Lines page-aligned (less than a
-    /// page). Kept in the checkpoint and buffered again on restore, they make a resumed run lay
-    /// out its lines, padding included, exactly as an uninterrupted run would.
+    /// For a checkpoint: writes out and syncs every line received, and returns `{length, pending}`:
+    /// the file's synced length and nothing pending (earlier versions held back part of a page
+    /// there; a resumed run still buffers what such a checkpoint kept).
     private func commit() throws -> Value {
         // Closed (the run ended): close wrote out and synced everything.
         if !closed {
@@ -203,6 +215,43 @@ final class FileSink: FlushingSink {
         }
     }
 
+    /// Cuts a partial last line off `path` — what a run killed with SIGKILL in the middle of a write
+    /// can leave — so that lines added after it are whole and start on their own line. The text cut
+    /// is shown in a warning: a file whose author left out its final newline loses nothing unseen.
+    static func cutPartialLastLine(of path: String, context: ComponentContext) throws {
+        let descriptor = open(path, O_RDWR | O_CLOEXEC)
+        guard descriptor >= 0 else { return }  // not there yet: opening it to write says why, if anything
+        defer { Glibc.close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return }
+        let size = Int(status.st_size)
+        var end = size
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        var lineEnd: Int?
+        while end > 0 && lineEnd == nil {
+            let count = min(chunk.count, end)
+            let read = chunk.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(end - count)) }
+            guard read == count else {
+                throw context.error("cannot read '\(path)' to add to it: \(String(cString: strerror(errno)))")
+            }
+            if end == size && chunk[count - 1] == 0x0A { return }
+            if let last = chunk[0..<count].lastIndex(of: 0x0A) { lineEnd = end - count + last + 1 }
+            end -= count
+        }
+        let keep = lineEnd ?? 0
+        var cut = [UInt8](repeating: 0, count: min(size - keep, 200))
+        let shown = cut.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(keep)) }
+        if ftruncate(descriptor, off_t(keep)) != 0 {
+            throw context.error("cannot cut the partial last line of '\(path)': \(String(cString: strerror(errno)))")
+        }
+        cut.removeLast(cut.count - max(shown, 0))
+        let more = size - keep > cut.count ? "…" : ""
+        context.log(
+            "'\(path)' ended in a partial line (\(size - keep) bytes, as a run killed while writing leaves it); "
+                + "it was cut before adding to the file: \(String(decoding: cut, as: UTF8.self).debugDescription)\(more)",
+            level: .warning)
+    }
+
     /// Removes `PATH.tmp-PID` files that runs killed before their rename left behind (their
     /// process is gone); a live run's is kept.
     static func removeLeftovers(of path: String) {
@@ -252,6 +301,18 @@ final class FileSink: FlushingSink {
             writer.writeLine { JSONSerializer.write(value, to: &$0) }
         }
         count += 1
+        if format != .json { scheduleFlush() }
+    }
+
+    /// Writes the buffered lines out `flushAfter` from now, unless a flush is already due.
+    private func scheduleFlush() {
+        guard flushTimer == nil else { return }
+        flushTimer = scheduler.schedule(after: flushAfter) { [weak self] in
+            guard let self else { return }
+            flushTimer = nil
+            guard !closed else { return }
+            writer.flush()
+        }
     }
 
     static func csvField(_ text: String) -> String {
@@ -262,15 +323,17 @@ final class FileSink: FlushingSink {
     /// Writes out every whole line received (before a durable source's message is acknowledged).
     func flush() throws {
         guard !closed, format != .json else { return }
-        writer.flushAll()
+        writer.flush()
         try check()
     }
 
     func close() throws {
         guard !closed else { return }
         closed = true
+        flushTimer?.dispose()
+        flushTimer = nil
         if format == .json { writer.writeRaw(count > 0 ? "\n]\n" : "]\n") }
-        writer.flushAll()
+        writer.flush()
         var problem: PipelineRuntimeError?
         do { try check() } catch { problem = error as? PipelineRuntimeError }
         // /dev/full and the like accept no fsync; a write error was reported already.

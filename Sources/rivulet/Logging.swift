@@ -1,4 +1,5 @@
 import ArgumentParser
+import Components
 import Foundation
 import Logging
 @_spi(Host) import Pipeline
@@ -214,7 +215,10 @@ struct StandardErrorLogHandler: LogHandler {
     }
 
     /// Writes `text` to standard error whole (secrets redacted).
-    static func emit(_ text: String) { FileHandleOutput.standardError.write(text) }
+    /// Writes `text` to standard error, clearing the progress line first if one is drawn.
+    static func emit(_ text: String) {
+        TerminalStatusLine.shared.writing { FileHandleOutput.standardError.write(text) }
+    }
 }
 
 /// `--log-level` and `--log-format`, on every command.

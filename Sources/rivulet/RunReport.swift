@@ -1,3 +1,4 @@
+import Components
 import Foundation
 @_spi(Host) import Pipeline
 import Synchronization
@@ -113,14 +114,14 @@ final class ProgressLine: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let started = ProcessInfo.processInfo.systemUptime
 
-    /// Whether a run shows a progress line: standard error is a terminal that nothing else draws
-    /// on (standard output elsewhere, no `table`/`status` sink or `prompt` source), the log is
-    /// text at `info` or below, and `--quiet` was not given.
+    /// Whether a run shows a progress line: standard error is a terminal, the log is text at
+    /// `info` or below, `--quiet` was not given, and no `table`/`status` sink or `prompt` source
+    /// draws in place on the same terminal. Lines written to standard output on that terminal go
+    /// above the progress line (see `TerminalStatusLine`).
     static func isWanted(quiet: Bool, meters: RunMeters) -> Bool {
-        guard !quiet, isatty(2) == 1, !sameTerminal(1, 2), RunLog.format == .text, RunLog.shows(.info) else {
-            return false
-        }
-        return !meters.components.contains { ["table", "status", "prompt"].contains($0.component) }
+        guard !quiet, isatty(2) == 1, RunLog.format == .text, RunLog.shows(.info) else { return false }
+        return !sameTerminal(1, 2)
+            || !meters.components.contains { ["table", "status", "prompt"].contains($0.component) }
     }
 
     /// Whether two descriptors are the same terminal (standard output shown where the line is drawn).
@@ -157,7 +158,7 @@ final class ProgressLine: @unchecked Sendable {
                 ? nil : fractions.reduce((0, 0)) { ($0.0 + $1!.done, $0.1 + $1!.total) }
             let view = ProgressView(
                 read: read, written: written, fraction: fraction, elapsed: now - started, rate: rate)
-            StandardErrorLogHandler.emit("\r" + view.render(width: Self.columns()) + "\u{1B}[K")
+            TerminalStatusLine.shared.draw(view.render(width: Self.columns()))
         }
         finished.signal()
     }
@@ -166,7 +167,7 @@ final class ProgressLine: @unchecked Sendable {
     func stop() {
         guard !stopped.exchange(true, ordering: .relaxed) else { return }
         finished.wait()
-        StandardErrorLogHandler.emit("\r\u{1B}[K")
+        TerminalStatusLine.shared.clear()
     }
 
     private static func columns() -> Int {

@@ -120,7 +120,7 @@ final class RunReportTests: BinaryTestCase {
         XCTAssertTrue(stderr.hasPrefix("run interrupted: \(written) elements read, \(written) written"), stderr)
     }
 
-    func testAProgressLineOnATerminalAndNoneWhenPipedOrWhenStandardOutputIsThere() throws {
+    func testAProgressLineOnATerminalBelowStandardOutputAndNoneWhenPiped() throws {
         guard Tmux.isInstalled else { throw XCTSkip("tmux is not installed") }
         try "[\(Array(0..<40).map(String.init).joined(separator: ","))]".write(
             to: directory.appendingPathComponent("numbers.json"), atomically: true, encoding: .utf8)
@@ -146,13 +146,21 @@ final class RunReportTests: BinaryTestCase {
         XCTAssertFalse(done.contains("%"), "the line is cleared at the end:\n\(done)")
         assertContains(done, "run completed: 40 elements read, 40 written, 0 errors")
 
-        // Standard output on the same terminal: the elements are the progress; no line is drawn.
+        // Standard output on the same terminal: the elements' lines go above the progress line,
+        // each whole, and the line stays at the foot.
         try terminal.type("clear; \(binary) run \(file.path); echo again-exit=$?", enter: true)
         Thread.sleep(forTimeInterval: 1.5)
-        let shared = try terminal.screen()
-        XCTAssertFalse(shared.contains("%"), shared)
-        XCTAssertFalse(shared.contains("/s"), shared)
-        try terminal.waitFor("again-exit=0")
+        let shared = try terminal.screen().split(separator: "\n").map(String.init)
+        let elements = shared.filter { Int($0) != nil }
+        XCTAssertGreaterThan(elements.count, 5, shared.joined(separator: "\n"))
+        XCTAssertEqual(elements, (0..<elements.count).map(String.init), shared.joined(separator: "\n"))
+        let progress = shared.filter { $0.contains("%") }
+        XCTAssertEqual(progress.count, 1, shared.joined(separator: "\n"))
+        XCTAssertTrue(progress.first?.hasPrefix("[") == true, "nothing written into the line:\n\(shared)")
+        XCTAssertEqual(shared.last { !$0.isEmpty }, progress.first, "the line is at the foot")
+        let end = try terminal.waitFor("again-exit=0")
+        XCTAssertFalse(end.contains("%"), "the line is cleared at the end:\n\(end)")
+        assertContains(end, "39\nrun completed: 40 elements read, 40 written, 0 errors")
 
         // Piped: no line, no carriage return, just the summary.
         let piped = try runRivulet(["run", file.path, "--set", "source.fixture.every=10ms"])

@@ -22,6 +22,8 @@ final class LineWriter {
     private var fileOffset = 0
     /// Told the size of every write(2) that wrote something (a watched run counts them).
     var onWrite: ((Int) -> Void)?
+    /// Whether the descriptor is the terminal the progress line is drawn on: writes clear it first.
+    var clearsStatusLine = false
 
     /// A writer to `descriptor`, whose file is `startOffset` bytes long (for `writtenOffset`).
     init(descriptor: Int32, flushThreshold: Int = 64 * 1024, startOffset: Int = 0) {
@@ -87,6 +89,13 @@ final class LineWriter {
 
     private func write(upTo end: Int) {
         guard failure == nil else { return buffer.removeAll(keepingCapacity: true) }
+        guard !clearsStatusLine || end == 0 else {
+            return TerminalStatusLine.shared.writing { writeOut(upTo: end) }
+        }
+        writeOut(upTo: end)
+    }
+
+    private func writeOut(upTo end: Int) {
         var offset = 0
         while offset < end {
             let written = buffer.withUnsafeBytes { raw in

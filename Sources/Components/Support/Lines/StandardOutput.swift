@@ -1,12 +1,20 @@
 import Pipeline
 import Reactive
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Standard output for a whole pipeline: every sink writing there (stdout, table, the screen)
 /// shares one buffer, so lines come out in the order they were produced. A burst of lines is
 /// written at once, soon after it ends (a flush is scheduled on the pipeline's scheduler), so a
 /// slow pipeline's lines appear as they happen and a fast one still writes in large chunks.
 final class StandardOutput {
-    private let writer = LineWriter(descriptor: 1)
+    private let writer: LineWriter = {
+        let writer = LineWriter(descriptor: 1)
+        writer.clearsStatusLine = isatty(1) == 1
+        return writer
+    }()
     private var flushScheduled = false
     /// The drawing on the terminal (a `prompt`, a `table`), if there is one: plain lines go above it.
     weak var screen: Screen?

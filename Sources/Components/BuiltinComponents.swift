@@ -23,7 +23,7 @@ public enum BuiltinComponents {
             // Operators
             filter, map, scan, distinctUntilChanged, debounce, throttle, delay, timeout, take, skip, takeWhile,
             takeUntil, startWith, merge, combineLatest, withLatestFrom, flatMap, flatMapLatest, concatMap, action,
-            scanPaginate, reduce, zip, sample, dedupe, window, aggregate, groupBy, partitionBy, eventTime,
+            scanPaginate, reduce, zip, sample, dedupe, lookup, window, aggregate, groupBy, partitionBy, eventTime,
             catchError, catchAndReturn, retry, buffer, share, log, exec, wasm,
             // Sinks
             stdout, file, table, status, sqliteSink, httpSink, natsSink,

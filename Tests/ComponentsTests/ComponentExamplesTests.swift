@@ -52,6 +52,8 @@ final class ComponentExamplesTests: XCTestCase {
         try "[1, 2]".write(
             to: directory.appendingPathComponent("fixtures/featured.json"), atomically: true, encoding: .utf8)
         try Data().write(to: directory.appendingPathComponent("data/orders.db"))
+        try "route,team\n/orders,shop\n".write(
+            to: directory.appendingPathComponent("owners.csv"), atomically: true, encoding: .utf8)
         try FileManager.default.copyItem(
             atPath: WasmTestModules.exampleFolder + "/quota.wasm",
             toPath: directory.appendingPathComponent("quota.wasm").path)

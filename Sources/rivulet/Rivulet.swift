@@ -27,7 +27,7 @@ struct Rivulet: ParsableCommand {
             RunCommand.self, TestCommand.self, LintCommand.self, GraphCommand.self, ComponentsCommand.self,
             SchemaCommand.self,
             StateCommand.self, InitCommand.self, CompletionsCommand.self, TopCommand.self, TapCommand.self,
-            PartitionsCommand.self,
+            PartitionsCommand.self, NATSCommand.self,
         ]
     )
 

@@ -160,6 +160,40 @@ final class LintCommandTests: BinaryTestCase {
         XCTAssertTrue(bad.stderr.hasSuffix("3 errors in 1 file\n"), bad.stderr)
     }
 
+    func testATestFilesMisspeltKeysAndItsWrongInputsAreToldAtOnce() throws {
+        try write([
+            "p.yaml": "source: { events: [{ at: 0ms, next: 1 }] }\nsink: stdout\n",
+            "p.test.yaml": """
+            pipeline: p.yaml
+            tests:
+              - name: one
+                inputs:
+                  sourc:
+                    - { at: 0ms, next: 1 }
+                expect:
+                  - { at: 0ms, nxt: 1 }
+              - name: two
+                inputs:
+                  source:
+                    - { at: 0ms, nex: 1 }
+                expet:
+                  - { at: 0ms, complete: true }
+            """,
+        ])
+        let lint = try runRivulet(["lint", directory.appendingPathComponent("p.test.yaml").path])
+        XCTAssertEqual(lint.status, 2)
+        // Before, the second line of errors came only once the first was mended.
+        assertContains(
+            lint.stderr,
+            "p.test.yaml:8:9: error: an expected event needs next, error or complete; did you mean 'next'?",
+            "p.test.yaml:13:5: error: unknown key 'expet' in a test; did you mean 'expect'?",
+            "p.test.yaml:6:9: error: the pipeline has one stream; name its input 'source'",
+            "p.test.yaml:12:11: error: events: timeline entry 1: unknown key 'nex'")
+        XCTAssertTrue(lint.stderr.hasSuffix("5 errors in 1 file\n"), lint.stderr)
+        let run = try runRivulet(["test", directory.appendingPathComponent("p.test.yaml").path])
+        XCTAssertEqual(run.status, 2, "the file is not run")
+    }
+
     func testAFolderIsSearchedForPipelinesAndTestsAndOtherYAMLIsLeftAlone() throws {
         try write([
             "a/p.yaml": "source: { events: [{ at: 0ms, next: 1 }] }\nsink: stdout\n",

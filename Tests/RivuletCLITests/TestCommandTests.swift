@@ -390,7 +390,8 @@ final class TestCommandTests: XCTestCase {
             pipeline: p.yaml
             tests:
               - name: flow
-                expect: [{ at: 100ms, next: 10 }]   # kept too
+                expect:
+                  - { at: 100ms, next: 10 }   # kept too
               - name: block
                 expect:
                   - at: 100ms

@@ -17,11 +17,15 @@ final class ExpectationUpdateTests: LeakCheckingTestCase {
         return ExpectationUpdate.apply([(node, events)], to: text)
     }
 
-    func testAFlowListStaysOnItsLineAndABlockListKeepsItsIndentation() throws {
+    func testAFlowListBecomesABlockListUnderItsKeyAndABlockListKeepsItsIndentation() throws {
         XCTAssertEqual(
             try rewrite("# é\ntests:\n  - expect: [{ at: 0ms, next: ü }]  # c\n    name: x\n"),
-            "# é\ntests:\n  - expect: [{ at: 1.5ms, next: {\"naïve\": \"a: b\", \"n\": [1, 2.5, null, true]} }, "
-                + "{ at: 2ms, error: \"boom \\\"x\\\"\" }]  # c\n    name: x\n")
+            "# é\ntests:\n  - expect:\n      - { at: 1.5ms, next: {\"naïve\": \"a: b\", \"n\": [1, 2.5, null, true]} }\n"
+                + "      - { at: 2ms, error: \"boom \\\"x\\\"\" }  # c\n    name: x\n")
+        XCTAssertEqual(
+            try rewrite("tests:\n  - name: x\n    expect: []\n"),
+            "tests:\n  - name: x\n    expect:\n      - { at: 1.5ms, next: {\"naïve\": \"a: b\", \"n\": [1, 2.5, null, true]} }\n"
+                + "      - { at: 2ms, error: \"boom \\\"x\\\"\" }\n")
         XCTAssertEqual(
             try rewrite("tests:\n  - expect:\n      - { at: 0ms, next: 1 }\n    name: x\n"),
             "tests:\n  - expect:\n      - { at: 1.5ms, next: {\"naïve\": \"a: b\", \"n\": [1, 2.5, null, true]} }\n"

@@ -46,14 +46,15 @@ struct TimelineEntry {
             throw TimelineError(
                 "timeline entry \(index + 1): 'at' must be a time such as 150ms, got \(other.typeName)\(hint)")
         }
-        let kinds = ["next", "error", "complete"].filter { object[$0] != nil }
-        guard kinds.count == 1 else {
-            throw TimelineError("timeline entry \(index + 1) needs exactly one of next, error, complete")
-        }
+        // An unknown key first: `nex` is more likely a misspelt `next` than a missing one.
         let unknown = object.keys.filter { !["at", "next", "error", "complete"].contains($0) }
         if let key = unknown.first {
             throw TimelineError(
                 "timeline entry \(index + 1): unknown key '\(key)'; entries have at and next, error or complete")
+        }
+        let kinds = ["next", "error", "complete"].filter { object[$0] != nil }
+        guard kinds.count == 1 else {
+            throw TimelineError("timeline entry \(index + 1) needs exactly one of next, error, complete")
         }
         switch kinds[0] {
         case "next": return TimelineEntry(at: at, event: .next(object["next"]!))

@@ -3,9 +3,9 @@
 /// `rivulet test --update`: a test file's text with the `expect` lists of failed cases replaced by
 /// what the pipeline produced, the rest of the file (comments, layout) left as it was.
 @_spi(Host) public enum ExpectationUpdate {
-    /// `text` with the text of each node replaced by its events, written in the node's style (a
-    /// flow list on one line, or a block list at the node's indentation, its entries flow
-    /// mappings or, as the file's first entry is, block mappings).
+    /// `text` with the text of each node replaced by its events as a block list, an event a line:
+    /// at the node's indentation (a flow list's go under its key), its entries flow mappings or,
+    /// as the file's first entry is, block mappings.
     public static func apply(_ replacements: [(node: YAMLNode, events: [PipelineTestFile.TimedEvent])], to text: String)
         -> String
     {
@@ -17,12 +17,31 @@
         }
         // From the end, so earlier offsets stay true.
         for (node, events) in replacements.sorted(by: { offset($0.node.location) > offset($1.node.location) }) {
-            let start = offset(node.location)
+            var start = offset(node.location)
             let end = offset(node.end)
+            // A flow list made a block list leaves no space after its key's colon.
+            if node.isFlowStyle && !events.isEmpty {
+                while start > 0 && scalars[start - 1] == " " { start -= 1 }
+            }
             let items = events.map(entry)
             let written: String
-            if node.isFlowStyle || items.isEmpty {
-                written = "[" + items.joined(separator: ", ") + "]"
+            if items.isEmpty {
+                written = "[]"
+            } else if node.isFlowStyle {
+                // A flow list becomes a block list, an event a line, under its key: one line of
+                // many events is hard to read and to review in a diff.
+                let line = lineStarts[min(max(node.location.line, 1), lineStarts.count) - 1]
+                // The key's column: past the line's spaces and any `- ` that opens an item before it.
+                var keyIndent = 0
+                while line + keyIndent < scalars.count {
+                    let scalar = scalars[line + keyIndent]
+                    let opensItem =
+                        scalar == "-" && line + keyIndent + 1 < scalars.count && scalars[line + keyIndent + 1] == " "
+                    guard scalar == " " || opensItem else { break }
+                    keyIndent += opensItem ? 2 : 1
+                }
+                let indent = String(repeating: " ", count: keyIndent + 2)
+                written = "\n" + items.map { indent + "- " + $0 }.joined(separator: "\n")
             } else {
                 let indent = String(repeating: " ", count: node.location.column - 1)
                 if let first = node.items?.first, first.pairs != nil, !first.isFlowStyle {

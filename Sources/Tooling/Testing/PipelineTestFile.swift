@@ -147,6 +147,24 @@ import Reactive
         return (collector.hasErrors ? nil : file, collector.diagnostics)
     }
 
+    /// `parse`, keeping what could be read of a file with errors (its pipeline and the cases that
+    /// are mappings), so that lint goes on to check the cases against the pipeline and reports
+    /// every error at once; nil only when there is no pipeline to check them against.
+    public static func parseForChecking(_ root: YAMLNode?, file: String, baseDirectory: String) -> (
+        PipelineTestFile?, [Diagnostic]
+    ) {
+        let (parsed, diagnostics) = parse(root, file: file, baseDirectory: baseDirectory)
+        if parsed != nil { return (parsed, diagnostics) }
+        guard let pipeline = root?["pipeline"]?.scalar else { return (nil, diagnostics) }
+        var ignored = DiagnosticCollector()
+        let cases = (root?["tests"]?.items ?? []).compactMap {
+            parseCase($0, baseDirectory: baseDirectory, into: &ignored)
+        }
+        return (
+            PipelineTestFile(pipeline: Validator.resolve(pipeline, against: baseDirectory), cases: cases), diagnostics
+        )
+    }
+
     static let caseKeys = [
         "name", "inputs", "http", "until", "stream", "expect", "expectCount", "expectContains", "expectMarbles", "seed",
         "select", "expectRequests", "startAt", "within",
@@ -267,7 +285,9 @@ import Reactive
             } else if item["complete"] != nil {
                 kind = .complete
             } else {
-                collector.error("an expected event needs next, error or complete", at: item.location)
+                let other = item.pairs?.compactMap(\.key.scalar).first { $0 != "at" }
+                let guess = other.map { Suggestions.didYouMean($0, in: ["next", "error", "complete"]) } ?? ""
+                collector.error("an expected event needs next, error or complete\(guess)", at: item.location)
                 continue
             }
             var event = TimedEvent(microseconds: microseconds, kind: kind)

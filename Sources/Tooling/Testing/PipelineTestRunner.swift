@@ -112,7 +112,10 @@ import Reactive
         } catch {
             return FileResult(path: path, cases: [], diagnostics: error.diagnostics, diagnosticSource: text)
         }
-        let (parsed, diagnostics) = PipelineTestFile.parse(root, file: path, baseDirectory: directory)
+        let (parsed, diagnostics) =
+            execute
+            ? PipelineTestFile.parse(root, file: path, baseDirectory: directory)
+            : PipelineTestFile.parseForChecking(root, file: path, baseDirectory: directory)
         guard let testFile = parsed else {
             return FileResult(path: path, cases: [], diagnostics: diagnostics, diagnosticSource: text)
         }
@@ -143,7 +146,8 @@ import Reactive
             && !loadsWithoutReplacedSources(
                 pipelineText, path: testFile.pipeline, cases: testFile.cases, isGraph: isGraph)
         {
-            return FileResult(path: path, cases: [], diagnostics: asWritten.diagnostics, diagnosticSource: pipelineText)
+            return FileResult(
+                path: path, cases: [], diagnostics: diagnostics + asWritten.diagnostics, diagnosticSource: pipelineText)
         }
         var results: [CaseResult] = []
         var caseProblems: [Diagnostic] = []
@@ -206,7 +210,9 @@ import Reactive
         }
         if !execute {
             return FileResult(
-                path: path, cases: results, diagnostics: diagnostics + caseProblems, diagnosticSource: text)
+                path: path, cases: results,
+                diagnostics: diagnostics + caseProblems.filter { !diagnostics.contains($0) },
+                diagnosticSource: text)
         }
         return FileResult(path: path, cases: results, diagnostics: diagnostics, diagnosticSource: text)
     }

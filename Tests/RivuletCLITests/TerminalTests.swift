@@ -99,3 +99,62 @@ final class TerminalTests: XCTestCase {
         assertContains(after, "\"heard AB\"")
     }
 }
+
+/// A `table` sink fed windows that late data updates: the updated window replaces its row, on the
+/// terminal and in the live view's table, instead of adding a second one.
+final class TableUpdateTests: BinaryTestCase {
+    private let terminal = Tmux("table-update")
+
+    override func tearDown() {
+        terminal.kill()
+        super.tearDown()
+    }
+
+    private func pipeline(_ sink: String) throws -> String {
+        let path = directory.appendingPathComponent("views.yaml").path
+        // The first minute of /a is emitted, then updated by a late view (update: true), as
+        // aggregate with allowedLateness writes it; mapped, the row is told by `key`.
+        try """
+        source: { events: [{ at: 0ms, next: { page: /a, time: 10000 } }, { at: 1ms, next: { page: /b, time: 20000 } }, { at: 2ms, next: { page: /a, time: 75000 } }, { at: 3ms, next: { page: /a, time: 30000 } }, { at: 20s, complete: true }] }
+        eventTime: { time: .time, maxDelay: 1s }
+        ops:
+          - aggregate: { by: .page, every: 1m, allowedLateness: 1m, fields: { views: count } }
+          - map: "{page: .key, minute: .start, views: .views, late: .update ?? false}"
+        sink: \(sink)
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func testAnUpdatedWindowReplacesItsRowOnTheTerminal() throws {
+        guard Tmux.isInstalled else { throw XCTSkip("tmux is not installed") }
+        let file = try pipeline("{ table: { columns: [page, minute, views, late], key: [.page, .minute] } }")
+        let binary = productsDirectory().appendingPathComponent("rivulet").path
+        try terminal.start()
+        try terminal.type("\(binary) run \(file) --quiet; echo EX\"\"IT=$?", enter: true)
+        let shown = try terminal.waitFor("true")
+        let rows = shown.split(separator: "\n").filter { $0.hasPrefix("/") }.map {
+            $0.split(separator: " ").map(String.init)
+        }
+        XCTAssertEqual(rows, [["/a", "0", "2", "true"], ["/b", "0", "1", "false"]], shown)
+        try terminal.press("C-c")
+        try terminal.waitFor("EXIT=130")
+    }
+
+    func testAnUpdatedWindowReplacesItsRowInTheLiveView() throws {
+        let port = HTTPServerSourceTests.freePort()
+        let file = try pipeline("{ table: { columns: [page, minute, views, late], key: [.page, .minute] } }")
+        let process = try startRivulet(["run", file, "--ui", "127.0.0.1:\(port)"], output: .null, error: .null)
+        defer {
+            process.send(SIGTERM)
+            _ = process.communicate(timeout: 30)
+        }
+        var page = ""
+        let deadline = Date(timeIntervalSinceNow: 15)
+        while Date() < deadline {
+            page = MetricsEndpointTests.get(port, "/")?.body ?? ""
+            if page.contains("true") { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        assertContains(page, #""rows":[["/a","0","2","true"],["/b","0","1","false"]]"#)
+    }
+}

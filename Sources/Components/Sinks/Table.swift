@@ -9,6 +9,11 @@ private enum Key {
     static let maxWidth = Parameter<Int?>(
         "maxWidth", doc: "The widest the table may be (default: the terminal's width, or 120 piped).")
     static let empty = Parameter<String>("empty", default: "(no results)", doc: "What an empty list shows.")
+    static let key = Parameter<[Expression]?>(
+        "key",
+        doc:
+            "What identifies a row: an element whose key a shown row has replaces that row (a window emitted again with update: true). Default: [.key, .start] for elements that have both, as aggregate writes them; otherwise none.",
+        example: "[.route, .minute]")
 }
 
 extension BuiltinComponents {
@@ -22,9 +27,11 @@ extension BuiltinComponents {
             ellipsis. When an element is a list, the table shows that list and, on a terminal, redraws it \
             in place (the table view bound to the latest search results); other elements add a row each. \
             Piped, it prints plain rows with no escape codes. No column is wider than maxWidth, \
-            whatever its width says.
+            whatever its width says. An element whose key (key, or an aggregate's key and start) matches \
+            a row shown already replaces it, on the terminal and in the live view (run --ui), as a \
+            window updated by late data should; piped, the new row is printed below.
             """,
-        parameters: [Key.columns, Key.maxRows, Key.maxWidth, Key.empty],
+        parameters: [Key.columns, Key.maxRows, Key.maxWidth, Key.empty, Key.key],
         primary: Key.columns,
         example: "sink: { table: { columns: [title, date, url] } }",
         validate: { values, validation in
@@ -76,6 +83,10 @@ final class TableSink: PipelineSink {
     private let scope: EvaluationScope
     private let context: ComponentContext
     private var appendWidths: [Int]?
+    /// What identifies a row, if the file says (else an aggregate's key and start).
+    private let key: [Expression]?
+    /// The rows added one at a time, newest last (at most `LiveTables.rowLimit`), each with its key.
+    private var appended: [(key: Value?, cells: [String])] = []
     /// The live view's copy of the table (`run --ui`), and the sink's place there.
     private let live: (tables: LiveTables, place: String)?
 
@@ -87,6 +98,7 @@ final class TableSink: PipelineSink {
         self.output = output
         screen = context.shared(Screen.self) { Screen(output: output) }
         maxRows = parameters[Key.maxRows]
+        key = parameters[Key.key]
         emptyText = parameters[Key.empty]
         maxWidth = parameters[Key.maxWidth] ?? (screen.isTerminal ? screen.size.columns : 120)
         columns = try parameters[Key.columns].map { value in
@@ -170,7 +182,6 @@ final class TableSink: PipelineSink {
             return
         }
         guard let row = try context.handling(element, { try cells(element) }) else { return }
-        live?.tables.append(live!.place, columns: columns.map(\.title), row: row)
         var lines: [String] = []
         if appendWidths == nil {
             let header = columns.map(\.title)
@@ -179,12 +190,39 @@ final class TableSink: PipelineSink {
             appendWidths = widths
             lines += [line(header, widths), rule(widths)]
         }
+        let rowKey = try context.handling(element, { try identity(of: element) }) ?? nil
+        if let rowKey, let index = appended.lastIndex(where: { $0.key == rowKey }) {
+            // The row shown for this key is replaced where it is.
+            appended[index].cells = row
+            live?.tables.replace(live!.place, columns: columns.map(\.title), rows: appended.map(\.cells))
+            if screen.isTerminal {
+                let header = columns.map(\.title)
+                let widths = appendWidths!
+                let room = max(1, screen.size.rows - 4)
+                screen.setBody(
+                    [line(header, widths), rule(widths)] + appended.suffix(room).map { line($0.cells, widths) })
+                return
+            }
+        } else {
+            appended.append((rowKey, row))
+            if appended.count > LiveTables.rowLimit { appended.removeFirst(appended.count - LiveTables.rowLimit) }
+            live?.tables.append(live!.place, columns: columns.map(\.title), row: row)
+        }
         lines.append(line(row, appendWidths!))
         if screen.isTerminal {
             screen.appendBody(lines)
         } else {
             for text in lines { output.writeLine(text, scheduler: context.scheduler) }
         }
+    }
+
+    /// What identifies `element`'s row: its `key` values, or an aggregate's key and start.
+    private func identity(of element: Value) throws -> Value? {
+        if let key {
+            return .array(try key.map { try context.evaluate($0, element, in: scope) })
+        }
+        guard let group = element["key"], let start = element["start"] else { return nil }
+        return .array([group, start])
     }
 
     func close() throws {

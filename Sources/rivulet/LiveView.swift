@@ -72,8 +72,14 @@ final class LiveView: Sendable {
         // Inside <script>, "</" would end it early.
         let json = String(decoding: state, as: UTF8.self).replacingOccurrences(of: "</", with: "<\\/")
         // Inline in HTML an SVG needs no namespace (and the page names no address elsewhere).
-        let drawing = String(decoding: svg, as: UTF8.self).replacingOccurrences(
+        var drawing = String(decoding: svg, as: UTF8.self).replacingOccurrences(
             of: " xmlns=\"http://www.w3.org/2000/svg\"", with: "")
+        // Shrunk to fit the window, but never below 75% of its size, where its 11-13 px text stays
+        // legible: a long chain of components scrolls sideways instead of becoming a thin strip.
+        if let match = drawing.firstMatch(of: /<svg [^>]* width="([0-9.]+)"/), let width = Double(match.1) {
+            drawing = drawing.replacing(
+                "<svg ", with: "<svg style=\"min-width: \(Int(width * 0.75))px\" ", maxReplacements: 1)
+        }
         return Array(
             """
             <!doctype html>
@@ -172,8 +178,16 @@ final class LiveView: Sendable {
             // The first snapshot has no earlier one: its rate is the average since the start.
             const out = before && seconds ? (count - (before.out ?? before.in ?? 0)) / seconds
               : (!previous && now > 0 ? count / now : 0);
-            for (const edge of graph.querySelectorAll('g.edge[data-from="' + CSS.escape(c.place) + '"] .rate')) {
+            for (const edge of graph.querySelectorAll('g.edge:not(.side)[data-from="' + CSS.escape(c.place) + '"] .rate')) {
               edge.textContent = rate(out);
+            }
+            // A side stream (NAME.late, NAME.errors) carries a few of its node's elements: its
+            // rate is what the node it feeds takes in, not what its own node sends on.
+            const taken = c.in ?? 0;
+            const inRate = before && seconds ? (taken - (before.in ?? 0)) / seconds
+              : (!previous && now > 0 ? taken / now : 0);
+            for (const edge of graph.querySelectorAll('g.edge.side[data-to="' + CSS.escape(c.place) + '"] .rate')) {
+              edge.textContent = rate(inRate);
             }
             const node = graph.querySelector('g.node[data-place="' + CSS.escape(c.place) + '"]');
             if (!node) continue;

@@ -266,6 +266,52 @@ final class LiveViewTests: BinaryTestCase {
         XCTAssertEqual(apart as? Bool, true)
     }
 
+    func testALongChainStaysLegibleAt1280By900AndTheLateEdgeShowsTheLateRate() throws {
+        guard WebDriver.isInstalled else { throw XCTSkip("chromium and chromedriver are not installed") }
+        // Fourteen components in a row; element 5 is stamped far behind the others: one late element.
+        let pipeline = """
+            name: long
+            streams:
+              numbers:
+                source: { interval: 20ms }
+                eventTime: { time: ". == 5 ? 0 : . * 1000 + 100000", maxDelay: 0s, late: side }
+                ops:
+                  - map: . + 1
+                  - filter: . > 0
+                  - map: . * 2
+                  - map: . - 1
+                  - filter: . % 3 != 7
+                  - map: . + 0
+                  - map: "{n: .}"
+                  - map: "{n: .n, half: .n / 2}"
+                  - filter: .n >= 0
+                  - map: "{n: .n}"
+            sinks:
+              - { stream: numbers, file: { path: "\(directory.appendingPathComponent("long.jsonl").path)" } }
+              - { stream: numbers.late, file: { path: "\(directory.appendingPathComponent("late.jsonl").path)" } }
+            """
+        let (run, port) = try startViewed(pipeline, name: "long")
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        Thread.sleep(forTimeInterval: 2.5)
+        let browser = try WebDriver(width: 1280, height: 900)
+        try browser.open("http://127.0.0.1:\(port)/")
+        Thread.sleep(forTimeInterval: 1.5)
+        let shown = try XCTUnwrap(
+            try browser.run(
+                "const labels = Array.from(document.querySelectorAll('#graph g.node text.label')).map(t => t.getBoundingClientRect().height); "
+                    + "const late = document.querySelector('g.edge.side .rate').textContent; "
+                    + "const main = document.querySelector('g.edge:not(.side)[data-to=\"sinks.0\"] .rate').textContent; "
+                    + "return {nodes: labels.length, smallest: Math.min(...labels), late: late, main: main};")
+                as? [String: Any])
+        XCTAssertGreaterThanOrEqual(shown["nodes"] as? Int ?? 0, 13, "\(shown)")
+        // 13 px text at 75% or more: drawn at least 9.5 px high (it was under 5 px, fitted to the window).
+        XCTAssertGreaterThanOrEqual(shown["smallest"] as? Double ?? 0, 9.5, "\(shown)")
+        let late = try XCTUnwrap(shown["late"] as? String)
+        let main = try XCTUnwrap(shown["main"] as? String)
+        XCTAssertEqual(late, "0.0/s", "one late element, seconds ago: \(shown)")
+        XCTAssertGreaterThan(Double(main.dropLast(2)) ?? 0, 10, "\(shown)")
+    }
+
     func testWhatThePageShowsIsEscaped() throws {
         guard WebDriver.isInstalled else { throw XCTSkip("chromium and chromedriver are not installed") }
         let hostile = "<script>window.pwned = 1</script><img src=x onerror=window.pwned=2>"

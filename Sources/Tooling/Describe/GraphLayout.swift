@@ -41,6 +41,10 @@
     static let columnGap = 72.0
     static let rowGap = 20.0
     static let nodeHeight = 46.0
+    /// The widest a node's box is: a longer label is cut with `…` (its whole text is the node's
+    /// title and in the live view's panel), so that a chain of long expressions still fits a
+    /// window at a legible size.
+    static let widestBox = 280.0
     /// A character of the labels' 12 px monospace font, wide enough for most faces.
     static let characterWidth = 7.4
 
@@ -88,7 +92,7 @@
         }
         let text = Dictionary(nodes.map { ($0.id, $0.text) }, uniquingKeysWith: { first, _ in first })
         func boxWidth(_ id: String) -> Double {
-            min(380, max(110, Double(text[id]?.count ?? 0) * Self.characterWidth + 24))
+            min(Self.widestBox, max(110, Double(text[id]?.count ?? 0) * Self.characterWidth + 24))
         }
         let tallest = rows.map { Double($0.count) * (Self.nodeHeight + Self.rowGap) - Self.rowGap }.max() ?? 0
         var x = Self.margin

@@ -58,7 +58,10 @@ extension PipelineGraph {
     public var layout: GraphLayout {
         GraphLayout(
             nodes: nodes.map { node in
-                (node.id, [Self.fitted(node.label, width: GraphLayout.widestBox), node.place].max { $0.count < $1.count }!)
+                (
+                    node.id,
+                    [Self.fitted(node.label, width: GraphLayout.widestBox), node.place].max { $0.count < $1.count }!
+                )
             },
             edges: edges.map { ($0.from, $0.to) })
     }

@@ -96,8 +96,9 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
             context.write(
                 wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
             let keepAlive = head.isKeepAlive
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
             context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
-                if !keepAlive { context.close(promise: nil) }
+                if !keepAlive { bound.value.close(promise: nil) }
             }
         }
     }
@@ -127,8 +128,9 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
             wrapOutboundOut(.head(HTTPResponseHead(version: .http1_0, status: .ok, headers: headers))), promise: nil)
         let tap = Tap()
         meter.attach(tap)
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         let timer = context.eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(20), delay: .milliseconds(50)) {
-            [weak self] _ in self?.sendTapped(context: context)
+            [weak self] _ in self?.sendTapped(context: bound.value)
         }
         tapping = (tap, meter, limit, timer)
     }
@@ -154,7 +156,8 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
             let end = [Self.tapEnd] + Array("dropped \(dropped)\n".utf8)
             context.write(
                 wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: end)))), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in bound.value.close(promise: nil) }
         } else if dropped > 0 {
             let note = [Self.tapEnd] + Array("dropped \(dropped)\n".utf8)
             context.writeAndFlush(
@@ -182,8 +185,10 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
         ])
         context.writeAndFlush(
             wrapOutboundOut(.head(HTTPResponseHead(version: .http1_0, status: .ok, headers: headers))), promise: nil)
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         streaming = context.eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: .milliseconds(500)) {
             [weak self] _ in
+            let context = bound.value
             guard let self, let live = self.live, context.channel.isWritable else { return }
             var object = self.exporter.stats()
             object["tables"] = live.tablesJSON()
@@ -220,8 +225,9 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
             wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))),
             promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
-            if !keepAlive { context.close(promise: nil) }
+            if !keepAlive { bound.value.close(promise: nil) }
         }
     }
 

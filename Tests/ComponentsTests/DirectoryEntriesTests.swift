@@ -8,7 +8,7 @@ final class DirectoryEntriesTests: XCTestCase {
         let folder = NSTemporaryDirectory() + "rivulet-entries-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        FileManager.default.createFile(atPath: folder + "/a.log", contents: Data("x".utf8))
+        XCTAssertTrue(FileManager.default.createFile(atPath: folder + "/a.log", contents: Data("x".utf8)))
         var status = stat()
         XCTAssertEqual(stat(folder + "/a.log", &status), 0)
         let entries = directoryEntries(of: folder).filter { !$0.name.hasPrefix(".") }

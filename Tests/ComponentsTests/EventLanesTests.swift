@@ -110,7 +110,7 @@ final class EventLanesTests: XCTestCase {
     }
 
     func testTheEndOfTheSourceEndsItsLanesAndDeliversWhatWaits() {
-        let (a, b) = openTwoLanes()
+        let (a, _) = openTwoLanes()
         XCTAssertTrue(take("a0", at: 60_000, from: a))
         var ended = false
         inputs.base.ended = { ended = true }

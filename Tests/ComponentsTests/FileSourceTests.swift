@@ -21,7 +21,9 @@ final class FileSourceTests: LeakCheckingTestCase {
 
     private func append(_ name: String, _ text: String) throws {
         let path = directory + "/" + name
-        if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+        if !FileManager.default.fileExists(atPath: path) {
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
+        }
         let handle = try XCTUnwrap(FileHandle(forWritingAtPath: path))
         handle.seekToEndOfFile()
         handle.write(Data(text.utf8))

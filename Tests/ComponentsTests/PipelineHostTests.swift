@@ -97,7 +97,7 @@ final class PipelineHostTests: XCTestCase {
         clock.scheduleAt(5) { sink.receive(.next(.int(1))) }
         clock.scheduleAt(9) { sink.receive(.completed) }
         clock.advance(to: 10)
-        try sink.close()
+        sink.close()
         XCTAssertEqual(sink.events.map(\.time), [5, 9])
         guard case .next(.int(1)) = sink.events[0].event, case .completed = sink.events[1].event else {
             return XCTFail("\(sink.events)")

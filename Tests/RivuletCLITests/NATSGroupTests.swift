@@ -142,7 +142,7 @@ final class NATSGroupTests: OneNATSServerTestCase {
         try publishPartitioned(1...1)
         // A publisher already running, so orders go out within its poll (50 ms) of being written.
         let feed = path("feed.jsonl")
-        FileManager.default.createFile(atPath: feed, contents: nil)
+        XCTAssertTrue(FileManager.default.createFile(atPath: feed, contents: nil))
         let publisher = try startConsumer(
             """
             source: { file: { path: \(feed), follow: true, poll: 50ms } }

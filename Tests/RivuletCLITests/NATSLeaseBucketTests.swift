@@ -22,7 +22,7 @@ final class NATSLeaseBucketTests: OneNATSServerTestCase {
         let second = try XCTUnwrap(try bucket.update("partitions.0", "a", expected: first))
         XCTAssertGreaterThan(second, first)
         let before = Int64(Date().timeIntervalSince1970 * 1e9) - 1_000_000_000
-        try bucket.put("runners.a", "a")
+        _ = try bucket.put("runners.a", "a")
         let entries = try bucket.entries()
         XCTAssertEqual(
             entries.mapValues { LeaseBucketEntry(value: $0.value, revision: $0.revision) },

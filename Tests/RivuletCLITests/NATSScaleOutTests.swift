@@ -114,7 +114,7 @@ final class NATSScaleOutTests: NATSServerOrClusterTestCase {
                 .replacingOccurrences(of: natsURL, with: "nats://127.0.0.1:\(proxy.port)"))
         waitForStderr(slow, containing: "nats: reading ORDERS/shared")
         let feed = path("feed.jsonl")
-        FileManager.default.createFile(atPath: feed, contents: nil)
+        XCTAssertTrue(FileManager.default.createFile(atPath: feed, contents: nil))
         let publisher = try startConsumer(
             """
             source: { file: { path: \(feed), follow: true, poll: 10ms } }

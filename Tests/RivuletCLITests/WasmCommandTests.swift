@@ -151,7 +151,7 @@ final class WasmCommandTests: BinaryTestCase {
           - wasm: { module: m.wasm, function: quota, config: { key: user, limit: 2 } }
         sink: stdout
         """.write(toFile: path("p.yaml"), atomically: true, encoding: .utf8)
-        FileManager.default.createFile(atPath: path("in.jsonl"), contents: nil)
+        XCTAssertTrue(FileManager.default.createFile(atPath: path("in.jsonl"), contents: nil))
         let process = try startRivulet(["run", path("p.yaml"), "--watch"])
         var lines: [String] = []
         defer { if process.exited() == nil { process.send(SIGKILL) } }

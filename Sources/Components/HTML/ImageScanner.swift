@@ -332,7 +332,7 @@ struct ImageScanner {
     private mutating func image(_ attributes: MarkupAttributes) {
         let image = ImageAttributes(attributes)
         guard !pictures.isEmpty else {
-            if let chosen = choose(sources: []) { image[$0].map { String(cString: $0) } } {
+            if let chosen = choose(sources: [], { image[$0].map { String(cString: $0) } }) {
                 references.append(chosen)
             }
             return

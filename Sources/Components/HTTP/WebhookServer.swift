@@ -318,7 +318,10 @@ final class WebhookHandler: ChannelInboundHandler, @unchecked Sendable {
         context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
         let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         awaitingAnswer = false
-        if !keepAlive || inputClosed { done.whenComplete { _ in context.close(promise: nil) } }
+        if !keepAlive || inputClosed {
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            done.whenComplete { _ in bound.value.close(promise: nil) }
+        }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

@@ -157,7 +157,7 @@ final class SQLiteSink: AsynchronousSink, OriginKeepingSink {
     /// Inserts one row; the error when the database refused it.
     private func write(_ values: [SQLiteDatabase.Parameter], to database: SQLiteDatabase) -> SQLiteError? {
         do {
-            try database.rows(insert, values)
+            _ = try database.rows(insert, values)
             return nil
         } catch {
             return error

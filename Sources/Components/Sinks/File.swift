@@ -307,11 +307,15 @@ final class FileSink: FlushingSink {
     /// Writes the buffered lines out `flushAfter` from now, unless a flush is already due.
     private func scheduleFlush() {
         guard flushTimer == nil else { return }
-        flushTimer = scheduler.schedule(after: flushAfter) { [weak self] in
-            guard let self else { return }
-            flushTimer = nil
-            guard !closed else { return }
-            writer.flush()
+        // With no origin: a message is acknowledged once its line is flushed for it (SinkOrigins),
+        // not held until this timer fires.
+        flushTimer = Origin.with(nil) {
+            scheduler.schedule(after: flushAfter) { [weak self] in
+                guard let self else { return }
+                flushTimer = nil
+                guard !closed else { return }
+                writer.flush()
+            }
         }
     }
 

@@ -152,8 +152,8 @@ final class CheckpointsTests: XCTestCase {
         // Two actions due together at 1,500 ms, then (from 1,500 ms) two at every 200 ms.
         clock.scheduleAt(1500) {}
         clock.scheduleAt(1500) {
-            clock.schedulePeriodic(startAfter: .milliseconds(200), period: .milliseconds(200)) {}
-            clock.schedulePeriodic(startAfter: .milliseconds(200), period: .milliseconds(200)) {}
+            _ = clock.schedulePeriodic(startAfter: .milliseconds(200), period: .milliseconds(200)) {}
+            _ = clock.schedulePeriodic(startAfter: .milliseconds(200), period: .milliseconds(200)) {}
         }
         clock.advance(to: 1000)
         XCTAssertEqual(log.lines, [], "at 1,000 ms both actions at 1,500 ms are pending")

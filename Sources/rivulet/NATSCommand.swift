@@ -1,6 +1,7 @@
 import ArgumentParser
 import Components
 import Foundation
+@_spi(Host) import Pipeline
 
 /// `rivulet nats read|publish|list`: a JetStream stream read and written by hand, as kcat does
 /// for Kafka and `nats sub`/`nats pub` for NATS.
@@ -26,6 +27,10 @@ struct NATSCommand: ParsableCommand {
             try body()
         } catch let exit as ExitCode {
             throw exit
+        } catch let failure as NATSCommandLine.Failure {
+            let guess = failure.unknown.flatMap { Suggestions.closest(to: $0.name, in: $0.candidates) }
+            RunLog.error("error: \(failure)" + (guess.map { "; did you mean '\($0)'?" } ?? ""))
+            throw ExitCode(1)
         } catch {
             RunLog.error("error: \(error)")
             throw ExitCode(1)

@@ -47,6 +47,22 @@ final class LocalSourceTests: LeakCheckingTestCase {
         XCTAssertEqual(paced.events(), ["1000: 1", "2000: 2", "3000: 3", "4000: completed"])
     }
 
+    func testACSVFixtureGivesARecordAnElementPacedOrNot() throws {
+        let csv = try write("cities.csv", "city,temp\r\n\"Paris, FR\",21.5\r\n\nOslo,-3\n")
+        let typed = try PipelineHarness().run(
+            "source: { fixture: { path: \(csv), numbers: true, every: 1s } }\nsink: record\n")
+        XCTAssertEqual(
+            typed.events(),
+            [#"1000: {"city":"Paris, FR","temp":21.5}"#, #"2000: {"city":"Oslo","temp":-3}"#, "2000: completed"])
+        let lists = try PipelineHarness().run("source: { fixture: { path: \(csv), header: false } }\nsink: record\n")
+        XCTAssertEqual(
+            lists.events(), [#"0: ["city","temp"]"#, #"0: ["Paris, FR","21.5"]"#, #"0: ["Oslo","-3"]"#, "0: completed"])
+        let bad = try write("bad.csv", "a,b\n1,2\n3\n")
+        let failed = try PipelineHarness().run("source: { fixture: \(bad) }\nsink: record\n")
+        XCTAssertEqual(failed.events().count, 1)
+        XCTAssertTrue(failed.events()[0].contains("bad.csv line 3: 1 field where the header has 2"), failed.events()[0])
+    }
+
     func testFieldsPassedThroughKeepTheirTextAndComputedValuesAreWrittenOnce() throws {
         let lines = try write(
             "exact.jsonl", #"{"price": 1.50, "name": "caf\u00e9", "n": 1E3, "tags": [ 1 , 2 ]}"# + "\n")

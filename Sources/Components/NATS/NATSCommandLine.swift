@@ -1,6 +1,6 @@
 import CNATS
 import Foundation
-@_spi(Host) import Pipeline
+import Pipeline
 
 /// What `rivulet nats read`, `publish` and `list` do, as kcat and the `nats` tool do for their
 /// servers: read a stream or a subject with a consumer of its own that is deleted after (and that
@@ -40,6 +40,8 @@ public enum NATSCommandLine {
     public struct Failure: Error, CustomStringConvertible {
         /// What went wrong.
         public let description: String
+        /// A name that was not found, and the names there are (for the command's suggestion).
+        public var unknown: (name: String, candidates: [String])? = nil
     }
 
     private static func connect(_ servers: String, name: String) throws -> (NATSConnection, OpaquePointer) {
@@ -76,17 +78,9 @@ public enum NATSCommandLine {
         config.AckPolicy = js_AckExplicit
         config.MaxDeliver = 1
         config.InactiveThreshold = 30_000_000_000
-        switch deliver {
-        case .all: config.DeliverPolicy = js_DeliverAll
-        case .new: config.DeliverPolicy = js_DeliverNew
-        case .last: config.DeliverPolicy = filter == nil ? js_DeliverLast : js_DeliverLastPerSubject
-        case .sequence(let sequence):
-            config.DeliverPolicy = js_DeliverByStartSequence
-            config.OptStartSeq = sequence
-        case .time(let nanoseconds):
-            config.DeliverPolicy = js_DeliverByStartTime
-            config.OptStartTime = nanoseconds
-        }
+        deliver.apply(to: &config)
+        // The last message of each subject a filter takes, as `nats sub --last-per-subject` reads.
+        if deliver == .last && filter != nil { config.DeliverPolicy = js_DeliverLastPerSubject }
         var code = jsErrCode(rawValue: 0)
         var info: UnsafeMutablePointer<jsConsumerInfo>?
         let status = name.withCString { durable in
@@ -165,11 +159,11 @@ public enum NATSCommandLine {
                     "'\(target)' is stored by several streams (\(storing.joined(separator: ", "))): read one of them by name"
             )
         }
-        let guess = Suggestions.closest(to: target, in: names).map { "; did you mean '\($0)'?" } ?? ""
         throw Failure(
             description:
                 "no stream named '\(target)' or storing it on \(servers)"
-                + (names.isEmpty ? " (there is no stream)" : "; streams: \(names.joined(separator: ", "))") + guess)
+                + (names.isEmpty ? " (there is no stream)" : "; streams: \(names.joined(separator: ", "))"),
+            unknown: (target, names))
     }
 
     private static func streamNames(js: OpaquePointer) throws -> [String] {

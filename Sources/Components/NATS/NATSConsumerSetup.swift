@@ -80,17 +80,7 @@ struct NATSConsumerSetup {
         config.AckWait = settings.ackWait.totalNanoseconds
         config.MaxDeliver = Self.serverMaxDeliver
         config.MaxAckPending = Int64(settings.maxAckPending)
-        switch settings.deliver {
-        case .all: config.DeliverPolicy = js_DeliverAll
-        case .new: config.DeliverPolicy = js_DeliverNew
-        case .last: config.DeliverPolicy = js_DeliverLast
-        case .sequence(let sequence):
-            config.DeliverPolicy = js_DeliverByStartSequence
-            config.OptStartSeq = sequence
-        case .time(let nanoseconds):
-            config.DeliverPolicy = js_DeliverByStartTime
-            config.OptStartTime = nanoseconds
-        }
+        settings.deliver.apply(to: &config)
         body(&config)
     }
 
@@ -205,4 +195,21 @@ struct NATSConsumerSetup {
 struct NATSSetupError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+extension NATSDeliverPolicy {
+    /// Sets where a consumer made with `config` starts.
+    func apply(to config: inout jsConsumerConfig) {
+        switch self {
+        case .all: config.DeliverPolicy = js_DeliverAll
+        case .new: config.DeliverPolicy = js_DeliverNew
+        case .last: config.DeliverPolicy = js_DeliverLast
+        case .sequence(let sequence):
+            config.DeliverPolicy = js_DeliverByStartSequence
+            config.OptStartSeq = sequence
+        case .time(let nanoseconds):
+            config.DeliverPolicy = js_DeliverByStartTime
+            config.OptStartTime = nanoseconds
+        }
+    }
 }

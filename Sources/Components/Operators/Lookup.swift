@@ -69,9 +69,7 @@ extension BuiltinComponents {
             do {
                 _ = try LookupTable.read(
                     path: validation.resolvePath(path), key: values[Key.key], sqliteTable: values[Key.table],
-                    csv: CSVRecords(
-                        header: true, numbers: values[Key.numbers],
-                        separator: values[Key.separator].utf8.first ?? UInt8(ascii: ",")))
+                    csv: CSVParameters.records(values, header: true))
             } catch let error as LookupTable.Unreadable {
                 let place: any ParameterDeclaration =
                     error.description.contains("to key the table by") ? Key.key : Key.path
@@ -83,9 +81,7 @@ extension BuiltinComponents {
         checkpointing: .stateless,
         elementErrors: true,
         factory: .elementwise { parameters, context in
-            let csv = CSVRecords(
-                header: true, numbers: parameters[Key.numbers],
-                separator: parameters[Key.separator].utf8.first ?? UInt8(ascii: ","))
+            let csv = CSVParameters.records(parameters, header: true)
             let file: LookupFile
             do {
                 file = try LookupFile(

@@ -7,18 +7,22 @@ import Synchronization
 #endif
 
 private enum FixtureFormat: String, ParameterChoice {
-    case auto, json, jsonl, yaml
+    case auto, json, jsonl, yaml, csv
 }
 private enum Key {
     static let path = Parameter<String>(
         "path", doc: "The file, relative to the pipeline file.", example: "fixtures/items.json")
     static let format = Parameter<FixtureFormat>(
-        "format", default: .auto, doc: "How to read it; auto goes by the extension (.json, .jsonl/.ndjson, .yaml/.yml)."
+        "format", default: .auto,
+        doc: "How to read it; auto goes by the extension (.json, .jsonl/.ndjson, .yaml/.yml, .csv)."
     )
     static let whole = Parameter<Bool>("whole", default: false, doc: "Emit the whole document as one element.")
     static let every = Parameter<RxTimeInterval?>(
         "every", doc: "Emit one element per period instead of all at once.", example: "100ms"
     ).above(RxTimeInterval.zero)
+    static let header = CSVParameters.header
+    static let numbers = CSVParameters.numbers
+    static let separator = CSVParameters.separator
 }
 
 extension BuiltinComponents {
@@ -29,15 +33,20 @@ extension BuiltinComponents {
         docs: """
             A JSON or YAML array gives one element per item (whole: true gives the document as one \
             element); any other document is one element. JSON Lines (.jsonl, .ndjson) are read a line \
-            at a time, never the whole file. Without every, elements are emitted as fast as they are \
+            at a time, never the whole file. CSV (.csv, or format: csv) gives one element per record \
+            (a line), an object of the header's names (header: false gives lists; numbers: true reads \
+            numbers). Without every, elements are emitted as fast as they are \
             read; with every, one per period. Paths are relative to the pipeline file. A malformed \
             line of JSON Lines fails the pipeline, naming the file and line, or with onError is skipped \
             or reported on NAME.errors (its text as the element); a malformed document always fails.
             """,
-        parameters: [Key.path, Key.format, Key.whole, Key.every],
+        parameters: [Key.path, Key.format, Key.whole, Key.every, Key.header, Key.numbers, Key.separator],
         primary: Key.path,
         example: "source: { fixture: { path: fixtures/featured.json, every: 500ms } }",
-        validate: { values, validation in validation.requireReadable(Key.path, in: values, what: "fixture file") },
+        validate: { values, validation in
+            validation.requireReadable(Key.path, in: values, what: "fixture file")
+            CSVParameters.check(values, validation)
+        },
         checkpointing: .keepsState("its place in the file: the element or the line it reached"),
         delivery: Delivery(
             .atLeastOnce,
@@ -52,12 +61,15 @@ extension BuiltinComponents {
                     format = "jsonl"
                 } else if path.hasSuffix(".yaml") || path.hasSuffix(".yml") {
                     format = "yaml"
+                } else if path.hasSuffix(".csv") {
+                    format = "csv"
                 } else {
                     format = "json"
                 }
             }
             let whole = parameters[Key.whole]
             let every = parameters[Key.every]
+            let csv = CSVParameters.records(parameters)
             let scheduler = context.scheduler
             if format == "jsonl" && !whole {
                 return PipelineSource(
@@ -81,7 +93,10 @@ extension BuiltinComponents {
             }
             return PipelineSource { _ in
                 Observable.deferred {
-                    let document = try Fixture.readDocument(path: path, format: format, context: context)
+                    let document =
+                        format == "csv"
+                        ? try Fixture.readCSV(path: path, csv, context: context)
+                        : try Fixture.readDocument(path: path, format: format, context: context)
                     let elements: [Value]
                     if !whole, case .array(let items) = document { elements = items } else { elements = [document] }
                     // Resumed, it goes on from the element after the last one it emitted.
@@ -107,6 +122,30 @@ enum Fixture {
             lines.prefix(2).allSatisfy({ line in (try? JSONParser.parse(Array(line.utf8))) != nil })
         else { return "" }
         return "; it holds one JSON value per line: add format: jsonl"
+    }
+
+    /// A CSV file's records as a list: objects of its header's names, or lists without one. A
+    /// record that is not one fails the run, naming the file and the line.
+    static func readCSV(path: String, _ csv: CSVRecords, context: ComponentContext) throws -> Value {
+        guard let text = LocalFiles.readText(path) else { throw context.error("cannot read fixture file \(path)") }
+        var names: [String]?
+        var records: [Value] = []
+        // By bytes: as a Character, "\r\n" is one and would not split at "\n".
+        for (index, line) in text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() {
+            let bytes = Array(line)
+            if bytes.isEmpty || bytes == [0x0D] { continue }
+            do {
+                let fields = try bytes.withUnsafeBufferPointer { try csv.fields($0) }
+                if csv.header && names == nil {
+                    names = fields
+                    continue
+                }
+                records.append(try csv.value(fields, names: names))
+            } catch {
+                throw context.error("fixture \(path) line \(index + 1): \(error)")
+            }
+        }
+        return .array(records)
     }
 
     static func readDocument(path: String, format: String, context: ComponentContext) throws -> Value {

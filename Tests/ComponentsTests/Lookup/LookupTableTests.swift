@@ -55,7 +55,7 @@ final class LookupTableTests: XCTestCase {
         try database.execute("CREATE TABLE empty (route TEXT)")
         XCTAssertEqual(try read(path, key: "route", table: "empty").rows.count, 0)
         XCTAssertThrowsError(try read(path, key: "rout", table: "empty")) {
-            XCTAssertTrue("\($0)".contains("did you mean 'route'?"), "\($0)")
+            XCTAssertTrue("\($0)".hasSuffix("has no column 'rout' to key the table by; its columns: route"), "\($0)")
         }
         XCTAssertThrowsError(try read(path, key: "route", table: "nope")) {
             XCTAssertTrue("\($0)".contains("cannot read table 'nope'"), "\($0)")
@@ -65,7 +65,7 @@ final class LookupTableTests: XCTestCase {
     func testWhatCannotBeATableSaysWhy() throws {
         let noKey = try write("route,team\n/a,x\n", to: "a.csv")
         XCTAssertThrowsError(try read(noKey, key: "rout")) {
-            XCTAssertTrue("\($0)".hasSuffix("its columns: route, team; did you mean 'route'?"), "\($0)")
+            XCTAssertTrue("\($0)".hasSuffix("its columns: route, team"), "\($0)")
         }
         let short = try write("route,team\n/a\n", to: "b.csv")
         XCTAssertThrowsError(try read(short, key: "route")) {

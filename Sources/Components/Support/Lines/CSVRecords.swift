@@ -99,10 +99,10 @@ enum CSVParameters {
         "separator", default: ",", doc: "With format: csv: the one character between fields (, ; | or a tab).",
         example: ";")
 
-    /// The reading the parameters ask for.
-    static func records(_ parameters: ParameterValues) -> CSVRecords {
+    /// The reading the parameters ask for; `header` when the component has no such parameter.
+    static func records(_ parameters: ParameterValues, header: Bool? = nil) -> CSVRecords {
         CSVRecords(
-            header: parameters[header], numbers: parameters[numbers],
+            header: header ?? parameters[Self.header], numbers: parameters[numbers],
             separator: parameters[separator].utf8.first ?? UInt8(ascii: ","))
     }
 

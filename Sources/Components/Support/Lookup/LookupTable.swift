@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+import Pipeline
 import SQLite
 import Synchronization
 
@@ -20,13 +20,12 @@ struct LookupTable: Sendable {
         let description: String
     }
 
-    /// The message for a key column `key` that `path` lacks (`where` it was looked for), with
-    /// the columns it has and the closest one.
+    /// The message for a key column `key` that `path` lacks (`place`: where it was looked for),
+    /// with the columns it has.
     static func noKeyColumn(_ key: String, in path: String, _ place: String, columns: [String]) -> Unreadable {
-        let guess = Suggestions.closest(to: key, in: columns).map { "; did you mean '\($0)'?" } ?? ""
-        return Unreadable(
+        Unreadable(
             description:
-                "\(path)\(place) has no column '\(key)' to key the table by; its columns: \(columns.joined(separator: ", "))\(guess)"
+                "\(path)\(place) has no column '\(key)' to key the table by; its columns: \(columns.joined(separator: ", "))"
         )
     }
 

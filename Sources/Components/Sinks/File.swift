@@ -100,6 +100,10 @@ final class FileSink: FlushingSink {
     private let context: ComponentContext
     private let scheduler: any SchedulerType
     private let flushAfter: RxTimeInterval
+    /// On the virtual clock time does not pass for a reader, and a timer of the sink's own would
+    /// sit among the run's timers (which checkpoints take only when none are due together): there
+    /// lines are written at 64 KiB, at each checkpoint and at the end. Decided once, not per line.
+    private let flushesOnATimer: Bool
     private var flushTimer: (any Disposable)?
 
     init(
@@ -110,6 +114,7 @@ final class FileSink: FlushingSink {
         self.context = context
         self.scheduler = context.scheduler
         self.flushAfter = flushAfter
+        self.flushesOnATimer = !(context.scheduler is VirtualTimeScheduler)
         self.format = format == "json" ? .json : (format == "csv" ? .csv : .jsonLines)
         self.columns = columns
         // JSON is written beside the target and renamed over it at the end, unless the target is
@@ -307,10 +312,7 @@ final class FileSink: FlushingSink {
 
     /// Writes the buffered lines out `flushAfter` from now, unless a flush is already due.
     private func scheduleFlush() {
-        // On the virtual clock time does not pass for a reader, and a timer of the sink's own
-        // would sit among the run's timers (which checkpoints take only when none are due
-        // together): lines are written at 64 KiB, at each checkpoint and at the end.
-        guard flushTimer == nil, !(scheduler is VirtualTimeScheduler) else { return }
+        guard flushesOnATimer, flushTimer == nil else { return }
         // With no origin: a message is acknowledged once its line is flushed for it (SinkOrigins),
         // not held until this timer fires.
         flushTimer = Origin.with(nil) {

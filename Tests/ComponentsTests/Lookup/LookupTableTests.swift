@@ -94,4 +94,28 @@ final class LookupTableTests: XCTestCase {
         _ = try write("k,v\nc,4\n", to: "t.csv")
         XCTAssertEqual(file.refresh { warnings.append($0) }.rows.keys.sorted(), ["c"])
     }
+
+    func testAnElementNoRowMatchesGoesOnIsDroppedOrIsAnElementError() throws {
+        let path = try write("route,team\n/a,shop\n", to: "owners.csv")
+        func run(_ options: String) throws -> [String] {
+            try PipelineHarness().run(
+                """
+                source: { events: [{ at: 0ms, next: { r: /a } }, { at: 1ms, next: { r: /x } }, { at: 2ms, complete: true }] }
+                ops: [{ lookup: { path: \(path), key: route, by: .r, as: o\(options) } }]
+                sink: record
+                """
+            ).events()
+        }
+        XCTAssertEqual(
+            try run(""),
+            [#"0: {"r":"/a","o":{"route":"/a","team":"shop"}}"#, #"1: {"r":"/x","o":null}"#, "2: completed"])
+        XCTAssertEqual(
+            try run(", missing: drop"), [#"0: {"r":"/a","o":{"route":"/a","team":"shop"}}"#, "2: completed"])
+        XCTAssertEqual(
+            try run(", missing: error, onError: skip"),
+            [#"0: {"r":"/a","o":{"route":"/a","team":"shop"}}"#, "2: completed"], "the element is skipped")
+        let failed = try run(", missing: error")
+        XCTAssertEqual(failed.count, 2)
+        XCTAssertTrue(failed[1].contains("no row of '\(path)' has \"/x\" in its key column"), failed[1])
+    }
 }

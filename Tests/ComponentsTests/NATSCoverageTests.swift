@@ -23,8 +23,10 @@ final class NATSCoverageTests: XCTestCase {
     func testTheServersFloorCoversEverythingBelowItAndIsNeverLowered() {
         let coverage = NATSCoverage(restoring: ["floor": 2, "sequences": [5, 9]])
         XCTAssertTrue(coverage.contains(1), "at or below the floor: acknowledged on the server")
+        XCTAssertEqual(coverage.listed, 2)
         coverage.raiseFloor(to: 6)
         XCTAssertEqual(coverage.position(), ["floor": 6, "sequences": [9]], "what the floor covers is forgotten")
+        XCTAssertEqual(coverage.listed, 1, "what a checkpoint lists above the floor")
         coverage.raiseFloor(to: 4)
         XCTAssertEqual(coverage.position()["floor"], 6, "a floor read before a later one does not lower it")
         coverage.cover(5)

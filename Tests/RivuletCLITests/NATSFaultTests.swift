@@ -174,6 +174,49 @@ final class NATSFaultTests: OneNATSServerTestCase {
         XCTAssertEqual(Set(0..<count).subtracting(stored).sorted(), [], "nothing lost")
     }
 
+    /// A server that stops answering (SIGSTOP) for 8 s under a sink publishing an element every
+    /// millisecond: once publishes go unanswered for 5 s the sink keeps half as many outstanding
+    /// (`rivulet_nats_publish_window` 500 of maxInFlight 1,000), and once the server answers
+    /// again it grows back to 1,000; every element is stored once.
+    func testASinkUnansweredInTimeHalvesItsPublishesOutstandingAndGrowsThemBack() throws {
+        let count = 12_000
+        try makeStreamOUT()
+        let port = HTTPServerSourceTests.freePort()
+        let file = path("window.yaml")
+        try """
+        source: { interval: 1ms }
+        ops:
+          - take: \(count)
+          - map: { id: . }
+        sink: { nats: { url: "\(natsURL)", subject: out.items, msgId: "{{ .id }}", stream: OUT } }
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        let writer = try startRivulet(["run", file, "--metrics", "127.0.0.1:\(port)"], output: .null, error: .pipe)
+        let window = { () -> Double? in
+            MetricsEndpointTests.sample(
+                MetricsEndpointTests.get(port, "/metrics")?.body ?? "", "rivulet_nats_publish_window",
+                [#"component="nats""#])
+        }
+        let started = Date(timeIntervalSinceNow: 10)
+        while window() != 1000, Date() < started { Thread.sleep(forTimeInterval: 0.05) }
+        XCTAssertEqual(window(), 1000, "the whole of maxInFlight at first")
+        Thread.sleep(forTimeInterval: 1)
+        server.process.send(SIGSTOP)
+        Thread.sleep(forTimeInterval: 6.5)
+        let narrowed = window()
+        Thread.sleep(forTimeInterval: 1.5)
+        server.process.send(SIGCONT)
+        XCTAssertEqual(narrowed, 500, "halved once for the publishes that timed out together")
+        let answered = Date(timeIntervalSinceNow: 10)
+        while window() != 1000, Date() < answered { Thread.sleep(forTimeInterval: 0.05) }
+        XCTAssertEqual(window(), 1000, "grown back by one with each answer")
+        let output = writer.communicate(input: [], timeout: 120)
+        let stderr = String(decoding: output.standardError, as: UTF8.self)
+        XCTAssertEqual(output.termination.status, 0, String(stderr.suffix(2000)))
+        let stored = try idsStoredInOUT(atLeast: count)
+        XCTAssertEqual(stored.count, count, "each element stored once")
+        XCTAssertEqual(Set(0..<count).subtracting(stored).sorted(), [], "nothing lost")
+    }
+
     /// A server killed for a second while a sink publishes 100,000 elements as fast as it may:
     /// what was lost with it is sent again, and the stream stores none of it after maxInFlight or
     /// more later elements. (Those publishes waited out their answers while the others went on,

@@ -16,11 +16,20 @@ final class NATSStateHandOverTests: NATSServerOrClusterTestCase {
         let keys: Int
         let partitions: Int
         let millisecondsApart: Int
+        /// Characters of padding in each event (a field no operator reads).
+        var padding = 0
 
         /// 6,000 events of 40 keys, one a second: 4,000 minutes of a key.
         static let small = Scale(events: 6000, keys: 40, partitions: 4, millisecondsApart: 1000)
         /// 200,000 events of 2,000 keys, 3 ms apart: 20,000 minutes of a key, ten events each.
         static let full = Scale(events: 200_000, keys: 2000, partitions: 12, millisecondsApart: 3)
+        /// The full scale with events of about 1 KB. nats-server 2.9.10 (before 2.9.15) counts a
+        /// filtered consumer's pending messages again on every delivery while the consumer reads
+        /// the first half of the store's newest 8 MB block behind a producer: with events of
+        /// 100 bytes (70,000 a block) the producer slowed to 60 a second and gave up; with 1 KB
+        /// events a block holds 8,000 and a reader is soon past it.
+        static let fullOfKilobyteEvents = Scale(
+            events: 200_000, keys: 2000, partitions: 12, millisecondsApart: 3, padding: 900)
     }
 
     /// A group's lease: 2 s on one server with the small scale (so that the faults play out
@@ -35,9 +44,11 @@ final class NATSStateHandOverTests: NATSServerOrClusterTestCase {
     private func writeEvents(_ scale: Scale) throws -> [String: (count: Int, total: Int)] {
         var truth: [String: (count: Int, total: Int)] = [:]
         var files = ["", "", ""]
+        let pad = scale.padding > 0 ? ",\"pad\":\"\(String(repeating: "x", count: scale.padding))\"" : ""
         for id in 0..<scale.events {
             let (key, time, value) = ("k\(id % scale.keys)", id * scale.millisecondsApart, id % 7)
-            files[id * 3 / scale.events] += "{\"id\":\(id),\"key\":\"\(key)\",\"t\":\(time),\"v\":\(value)}\n"
+            files[id * 3 / scale.events] +=
+                "{\"id\":\(id),\"key\":\"\(key)\",\"t\":\(time),\"v\":\(value)\(pad)}\n"
             let window = "\(key) \(time / 60000 * 60000)"
             truth[window, default: (0, 0)].count += 1
             truth[window, default: (0, 0)].total += value
@@ -165,8 +176,8 @@ final class NATSStateHandOverTests: NATSServerOrClusterTestCase {
     /// lease while the last third is published, then woken.
     func testAtFullScaleThreeRunnersOneKilledOneJoiningAndOneStoppedCountEachMinuteOnce() throws {
         server = try NATSServer(storeDirectory: directory.appendingPathComponent("js").path)
-        try countEveryMinuteOnce(.full) {
-            try threeKilledJoiningAndStopped(replicas: 1)
+        try countEveryMinuteOnce(.fullOfKilobyteEvents) {
+            try threeKilledJoiningAndStopped(.fullOfKilobyteEvents, replicas: 1)
         }
     }
 
@@ -177,7 +188,7 @@ final class NATSStateHandOverTests: NATSServerOrClusterTestCase {
         let started = try NATSCluster(directory: directory)
         cluster = started
         try countEveryMinuteOnce(.full) {
-            try threeKilledJoiningAndStopped(replicas: 3) {
+            try threeKilledJoiningAndStopped(.full, replicas: 3) {
                 let leader = started.streamLeader("KV_rivulet-leases-minutes") ?? 0
                 started.kill(node: leader)
                 print("nats: killed cluster node n\(leader), the lease bucket's leader")
@@ -254,9 +265,8 @@ final class NATSStateHandOverTests: NATSServerOrClusterTestCase {
     /// a fourth joining, and one stopped past its lease while the last third is published (on a
     /// process of its own), with `fault` then, and woken; returns the three that run on.
     private func threeKilledJoiningAndStopped(
-        replicas: Int, fault: () throws -> Void = {}
+        _ scale: Scale, replicas: Int, fault: () throws -> Void = {}
     ) throws -> [ChildProcess] {
-        let scale = Scale.full
         let lease = Double(Self.leaseSeconds(scale, replicas: replicas))
         let runners = try ["a", "b", "c"].map { try runner($0, scale, replicas: replicas) }
         for runner in runners { waitForStderr(runner, containing: "holding partitions", seconds: 30) }

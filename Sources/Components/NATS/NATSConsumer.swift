@@ -24,6 +24,12 @@ final class NATSConsumer: @unchecked Sendable {
     private let checkpointSoon: (@Sendable () -> Void)?
     /// When the coverage's floor was last raised to the server's (fetch thread).
     private var floorAskedAt: RxTime?
+    /// How many sequences a checkpoint may list above the floor before the server is asked for
+    /// the floor sooner than every 10 s.
+    static let floorAskedAtListed = 2000
+    /// Whether the last fetch got fewer messages than it asked for: none wait behind them, and
+    /// counting them is cheap (fetch thread).
+    private var lastFetchCameShort = true
     /// Whether this run's reader said it skipped a message a checkpoint holds (once is enough).
     private var reportedCovered = false
     /// Whether a dead letter that could not be stored was reported (once a run is enough).
@@ -170,6 +176,7 @@ final class NATSConsumer: @unchecked Sendable {
                     : NATS_CONNECTION_DISCONNECTED
                 if status == NATS_OK { messages = Self.take(&list) }
                 if connected { requestsSent = true }
+                lastFetchCameShort = messages.count < wanted
             }
             if status == NATS_OK {
                 if handOn(messages, to: deliver) { continue }
@@ -248,15 +255,24 @@ final class NATSConsumer: @unchecked Sendable {
         return deliveryGaps.firstAfterLostDeliveries(messages.map(NATSDecoder.consumerSequence(of:)))
     }
 
-    /// Under --state, once a second: raises the coverage's floor to the consumer's
-    /// acknowledgement floor on the server, so a checkpoint lists only the sequences above it.
+    /// Under --state: raises the coverage's floor to the consumer's acknowledgement floor on the
+    /// server, so a checkpoint lists only the sequences above it. Asked at most once a second,
+    /// and while messages wait to be read only once the list holds `floorAskedAtListed`
+    /// sequences or every 10 s: nats-server before 2.9.15 answers a consumer-info request by
+    /// counting the consumer's pending messages through the stream, holding the block a producer
+    /// appends to, and twelve partitions behind a producer asking every second slowed it to
+    /// 30 messages a second.
     private func raiseCoverageFloor() {
         guard let coverage, let js = connection.jetStream, let stream = settings.stream,
             let durable = settings.durable
         else { return }
         // Paced by the pipeline's clock, as `keepHeldAlive` is.
         guard let now = pipeline?.now else { return }
-        if let asked = floorAskedAt, now - asked < .seconds(1) { return }
+        if let asked = floorAskedAt {
+            let since = now - asked
+            let behind = !lastFetchCameShort && since < .seconds(10) && coverage.listed < Self.floorAskedAtListed
+            if since < .seconds(1) || behind { return }
+        }
         floorAskedAt = now
         var code = jsErrCode(rawValue: 0)
         var info: UnsafeMutablePointer<jsConsumerInfo>?

@@ -84,6 +84,9 @@ final class NATSCoverage: @unchecked Sendable {
         for message in messages { message.consumer.giveBack(message.message, sequence: message.sequence) }
     }
 
+    /// How many sequences above the floor a checkpoint lists.
+    var listed: Int { lock.withLock { covered.count } }
+
     /// How many messages wait for a checkpoint to be acknowledged.
     var waiting: Int { lock.withLock { done.count } }
 

@@ -57,7 +57,10 @@ extension BuiltinComponents {
             stored after fewer than maxInFlight later ones, which the maxDelay of an event-time \
             reader should cover (lower maxInFlight if it does not). One not answered \
             within 5 s, or not sent because the server is away, is sent again (after 100 ms, \
-            doubling up to 2 s) until lostAfter has passed since it was first sent; one the stream \
+            doubling up to 2 s) until lostAfter has passed since it was first sent, and a publish \
+            not answered in time halves how many may be outstanding (grown back by one with each \
+            answer): a server slowed by other clients gets fewer at once rather than the same ones \
+            again. One the stream \
             refuses is tried again up to retries times; then it fails the run (or is handled by \
             onError). A server killed and restarted within lostAfter loses nothing and holds \
             nothing up for ever. \

@@ -23,14 +23,25 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
     private let answers: NATSPublishAnswers
     private var pending: [Int: NATSPublish] = [:]
     private var nextKey = 1
-    /// Publishes handed to the client and not answered yet; at most maxInFlight.
+    /// Publishes handed to the client and not answered yet; at most `window`.
     private var sent = 0
     private let maxInFlight: Int
+    /// How many publishes may be out at once: maxInFlight, halved when one is not answered in
+    /// time and grown by one with each answer. A server storing fewer than maxInFlight in
+    /// answerWait (one slowed by other clients) would otherwise time every publish out, and
+    /// the same ones sent again would keep it as slow: nothing stored for lostAfter.
+    private var window: Int
+    /// When `window` was last halved: once per answerWait, however many timed out together.
+    private var windowHalvedAt: RxTime?
     /// Publishes waiting for room under maxInFlight, in the order they came (handing one more
     /// to a full client would block the pipeline's thread, and fail it after a while), from
     /// `waitingStart` on: taking one from the front moves nothing (an outage queues thousands).
     private var waiting: [Int] = []
     private var waitingStart = 0
+    /// Publishes to send again that found no room under `window`: older than any in `waiting`,
+    /// they go first (behind the newer ones, the oldest would wait for keys outside the
+    /// ordering window, which wait for it: nothing would move).
+    private var retrying: [Int] = []
     /// The oldest publish not answered yet (or `nextKey`). None is handed to the client
     /// maxInFlight or more after it: otherwise, while one lost with a server waits out its answer,
     /// the others would go on and the stream would store it far after later elements (an
@@ -61,6 +72,7 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
         self.jetstream = jetstream
         self.retries = retries
         self.maxInFlight = maxInFlight
+        self.window = maxInFlight
         self.lostAfter = endpoint.lostAfter
         self.streamChecked = stream != nil
         self.context = context
@@ -114,6 +126,7 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
         } catch {
             return fail(error)
         }
+        if jetstream { context.meter?.gauge("nats_publish_window", window) }
         if let scheduler = context.scheduler as? any ConcurrentDeliveryScheduler {
             let target = SchedulerBound(self)
             answers.schedule = { answers in
@@ -182,8 +195,6 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
         guard jetstream, let js = connection.jetStream else { return try publishCore(publish, on: connection) }
         let key = nextKey
         nextKey += 1
-        var publish = publish
-        publish.since = context.scheduler.now
         pending[key] = publish
         transmit(key, js: js)
     }
@@ -210,7 +221,13 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
     /// Hands the publish `key` to the client, or queues it while maxInFlight are out.
     private func transmit(_ key: Int, js: OpaquePointer? = nil) {
         guard let publish = pending[key], let js = js ?? connection?.jetStream else { return }
-        guard sent < maxInFlight, isInWindow(key) else { return waiting.append(key) }
+        guard sent < window, isInWindow(key) else {
+            if publish.attempts > 0 { retrying.append(key) } else { waiting.append(key) }
+            return
+        }
+        // lostAfter counts from the first time it is handed to the client, not from a wait in
+        // line behind a narrowed window.
+        if publish.since == nil { pending[key]?.since = context.scheduler.now }
         var (message, status) = publish.message()
         guard let message else { return failPublish(key, "\(NATSError(status, doing: "creating it"))") }
         answers.expect(message, key: key)
@@ -283,6 +300,12 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
     /// JetStream answered the publish `key`: done, tried again, or failed.
     private func answered(_ key: Int, problem: NATSPublishProblem?) {
         sent -= 1
+        if problem?.status == NATS_TIMEOUT {
+            narrowWindow()
+        } else if problem == nil, window < maxInFlight {
+            window += 1
+            context.meter?.gauge("nats_publish_window", window)
+        }
         if let problem {
             retry(key, problem)
         } else if let publish = pending.removeValue(forKey: key), let origin = publish.origin {
@@ -290,6 +313,16 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
         }
         transmitWaiting()
         finishIfDone()
+    }
+
+    /// Halves `window` (to 1 at least) for a publish not answered in answerWait, once per
+    /// answerWait: the ones sent with it time out together.
+    private func narrowWindow() {
+        let now = context.scheduler.now
+        if let halved = windowHalvedAt, now - halved < Self.answerWait { return }
+        windowHalvedAt = now
+        window = max(1, window / 2)
+        context.meter?.gauge("nats_publish_window", window)
     }
 
     /// Whether `key` is fewer than maxInFlight publishes after the oldest one not answered.
@@ -304,7 +337,11 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
         guard !transmittingWaiting else { return }
         transmittingWaiting = true
         defer { transmittingWaiting = false }
-        while waitingStart < waiting.count, sent < maxInFlight, isInWindow(waiting[waitingStart]) {
+        if !retrying.isEmpty {
+            retrying.sort()
+            while !retrying.isEmpty, sent < window { transmit(retrying.removeFirst()) }
+        }
+        while waitingStart < waiting.count, sent < window, isInWindow(waiting[waitingStart]) {
             let key = waiting[waitingStart]
             waitingStart += 1
             transmit(key)

@@ -62,6 +62,32 @@ final class NATSCommandTests: OneNATSServerTestCase {
         assertContains(listed.stdout, "STREAM  SUBJECTS    MESSAGES  BYTES  CONSUMERS\nORDERS  orders.new  4")
     }
 
+    /// `--from` an RFC 3339 time reads what was stored from then on; a `--from` that is none of
+    /// the forms is an error that lists them.
+    func testReadFromATimeGivesWhatWasStoredAfterItAndAnyOtherFromIsExplained() throws {
+        try
+            "source: { events: [{ at: 0ms, complete: true }] }\nsink: { nats: { subject: orders.new, stream: ORDERS, create: true } }\n"
+            .write(toFile: path("make.yaml"), atomically: true, encoding: .utf8)
+        XCTAssertEqual(try rivulet(["run", path("make.yaml")]).status, 0)
+        XCTAssertEqual(try rivulet(["nats", "publish", "orders.new"], stdin: "{\"id\":1}\n").status, 0)
+        // The next whole second, a moment after the first was stored and before the second is.
+        let between = (Date().timeIntervalSince1970 + 1).rounded(.up)
+        Thread.sleep(until: Date(timeIntervalSince1970: between + 0.3))
+        XCTAssertEqual(try rivulet(["nats", "publish", "orders.new"], stdin: "{\"id\":2}\n").status, 0)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        let time = formatter.string(from: Date(timeIntervalSince1970: between))
+        let after = try rivulet(["nats", "read", "ORDERS", "--from", time])
+        XCTAssertEqual(after.status, 0, after.stderr)
+        XCTAssertEqual(after.stdout, "{\"id\":2}\n", "from \(time)")
+        let wrong = try rivulet(["nats", "read", "ORDERS", "--from", "yesterday"])
+        XCTAssertEqual(wrong.status, 1)
+        assertContains(
+            wrong.stderr,
+            "--from takes all, new, last, a stream sequence (from 1) or an RFC 3339 time; got 'yesterday'")
+        assertContains(try consumers(), "no consumer")
+    }
+
     func testAMisspeltStreamOrGroupIsNamedWithWhatIsThere() throws {
         try
             "source: { events: [{ at: 0ms, complete: true }] }\nsink: { nats: { subject: orders.new, stream: ORDERS, create: true } }\n"

@@ -88,4 +88,17 @@ final class OutputErrorTests: BinaryTestCase {
         XCTAssertEqual(result.status, 1, result.stderr)
         assertContains(result.stderr, "error: table: len() expects")
     }
+
+    /// A `key` that cannot be evaluated for an element fails the run as a cell does, after the
+    /// rows before it were written.
+    func testAnExpressionErrorInATablesKeyFailsTheRun() throws {
+        let pipeline = try write(
+            "keyed.yaml",
+            "source: { events: [{ at: 0ms, next: { a: \"x\" } }, { at: 1ms, next: { a: 1 } }, { at: 2ms, complete: true }] }\n"
+                + "sink: { table: { columns: [{ title: A, value: .a }], key: [len(.a)] } }\n")
+        let result = try runRivulet(["run", pipeline])
+        XCTAssertEqual(result.status, 1, result.stderr)
+        assertContains(result.stderr, "error: table: len() expects")
+        assertContains(result.stdout, "x")
+    }
 }

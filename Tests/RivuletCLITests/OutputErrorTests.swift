@@ -80,25 +80,28 @@ final class OutputErrorTests: BinaryTestCase {
     }
 
     func testAnExpressionErrorInATableCellFailsTheRun() throws {
-        let pipeline = try write(
-            "table.yaml",
-            "source: { events: [{ at: 0ms, next: [{ a: 1 }] }, { at: 1ms, complete: true }] }\n"
-                + "sink: { table: { columns: [{ title: A, value: len(.a) }] } }\n")
-        let result = try runRivulet(["run", pipeline])
-        XCTAssertEqual(result.status, 1, result.stderr)
-        assertContains(result.stderr, "error: table: len() expects")
+        try assertTableFailsOnLen(
+            "table.yaml", events: "{ at: 0ms, next: [{ a: 1 }] }", table: "columns: [{ title: A, value: len(.a) }]")
     }
 
     /// A `key` that cannot be evaluated for an element fails the run as a cell does, after the
     /// rows before it were written.
     func testAnExpressionErrorInATablesKeyFailsTheRun() throws {
+        let result = try assertTableFailsOnLen(
+            "keyed.yaml", events: "{ at: 0ms, next: { a: \"x\" } }, { at: 1ms, next: { a: 1 } }",
+            table: "columns: [{ title: A, value: .a }], key: [len(.a)]")
+        assertContains(result.stdout, "x")
+    }
+
+    /// Runs `events` (then completion) into `table: { TABLE }`, which calls len() on a number:
+    /// the run fails with exit 1 and len()'s error.
+    @discardableResult
+    private func assertTableFailsOnLen(_ name: String, events: String, table: String) throws -> ProcessResult {
         let pipeline = try write(
-            "keyed.yaml",
-            "source: { events: [{ at: 0ms, next: { a: \"x\" } }, { at: 1ms, next: { a: 1 } }, { at: 2ms, complete: true }] }\n"
-                + "sink: { table: { columns: [{ title: A, value: .a }], key: [len(.a)] } }\n")
+            name, "source: { events: [\(events), { at: 9ms, complete: true }] }\nsink: { table: { \(table) } }\n")
         let result = try runRivulet(["run", pipeline])
         XCTAssertEqual(result.status, 1, result.stderr)
         assertContains(result.stderr, "error: table: len() expects")
-        assertContains(result.stdout, "x")
+        return result
     }
 }

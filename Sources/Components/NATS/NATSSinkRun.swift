@@ -38,9 +38,9 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
     /// `waitingStart` on: taking one from the front moves nothing (an outage queues thousands).
     private var waiting: [Int] = []
     private var waitingStart = 0
-    /// Publishes to send again that found no room under `window`: older than any in `waiting`,
-    /// they go first (behind the newer ones, the oldest would wait for keys outside the
-    /// ordering window, which wait for it: nothing would move).
+    /// Publishes to send again that found no room under `window`, kept in key order: older than
+    /// any in `waiting`, they go first (behind the newer ones, the oldest would wait for keys
+    /// outside the ordering window, which wait for it: nothing would move). At most maxInFlight.
     private var retrying: [Int] = []
     /// The oldest publish not answered yet (or `nextKey`). None is handed to the client
     /// maxInFlight or more after it: otherwise, while one lost with a server waits out its answer,
@@ -222,7 +222,13 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
     private func transmit(_ key: Int, js: OpaquePointer? = nil) {
         guard let publish = pending[key], let js = js ?? connection?.jetStream else { return }
         guard sent < window, isInWindow(key) else {
-            if publish.attempts > 0 { retrying.append(key) } else { waiting.append(key) }
+            if publish.attempts > 0 {
+                // In order as it goes in (answers come in any order), not sorted on every answer.
+                let index = retrying.firstIndex { $0 > key } ?? retrying.endIndex
+                retrying.insert(key, at: index)
+            } else {
+                waiting.append(key)
+            }
             return
         }
         // lostAfter counts from the first time it is handed to the client, not from a wait in
@@ -337,10 +343,10 @@ final class NATSSink: AsynchronousSink, OriginKeepingSink {
         guard !transmittingWaiting else { return }
         transmittingWaiting = true
         defer { transmittingWaiting = false }
-        if !retrying.isEmpty {
-            retrying.sort()
-            while !retrying.isEmpty, sent < window { transmit(retrying.removeFirst()) }
-        }
+        // Taken out first: one that finds no room after all goes back in, in order.
+        let ready = Array(retrying.prefix(max(0, window - sent)))
+        retrying.removeFirst(ready.count)
+        for key in ready { transmit(key) }
         while waitingStart < waiting.count, sent < window, isInWindow(waiting[waitingStart]) {
             let key = waiting[waitingStart]
             waitingStart += 1

@@ -13,6 +13,7 @@ build: deps
 
 # Builds Rivulet and runs a pipeline offline: the featured carousel, read from its fixture, in a table.
 run: build-deps
+	@scripts/quiet-build.sh .build/make-run.log swift build --product rivulet-engine
 	@scripts/quiet-build.sh .build/make-run.log swift build --product rivulet
 	.build/debug/rivulet run Pipelines/carousel.yaml
 
@@ -31,6 +32,7 @@ test: deps
 # A release build of rivulet, installed under PREFIX (default ~/.local): PREFIX/bin/rivulet.
 PREFIX ?= $(HOME)/.local
 install: deps
+	swift build -c release --product rivulet-engine
 	swift build -c release --product rivulet
 	scripts/install.sh .build/release $(PREFIX)
 

@@ -4,7 +4,9 @@ import PackageDescription
 let package = Package(
     name: "Rivulet",
     products: [
-        .executable(name: "rivulet", targets: ["rivulet"])
+        // The command people run: a launcher that blocks the stop signals and starts the engine.
+        .executable(name: "rivulet", targets: ["rivulet"]),
+        .executable(name: "rivulet-engine", targets: ["rivulet-engine"]),
     ],
     dependencies: [
         .package(path: "Core"),
@@ -79,8 +81,22 @@ let package = Package(
         ),
         // Blocks SIGINT and SIGTERM before any initialiser runs (see early_signals.c).
         .target(name: "CEarlySignals"),
+        // `rivulet`: a C program linked statically, so that a SIGINT or SIGTERM 2 ms after start is
+        // already blocked; it replaces itself with `rivulet-engine` beside it (see main.c).
         .executableTarget(
             name: "rivulet",
+            // swiftc links the Swift runtime into every executable, unused here; its one link-time
+            // warning (dlopen in a static program) is silenced with GNU ld, as gold cannot.
+            linkerSettings: [
+                .unsafeFlags([
+                    "-static-executable", "-use-ld=bfd", "-Xlinker", "--gc-sections", "-Xlinker", "-s",
+                    "-Xlinker", "--no-warnings",
+                ])
+            ]
+        ),
+        // The engine: every command, in Swift.
+        .executableTarget(
+            name: "rivulet-engine",
             dependencies: [
                 "CEarlySignals",
                 "Components",
@@ -127,7 +143,8 @@ let package = Package(
             dependencies: ["StateStore", .product(name: "RivuletCore", package: "Core")]
         ),
         .testTarget(
-            name: "RivuletCLITests", dependencies: ["rivulet", "Components", "HTTPTestServer", "RivuletTestSupport"],
+            name: "RivuletCLITests",
+            dependencies: ["rivulet-engine", "Components", "HTTPTestServer", "RivuletTestSupport"],
             exclude: ["LintCorpus", "Golden", "SchemaCorpus"]),
     ]
 )

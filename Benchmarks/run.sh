@@ -12,7 +12,7 @@ rm -f Benchmarks/.build/release.yaml Benchmarks/.build/release/description.json 
 swift build -c release --package-path Benchmarks --product RivuletBenchmarks >&2
 if [ "$1" = "plugins" ]; then
   echo "building rivulet and the example plugin (release)..." >&2
-  swift build -c release --product rivulet >&2
+  swift build -c release --product rivulet-engine >&2 && swift build -c release --product rivulet >&2
   swift build -c release --package-path Examples/TextPlugin >&2
   mkdir -p Benchmarks/.build
   clang --target=wasm32 -O2 -nostdlib -fno-builtin -mbulk-memory -Wl,--no-entry -I Examples/WasmPlugin \
@@ -21,17 +21,17 @@ if [ "$1" = "plugins" ]; then
 fi
 if [ "$1" = "images" ]; then
   echo "building rivulet (release)..." >&2
-  swift build -c release --product rivulet >&2
+  swift build -c release --product rivulet-engine >&2 && swift build -c release --product rivulet >&2
   exec python3 Benchmarks/images.py
 fi
 if [ "$1" = "w3" ]; then
   echo "building rivulet (release)..." >&2
-  swift build -c release --product rivulet >&2
+  swift build -c release --product rivulet-engine >&2 && swift build -c release --product rivulet >&2
   exec python3 Benchmarks/w3.py
 fi
 if [ "$1" = "nats" ] || [ "$1" = "nats-keyed" ]; then
   echo "building rivulet (release) and the hand-written NATS loop..." >&2
-  swift build -c release --product rivulet >&2
+  swift build -c release --product rivulet-engine >&2 && swift build -c release --product rivulet >&2
   mkdir -p Benchmarks/.build
   cc -O2 -o Benchmarks/.build/nats-loop Benchmarks/nats/loop.c Benchmarks/nats/keyed.c \
     $(pkg-config --cflags --libs libnats) >&2
@@ -40,7 +40,7 @@ if [ "$1" = "nats" ] || [ "$1" = "nats-keyed" ]; then
 fi
 if [ "$1" = "w2" ]; then
   echo "building rivulet (release)..." >&2
-  swift build -c release --product rivulet >&2
+  swift build -c release --product rivulet-engine >&2 && swift build -c release --product rivulet >&2
   exec python3 Benchmarks/w2.py
 fi
 Benchmarks/.build/release/RivuletBenchmarks "$@"

@@ -107,4 +107,48 @@ final class ExecSourceTests: BinaryTestCase {
         }
         XCTAssertFalse(alive, "the program was stopped with the pipeline")
     }
+
+    func testAProgramThatIgnoresSIGTERMAndWhatItStartedAreGoneAfterTheRun() throws {
+        // Left running under init after the run: the source sent its program SIGTERM and no more.
+        let marker = "rivulet-exec-source-\(UUID().uuidString.prefix(8))"
+        try write(
+            "\(marker).py",
+            """
+            import json, signal, subprocess, time
+            subprocess.Popen(["sleep", "1000", "\(marker)-grandchild"])
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            n = 0
+            while True:
+                print(json.dumps(n), flush=True)
+                n += 1
+                time.sleep(0.01)
+            """)
+        let started = Date()
+        let result = try run(
+            """
+            source: { exec: [python3, ./\(marker).py] }
+            ops:
+              - take: 3
+            sink: stdout
+            """)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "0\n1\n2\n")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10, "the run did not wait for the program")
+        var left = Self.running(marker)
+        for _ in 0..<100 where !left.isEmpty {
+            usleep(50_000)
+            left = Self.running(marker)
+        }
+        XCTAssertEqual(left, [], "the program and its grandchild are gone")
+    }
+
+    /// Processes (not zombies) whose command line contains `marker`.
+    private static func running(_ marker: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { entry in
+            guard let pid = Int32(entry), !isZombie(pid),
+                let line = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline")
+            else { return false }
+            return String(decoding: line, as: UTF8.self).contains(marker)
+        }
+    }
 }

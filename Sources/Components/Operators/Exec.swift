@@ -83,7 +83,6 @@ final class ExecProcess {
         reader = LineReader(descriptor: process.standardOutput)
         stderrTail = StderrTail.reading(process.standardError)
         signal(SIGPIPE, SIG_IGN)
-        ExecGroups.shared.add(process.pid)
     }
 
     /// The most values a program may answer one element with: past it, the element fails (one
@@ -183,47 +182,6 @@ final class ExecProcess {
         }
     }
 
-    /// Closes the program's input and sends its group SIGTERM; a thread gives it 2 s, then kills
-    /// the group (a program that ignores SIGTERM, and what it started) and reaps it, so the
-    /// pipeline never waits. If rivulet exits first, its exit kills the group.
-    func stop() {
-        process.closeInput()
-        process.sendToGroup(SIGTERM)
-        let process = self.process
-        Thread {
-            var waited = 0
-            while process.exited() == nil, waited < 100 {
-                _ = poll(nil, 0, 20)
-                waited += 1
-            }
-            process.sendToGroup(SIGKILL)
-            process.wait()
-            ExecGroups.shared.remove(process.pid)
-        }.start()
-    }
-}
-
-/// The process groups of running exec programs, killed when rivulet exits: a program that
-/// ignores SIGTERM was left running after the run.
-final class ExecGroups: @unchecked Sendable {
-    static let shared = ExecGroups()
-    private let lock = NSLock()
-    private var groups: Set<pid_t> = []
-    private var installed = false
-
-    func add(_ group: pid_t) {
-        lock.withLock {
-            groups.insert(group)
-            if !installed {
-                installed = true
-                atexit { ExecGroups.shared.killAll() }
-            }
-        }
-    }
-
-    func remove(_ group: pid_t) { _ = lock.withLock { groups.remove(group) } }
-
-    private func killAll() {
-        for group in lock.withLock({ groups }) { kill(-group, SIGKILL) }
-    }
+    /// Stops the program and what it started (SIGTERM, then SIGKILL 2 s later), never waiting.
+    func stop() { process.stopGroup() }
 }

@@ -26,8 +26,9 @@ extension BuiltinComponents {
             of its standard output is an element as soon as it is written; its standard error is kept, \
             and the tail of it quoted if it fails. Its exit ends the stream: status 0 completes it, any \
             other status (or a signal) fails the pipeline with the status and the end of its standard \
-            error. When the pipeline stops first (a take, a signal, a failure elsewhere) the program is \
-            sent SIGTERM. A line that is not JSON (format: jsonl) fails the pipeline, or with onError is \
+            error. When the pipeline stops first (a take, a signal, a failure elsewhere) the program and \
+            the programs it started (its process group) are sent SIGTERM, and SIGKILL 2 s later or when \
+            rivulet exits. A line that is not JSON (format: jsonl) fails the pipeline, or with onError is \
             skipped or reported on NAME.errors. The reader stops reading while the pipeline is behind, \
             so a program that writes faster than the pipeline works blocks on its full pipe instead of \
             filling memory.
@@ -72,8 +73,10 @@ enum ProgramOutput {
         let process: ChildProcess
         do {
             // `env -C` runs the program in the pipeline's folder (posix_spawn has no portable chdir).
+            // In a group of its own, stopped as a whole: a program that ignores SIGTERM, or one it
+            // started, was left running under init.
             process = try ChildProcess(
-                executable: "/usr/bin/env", arguments: ["-C", directory] + command, input: .null)
+                executable: "/usr/bin/env", arguments: ["-C", directory] + command, input: .null, ownGroup: true)
         } catch {
             throw context.error("cannot start '\(commandLine)': \(error)")
         }
@@ -93,9 +96,6 @@ enum ProgramOutput {
                 if !tail.isEmpty { message += "; its standard error ends with:\n\(tail)" }
                 return .error(PipelineRuntimeError(message, component: name, location: location))
             },
-            stop: {
-                process.send(SIGTERM)
-                Thread { _ = process.wait() }.start()
-            })
+            stop: { process.stopGroup() })
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -71,8 +73,8 @@ public final class ChildProcess: @unchecked Sendable {
     /// Starts `executable` (looked up in PATH when it has no slash) with `arguments`.
     ///
     /// - Throws: `ChildProcessError` when the program cannot be started.
-    /// With `ownGroup`, the child leads a process group of its own, so `sendToGroup` reaches the
-    /// programs it starts too.
+    /// With `ownGroup`, the child leads a process group of its own, so `sendToGroup` and
+    /// `stopGroup` reach the programs it starts too, and the group is killed when rivulet exits.
     public init(
         executable: String, arguments: [String], input: Stream = .null, output: Stream = .pipe,
         error: Stream = .pipe, ownGroup: Bool = false
@@ -121,6 +123,7 @@ public final class ChildProcess: @unchecked Sendable {
             throw ChildProcessError(message: "cannot start '\(executable)': \(String(cString: strerror(result)))")
         }
         pid = child
+        if ownGroup { RunningGroups.shared.add(child) }
         standardInput = parentEnds[0]
         standardOutput = parentEnds[1]
         standardError = parentEnds[2]
@@ -163,6 +166,22 @@ public final class ChildProcess: @unchecked Sendable {
     /// started as well, even after it exited itself.
     public func sendToGroup(_ signal: Int32) {
         kill(-pid, signal)
+    }
+
+    /// Stops a child started with `ownGroup`: closes its input and sends its group SIGTERM; a thread
+    /// gives it `grace` seconds, then kills the group (a program that ignores SIGTERM, and what it
+    /// started) and reaps the child, so the caller never waits. If rivulet exits first, its exit
+    /// kills the group.
+    public func stopGroup(grace: Double = 2) {
+        closeInput()
+        sendToGroup(SIGTERM)
+        Thread {
+            let deadline = Self.monotonicSeconds() + grace
+            while self.exited() == nil, Self.monotonicSeconds() < deadline { _ = poll(nil, 0, 20) }
+            self.sendToGroup(SIGKILL)
+            self.wait()
+            RunningGroups.shared.remove(self.pid)
+        }.start()
     }
 
     /// Waits for the child to end and reaps it.
@@ -261,4 +280,29 @@ public struct ChildProcessError: Error, CustomStringConvertible {
     public let message: String
     /// The message.
     public var description: String { message }
+}
+
+/// The process groups of children started with `ownGroup` and not yet stopped, killed when rivulet
+/// exits: a program that ignores SIGTERM (or one it started) was left running under init.
+private final class RunningGroups: @unchecked Sendable {
+    static let shared = RunningGroups()
+    private let lock = NSLock()
+    private var groups: Set<pid_t> = []
+    private var installed = false
+
+    func add(_ group: pid_t) {
+        lock.withLock {
+            groups.insert(group)
+            if !installed {
+                installed = true
+                atexit { RunningGroups.shared.killAll() }
+            }
+        }
+    }
+
+    func remove(_ group: pid_t) { _ = lock.withLock { groups.remove(group) } }
+
+    private func killAll() {
+        for group in lock.withLock({ groups }) { kill(-group, SIGKILL) }
+    }
 }

@@ -135,6 +135,33 @@ final class WasmCommandTests: BinaryTestCase {
         return lines
     }
 
+    func testASignalEndsACallThatWouldRunForItsWholeFuel() throws {
+        // A stop waited for the running call: an endless loop with the most fuel a call may have
+        // took minutes, and needed SIGKILL.
+        try compile(
+            """
+            #include "rivulet.h"
+            RIVULET_STATELESS()
+            RIVULET_EXPORT(process) int process(char *element, size_t length) {
+                for (volatile int spin = 0;; spin++) {}
+            }
+            """, to: "loop.wasm")
+        try """
+        source: { events: [{ at: 0ms, next: 1 }] }
+        ops:
+          - wasm: { module: loop.wasm, function: process, fuel: 1000000000 }
+        sink: stdout
+        """.write(toFile: path("p.yaml"), atomically: true, encoding: .utf8)
+        let run = try startRivulet(["run", path("p.yaml")], output: .null)
+        Thread.sleep(forTimeInterval: 1)
+        let sent = Date()
+        run.send(SIGTERM)
+        let ended = run.communicate(timeout: 60)
+        let seconds = Date().timeIntervalSince(sent)
+        XCTAssertEqual(ended.termination, .exited(143), String(decoding: ended.standardError, as: UTF8.self))
+        XCTAssertLessThan(seconds, 1, "stopped \(seconds) s after the signal")
+    }
+
     func testUnderWatchAChangedModuleIsSwappedInWithItsStateAndABrokenOneLeavesTheOldRunning() throws {
         let quota = try String(contentsOfFile: Self.example + "/quota.c", encoding: .utf8)
         try compile(quota, to: "first.wasm")

@@ -44,7 +44,8 @@ extension BuiltinComponents {
             trap, a call past its fuel, memory grown past maxMemoryMiB or a bad pointer fail the element \
             as onError says (fail stops the run; skip and errors drop the element and go on), and the \
             instance is replaced by a fresh one (its own state restarts empty); the runner never \
-            crashes or hangs. A module that exports rivulet_snapshot and rivulet_restore keeps its state \
+            crashes or hangs. A stop (SIGTERM, Ctrl-C) ends a running call within about 20 ms; its element \
+            is not failed, skipped or acknowledged. A module that exports rivulet_snapshot and rivulet_restore keeps its state \
             in checkpoints (--state) and across a hot swap under run --watch, where a changed .wasm file \
             is loaded between two elements (one that does not load leaves the old one running). The ABI \
             (version 1) and a C header are in docs/plugins.md.
@@ -98,13 +99,13 @@ struct WasmOperator {
 
     /// Loads and checks the module as `lint` does: every problem at the value it is about.
     static func validate(_ values: ParameterValues, _ validation: ComponentValidation) {
-        // A stop waits for the call that runs (a module cannot be stopped in the middle of one):
-        // the fuel ceiling bounds how long that can be.
+        // A stop ends a running call (WasmCallWatch); the ceiling bounds how long one element may
+        // hold the pipeline's thread.
         if values[Key.fuel] > WasmPluginLimits.fuelCeiling {
             validation.error(
                 "fuel is \(values[Key.fuel]), more than the \(WasmPluginLimits.fuelCeiling) one call may have",
                 at: Key.fuel,
-                in: values, note: "a call of that much fuel runs for seconds, and a stop waits for it")
+                in: values, note: "a call of that much fuel runs for a minute or more, holding the pipeline's thread")
             return
         }
         if values[Key.maxMemory] > WasmPluginLimits.memoryCeilingMiB {

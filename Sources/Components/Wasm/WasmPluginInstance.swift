@@ -50,6 +50,8 @@ final class WasmPluginInstance {
     private var buffer: (address: UInt32, capacity: Int) = (0, 0)
     private let output: WasmPluginOutput
     private var scratch: [UInt8] = []
+    /// Its calls, ended by the watch when the run is interrupted (none in lint and the fuzzer).
+    private let calls: WasmCallWatch.Calls?
 
     /// Whether the module can hand its state over (`rivulet_snapshot` and `rivulet_restore`).
     let keepsState: Bool
@@ -59,10 +61,11 @@ final class WasmPluginInstance {
     let takesConfig: Bool
 
     /// Instantiates `plugin` and checks its exports and ABI version; `function` is the export
-    /// each element is given to.
-    init(_ plugin: WasmPluginModule, function: String, limits: WasmPluginLimits, grants: WASIGrants)
-        throws(WasmPluginError)
-    {
+    /// each element is given to. A call still running once `isInterrupted` says so is ended.
+    init(
+        _ plugin: WasmPluginModule, function: String, limits: WasmPluginLimits, grants: WASIGrants,
+        isInterrupted: (@Sendable () -> Bool)? = nil
+    ) throws(WasmPluginError) {
         self.plugin = plugin
         self.functionName = function
         self.limits = limits
@@ -71,6 +74,7 @@ final class WasmPluginInstance {
         let engine = Engine(configuration: EngineConfiguration(compilationMode: .eager, fuelMetering: true))
         store = Store(engine: engine)
         store.resourceLimiter = WasmMemoryCap(bytes: limits.memoryBytes)
+        calls = isInterrupted.map { [store] in WasmCallWatch.shared.watch(store, isInterrupted: $0) }
         output = WasmPluginOutput(limits: limits)
         stack = ExecutionStack(engine: engine)
         var imports = Imports()
@@ -172,7 +176,9 @@ final class WasmPluginInstance {
                 arguments = [.i32(address), .i32(UInt32(input.count))]
             }
             store.fuel = Fuel(remaining: limits.fuel)
-            let status = try function.invoke(arguments, on: &stack)
+            let status =
+                try calls?.run { try function.invoke(arguments, on: &stack) }
+                ?? function.invoke(arguments, on: &stack)
             if case .i32(let code) = status.first, code != 0 {
                 let message = output.errorMessage ?? "returned \(Int32(bitPattern: code))"
                 throw WasmPluginError("the module failed on \(what): \(message)")
@@ -181,6 +187,10 @@ final class WasmPluginInstance {
         } catch let error as WasmPluginError {
             throw error
         } catch {
+            if calls?.wasStopped == true {
+                throw WasmPluginError(
+                    "the run was stopped while the module worked on \(what)", brokeInstance: true, isStop: true)
+            }
             throw WasmPluginError(Self.describe(error, limits: limits), brokeInstance: true)
         }
     }

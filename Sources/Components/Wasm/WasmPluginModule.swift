@@ -71,11 +71,14 @@ struct WasmPluginError: Error, CustomStringConvertible {
     /// Whether the instance it came from must be thrown away (a trap, fuel or memory exhausted,
     /// a bad pointer): its memory may be half way through an element.
     let brokeInstance: Bool
+    /// Whether the call was ended because the run was interrupted: the element did not fail.
+    let isStop: Bool
 
-    init(_ message: String, note: String? = nil, brokeInstance: Bool = false) {
+    init(_ message: String, note: String? = nil, brokeInstance: Bool = false, isStop: Bool = false) {
         self.message = message
         self.note = note
         self.brokeInstance = brokeInstance
+        self.isStop = isStop
     }
 
     var description: String { message }

@@ -35,8 +35,10 @@ final class WasmPluginRun {
 
     private func start() throws(WasmPluginError) -> WasmPluginInstance {
         let module = try WasmPluginModule.load(setup.modulePath, named: setup.writtenPath)
+        let interruption = SchedulerInterruption(setup.context.scheduler)
         let instance = try WasmPluginInstance(
-            module, function: setup.function, limits: setup.limits, grants: setup.grants)
+            module, function: setup.function, limits: setup.limits, grants: setup.grants,
+            isInterrupted: { interruption.isInterrupted })
         try instance.initialize(config: setup.config)
         return instance
     }
@@ -55,6 +57,8 @@ final class WasmPluginRun {
                 instance = nil
                 lastState = nil
             }
+            // Stopped by a signal: the element is not failed (nor skipped, nor acknowledged).
+            if error.isStop { throw setup.context.error(error.message, element: element) }
             try setup.context.elementFailed(setup.context.error(error.message, element: element), element: element)
             return []
         }

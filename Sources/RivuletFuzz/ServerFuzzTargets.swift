@@ -93,6 +93,12 @@ enum ServerFuzzTargets {
             _ = NATSCoverage(restoring: position)
         }
         let value = (try? JSONParser.parse(Array(bytes.dropFirst()))) ?? .string(text)
+        // A `nats` source's position in a runner's own checkpoint (its SQLite file).
+        if let positions = try? NATSPositions(restoring: value) {
+            for name in value["consumers"]?.objectValue?.keys.map({ $0 }) ?? [] {
+                _ = positions.coverage(of: name).contains(1)
+            }
+        }
         let pipelines = [
             "aggregate: { by: .k, every: 10ms, allowedLateness: 20ms, fields: { n: count, s: { sum: .v }, f: { first: .v } } }",
             "window: { every: 10ms, slide: 5ms, allowedLateness: 20ms }",

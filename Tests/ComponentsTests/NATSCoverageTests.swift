@@ -33,8 +33,8 @@ final class NATSCoverageTests: XCTestCase {
         XCTAssertEqual(coverage.position()["sequences"], [9], "nothing at or below the floor is listed")
     }
 
-    func testEveryConsumerKeepsItsOwnPositionAndOneNotReadKeepsTheOneItWasRestoredWith() {
-        let positions = NATSPositions(restoring: [
+    func testEveryConsumerKeepsItsOwnPositionAndOneNotReadKeepsTheOneItWasRestoredWith() throws {
+        let positions = try NATSPositions(restoring: [
             "consumers": ["totals-p0": ["floor": 10, "sequences": [12]], "totals-p1": ["floor": 4, "sequences": []]]
         ])
         let first = positions.coverage(of: "totals-p0")
@@ -50,8 +50,8 @@ final class NATSCoverageTests: XCTestCase {
             ])
     }
 
-    func testAPartitionTakenOverStartsFromItsStoredPositionAndOneLetGoOfIsAbandoned() {
-        let positions = NATSPositions(restoring: ["consumers": ["totals-p0": ["floor": 10, "sequences": []]]])
+    func testAPartitionTakenOverStartsFromItsStoredPositionAndOneLetGoOfIsAbandoned() throws {
+        let positions = try NATSPositions(restoring: ["consumers": ["totals-p0": ["floor": 10, "sequences": []]]])
         let before = positions.coverage(of: "totals-p0")
         positions.install("totals-p0", NATSCoverage(restoring: ["floor": 20, "sequences": [22]]))
         XCTAssertTrue(before.isAbandoned, "what the old coverage waited to acknowledge goes back")
@@ -63,5 +63,34 @@ final class NATSCoverageTests: XCTestCase {
         XCTAssertTrue(taken.isAbandoned)
         XCTAssertNil(positions.existing("totals-p0"))
         XCTAssertEqual(positions.value(), ["consumers": [:]], "a partition let go of keeps no position here")
+    }
+
+    func testADamagedStoredPositionIsRefusedNamingItsConsumer() {
+        let remedy = "; reset the pipeline's checkpoint to start over (rivulet state FILE --reset NAME)"
+        let cases: [(Value, String)] = [
+            (
+                ["consumers": ["c": ["floor": -5]]],
+                "the checkpoint's position of consumer 'c' has the floor -5, not a sequence from 0 to 9223372036854775806"
+            ),
+            (
+                ["consumers": ["c": ["floor": 9_223_372_036_854_775_807]]],
+                "the checkpoint's position of consumer 'c' has the floor 9223372036854775807"
+            ),
+            (["consumers": ["c": ["floor": "3"]]], "the checkpoint's position of consumer 'c' has the floor \"3\""),
+            (
+                ["consumers": ["c": ["sequences": [0]]]],
+                "the checkpoint's position of consumer 'c' has 'sequences' that are not a list"
+            ),
+            (["consumers": ["c": [1, 2]]], "the checkpoint's position of consumer 'c' is array, not an object"),
+            (["consumers": "c"], "the checkpoint's positions are string, not an object"),
+        ]
+        for (stored, says) in cases {
+            XCTAssertThrowsError(try NATSPositions(restoring: stored), "\(stored)") { error in
+                let text = "\(error)"
+                XCTAssertTrue(text.hasPrefix(says) && text.hasSuffix(remedy), text)
+            }
+        }
+        XCTAssertNoThrow(try NATSPositions(restoring: nil), "nothing restored: a first run")
+        XCTAssertNoThrow(try NATSPositions(restoring: ["consumers": ["c": ["floor": 0, "sequences": [1]]]]))
     }
 }

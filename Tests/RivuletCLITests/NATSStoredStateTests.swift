@@ -4,9 +4,10 @@ import XCTest
 
 @testable import Components
 
-/// What a runner of a group reads from its state bucket is input: an entry that is not JSON, or
-/// whose floor is out of range, is refused with a message naming it, and the runner goes on with
-/// its other partitions. (A negative floor, or one at its maximum, crashed every runner that took
+/// What a runner reads from a store is input. From a group's state bucket: an entry that is not
+/// JSON, or whose floor is out of range, is refused with a message naming it, and the runner goes
+/// on with its other partitions. From its own SQLite file: a damaged position is refused naming
+/// its consumer, and the run does not start. (A negative floor, or one at its maximum, crashed every runner that took
 /// the partition, again on each restart; an entry that was not JSON was read as an empty state.)
 final class NATSStoredStateTests: OneNATSServerTestCase {
     private func publish(_ ids: Range<Int>) throws {
@@ -72,5 +73,56 @@ final class NATSStoredStateTests: OneNATSServerTestCase {
         let new = Set(read).subtracting(0..<40)
         XCTAssertFalse(new.isEmpty, errors)
         XCTAssertLessThan(new.count, 40, "the refused partitions' messages wait")
+    }
+
+    func testADamagedPositionInTheRunnersOwnStateFileIsRefusedByName() throws {
+        try """
+        name: reader
+        source: { nats: { url: "\(natsURL)", stream: EVENTS, subject: "events.>", durable: reader, create: true } }
+        ops: [{ map: { id: .id } }]
+        sink: { file: \(path("read.jsonl")) }
+        """.write(toFile: path("reader.yaml"), atomically: true, encoding: .utf8)
+        func startReader() throws -> ChildProcess {
+            try startRivulet(
+                ["run", path("reader.yaml"), "--state", path("reader.db"), "--checkpoint-interval", "200ms"],
+                output: .null, error: .pipe)
+        }
+        let first = try startReader()
+        Thread.sleep(forTimeInterval: 2)  // the stream and the consumer
+        try publish(0..<20)
+        waitForLines("read.jsonl", atLeast: 20)
+        let (stopped, firstErrors) = stop(first)
+        XCTAssertEqual(stopped, 143, firstErrors)
+
+        // The runner's SQLite file, edited by hand: the consumer's floor made negative (it was
+        // read as 0, and the stream read again from its start).
+        func sqlite(_ sql: String) throws -> String {
+            let process = try ChildProcess(executable: "sqlite3", arguments: [path("reader.db"), sql], input: .null)
+            return String(decoding: process.communicate(timeout: 30).standardOutput, as: UTF8.self)
+        }
+        let state = try sqlite("SELECT state FROM checkpoints WHERE pipeline = 'reader'")
+        let floor = try XCTUnwrap(state.range(of: #""floor":[0-9]+"#, options: .regularExpression), state)
+        let damaged = state.replacingCharacters(in: floor, with: #""floor":-5"#)
+            .trimmingCharacters(in: .newlines).replacingOccurrences(of: "'", with: "''")
+        _ = try sqlite("UPDATE checkpoints SET state = '\(damaged)' WHERE pipeline = 'reader'")
+
+        let refused = try startReader().communicate(timeout: 30)
+        let errors = String(decoding: refused.standardError, as: UTF8.self)
+        XCTAssertEqual(refused.termination, .exited(1), errors)
+        assertContains(
+            errors, "the checkpoint's position of consumer 'reader' has the floor -5, not a sequence from 0 to",
+            "reset the pipeline's checkpoint to start over")
+        XCTAssertFalse(errors.contains("Fatal error"), errors)
+        XCTAssertEqual(ids("read.jsonl"), Array(0..<20), "nothing read again")
+
+        let reset = try runRivulet(["state", path("reader.db"), "--reset", "reader"])
+        XCTAssertEqual(reset.status, 0, reset.stderr)
+        try publish(20..<30)
+        let again = try startReader()
+        waitForLines("read.jsonl", atLeast: 30)
+        let (status, againErrors) = stop(again)
+        XCTAssertEqual(status, 143, againErrors)
+        XCTAssertEqual(
+            Set(ids("read.jsonl")), Set(0..<30), "after a reset the consumer goes on where the server has it")
     }
 }

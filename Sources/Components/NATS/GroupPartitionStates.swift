@@ -138,9 +138,6 @@ final class GroupPartitionStates: @unchecked Sendable {
         throw NATSSetupError("partition \(partition) of group '\(group)' is being claimed by another runner")
     }
 
-    /// The highest acknowledgement floor an entry may give: the next sequence must fit.
-    static let highestFloor = Int(Int64.max - 1)
-
     /// A partition's stored entry, checked: what is stored is input, and a bad one (written by
     /// hand, by another program, or cut short) is refused with what is wrong and where, never
     /// read as an empty state (the partition would be read again from the stream's start) nor
@@ -172,16 +169,7 @@ final class GroupPartitionStates: @unchecked Sendable {
         }
         guard let position = object["position"], position != .null else { return object }
         guard let fields = position.objectValue else { throw refuse("has a 'position' that is not an object") }
-        if let floor = fields["floor"], floor != .null {
-            guard let value = floor.intValue, (0...highestFloor).contains(value) else {
-                throw refuse("has the floor \(floor), not a sequence from 0 to \(highestFloor)")
-            }
-        }
-        if let sequences = fields["sequences"], sequences != .null {
-            guard let items = sequences.arrayValue,
-                items.allSatisfy({ $0.intValue.map { (1...highestFloor + 1).contains($0) } ?? false })
-            else { throw refuse("has 'sequences' that are not a list of stream sequences") }
-        }
+        if let problem = NATSCoverage.problem(withFields: fields) { throw refuse(problem) }
         return object
     }
 

@@ -39,7 +39,28 @@ final class NATSCoverage: @unchecked Sendable {
     /// or its state could not be stored): nothing it covers is acknowledged any more.
     private var abandoned = false
 
-    /// Coverage starting from what a checkpoint held (`position()`'s value), or from nothing.
+    /// The highest acknowledgement floor a stored position may give: the next sequence must fit.
+    static let highestFloor = Int(Int64.max - 1)
+
+    /// What is wrong with the fields of a stored position (`position()`'s value), if anything: it
+    /// is read from a store (a runner's SQLite file, a group's bucket), written by hand or by
+    /// another program, and a negative floor read as 0 would read the stream again from its start.
+    static func problem(withFields fields: JSONObject) -> String? {
+        if let floor = fields["floor"], floor != .null {
+            guard let value = floor.intValue, (0...highestFloor).contains(value) else {
+                return "has the floor \(floor), not a sequence from 0 to \(highestFloor)"
+            }
+        }
+        if let sequences = fields["sequences"], sequences != .null {
+            guard let items = sequences.arrayValue,
+                items.allSatisfy({ $0.intValue.map { (1...highestFloor + 1).contains($0) } ?? false })
+            else { return "has 'sequences' that are not a list of stream sequences" }
+        }
+        return nil
+    }
+
+    /// Coverage starting from what a checkpoint held (`position()`'s value, checked with
+    /// `problem(withFields:)`), or from nothing.
     init(restoring position: Value?) {
         floor = UInt64(max(position?["floor"]?.intValue ?? 0, 0))
         covered = Set((position?["sequences"]?.arrayValue ?? []).compactMap { $0.intValue.map { UInt64(max($0, 0)) } })
@@ -141,10 +162,26 @@ final class NATSPositions: @unchecked Sendable {
     private var restored: [String: Value]
 
     /// Positions resuming from `restored` (what `value()` returned at the checkpoint), or none.
-    init(restoring restored: Value?) {
+    ///
+    /// - Throws: `NATSSetupError` naming the consumer whose stored position is damaged: resuming
+    ///   from it would read the stream again, or trap.
+    init(restoring restored: Value?) throws {
         var byName: [String: Value] = [:]
-        if case .object(let object)? = restored?["consumers"] {
-            for (name, value) in object { byName[name] = value }
+        let remedy = "; reset the pipeline's checkpoint to start over (rivulet state FILE --reset NAME)"
+        if let consumers = restored?["consumers"], consumers != .null {
+            guard case .object(let object) = consumers else {
+                throw NATSSetupError("the checkpoint's positions are \(consumers.typeName), not an object\(remedy)")
+            }
+            for (name, value) in object {
+                guard let fields = value.objectValue else {
+                    throw NATSSetupError(
+                        "the checkpoint's position of consumer '\(name)' is \(value.typeName), not an object\(remedy)")
+                }
+                if let problem = NATSCoverage.problem(withFields: fields) {
+                    throw NATSSetupError("the checkpoint's position of consumer '\(name)' \(problem)\(remedy)")
+                }
+                byName[name] = value
+            }
         }
         self.restored = byName
     }

@@ -278,7 +278,14 @@ enum NATSSource {
                 endpoint: endpoint, decoder: decoder, target: target, context: boundContext, scheduler: scheduler,
                 report: report, ending: ending, meter: meter, name: name)
             if context.checkpoints != nil {
-                let positions = NATSPositions(restoring: context.restoredState)
+                let positions: NATSPositions
+                do {
+                    positions = try NATSPositions(restoring: context.restoredState)
+                } catch {
+                    connected()
+                    fail(error)
+                    return
+                }
                 context.keepPosition(read: { positions.value() }, committed: { positions.committed() })
                 reading.positions = positions
                 reading.states = context.existing(GroupPartitionStates.self)

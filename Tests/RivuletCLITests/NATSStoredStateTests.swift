@@ -125,4 +125,65 @@ final class NATSStoredStateTests: OneNATSServerTestCase {
         XCTAssertEqual(
             Set(ids("read.jsonl")), Set(0..<30), "after a reset the consumer goes on where the server has it")
     }
+
+    func testAPartitionStateLargerThanTheServerTakesFailsTheRunAndLosesNothing() throws {
+        // A partition's entry too large to store: it was dropped while its messages were
+        // acknowledged (a count of 4 where 5 came). Here a dedupe's state outgrows 8 KB.
+        let store = directory.appendingPathComponent("js").path
+        func restartServer(maxPayload: Int?) throws {
+            server.stop()
+            var arguments = ["-js", "-a", "127.0.0.1", "-p", "-1", "-sd", store]
+            if let maxPayload {
+                try "max_payload: \(maxPayload)\n".write(toFile: path("server.conf"), atomically: true, encoding: .utf8)
+                arguments += ["-c", path("server.conf")]
+            }
+            server = try NATSServer(arguments: arguments)
+        }
+        try restartServer(maxPayload: 8192)
+        func startCounter() throws -> ChildProcess {
+            try """
+            source: { nats: { url: "\(natsURL)", stream: EVENTS, subject: events, group: g, partitions: 4, leaseTimeout: 2s, create: true } }
+            ops:
+              - partitionBy:
+                  { key: .key, partitions: 4, ops: [{ dedupe: { key: .pad } }, { map: { id: .id } }] }
+            sink: { file: \(path("out.jsonl")) }
+            """.write(toFile: path("counter.yaml"), atomically: true, encoding: .utf8)
+            return try startRivulet(
+                ["run", path("counter.yaml"), "--state", path("counter.db"), "--checkpoint-interval", "200ms"],
+                output: .null, error: .pipe)
+        }
+        func publish(_ ids: Range<Int>) throws {
+            let pad = String(repeating: "x", count: 1000)
+            let lines = ids.map { "{\"id\":\($0),\"key\":\"k\",\"pad\":\"\($0)-\(pad)\"}" }.joined(separator: "\n")
+            try (lines + "\n").write(toFile: path("events.jsonl"), atomically: true, encoding: .utf8)
+            let published = try run(
+                """
+                source: { fixture: { path: \(path("events.jsonl")), every: 300ms } }
+                sink: { nats: { url: "\(natsURL)", subject: events, partitionBy: .key, partitions: 4, msgId: "{{ .id }}", stream: EVENTS } }
+                """)
+            XCTAssertEqual(published.status, 0, published.stderr)
+        }
+        let first = try startCounter()
+        Thread.sleep(forTimeInterval: 3)
+        try publish(0..<12)
+        let failed = first.communicate(timeout: 30)
+        let errors = String(decoding: failed.standardError, as: UTF8.self)
+        XCTAssertEqual(failed.termination, .exited(1), errors)
+        assertContains(
+            errors, "of group 'g': its state is ",
+            " bytes, more than the server takes in one entry of bucket 'rivulet-state-g'",
+            "raise the server's max_payload")
+        XCTAssertFalse(errors.contains("Fatal error"), errors)
+
+        // The same stored state, a server that takes it: what the failed checkpoint held was not
+        // acknowledged, so it comes again, and the sink's file was cut back to the last checkpoint.
+        try restartServer(maxPayload: nil)
+        let second = try startCounter()
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while ids("out.jsonl").count < 12, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        Thread.sleep(forTimeInterval: 1)
+        let (status, secondErrors) = stop(second)
+        XCTAssertEqual(status, 143, secondErrors)
+        XCTAssertEqual(ids("out.jsonl"), Array(0..<12), "each message written once: " + errors + secondErrors)
+    }
 }

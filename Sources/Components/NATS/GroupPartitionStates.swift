@@ -44,7 +44,7 @@ final class GroupPartitionStates: @unchecked Sendable {
         self.checkpoints = checkpoints
         self.sourceKey = sourceKey
         runner = NATSPartitionedReading.runnerName()
-        checkpoints.beforeCommit { [weak self] snapshot in self?.store(&snapshot) }
+        checkpoints.beforeCommit { [weak self] snapshot in try self?.store(&snapshot) }
     }
 
     /// The key-value bucket of a group's partition state.
@@ -201,7 +201,9 @@ final class GroupPartitionStates: @unchecked Sendable {
     /// A checkpoint's snapshot: each held partition's chain state and position go to its entry
     /// in the bucket, compare-and-set on the revision this runner wrote last; the state of the
     /// partitions it does not hold is dropped, and the rest stays for the runner's own store.
-    private func store(_ snapshot: inout JSONObject) {
+    /// An entry larger than the server takes fails the checkpoint, and with it the run: it cannot
+    /// be stored by any runner, and reading on would acknowledge what no stored state holds.
+    private func store(_ snapshot: inout JSONObject) throws {
         var states: [Int: JSONObject] = [:]
         for chains in chainSets {
             for key in snapshot.keys {
@@ -225,14 +227,19 @@ final class GroupPartitionStates: @unchecked Sendable {
                 "position": positionsOf[partition] ?? .null,
                 "consumer": consumers[partition].map(Value.string) ?? .null,
             ]
+            let text = JSONSerializer.string(entry)
             do {
-                if let written = try store.update(
-                    Self.key(partition), JSONSerializer.string(entry), expected: revision)
-                {
+                if let written = try store.update(Self.key(partition), text, expected: revision) {
                     held[partition] = written
                 } else {
                     lose(partition, because: "another runner holds it now")
                 }
+            } catch let error as NATSError where error.isTooLarge {
+                throw NATSSetupError(
+                    "partition \(partition) of group '\(group)': its state is \(text.utf8.count) bytes, more than the "
+                        + "server takes in one entry of bucket '\(Self.bucketName(group))' (\(error)); the checkpoint "
+                        + "is not taken and nothing since the last one is acknowledged; raise the server's "
+                        + "max_payload (at most 64 MB), or give the group more partitions")
             } catch {
                 lose(partition, because: "its state could not be stored (\(error))")
             }

@@ -23,6 +23,12 @@ struct NATSError: Error, CustomStringConvertible {
     let code: jsErrCode
     let detail: String
 
+    /// Whether the server (or the client, by the server's max_payload) refused a message as
+    /// larger than it takes.
+    var isTooLarge: Bool {
+        status == NATS_MAX_PAYLOAD || detail.localizedCaseInsensitiveContains("message size exceeds maximum")
+    }
+
     init(_ status: natsStatus, code: jsErrCode = jsErrCode(rawValue: 0), doing: String) {
         self.status = status
         self.code = code

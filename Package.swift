@@ -85,6 +85,7 @@ let package = Package(
         // already blocked; it replaces itself with `rivulet-engine` beside it (see main.c).
         .executableTarget(
             name: "rivulet",
+            dependencies: ["CEarlySignals"],
             // swiftc links the Swift runtime into every executable, unused here; its one link-time
             // warning (dlopen in a static program) is silenced with GNU ld, as gold cannot.
             linkerSettings: [

@@ -4,34 +4,22 @@
 // Why a launcher: the engine is mapped and relocated with its 32 shared libraries (Swift's runtime,
 // Foundation, ICU, NIO's) for about 15 ms before any of its code runs, and a stop signal in that
 // time ended the process by the default action instead of an orderly stop (exit 130/143). This
-// program is linked statically, so nothing runs before its `.preinit_array` entry blocks the two
-// signals; the mask and any signal already pending are kept across `execv`, and the engine's
-// signal thread takes them once it is ready.
+// program is linked statically, so nothing runs before the `.preinit_array` entry of CEarlySignals
+// (the engine's own, linked in here too) blocks the two signals; the mask and any signal already
+// pending are kept across `execv`, and the engine's signal thread takes them once it is ready.
 #include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-static void rivulet_block_stop_signals(int argc, char **argv, char **envp) {
-    (void)argc;
-    (void)argv;
-    (void)envp;
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
-    sigprocmask(SIG_BLOCK, &signals, NULL);
-}
-
-__attribute__((section(".preinit_array"), used)) static void (*const rivulet_launcher_preinit)(int, char **, char **) =
-    rivulet_block_stop_signals;
+#include "CEarlySignals.h"
 
 static const char engine_name[] = "rivulet-engine";
 
 int main(int argc, char **argv) {
     (void)argc;
+    (void)rivulet_early_signals_installed();
     // The engine is found beside the real file of this program, wherever a link to it is called from.
     char path[PATH_MAX];
     ssize_t length = readlink("/proc/self/exe", path, sizeof path - sizeof engine_name);

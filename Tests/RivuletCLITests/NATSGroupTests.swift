@@ -420,6 +420,31 @@ final class NATSGroupTests: OneNATSServerTestCase {
         )
     }
 
+    func testAnOperatorThatNeedsTheWholeStreamRunsOnEachOfTheGroupsPartitions() throws {
+        // Lint said ok; the run refused it ("partitions must be 8 (the source's), not 1"): a
+        // partitionBy with such an operator ran as one partition, which no runner of a group can.
+        try publishPartitioned(1...40)
+        let counter = try startConsumer(
+            """
+            source: { nats: { url: "\(natsURL)", stream: ORDERS, subject: orders, group: totals, partitions: 8 } }
+            ops:
+              - partitionBy: { key: .customer, partitions: 8, ops: [{ scan: { seed: 0, accumulator: acc + 1 } }] }
+            sink: { file: \(path("counts.jsonl")) }
+            """)
+        waitForLines("counts.jsonl", atLeast: 40)
+        let (status, errors) = stop(counter)
+        XCTAssertEqual(status, 143, errors)
+        // Each partition counts its own messages from 1: as many 1s as partitions that had any,
+        // and never more of a count than of the one before it.
+        let counts = ((try? String(contentsOfFile: path("counts.jsonl"), encoding: .utf8)) ?? "")
+            .split(separator: "\n").compactMap { Int($0) }
+        XCTAssertEqual(counts.count, 40, errors)
+        let times = Dictionary(grouping: counts, by: { $0 }).mapValues(\.count)
+        XCTAssertTrue((1...8).contains(times[1] ?? 0), "\(counts)")
+        XCTAssertTrue(times.keys.allSatisfy { (times[$0] ?? 0) <= (times[$0 - 1] ?? 8) }, "\(counts)")
+        XCTAssertLessThan(counts.max() ?? 0, 40, "not one count over the whole stream")
+    }
+
     func testPartitionsFlagsAKilledHoldersLeaseAndShowsTheStoredFloorAfterATakeover() throws {
         try publishPartitioned(1...400)
         let pipeline = """

@@ -39,7 +39,9 @@ extension BuiltinComponents {
             or late exactly as without partitions. Keyed operators in ops (aggregate with by, groupBy, \
             dedupe) give the same results as without partitions when their key decides the partition \
             key (lint warns otherwise). An operator that needs the whole stream (reduce, window, scan, \
-            take, zip...) cannot be split: lint names it and ops then run as one partition. Partitions \
+            take, zip...) cannot be split: lint names it and ops then run as one partition (except after \
+            the nats source of a runner group, where no runner sees the whole stream: each of the \
+            group's partitions runs its own ops on its own messages). Partitions \
             run on the pipeline's thread (same partitions, same state, same results) on the virtual \
             clock, after a source whose messages are acknowledged (nats, httpServer), under --state \
             when ops has a groupBy, and when an operator in ops routes element errors (onError) or \
@@ -100,7 +102,10 @@ extension BuiltinComponents {
             let splittable = ops.operators.allSatisfy {
                 PartitionSafety.of($0, partitionKey: key.source) != .wholeStream
             }
-            let partitions = splittable ? parameters[Key.partitions] : 1
+            // After a group's source no runner sees the whole stream: each partition's messages go
+            // to that partition's chain whatever its ops (lint's check and the run's agree).
+            let afterGroup = context.existing(GroupSourcePartitions.self) != nil
+            let partitions = splittable || afterGroup ? parameters[Key.partitions] : 1
             var threads = min(partitions, parameters[Key.threads].intValue ?? PartitionThreads.cores)
             let eventClock = context.scheduler as? EventTimeScheduler
             let runLoop = (eventClock?.base ?? context.scheduler) as? SerialRunLoopScheduler

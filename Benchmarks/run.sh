@@ -25,8 +25,12 @@ if [ "$1" = "images" ]; then
   exec python3 Benchmarks/images.py
 fi
 if [ "$1" = "w3" ]; then
-  echo "building rivulet (release)..." >&2
+  echo "building rivulet (release) and the simdjson reference..." >&2
   swift build -c release --product rivulet-engine >&2 && swift build -c release --product rivulet >&2
+  scripts/install-deps.sh bench
+  mkdir -p Benchmarks/.build
+  c++ -O2 -std=c++17 -o Benchmarks/.build/w3-simdjson Benchmarks/simdjson/w3.cpp \
+    $(pkg-config --cflags --libs simdjson) >&2
   exec python3 Benchmarks/w3.py
 fi
 if [ "$1" = "nats" ] || [ "$1" = "nats-keyed" ]; then
@@ -39,8 +43,12 @@ if [ "$1" = "nats" ] || [ "$1" = "nats-keyed" ]; then
   exec python3 Benchmarks/nats_keyed.py
 fi
 if [ "$1" = "w2" ]; then
-  echo "building rivulet (release)..." >&2
+  echo "building rivulet (release) and the simdjson reference..." >&2
   swift build -c release --product rivulet-engine >&2 && swift build -c release --product rivulet >&2
+  scripts/install-deps.sh bench
+  mkdir -p Benchmarks/.build
+  c++ -O2 -std=c++17 -o Benchmarks/.build/w2-simdjson Benchmarks/simdjson/w2.cpp \
+    $(pkg-config --cflags --libs simdjson) >&2
   exec python3 Benchmarks/w2.py
 fi
 Benchmarks/.build/release/RivuletBenchmarks "$@"

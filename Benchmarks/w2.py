@@ -2,9 +2,10 @@
 """W2: the whole record path, timed from outside in one run.
 
 A JSON Lines file of {"id": i, "name": "item-i", "stars": i % 5000} goes through
-filter .stars >= 2500 -> map {id, name} -> a JSON Lines file, three ways: `rivulet run` (release;
+filter .stars >= 2500 -> map {id, name} -> a JSON Lines file, four ways: `rivulet run` (release;
 without `parallel:` such a pipeline runs its stateless stretch on every core),
-a hand-written Swift loop with the same JSON code, and jq. Rivulet and the loop are run five times,
+a hand-written Swift loop with the same JSON code, a C++ loop on simdjson (the reference at the
+hardware's limit, Benchmarks/simdjson/w2.cpp), and jq. Rivulet and the loop are run five times,
 each rivulet run beside a loop run, jq three times, and the best wall time kept (and five times with --state, checkpoints every second, each beside a run without); peak RSS of `rivulet run` is measured at 1M and 4M lines. Outputs are compared.
 
 Two variants, so the gain is not only for pass-through: one where the map computes a new value
@@ -20,6 +21,9 @@ data = os.path.join(root, "Benchmarks", "data")
 os.makedirs(data, exist_ok=True)
 rivulet = os.path.join(root, ".build", "release", "rivulet")
 bench = os.path.join(root, "Benchmarks", ".build", "release", "RivuletBenchmarks")
+# The reference at the hardware's limit: the same work in C++ on simdjson's On-Demand API.
+simdjson = os.path.join(root, "Benchmarks", ".build", "w2-simdjson")
+simdjson_out = os.path.join(data, "w2-1000000-simdjson.jsonl")
 
 def timed(command, stdout=None):
     start = time.monotonic()
@@ -55,16 +59,18 @@ for lines in (1_000_000, 4_000_000):
     # At 1M lines, each run of rivulet beside one of the loop: on a shared machine, runs far
     # apart in time differ by more than what is compared.
     rounds = 5 if lines == 1_000_000 else 1
-    times, loop_times = [], []
+    times, loop_times, simdjson_times = [], [], []
     for _ in range(rounds):
         elapsed, peak = timed([rivulet, "run", spec])
         times.append(elapsed)
         rss[lines] = max(rss.get(lines, 0), peak)
         if lines == 1_000_000:
             loop_times.append(timed([bench, "w2-loop", source, loop_out])[0])
+            simdjson_times.append(timed([simdjson, source, simdjson_out])[0])
     if lines == 1_000_000:
         best["rivulet"] = min(times)
         best["loop"] = min(loop_times)
+        best["simdjson"] = min(simdjson_times)
 
 # The same run keeping checkpoints (`--state`, the default 1 s interval), on a fresh store each time,
 # interleaved with runs without: on a shared machine, runs far apart in time differ by more than
@@ -110,8 +116,8 @@ def records(path):
 rivulet_records = records(os.path.join(data, "w2-1000000-rivulet.jsonl"))
 if (rivulet_records != records(loop_out) or rivulet_records != records(jq_out)
         or rivulet_records != records(os.path.join(data, "w2-1000000-parallel.jsonl"))
-        or rivulet_records != records(serial_out)):
-    sys.exit("w2: the three outputs differ")
+        or rivulet_records != records(serial_out) or rivulet_records != records(simdjson_out)):
+    sys.exit("w2: the outputs differ")
 count = len(rivulet_records)
 
 # The variants: a computed value, and nested fields of records with an owner.
@@ -134,19 +140,22 @@ for name, (fixture, condition, mapping, jq_program) in variants.items():
     source_path = os.path.join(data, fixture)
     loop_path = os.path.join(data, f"w2-{name}-loop.jsonl")
     jq_path = os.path.join(data, f"w2-{name}-jq.jsonl")
-    riv_times, loop_times = [], []
+    simdjson_path = os.path.join(data, f"w2-{name}-simdjson.jsonl")
+    riv_times, loop_times, simd_times = [], [], []
     for _ in range(3):
         riv_times.append(timed([rivulet, "run", spec])[0])
         loop_times.append(timed([bench, "w2-loop", source_path, loop_path, name])[0])
-    riv, loop = min(riv_times), min(loop_times)
+        simd_times.append(timed([simdjson, source_path, simdjson_path, name])[0])
+    riv, loop, simd = min(riv_times), min(loop_times), min(simd_times)
     with open(jq_path, "w") as f:
         jq = timed(["jq", "-c", jq_program, source_path], stdout=f)[0]
-    outputs = [records(p) for p in (out, loop_path, jq_path)]
-    if outputs[0] != outputs[1] or outputs[0] != outputs[2] or not outputs[0]:
-        sys.exit(f"w2 {name}: the three outputs differ")
+    outputs = [records(p) for p in (out, loop_path, jq_path, simdjson_path)]
+    if any(output != outputs[0] for output in outputs[1:]) or not outputs[0]:
+        sys.exit(f"w2 {name}: the outputs differ")
     variant_lines.append(
         f"w2 {name} kept={len(outputs[0])} rivulet_s={riv:.3f} loop_s={loop:.3f} jq_s={jq:.3f} "
-        f"rivulet_vs_loop={riv / loop:.2f} jq_vs_rivulet={jq / riv:.2f}")
+        f"simdjson_s={simd:.3f} rivulet_vs_loop={riv / loop:.2f} jq_vs_rivulet={jq / riv:.2f} "
+        f"rivulet_over_simdjson={riv / simd:.2f}")
 
 print(f"w2 lines=1000000 kept={count} outputs_identical=yes")
 for line in variant_lines:
@@ -160,3 +169,8 @@ print(f"w2 parallel_2_s={best['rivulet_parallel']:.3f} serial_s={best['rivulet_s
       f"serial_vs_loop={best['rivulet_serial_interleaved'] / best['loop']:.2f}")
 print(f"w2 with_state_s={best['rivulet_state']:.3f} without_s={best['rivulet_plain_interleaved']:.3f} "
       f"state_overhead={(best['rivulet_state'] / best['rivulet_plain_interleaved'] - 1) * 100:.1f}%")
+# The line to read: Rivulet against the simdjson reference, and the bytes a second each moves.
+megabytes = os.path.getsize(source) / 1e6
+print(f"w2 rivulet_s={best['rivulet']:.3f} simdjson_s={best['simdjson']:.3f} "
+      f"rivulet_over_simdjson={best['rivulet'] / best['simdjson']:.2f} "
+      f"rivulet_mb_s={megabytes / best['rivulet']:.0f} simdjson_mb_s={megabytes / best['simdjson']:.0f}")

@@ -3,12 +3,14 @@
 
 1,000,000 JSON Lines records {"key": "k<0..9999>", "v": n, "ts": ms} over 10 minutes of event time,
 5% of them up to 10 s out of order, counted and summed per key per 1-minute window on event time
-with a 10 s allowance (exact windows, nothing late), four ways:
+with a 10 s allowance (exact windows, nothing late), five ways:
 
 - Rivulet: `eventTime: {time: .ts, maxDelay: 10s}` then `aggregate: {by: .key, every: 1m, ...}`,
   with `parallel: 1` (one thread, as the loop), and as written (`default_s`: split by key over
   every core, as an aggregate by key is by default);
 - the hand-written Swift loop (same JSON code, a dictionary per open window, the same watermark);
+- the same loop in C++ on simdjson's On-Demand API (Benchmarks/simdjson/w3.cpp): the reference at
+  the hardware's limit;
 - Bytewax (PyPI `bytewax`, one worker): `EventClock` with a 10 s wait and a `TumblingWindower` of
   1 minute aligned to the epoch, `fold_window`; installed into Benchmarks/.venv on first use;
 - DuckDB's batch `GROUP BY` over the same file, the reference of what two cores can do;
@@ -27,6 +29,8 @@ data = os.path.join(root, "Benchmarks", "data")
 os.makedirs(data, exist_ok=True)
 rivulet = os.path.join(root, ".build", "release", "rivulet")
 bench = os.path.join(root, "Benchmarks", ".build", "release", "RivuletBenchmarks")
+# The reference at the hardware's limit: the loop's work in C++ on simdjson's On-Demand API.
+simdjson = os.path.join(root, "Benchmarks", ".build", "w3-simdjson")
 venv = os.path.join(root, "Benchmarks", ".venv")
 lines = 1_000_000
 
@@ -93,11 +97,12 @@ for threads in (1, 2):
                 "        - aggregate: { by: .key, every: 1m, fields: { count: count, sum: { sum: .v } } }\n"
                 f"sink: {{ file: w3-threads{threads}.jsonl }}\n")
 outputs = {name: os.path.join(data, f"w3-{name}.jsonl")
-           for name in ["rivulet", "loop", "bytewax", "duckdb", "threads1", "threads2", "default"]}
-times = {"rivulet": [], "loop": [], "threads1": [], "threads2": [], "default": []}
+           for name in ["rivulet", "loop", "simdjson", "bytewax", "duckdb", "threads1", "threads2", "default"]}
+times = {"rivulet": [], "loop": [], "simdjson": [], "threads1": [], "threads2": [], "default": []}
 rss = {name: 0.0 for name in times}
 for _ in range(5):
     for name, command in [("rivulet", [rivulet, "run", spec]), ("loop", [bench, "w3-loop", source, outputs["loop"]]),
+                          ("simdjson", [simdjson, source, outputs["simdjson"]]),
                           ("threads1", [rivulet, "run", partitioned[1]]), ("threads2", [rivulet, "run", partitioned[2]]),
                           ("default", [rivulet, "run", default_spec])]:
         elapsed, peak = timed(command)
@@ -131,3 +136,11 @@ print(f"w3-parallel one_s={best['threads1']:.3f} two_s={best['threads2']:.3f} "
       f"two_vs_duckdb={best['threads2'] / best['duckdb']:.2f} default_s={best['default']:.3f} "
       f"equal={'true' if equal['threads1'] and equal['threads2'] and equal['default'] else 'false'} "
       f"default_equal={'true' if default_equal else 'false'}")
+# The line to read: Rivulet (one thread, and as written) against the simdjson reference (one
+# thread), and the bytes a second each moves.
+megabytes = os.path.getsize(source) / 1e6
+print(f"w3 rivulet_s={best['rivulet']:.3f} default_s={best['default']:.3f} simdjson_s={best['simdjson']:.3f} "
+      f"rivulet_over_simdjson={best['rivulet'] / best['simdjson']:.2f} "
+      f"default_over_simdjson={best['default'] / best['simdjson']:.2f} "
+      f"rivulet_mb_s={megabytes / best['rivulet']:.0f} simdjson_mb_s={megabytes / best['simdjson']:.0f} "
+      f"equal={'true' if equal['simdjson'] and equal['rivulet'] else 'false'}")

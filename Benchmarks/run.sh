@@ -24,14 +24,15 @@ if [ "$1" = "images" ]; then
   swift build -c release --product rivulet-engine >&2 && swift build -c release --product rivulet >&2
   exec python3 Benchmarks/images.py
 fi
-if [ "$1" = "w3" ]; then
+if [ "$1" = "w2" ] || [ "$1" = "w3" ]; then
+  # Rivulet, and the same work in C++ on simdjson: the reference at the hardware's limit.
   echo "building rivulet (release) and the simdjson reference..." >&2
   swift build -c release --product rivulet-engine >&2 && swift build -c release --product rivulet >&2
   scripts/install-deps.sh bench
   mkdir -p Benchmarks/.build
-  c++ -O2 -std=c++17 -o Benchmarks/.build/w3-simdjson Benchmarks/simdjson/w3.cpp \
+  c++ -O2 -std=c++17 -o "Benchmarks/.build/$1-simdjson" "Benchmarks/simdjson/$1.cpp" \
     $(pkg-config --cflags --libs simdjson) >&2
-  exec python3 Benchmarks/w3.py
+  exec python3 "Benchmarks/$1.py"
 fi
 if [ "$1" = "nats" ] || [ "$1" = "nats-keyed" ]; then
   echo "building rivulet (release) and the hand-written NATS loop..." >&2
@@ -41,14 +42,5 @@ if [ "$1" = "nats" ] || [ "$1" = "nats-keyed" ]; then
     $(pkg-config --cflags --libs libnats) >&2
   [ "$1" = "nats" ] && exec python3 Benchmarks/nats.py
   exec python3 Benchmarks/nats_keyed.py
-fi
-if [ "$1" = "w2" ]; then
-  echo "building rivulet (release) and the simdjson reference..." >&2
-  swift build -c release --product rivulet-engine >&2 && swift build -c release --product rivulet >&2
-  scripts/install-deps.sh bench
-  mkdir -p Benchmarks/.build
-  c++ -O2 -std=c++17 -o Benchmarks/.build/w2-simdjson Benchmarks/simdjson/w2.cpp \
-    $(pkg-config --cflags --libs simdjson) >&2
-  exec python3 Benchmarks/w2.py
 fi
 Benchmarks/.build/release/RivuletBenchmarks "$@"

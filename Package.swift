@@ -25,6 +25,11 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The NATS C client (JetStream included), for the `nats` source and sink.
         .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
+        // libpq, PostgreSQL's C client: queries and the logical replication stream.
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // PostgreSQL connections: bound statements, rows one at a time, the copy-both replication
+        // stream and the `pgoutput` decoder. The `postgres` source and sink use it.
+        .target(name: "Postgres", dependencies: ["CPostgres"]),
         // SQLite connections: statements with bound values, typed rows. The state store and the
         // `sqlite` source and sink use it.
         .target(name: "SQLite", dependencies: ["CSQLite"]),
@@ -38,6 +43,7 @@ let package = Package(
                 "CLibXML2",
                 "CNATS",
                 "SQLite",
+                "Postgres",
                 .product(name: "RivuletCore", package: "Core"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -139,6 +145,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "RivuletTestSupport"]),
         .testTarget(
             name: "StateStoreTests",
             dependencies: ["StateStore", .product(name: "RivuletCore", package: "Core")]

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Installs the system packages Rivulet builds against (libyaml, libxml2, SQLite, the NATS C client,
-# pkg-config) and, unless the argument is `build`, those its tests use too (SQLite's shell, the
-# NATS server, curl, jq, tmux, headless Chromium and chromedriver for the browser tests), only if
+# PostgreSQL's libpq, pkg-config) and, unless the argument is `build`, those its tests use too
+# (SQLite's shell, the NATS server, a PostgreSQL server, curl, jq, tmux, headless Chromium and
+# chromedriver for the browser tests), only if
 # one is missing. Safe to run again. `make run` asks for `build`; `make test` and CI for all;
 # `Benchmarks/run.sh` for `bench` (the build packages and simdjson, for the reference loops).
 set -euo pipefail
-needed=(libyaml-dev libxml2-dev libsqlite3-dev libnats-dev pkg-config)
+needed=(libyaml-dev libxml2-dev libsqlite3-dev libnats-dev libpq-dev pkg-config)
 if [ "${1:-all}" = "bench" ]; then
   needed+=(libsimdjson-dev jq)
 elif [ "${1:-all}" != "build" ]; then
-  needed+=(sqlite3 nats-server curl jq tmux chromium chromium-driver)
+  needed+=(sqlite3 nats-server postgresql curl jq tmux chromium chromium-driver)
 fi
 missing=()
 for package in "${needed[@]}"; do

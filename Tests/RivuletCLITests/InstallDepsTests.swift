@@ -31,12 +31,15 @@ final class InstallDepsTests: BinaryTestCase {
 
     func testMakeRunInstallsOnlyWhatBuildingNeeds() throws {
         let build = try requested("build")
-        assertContains(build, "install -y -qq libyaml-dev libxml2-dev libsqlite3-dev libnats-dev pkg-config\n")
-        for testOnly in ["chromium", "nats-server", "tmux", "sqlite3 "] {
+        assertContains(
+            build, "install -y -qq libyaml-dev libxml2-dev libsqlite3-dev libnats-dev libpq-dev pkg-config\n")
+        for testOnly in ["chromium", "nats-server", "postgresql", "tmux", "sqlite3 "] {
             XCTAssertFalse(build.contains(testOnly), build)
         }
         let all = try requested("")
-        for package in ["libyaml-dev", "chromium-driver", "nats-server", "tmux", "sqlite3", "curl", "jq"] {
+        for package in [
+            "libyaml-dev", "libpq-dev", "chromium-driver", "nats-server", "postgresql", "tmux", "sqlite3", "curl", "jq",
+        ] {
             XCTAssertTrue(all.contains(package), all)
         }
         // Another apt holding the package manager's lock is waited for, not a failure.

@@ -26,7 +26,7 @@ public enum BuiltinComponents {
             scanPaginate, reduce, zip, sample, dedupe, lookup, window, aggregate, groupBy, partitionBy, eventTime,
             catchError, catchAndReturn, retry, buffer, share, log, exec, wasm,
             // Sinks
-            stdout, file, table, status, sqliteSink, httpSink, natsSink,
+            stdout, file, table, status, sqliteSink, postgresSink, httpSink, natsSink,
         ]
     }
 }

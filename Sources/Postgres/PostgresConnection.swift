@@ -38,6 +38,9 @@ public final class PostgresConnection {
             PQfinish(connection)
             throw PostgresError(message, connectionLost: true)
         }
+        // Notices (`relation … already exists, skipping`) are the server chatting, not errors:
+        // libpq's default prints them on stderr.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
         handle = connection
         canceller = PQgetCancel(connection)
     }

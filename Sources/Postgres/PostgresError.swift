@@ -11,9 +11,8 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable, Equatable
 
     /// An error with `message`.
     public init(_ message: String, sqlState: String? = nil, connectionLost: Bool = false) {
-        var text = message
-        while text.last?.isNewline == true { text.removeLast() }
-        self.message = text.replacingOccurrences(of: "\n", with: " ")
+        // libpq's messages run over several lines, the later ones indented with tabs.
+        self.message = message.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         self.sqlState = sqlState
         self.connectionLost = connectionLost
     }
@@ -30,11 +29,5 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable, Equatable
     /// worth trying again on a new connection.
     public var isTransient: Bool {
         connectionLost || sqlState?.hasPrefix("08") == true || sqlState?.hasPrefix("57P") == true
-    }
-}
-
-extension String {
-    fileprivate func replacingOccurrences(of target: String, with replacement: String) -> String {
-        split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
     }
 }

@@ -100,11 +100,14 @@
         return SourceLocation(file: path, line: line, column: column)
     }
 
-    /// Adds the credentials of every URL written in a scalar of `node` to the secrets.
+    /// Adds the credentials of every URL, and every libpq `password=`, written in a scalar of
+    /// `node` to the secrets.
     static func addURLCredentials(of node: YAMLNode?) {
         guard let node else { return }
         switch node.kind {
-        case .scalar(let text, _): if text.contains("@") { Secrets.shared.addURLCredentials(in: text) }
+        case .scalar(let text, _):
+            if text.contains("@") { Secrets.shared.addURLCredentials(in: text) }
+            if text.contains("password=") { ConnectionPasswords.add(in: text, to: Secrets.shared) }
         case .sequence(let items): items.forEach(addURLCredentials)
         case .mapping(let pairs):
             for pair in pairs { addURLCredentials(of: pair.value) }
@@ -135,6 +138,8 @@
         // So are the credentials of any URL the file (after substitution and --set) or $NATS_URL holds.
         Self.addURLCredentials(of: root)
         if let url = environment["NATS_URL"] { Secrets.shared.addURLCredentials(in: url) }
+        // libpq reads it itself: a `postgres` component never names it.
+        if let password = environment["PGPASSWORD"] { Secrets.shared.add(password) }
         var pluginProblems: [Diagnostic] = []
         if let loadPlugin {
             for plugin in spec.plugins {

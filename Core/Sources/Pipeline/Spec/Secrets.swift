@@ -110,7 +110,8 @@ public final class Secrets: Sendable {
     }
 
     /// The user parts (`alice:pw`, `TOKEN`) of the URLs in `text`: what stands between `://` and
-    /// the next `@` before any `/`, white space, quote or comma.
+    /// the next `@` before any `/`, white space, quote or comma; of a `postgres(ql)://` URL only
+    /// the password.
     @_spi(Host) public static func urlCredentials(in text: String) -> [String] {
         var found: [String] = []
         var rest = text[...]
@@ -119,7 +120,15 @@ public final class Secrets: Sendable {
             let end = after.firstIndex { " \t\n\r/\"',}]?#".contains($0) } ?? after.endIndex
             let authority = after[..<end]
             if let at = authority.lastIndex(of: "@"), at > authority.startIndex {
-                found.append(String(authority[..<at]))
+                let user = authority[..<at]
+                // A database URL's user is a role name (`postgres`), not a token: only its
+                // password is secret, and masking the name would mask every mention of it.
+                let schemeName = rest[..<scheme.lowerBound].reversed().prefix { $0.isLetter }
+                if String(schemeName.reversed()).lowercased().hasPrefix("postgres") {
+                    if let colon = user.firstIndex(of: ":") { found.append(String(user[user.index(after: colon)...])) }
+                } else {
+                    found.append(String(user))
+                }
             }
             rest = after[end...]
         }
@@ -137,5 +146,25 @@ public final class Secrets: Sendable {
             rest = after[end...]
         }
         return names
+    }
+}
+
+/// The passwords written as libpq settings (a `postgres` component's connection): kept apart
+/// from `Secrets` so that the plugins' binary interface, which holds its members, stays as it is.
+enum ConnectionPasswords {
+    /// Remembers in `secrets` the passwords in `text`: `password=pw` in a `key=value` connection
+    /// string (quoted or not) or in a URL's query.
+    static func add(in text: String, to secrets: Secrets) {
+        var rest = text[...]
+        while let setting = rest.firstRange(of: "password=") {
+            var value = rest[setting.upperBound...]
+            if value.first == "'" {
+                value = value.dropFirst()
+                secrets.add(String(value.prefix { $0 != "'" }))
+            } else {
+                secrets.add(String(value.prefix { !" \t\n\r&#\"',}]".contains($0) }))
+            }
+            rest = value
+        }
     }
 }

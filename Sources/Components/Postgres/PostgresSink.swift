@@ -1,0 +1,387 @@
+import Pipeline
+import Postgres
+import Reactive
+
+private enum Key {
+    static let table = Parameter<String>(
+        "table", doc: "The table rows go to (schema.table for another schema); created if missing.",
+        example: "customer_totals")
+    static let columns = Parameter<ParameterMap<Expression>?>(
+        "columns",
+        doc:
+            "Each column and the expression that gives its value, in order (default: the fields of the first element, each as it is).",
+        example: "{ customer: .key, total: .sum, minute: .window.start }")
+    static let key = Parameter<[String]?>(
+        "key", doc: "Columns that identify a row: a row with the same key is replaced in place (an upsert).",
+        example: "[customer, minute]")
+    static let delete = Parameter<Expression?>(
+        "delete", doc: "When true for an element, the row with its key is deleted instead (needs key).",
+        example: ".op == \"delete\"")
+    static let id = Parameter<String?>(
+        "id",
+        doc:
+            "A column that gets each row's id derived from the message behind it (a change's SLOT:LSN, a NATS message's CONSUMER:SEQUENCE), unique: a message delivered again after a crash inserts nothing twice.",
+        example: "change_id")
+    static let batchCount = Parameter<Int>(
+        "count", default: 1000, doc: "Rows per transaction at most.", example: "5000"
+    ).atLeast(1)
+    static let batchPeriod = Parameter<RxTimeInterval>(
+        "period", default: .seconds(1), doc: "The longest a row waits for its transaction to commit."
+    ).above(RxTimeInterval.zero)
+    static let batch = Parameter<ParameterValues?>.object(
+        "batch", [batchCount, batchPeriod], doc: "How rows are grouped into transactions.",
+        example: "{ count: 5000, period: 2s }")
+    static let retryFor = Parameter<RxTimeInterval>(
+        "retryFor", default: .seconds(30),
+        doc: "How long a lost connection is tried again (every second) before the run fails.", example: "2m")
+}
+
+extension BuiltinComponents {
+    /// `postgres: {table}` (a sink) — rows written in transactions, upserted or deleted by key.
+    public static let postgresSink = ComponentSpec(
+        name: "postgres",
+        summary: "Writes elements as rows of a PostgreSQL table, batched in transactions; upserts or deletes by key.",
+        docs: """
+            Each element becomes a row: its columns from the columns expressions (default: the first \
+            element's fields, each as it is). Values are sent as parameters, never spliced into SQL: \
+            numbers, text and booleans as they are, objects and lists as JSON (for json, jsonb), null \
+            as NULL; the server converts each to its column's type, and a value it cannot convert is \
+            an error naming the column. A missing table is created, each column typed by its first \
+            value (bigint, double precision, boolean, text, jsonb; text for null). With key, a row \
+            whose key exists replaces that row's other columns (INSERT ... ON CONFLICT DO UPDATE), \
+            and delete removes the row of an element's key. With id, each row also gets the id \
+            derived from the message behind it (a postgres change's SLOT:LSN, a nats message's \
+            CONSUMER:SEQUENCE, then :2, :3 for its second and later rows), in a unique column, so \
+            a message delivered again after a crash inserts nothing twice, even without a key. \
+            Rows are written in transactions of batch.count rows, committed at the latest \
+            batch.period after their first row, before each checkpoint and at the end; the \
+            messages behind them are acknowledged once their transaction committed. A lost \
+            connection is tried again every second for retryFor, the open transaction's rows \
+            written again on the new one; a row the table refuses (a constraint, a value of the \
+            wrong type) fails the run, or with onError is skipped or reported on ID.errors while \
+            the other rows of its transaction are written.
+            """,
+        parameters: [
+            PostgresAccess.url, Key.table, Key.columns, Key.key, Key.delete, Key.id, Key.batch, Key.retryFor,
+        ],
+        example:
+            "sink: { postgres: { url: \"postgresql://rivulet@127.0.0.1/shop\", table: customer_totals, key: [customer] } }",
+        validate: { values, validation in
+            if values.has(Key.delete), values[Key.key] == nil {
+                validation.error(
+                    "delete needs key: the rows it deletes are found by their key", at: Key.delete, in: values)
+            }
+            let columns = values[Key.columns]?.pairs.map(\.key)
+            if let key = values[Key.key], let columns {
+                for name in key where !columns.contains(name) {
+                    validation.error(
+                        "key column '\(name)' is not among the columns", at: Key.key, in: values,
+                        note: "columns: \(columns.joined(separator: ", "))")
+                }
+            }
+            if let id = values[Key.id], let columns, columns.contains(id) {
+                validation.error(
+                    "the id column '\(id)' is also among the columns: the sink fills it", at: Key.id, in: values)
+            }
+        },
+        checkpointing: .stateless,
+        delivery: Delivery(
+            .atLeastOnce,
+            "rows are committed in transactions before the messages behind them are acknowledged; with key or id a message delivered again replaces or skips its rows (exactly-once)"
+        ),
+        elementErrors: true,
+        factory: .sink { parameters, context in
+            let batch = parameters[Key.batch]
+            return PostgresSink(
+                settings: parameters[PostgresAccess.url], table: parameters[Key.table],
+                columns: parameters[Key.columns], key: parameters[Key.key] ?? [], delete: parameters[Key.delete],
+                idColumn: parameters[Key.id], batchCount: batch?[Key.batchCount] ?? 1000,
+                batchPeriod: batch?[Key.batchPeriod] ?? .seconds(1), retryFor: parameters[Key.retryFor],
+                context: context)
+        })
+}
+
+/// An origin that gives each result written for it an id of its own, the same ids again when its
+/// message is delivered again: what lets a sink write a redelivered message's results once.
+protocol ResultIdentifying: AnyObject {
+    /// The id of the next result of this origin (`NAME:POSITION`, then `:2`, `:3`…); nil when it
+    /// has none.
+    func nextResultID() -> String?
+}
+
+/// The `postgres` sink: rows are collected on the pipeline's thread and written at commit time as
+/// few statements (`PostgresWrites`) in one transaction; the messages behind them are kept until
+/// it committed (`OriginKeepingSink`).
+final class PostgresSink: AsynchronousSink, OriginKeepingSink {
+    private let settings: String?
+    private let tableName: String
+    private let columnExpressions: ParameterMap<Expression>?
+    private let key: [String]
+    private let delete: Expression?
+    private let idColumn: String?
+    private let batchCount: Int
+    private let batchPeriod: RxTimeInterval
+    private let retryFor: RxTimeInterval
+    private let context: ComponentContext
+    private let scope: EvaluationScope
+
+    private var connection: PostgresConnection?
+    private var writes: PostgresWrites?
+    /// The rows of the open transaction, each with the element and origin behind it.
+    private var rows: [(row: PostgresWrites.Row, element: Value, origin: Origin?)] = []
+    private let commitTimer = SerialDisposable()
+    /// Since when a lost connection has been tried again, while it is.
+    private var retryingSince: RxTime?
+    private var finished: (() -> Void)?
+    private var fail: ((any Error) -> Void)?
+
+    init(
+        settings: String?, table: String, columns: ParameterMap<Expression>?, key: [String], delete: Expression?,
+        idColumn: String?, batchCount: Int, batchPeriod: RxTimeInterval, retryFor: RxTimeInterval,
+        context: ComponentContext
+    ) {
+        self.settings = settings
+        self.tableName = table
+        self.columnExpressions = columns
+        self.key = key
+        self.delete = delete
+        self.idColumn = idColumn
+        self.batchCount = batchCount
+        self.batchPeriod = batchPeriod
+        self.retryFor = retryFor
+        self.context = context
+        scope = context.makeScope()
+        // A checkpoint moves the sources on past these rows: they must be in the table first.
+        context.keepState { [weak self] in
+            try self?.commit(retrying: false)
+            return .null
+        }
+    }
+
+    func start(failing fail: @escaping (any Error) -> Void) {
+        self.fail = fail
+    }
+
+    func receive(_ event: Event<Value>) throws {
+        switch event {
+        case .next(let element):
+            guard let row = try row(of: element) else { return }
+            rows.append((row, element, Origin.current))
+            if rows.count >= batchCount, retryingSince == nil {
+                try commit(retrying: true)
+            } else if rows.count == 1 {
+                scheduleCommit(after: batchPeriod)
+            }
+        case .completed, .error:
+            try commit(retrying: true)
+        }
+    }
+
+    func whenFinished(_ done: @escaping () -> Void) {
+        if rows.isEmpty { done() } else { finished = done }
+    }
+
+    func close() throws {
+        commitTimer.dispose()
+        fail = nil
+        finished = nil
+        defer { connection = nil }
+        guard retryingSince == nil else {
+            // Never written: their messages go back rather than being acknowledged.
+            failUnwritten(context.error("the run stopped while PostgreSQL could not be reached"))
+            return
+        }
+        try commit(retrying: false)
+    }
+
+    /// Fails the messages behind the rows not written, so they are delivered again.
+    private func failUnwritten(_ error: any Error) {
+        for origin in rows.compactMap(\.origin) { origin.fail(error) }
+        rows = []
+    }
+
+    // MARK: Rows
+
+    /// The row `element` writes; nil when it failed and `onError` dropped it.
+    private func row(of element: Value) throws -> PostgresWrites.Row? {
+        try context.handling(element) {
+            var values: [Value]
+            if let columnExpressions {
+                values = try columnExpressions.pairs.map { try context.evaluate($0.value, element, in: scope) }
+            } else {
+                guard case .object(let object) = element else {
+                    throw context.error(
+                        "postgres writes objects, one a row (or give columns); got \(element.typeName)",
+                        element: element)
+                }
+                let names = writes?.columns.filter { $0 != idColumn } ?? object.keys.map { $0 }
+                values = names.map { object[$0] ?? .null }
+            }
+            let deletes = try delete.map { try context.evaluate($0, element, in: scope) == .bool(true) } ?? false
+            if writes == nil { try prepare(firstValues: values, element: element) }
+            var texts = values.map(PostgresValues.parameter)
+            if idColumn != nil {
+                texts.append((Origin.current as? ResultIdentifying)?.nextResultID())
+            }
+            return PostgresWrites.Row(values: texts, deletes: deletes)
+        }
+    }
+
+    /// Fixes the columns at the first element and creates the table if it is missing.
+    private func prepare(firstValues: [Value], element: Value) throws {
+        var names =
+            columnExpressions?.pairs.map(\.key)
+            ?? {
+                guard case .object(let object) = element else { return [] }
+                return object.keys.map { $0 }
+            }()
+        var types = firstValues.map(Self.columnType)
+        if let idColumn {
+            names.append(idColumn)
+            types.append("text")
+        }
+        let prepared = PostgresWrites(table: tableName, columns: names, key: key, idColumn: idColumn)
+        let connection = try open()
+        do {
+            try connection.execute(prepared.createTable(types: types))
+        } catch {
+            throw PostgresAccess.failure(error, context: context)
+        }
+        writes = prepared
+    }
+
+    /// The column type of a table made for a first value `value`.
+    static func columnType(_ value: Value) -> String {
+        switch value {
+        case .int: "bigint"
+        case .double: "double precision"
+        case .bool: "boolean"
+        case .string, .null: "text"
+        case .array, .object: "jsonb"
+        }
+    }
+
+    // MARK: Transactions
+
+    private func open() throws -> PostgresConnection {
+        if let connection, connection.isOpen { return connection }
+        connection = nil
+        let opened = try PostgresAccess.connect(settings, context: context)
+        connection = opened
+        return opened
+    }
+
+    /// A connection that broke while rows were written, or could not be made again: a new one
+    /// may work.
+    private struct LostConnection: Error {
+        let error: PipelineRuntimeError
+    }
+
+    private func scheduleCommit(after delay: RxTimeInterval) {
+        // The timer works for the whole transaction, not for the row current now.
+        commitTimer.disposable = Origin.with(nil) {
+            context.scheduler.schedule(after: delay) { [weak self] in
+                guard let self else { return }
+                do { try self.commit(retrying: true) } catch { self.fail?(error) }
+            }
+        }
+    }
+
+    /// Writes the open transaction's rows and commits them, then lets their messages go. A lost
+    /// connection is tried again a second later (when `retrying`) until `retryFor` has passed.
+    private func commit(retrying: Bool) throws {
+        commitTimer.disposable = nil
+        guard !rows.isEmpty, let writes else {
+            finish()
+            return
+        }
+        do {
+            let connection: PostgresConnection
+            do {
+                connection = try open()
+            } catch let error as PipelineRuntimeError where retryingSince != nil {
+                throw LostConnection(error: error)
+            }
+            try write(writes, on: connection)
+        } catch let lost as LostConnection {
+            connection = nil
+            guard retrying else {
+                failUnwritten(lost.error)
+                throw lost.error
+            }
+            let now = context.scheduler.now
+            let since = retryingSince ?? now
+            retryingSince = since
+            guard now - since < retryFor else {
+                let error = context.error(
+                    "\(lost.error.message); tried again for \(DurationSyntax.format(retryFor)) (retryFor)")
+                failUnwritten(error)
+                throw error
+            }
+            scheduleCommit(after: .seconds(1))
+            return
+        } catch {
+            failUnwritten(error)
+            throw error
+        }
+        retryingSince = nil
+        let origins = rows.compactMap(\.origin)
+        rows = []
+        context.letGo(origins)
+        finish()
+    }
+
+    private func finish() {
+        guard rows.isEmpty, let finished else { return }
+        self.finished = nil
+        finished()
+    }
+
+    /// The batch in one transaction; when a row is refused, the rows one at a time, each refused
+    /// row handed to `onError` (which fails the run, or drops the row and goes on).
+    private func write(_ writes: PostgresWrites, on connection: PostgresConnection) throws {
+        do {
+            try connection.execute("BEGIN")
+            for statement in writes.statements(for: rows.map(\.row)) {
+                try connection.query(statement.sql, statement.parameters)
+            }
+            try connection.execute("COMMIT")
+            return
+        } catch {
+            if error.isTransient { throw LostConnection(error: PostgresAccess.failure(error, context: context)) }
+            _ = try? connection.execute("ROLLBACK")
+        }
+        do {
+            try connection.execute("BEGIN")
+            var kept: [(row: PostgresWrites.Row, element: Value, origin: Origin?)] = []
+            for entry in rows {
+                let statement = writes.statement(for: entry.row)
+                try connection.execute("SAVEPOINT row")
+                do {
+                    try connection.query(statement.sql, statement.parameters)
+                    kept.append(entry)
+                } catch {
+                    if error.isTransient { throw error }
+                    try connection.execute("ROLLBACK TO SAVEPOINT row")
+                    try Origin.with(entry.origin) {
+                        try context.elementFailed(
+                            context.error("\(tableName): \(error.description)", element: entry.element),
+                            element: entry.element)
+                    }
+                }
+            }
+            try connection.execute("COMMIT")
+            rows = kept
+        } catch let error as PostgresError {
+            let failure = PostgresAccess.failure(error, context: context)
+            throw error.isTransient ? LostConnection(error: failure) : failure
+        } catch {
+            _ = try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+}
+
+extension NATSDelivery: ResultIdentifying {
+    func nextResultID() -> String? { derivedMessageID() }
+}

@@ -11,7 +11,8 @@ public enum BuiltinComponents {
     public static var all: [ComponentSpec] {
         [
             // Sources
-            Timelines.events, fixture, fileSource, execSource, sqliteSource, httpServer, natsSource, stdin, prompt,
+            Timelines.events, fixture, fileSource, execSource, sqliteSource, postgresSource, httpServer, natsSource,
+            stdin, prompt,
             interval,
             timer, http,
             nytSearch,

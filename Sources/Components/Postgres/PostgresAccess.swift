@@ -13,8 +13,8 @@ enum PostgresAccess {
         example: "postgresql://rivulet@127.0.0.1:5432/shop")
 
     /// The `numeric` parameter of the sources.
-    static let numerics = Parameter<String>(
-        "numeric", default: "text",
+    static let numerics = Parameter<PostgresValues.Numerics>(
+        "numeric", default: .text,
         doc:
             "How numeric (decimal) columns are read: text keeps them exact (\"12.50\"); number reads them as numbers (an integer when whole).",
         example: "number")
@@ -49,3 +49,5 @@ enum PostgresAccess {
         return " at " + rest.prefix { $0 != "?" }
     }
 }
+
+extension PostgresValues.Numerics: ParameterChoice {}

@@ -1,0 +1,210 @@
+import Foundation
+import Pipeline
+import Postgres
+import Reactive
+
+/// The thread that reads a replication slot for the `postgres` source: it makes the publication
+/// and the slot when asked, streams `pgoutput`'s changes into the pipeline (on its thread, at
+/// most `window` changes ahead of it), and tells the server how far the slot may be confirmed,
+/// every second and whenever the server asks.
+final class PostgresReplication: @unchecked Sendable {
+    struct Settings: Sendable {
+        var connection: String?
+        var slot: String
+        var publication: String
+        var create: Bool
+        var tables: [String]
+        var numerics: PostgresValues.Numerics
+        /// How many changes may wait for the pipeline before reading pauses.
+        var window = 10_000
+    }
+
+    private let settings: Settings
+    private let confirmations = PostgresConfirmations()
+    private let condition = NSCondition()
+    /// Changes handed to the pipeline's thread and not yet emitted there.
+    private var waiting = 0
+    private var stopped = false
+
+    init(settings: Settings) {
+        self.settings = settings
+    }
+
+    /// Stops reading (from any thread); the thread sends the last confirmation and ends.
+    func stop() {
+        condition.withLock {
+            stopped = true
+            condition.broadcast()
+        }
+    }
+
+    private var isStopped: Bool { condition.withLock { stopped } }
+
+    /// Starts the thread; `emit` runs on the pipeline's thread with a batch of changes, `failed`
+    /// when reading ended with an error (`report` prints a line for the user).
+    func start(
+        scheduler: any ConcurrentDeliveryScheduler, context: ComponentContext,
+        emit: @escaping (_ changes: [(Value, PostgresChange)]) -> Void,
+        failed: @escaping (_ error: PipelineRuntimeError) -> Void
+    ) {
+        let target = SchedulerBound((emit, failed, context))
+        let thread = Thread { [self] in
+            do {
+                try read(scheduler: scheduler, target: target)
+            } catch {
+                let message = (error as? PostgresError)?.description ?? "\(error)"
+                scheduler.enqueue {
+                    let (_, failed, context) = target.value
+                    failed(context.error(message))
+                }
+            }
+        }
+        thread.name = "rivulet postgres \(settings.slot)"
+        thread.start()
+    }
+
+    private typealias Target = SchedulerBound<
+        (([(Value, PostgresChange)]) -> Void, (PipelineRuntimeError) -> Void, ComponentContext)
+    >
+
+    private func read(scheduler: any ConcurrentDeliveryScheduler, target: Target) throws {
+        let connection = try PostgresConnection(
+            settings: settings.connection ?? "", replication: true, options: PostgresValues.sessionOptions)
+        try prepare(connection)
+        try connection.startCopyBoth(
+            "START_REPLICATION SLOT \(PostgresConnection.quote(settings.slot)) LOGICAL 0/0 "
+                + "(proto_version '1', publication_names \(PostgresConnection.literal(settings.publication)))")
+        var decoder = PgOutputDecoder()
+        var transaction: PostgresConfirmations.Transaction?
+        var commitTime: Int64 = 0
+        var batch: [(Value, PostgresChange)] = []
+        var lastStatus = scheduler.now
+        var sentPosition = LogSequenceNumber.zero
+        func sendStatus(force: Bool = false) throws {
+            let position = confirmations.confirmed
+            guard force || position != sentPosition || scheduler.now - lastStatus >= .seconds(10) else { return }
+            try connection.writeCopyData(
+                ReplicationMessage.standbyStatus(written: position, flushed: position, applied: position, clock: 0))
+            sentPosition = position
+            lastStatus = scheduler.now
+        }
+        func flush() {
+            guard !batch.isEmpty else { return }
+            let changes = SchedulerBound(batch)
+            condition.withLock { waiting += batch.count }
+            batch = []
+            scheduler.enqueue { [self] in
+                let (emit, _, _) = target.value
+                emit(changes.value)
+                condition.withLock {
+                    waiting -= changes.value.count
+                    condition.broadcast()
+                }
+            }
+        }
+        while !isStopped {
+            // The pipeline is far behind: wait for it, still answering the server.
+            let full = condition.withLock {
+                if waiting >= settings.window, !stopped { _ = condition.wait(until: Date(timeIntervalSinceNow: 0.1)) }
+                return waiting >= settings.window
+            }
+            if full {
+                try sendStatus()
+                continue
+            }
+            // What has been read goes to the pipeline as soon as nothing more is at hand.
+            var next = try connection.readCopyData(timeoutMilliseconds: 0)
+            if next == nil {
+                flush()
+                next = try connection.readCopyData(timeoutMilliseconds: 100)
+            }
+            guard let bytes = next else {
+                if scheduler.now - lastStatus >= .seconds(1) { try sendStatus() }
+                continue
+            }
+            switch try ReplicationMessage(bytes) {
+            case .keepAlive(let end, _, let replyRequested):
+                flush()
+                confirmations.idle(at: end)
+                try sendStatus(force: replyRequested)
+            case .logData(let start, _, _, let payload):
+                let message = try decoder.decode(payload)
+                switch message {
+                case .begin(_, let time, _):
+                    transaction = confirmations.begin()
+                    commitTime = time
+                case .commit(_, let end, _):
+                    if let transaction { confirmations.commit(transaction, end: end) }
+                    transaction = nil
+                    if batch.count >= 500 { flush() }
+                    if scheduler.now - lastStatus >= .seconds(1) { try sendStatus() }
+                case .insert, .update, .delete, .truncate:
+                    guard let transaction else { throw PostgresError("a change outside a transaction") }
+                    // One origin for the message: a truncation's tables get ids :2, :3…
+                    let origin = PostgresChange(
+                        slot: settings.slot, position: start, transaction: transaction, confirmations: confirmations)
+                    for element in PostgresChange.elements(
+                        message, position: start, commitTime: commitTime, numerics: settings.numerics)
+                    {
+                        batch.append((element, origin))
+                    }
+                    if batch.count >= 500 { flush() }
+                case .relation, .other:
+                    break
+                }
+            }
+        }
+        flush()
+        try? sendStatus(force: true)
+    }
+
+    /// Makes the publication and the slot when `create` asks and they are missing; else checks
+    /// that they exist, naming what is missing.
+    private func prepare(_ connection: PostgresConnection) throws {
+        let slot = PostgresConnection.literal(settings.slot)
+        let publication = PostgresConnection.literal(settings.publication)
+        let slots = try connection.query(
+            "SELECT plugin, database = current_database() FROM pg_replication_slots WHERE slot_name = \(slot)")
+        if let found = slots.rows.first {
+            guard found[0] == "pgoutput" else {
+                throw PostgresError(
+                    "the replication slot '\(settings.slot)' decodes with \(found[0] ?? "nothing"), not pgoutput")
+            }
+        }
+        let publications = try connection.query("SELECT 1 FROM pg_publication WHERE pubname = \(publication)")
+        if publications.rows.isEmpty {
+            guard settings.create else {
+                throw PostgresError(
+                    "the publication '\(settings.publication)' does not exist (give create: true and tables to make it, or CREATE PUBLICATION)"
+                )
+            }
+            let tables = settings.tables.map { name in
+                name.split(separator: ".").map { PostgresConnection.quote(String($0)) }.joined(separator: ".")
+            }
+            try connection.execute(
+                "CREATE PUBLICATION \(PostgresConnection.quote(settings.publication)) "
+                    + (tables.isEmpty ? "FOR ALL TABLES" : "FOR TABLE \(tables.joined(separator: ", "))"))
+        } else if !settings.tables.isEmpty {
+            let published = Set(
+                try connection.query(
+                    "SELECT schemaname || '.' || tablename FROM pg_publication_tables WHERE pubname = \(publication)"
+                ).rows.compactMap { $0[0] })
+            for table in settings.tables {
+                let qualified = table.contains(".") ? table : "public.\(table)"
+                guard published.contains(qualified) else {
+                    throw PostgresError(
+                        "the publication '\(settings.publication)' does not publish \(qualified) "
+                            + "(ALTER PUBLICATION \(settings.publication) ADD TABLE \(table))")
+                }
+            }
+        }
+        if slots.rows.isEmpty {
+            guard settings.create else {
+                throw PostgresError(
+                    "the replication slot '\(settings.slot)' does not exist (give create: true to make it)")
+            }
+            try connection.query(
+                "CREATE_REPLICATION_SLOT \(PostgresConnection.quote(settings.slot)) LOGICAL pgoutput NOEXPORT_SNAPSHOT")
+        }
+    }
+}

@@ -7,8 +7,9 @@ import Foundation
 /// A throwaway PostgreSQL cluster of the test's own: `initdb` into a scratch folder, the server on
 /// 127.0.0.1 at a free port with `wal_level=logical`, trusted local logins as `postgres`, stopped
 /// and deleted by `stop()` (or by the cluster's `deinit`). Run as the `postgres` user when the tests
-/// run as root, since `initdb` refuses root.
-public final class PostgresTestServer {
+/// run as root, since `initdb` refuses root. Its port is read from any thread (a writer running
+/// `psql` beside the test); it is started and stopped from the test's.
+public final class PostgresTestServer: @unchecked Sendable {
     /// The cluster's folder (data, socket, log).
     public let directory: URL
     /// The port the server listens on.

@@ -1,0 +1,246 @@
+import Components
+import Foundation
+import RivuletTestSupport
+import Synchronization
+import XCTest
+
+/// The `postgres` source against a real server of the test's own: changes through a replication
+/// slot, a query's rows, and what a runner killed with SIGKILL leaves.
+final class PostgresSourceTests: BinaryTestCase {
+    private var server: PostgresTestServer!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        do {
+            server = try PostgresTestServer()
+        } catch {
+            throw XCTSkip("PostgreSQL did not start (scripts/install-deps.sh installs it): \(error)")
+        }
+    }
+
+    override func tearDown() {
+        server?.stop()
+        super.tearDown()
+    }
+
+    private func pipeline(_ text: String) throws -> String {
+        let path = directory.appendingPathComponent("p-\(UUID().uuidString.prefix(6)).yaml").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Lines of `path` once it has at least `count` of them (or after 20 s).
+    private func lines(of path: String, atLeast count: Int) -> [String] {
+        let deadline = Date(timeIntervalSinceNow: 20)
+        var lines: [String] = []
+        repeat {
+            lines = ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            if lines.count >= count { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        } while Date() < deadline
+        return lines
+    }
+
+    func testEachChangeIsAnElementWithItsRowsTypedAndTheSlotMovesOnceWritten() throws {
+        try server.psql(
+            "CREATE TABLE orders (id int PRIMARY KEY, who text, price numeric(8,2), at timestamptz, meta jsonb, ok boolean)"
+        )
+        let output = directory.appendingPathComponent("changes.jsonl").path
+        let runner = try startRivulet(
+            [
+                "run",
+                try pipeline(
+                    """
+                    source: { postgres: { url: "\(server.url)", slot: orders_slot, publication: orders_pub, create: true, tables: [orders] } }
+                    ops: [ { map: { op: .op, table: .table, before: .before, after: .after } } ]
+                    sink: { file: \(output) }
+                    """),
+            ])
+        defer { runner.send(SIGKILL) }
+        // The slot exists once the source started.
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while try server.psql("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'orders_slot'") != "1",
+            Date() < deadline
+        {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        try server.psql(
+            """
+            INSERT INTO orders VALUES (1, 'ann', 2.50, '2026-12-03 05:00:00+00', '{"vip": true}', true), (2, 'bo', 3, NULL, NULL, false);
+            UPDATE orders SET price = 9 WHERE id = 1;
+            DELETE FROM orders WHERE id = 2;
+            """)
+        XCTAssertEqual(
+            lines(of: output, atLeast: 4),
+            [
+                #"{"op":"insert","table":"orders","before":null,"after":{"id":1,"who":"ann","price":"2.50","at":1796274000000,"meta":{"vip":true},"ok":true}}"#,
+                #"{"op":"insert","table":"orders","before":null,"after":{"id":2,"who":"bo","price":"3.00","at":null,"meta":null,"ok":false}}"#,
+                #"{"op":"update","table":"orders","before":null,"after":{"id":1,"who":"ann","price":"9.00","at":1796274000000,"meta":{"vip":true},"ok":true}}"#,
+                #"{"op":"delete","table":"orders","before":{"id":2},"after":null}"#,
+            ])
+        // Written: the slot is confirmed up to the server's end of log.
+        var caughtUp = "f"
+        while caughtUp != "t", Date() < deadline {
+            caughtUp = try server.psql(
+                "SELECT confirmed_flush_lsn >= pg_current_wal_lsn() FROM pg_replication_slots WHERE slot_name = 'orders_slot'"
+            )
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        XCTAssertEqual(caughtUp, "t")
+        runner.send(SIGTERM)
+        XCTAssertEqual(runner.wait(), .exited(143))
+    }
+
+    func testAMissingSlotOrAnUnpublishedTableIsAClearErrorNamingTheComponent() throws {
+        try server.psql("CREATE TABLE orders (id int PRIMARY KEY); CREATE TABLE other (id int PRIMARY KEY)")
+        try server.psql("CREATE PUBLICATION orders_pub FOR TABLE orders")
+        let missingSlot = try run(
+            """
+            source: { postgres: { url: "\(server.url)", slot: nowhere, publication: orders_pub } }
+            sink: { stdout: {} }
+            """)
+        XCTAssertEqual(missingSlot.status, 1)
+        assertContains(
+            missingSlot.stderr,
+            "error: postgres: the replication slot 'nowhere' does not exist (give create: true to make it)")
+        let unpublished = try run(
+            """
+            source: { postgres: { url: "\(server.url)", slot: s, publication: orders_pub, create: true, tables: [orders, other] } }
+            sink: { stdout: {} }
+            """)
+        XCTAssertEqual(unpublished.status, 1)
+        assertContains(
+            unpublished.stderr,
+            "error: postgres: the publication 'orders_pub' does not publish public.other (ALTER PUBLICATION orders_pub ADD TABLE other)"
+        )
+        let lint = try runRivulet([
+            "lint",
+            try pipeline(
+                """
+                source: { postgres: { url: "\(server.url)", slot: s, query: "SELECT 1" } }
+                sink: { stdout: {} }
+                """),
+        ])
+        XCTAssertEqual(lint.status, 2)
+        assertContains(lint.stderr, "give either slot and publication (changes) or query (rows), not both")
+    }
+
+    func testAQueryIsReadOnceOrPolledForNewRowsBySince() throws {
+        try server.psql(
+            "CREATE TABLE events (id bigint PRIMARY KEY, at timestamptz, note text); INSERT INTO events SELECT n, '2026-12-03 00:00:00+00'::timestamptz + n * interval '1 minute', 'e' || n FROM generate_series(1, 5) AS n"
+        )
+        let once = try run(
+            """
+            source: { postgres: { url: "\(server.url)", query: "SELECT id, note FROM events WHERE id > 3 ORDER BY id;" } }
+            sink: { stdout: {} }
+            """)
+        XCTAssertEqual(once.status, 0, once.stderr)
+        XCTAssertEqual(once.stdout, "{\"id\":4,\"note\":\"e4\"}\n{\"id\":5,\"note\":\"e5\"}\n")
+        let output = directory.appendingPathComponent("polled.jsonl").path
+        let runner = try startRivulet([
+            "run",
+            try pipeline(
+                """
+                source: { postgres: { url: "\(server.url)", query: "SELECT at, note FROM events", every: 100ms, since: at } }
+                sink: { file: \(output) }
+                """),
+        ])
+        defer { runner.send(SIGKILL) }
+        XCTAssertEqual(lines(of: output, atLeast: 5).count, 5)
+        try server.psql("INSERT INTO events VALUES (6, '2026-12-03 01:00:00+00', 'late'), (7, NULL, 'no time')")
+        let all = lines(of: output, atLeast: 6)
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(lines(of: output, atLeast: 6), all)
+        XCTAssertEqual(all.last, #"{"at":1796259600000,"note":"late"}"#)
+        XCTAssertEqual(all.count, 6)
+    }
+
+    /// 20,000 inserts, updates and deletes by a concurrent writer while CDC writes into a second
+    /// table, the runner killed with SIGKILL again and again: the copy equals the table row for
+    /// row, and the log of changes holds each change once (its derived id is unique).
+    func testKilledAgainAndAgainTheCopyEqualsTheTableAndNoChangeIsWrittenTwice() throws {
+        try server.psql("CREATE TABLE src (id int PRIMARY KEY, v int); CREATE PUBLICATION copy_pub FOR TABLE src")
+        try server.psql("SELECT pg_create_logical_replication_slot('copy_slot', 'pgoutput')")
+        // Each statement its own transaction: inserts, then updates and deletes among them.
+        var statements: [String] = []
+        var live: [Int] = []
+        var next = 0
+        var generator = SystemRandomNumberGenerator()
+        var changes = 0
+        while changes < 20_000 {
+            changes += 1
+            let roll = Int.random(in: 0..<10, using: &generator)
+            if live.count < 50 || roll < 5 {
+                statements.append("INSERT INTO src VALUES (\(next), \(next));")
+                live.append(next)
+                next += 1
+            } else if roll < 8 {
+                let id = live.randomElement(using: &generator)!
+                statements.append("UPDATE src SET v = v + 1 WHERE id = \(id);")
+            } else {
+                let index = Int.random(in: 0..<live.count, using: &generator)
+                statements.append("DELETE FROM src WHERE id = \(live.remove(at: index));")
+            }
+            if changes % 2000 == 0 { statements.append("SELECT pg_sleep(0.3);") }
+        }
+        let script = directory.appendingPathComponent("writes.sql").path
+        try statements.joined(separator: "\n").write(toFile: script, atomically: true, encoding: .utf8)
+        let path = try pipeline(
+            """
+            source: { postgres: { url: "\(server.url)", slot: copy_slot, publication: copy_pub } }
+            sinks:
+              - postgres:
+                  url: "\(server.url)"
+                  table: dst
+                  columns: { id: .after.id ?? .before.id, v: .after.v }
+                  key: [id]
+                  delete: .op == "delete"
+                  batch: { count: 200, period: 50ms }
+              - postgres:
+                  url: "\(server.url)"
+                  table: change_log
+                  columns: { lsn: .lsn, op: .op }
+                  id: change_id
+                  batch: { count: 300, period: 70ms }
+            """)
+        let server = self.server!
+        let writing = Mutex(true)
+        let writer = Thread {
+            _ = try? server.psql("\\i \(script)")
+            writing.withLock { $0 = false }
+        }
+        writer.start()
+        // Runners killed with SIGKILL after 0.1 to 0.8 s each while the writer goes on (the
+        // source never ends by itself).
+        var killed = 0
+        while writing.withLock({ $0 }) || killed < 3 {
+            let runner = try startRivulet(["run", path], output: .null, error: .null)
+            Thread.sleep(forTimeInterval: Double.random(in: 0.1...0.8))
+            runner.send(SIGKILL)
+            XCTAssertEqual(runner.wait(), .signalled(SIGKILL))
+            killed += 1
+        }
+        // The last run goes on until it has caught up, then stops in order.
+        let last = try startRivulet(["run", path], output: .null, error: .null)
+        let deadline = Date(timeIntervalSinceNow: 120)
+        var caughtUp = "f"
+        while caughtUp != "t", Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.2)
+            caughtUp = try server.psql(
+                "SELECT confirmed_flush_lsn >= pg_current_wal_lsn() FROM pg_replication_slots WHERE slot_name = 'copy_slot'"
+            )
+        }
+        last.send(SIGTERM)
+        XCTAssertEqual(last.wait(), .exited(143))
+        XCTAssertEqual(caughtUp, "t")
+        XCTAssertEqual(try server.psql("SELECT count(*) FROM src"), String(live.count))
+        XCTAssertEqual(
+            try server.psql(
+                "SELECT count(*) FROM (SELECT * FROM src EXCEPT SELECT * FROM dst UNION ALL SELECT * FROM dst EXCEPT SELECT * FROM src) AS differences"
+            ), "0")
+        print("postgres: \(changes) changes, \(killed) runners killed with SIGKILL, then one to the end")
+        XCTAssertEqual(
+            try server.psql("SELECT count(*), count(DISTINCT change_id), count(DISTINCT lsn) FROM change_log"),
+            "\(changes)|\(changes)|\(changes)")
+    }
+}

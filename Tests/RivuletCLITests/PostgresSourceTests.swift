@@ -155,36 +155,42 @@ final class PostgresSourceTests: BinaryTestCase {
         XCTAssertEqual(all.count, 6)
     }
 
-    /// 20,000 inserts, updates and deletes by a concurrent writer while CDC writes into a second
-    /// table, the runner killed with SIGKILL again and again: the copy equals the table row for
-    /// row, and the log of changes holds each change once (its derived id is unique).
-    func testKilledAgainAndAgainTheCopyEqualsTheTableAndNoChangeIsWrittenTwice() throws {
-        try server.psql("CREATE TABLE src (id int PRIMARY KEY, v int); CREATE PUBLICATION copy_pub FOR TABLE src")
+    /// The table `src` (each change also counted in `src_audit`, which is not published), its
+    /// publication and slot, and 20,000 inserts, updates and deletes as scripts of 1,000
+    /// statements, each statement its own transaction.
+    private func prepareCopy(extraSink: String = "") throws -> (scripts: [String], pipeline: String) {
+        try server.psql(
+            """
+            CREATE TABLE src (id int PRIMARY KEY, v int); CREATE TABLE src_audit (n bigserial);
+            CREATE FUNCTION audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO src_audit DEFAULT VALUES; RETURN NULL; END $$;
+            CREATE TRIGGER audited AFTER INSERT OR UPDATE OR DELETE ON src FOR EACH ROW EXECUTE FUNCTION audit();
+            CREATE PUBLICATION copy_pub FOR TABLE src;
+            """)
         try server.psql("SELECT pg_create_logical_replication_slot('copy_slot', 'pgoutput')")
-        // Each statement its own transaction: inserts, then updates and deletes among them.
         var statements: [String] = []
         var live: [Int] = []
         var next = 0
         var generator = SystemRandomNumberGenerator()
-        var changes = 0
-        while changes < 20_000 {
-            changes += 1
+        for _ in 0..<20_000 {
             let roll = Int.random(in: 0..<10, using: &generator)
             if live.count < 50 || roll < 5 {
                 statements.append("INSERT INTO src VALUES (\(next), \(next));")
                 live.append(next)
                 next += 1
             } else if roll < 8 {
-                let id = live.randomElement(using: &generator)!
-                statements.append("UPDATE src SET v = v + 1 WHERE id = \(id);")
+                statements.append("UPDATE src SET v = v + 1 WHERE id = \(live.randomElement(using: &generator)!);")
             } else {
                 let index = Int.random(in: 0..<live.count, using: &generator)
                 statements.append("DELETE FROM src WHERE id = \(live.remove(at: index));")
             }
-            if changes % 2000 == 0 { statements.append("SELECT pg_sleep(0.3);") }
         }
-        let script = directory.appendingPathComponent("writes.sql").path
-        try statements.joined(separator: "\n").write(toFile: script, atomically: true, encoding: .utf8)
+        var scripts: [String] = []
+        for (number, first) in stride(from: 0, to: statements.count, by: 1000).enumerated() {
+            let script = directory.appendingPathComponent("writes-\(number).sql").path
+            try statements[first..<first + 1000].joined(separator: "\n").write(
+                toFile: script, atomically: true, encoding: .utf8)
+            scripts.append(script)
+        }
         let path = try pipeline(
             """
             source: { postgres: { url: "\(server.url)", slot: copy_slot, publication: copy_pub } }
@@ -202,45 +208,111 @@ final class PostgresSourceTests: BinaryTestCase {
                   columns: { lsn: .lsn, op: .op }
                   id: change_id
                   batch: { count: 300, period: 70ms }
+            \(extraSink)
             """)
+        return (scripts, path)
+    }
+
+    /// Runs the scripts one after another on a thread of their own, a pause of 0.15 s between
+    /// two; a script cut by a server restart is left, and the next one waits for the server.
+    private func startWriting(_ scripts: [String]) -> Writing {
         let server = self.server!
-        let writing = Mutex(true)
+        let writing = Writing()
         let writer = Thread {
-            _ = try? server.psql("\\i \(script)")
-            writing.withLock { $0 = false }
+            for script in scripts {
+                if (try? server.psql("\\i \(script)")) == nil { Thread.sleep(forTimeInterval: 0.5) }
+                Thread.sleep(forTimeInterval: 0.15)
+            }
+            writing.going.withLock { $0 = false }
         }
         writer.start()
+        return writing
+    }
+
+    /// Whether the writer still writes.
+    private final class Writing: Sendable {
+        let going = Mutex(true)
+        var isGoing: Bool { going.withLock { $0 } }
+    }
+
+    /// Starts a runner that goes on until the slot has caught up with the server's log, then stops
+    /// it in order, and checks the copy: `dst` equals `src`, and the log of changes holds every
+    /// change once.
+    private func runToTheEndAndCompare(_ path: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let last = try startRivulet(["run", path], output: .null, error: .pipe)
+        let deadline = Date(timeIntervalSinceNow: 120)
+        var caughtUp = "f"
+        while caughtUp != "t", Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.2)
+            caughtUp =
+                (try? server.psql(
+                    "SELECT confirmed_flush_lsn >= pg_current_wal_lsn() FROM pg_replication_slots WHERE slot_name = 'copy_slot'"
+                )) ?? "f"
+        }
+        last.send(SIGTERM)
+        let end = last.communicate(timeout: 30)
+        XCTAssertEqual(end.termination, .exited(143), String(decoding: end.standardError, as: UTF8.self))
+        XCTAssertEqual(caughtUp, "t", file: file, line: line)
+        XCTAssertEqual(
+            try server.psql(
+                "SELECT count(*) FROM (SELECT * FROM src EXCEPT SELECT * FROM dst UNION ALL SELECT * FROM dst EXCEPT SELECT * FROM src) AS differences"
+            ), "0", file: file, line: line)
+        let changes = try server.psql("SELECT count(*) FROM src_audit")
+        print("postgres: \(changes) changes, \(try server.psql("SELECT count(*) FROM src")) rows copied")
+        XCTAssertEqual(
+            try server.psql("SELECT count(*), count(DISTINCT change_id), count(DISTINCT lsn) FROM change_log"),
+            "\(changes)|\(changes)|\(changes)", file: file, line: line)
+    }
+
+    /// 20,000 inserts, updates and deletes by a concurrent writer while CDC writes into a second
+    /// table, the runner killed with SIGKILL again and again: the copy equals the table row for
+    /// row, and the log of changes holds each change once (its derived id is unique).
+    func testKilledAgainAndAgainTheCopyEqualsTheTableAndNoChangeIsWrittenTwice() throws {
+        let (scripts, path) = try prepareCopy()
+        let writing = startWriting(scripts)
         // Runners killed with SIGKILL after 0.1 to 0.8 s each while the writer goes on (the
         // source never ends by itself).
         var killed = 0
-        while writing.withLock({ $0 }) || killed < 3 {
+        while writing.isGoing || killed < 3 {
             let runner = try startRivulet(["run", path], output: .null, error: .null)
             Thread.sleep(forTimeInterval: Double.random(in: 0.1...0.8))
             runner.send(SIGKILL)
             XCTAssertEqual(runner.wait(), .signalled(SIGKILL))
             killed += 1
         }
-        // The last run goes on until it has caught up, then stops in order.
-        let last = try startRivulet(["run", path], output: .null, error: .null)
+        print("postgres: \(killed) runners killed with SIGKILL, then one to the end")
+        try runToTheEndAndCompare(path)
+    }
+
+    /// The same with one runner and the server crashing (`pg_ctl stop -m immediate`) and starting
+    /// again mid-stream: the source and both sinks connect again and the copy is exact.
+    func testTheServerRestartedMidStreamTheCopyEqualsTheTableAndNoChangeIsWrittenTwice() throws {
+        // Every change this runner emits, to show it emits none twice across the reconnection.
+        let emitted = directory.appendingPathComponent("emitted.jsonl").path
+        let (scripts, path) = try prepareCopy(extraSink: "  - file: \(emitted)")
+        let runner = try startRivulet(["run", path], output: .null, error: .pipe)
+        let writing = startWriting(scripts)
+        Thread.sleep(forTimeInterval: 1.5)
+        server.stop(mode: "immediate", deleting: false)
+        Thread.sleep(forTimeInterval: 1)
+        try server.start()
+        while writing.isGoing { Thread.sleep(forTimeInterval: 0.1) }
+        // The runner that lived through the restart catches up and stops in order.
         let deadline = Date(timeIntervalSinceNow: 120)
         var caughtUp = "f"
         while caughtUp != "t", Date() < deadline {
             Thread.sleep(forTimeInterval: 0.2)
-            caughtUp = try server.psql(
-                "SELECT confirmed_flush_lsn >= pg_current_wal_lsn() FROM pg_replication_slots WHERE slot_name = 'copy_slot'"
-            )
+            caughtUp =
+                (try? server.psql(
+                    "SELECT confirmed_flush_lsn >= pg_current_wal_lsn() FROM pg_replication_slots WHERE slot_name = 'copy_slot'"
+                )) ?? "f"
         }
-        last.send(SIGTERM)
-        XCTAssertEqual(last.wait(), .exited(143))
-        XCTAssertEqual(caughtUp, "t")
-        XCTAssertEqual(try server.psql("SELECT count(*) FROM src"), String(live.count))
-        XCTAssertEqual(
-            try server.psql(
-                "SELECT count(*) FROM (SELECT * FROM src EXCEPT SELECT * FROM dst UNION ALL SELECT * FROM dst EXCEPT SELECT * FROM src) AS differences"
-            ), "0")
-        print("postgres: \(changes) changes, \(killed) runners killed with SIGKILL, then one to the end")
-        XCTAssertEqual(
-            try server.psql("SELECT count(*), count(DISTINCT change_id), count(DISTINCT lsn) FROM change_log"),
-            "\(changes)|\(changes)|\(changes)")
+        runner.send(SIGTERM)
+        let end = runner.communicate(timeout: 30)
+        XCTAssertEqual(end.termination, .exited(143), String(decoding: end.standardError, as: UTF8.self))
+        let lines = try String(contentsOfFile: emitted, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(String(lines.count), try server.psql("SELECT count(*) FROM src_audit"))
+        XCTAssertEqual(Set(lines).count, lines.count)
+        try runToTheEndAndCompare(path)
     }
 }

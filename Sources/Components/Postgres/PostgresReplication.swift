@@ -15,6 +15,8 @@ final class PostgresReplication: @unchecked Sendable {
         var create: Bool
         var tables: [String]
         var numerics: PostgresValues.Numerics
+        /// How long a lost connection is tried again before the source fails.
+        var retryFor: RxTimeInterval = .seconds(30)
         /// How many changes may wait for the pipeline before reading pauses.
         var window = 10_000
     }
@@ -25,6 +27,12 @@ final class PostgresReplication: @unchecked Sendable {
     /// Changes handed to the pipeline's thread and not yet emitted there.
     private var waiting = 0
     private var stopped = false
+    /// Where the last transaction read ended: after a reconnection the server sends again what
+    /// was not confirmed, and what was read already is skipped.
+    private var readUpTo = LogSequenceNumber.zero
+    /// The transaction being read (its commit position, its record, the changes emitted), kept
+    /// across a reconnection that cut it: its first changes are not emitted twice.
+    private var current: (commit: LogSequenceNumber, transaction: PostgresConfirmations.Transaction, emitted: Int)?
 
     init(settings: Settings) {
         self.settings = settings
@@ -49,14 +57,27 @@ final class PostgresReplication: @unchecked Sendable {
     ) {
         let target = SchedulerBound((emit, failed, context))
         let thread = Thread { [self] in
-            do {
-                try read(scheduler: scheduler, target: target)
-            } catch {
-                let message = (error as? PostgresError)?.description ?? "\(error)"
-                scheduler.enqueue {
-                    let (_, failed, context) = target.value
-                    failed(context.error(message))
+            var lostSince: RxTime?
+            while true {
+                do {
+                    try read(scheduler: scheduler, target: target) { lostSince = nil }
+                    return
+                } catch let error as PostgresError where error.isTransient && !isStopped {
+                    // The server restarted or the network broke: read again from the slot.
+                    let since = lostSince ?? scheduler.now
+                    lostSince = since
+                    if scheduler.now - since < settings.retryFor {
+                        pause(seconds: 1)
+                        continue
+                    }
+                    fail(
+                        "the connection to PostgreSQL was lost: \(error.description); tried again for "
+                            + "\(DurationSyntax.format(settings.retryFor)) (retryFor)", scheduler: scheduler,
+                        target: target)
+                } catch {
+                    fail((error as? PostgresError)?.description ?? "\(error)", scheduler: scheduler, target: target)
                 }
+                return
             }
         }
         thread.name = "rivulet postgres \(settings.slot)"
@@ -67,20 +88,40 @@ final class PostgresReplication: @unchecked Sendable {
         (([(Value, PostgresChange)]) -> Void, (PipelineRuntimeError) -> Void, ComponentContext)
     >
 
-    private func read(scheduler: any ConcurrentDeliveryScheduler, target: Target) throws {
+    private func fail(_ message: String, scheduler: any ConcurrentDeliveryScheduler, target: Target) {
+        scheduler.enqueue {
+            let (_, failed, context) = target.value
+            failed(context.error(message))
+        }
+    }
+
+    /// Waits `seconds`, or less if the source is stopped meanwhile.
+    private func pause(seconds: Double) {
+        let limit = Date(timeIntervalSinceNow: seconds)
+        condition.withLock {
+            while !stopped, condition.wait(until: limit) {}
+        }
+    }
+
+    /// Reads the slot until the source is stopped; `connected` once streaming started.
+    private func read(
+        scheduler: any ConcurrentDeliveryScheduler, target: Target, connected: () -> Void
+    ) throws(PostgresError) {
         let connection = try PostgresConnection(
             settings: settings.connection ?? "", replication: true, options: PostgresValues.sessionOptions)
         try prepare(connection)
         try connection.startCopyBoth(
-            "START_REPLICATION SLOT \(PostgresConnection.quote(settings.slot)) LOGICAL 0/0 "
+            "START_REPLICATION SLOT \(PostgresConnection.quote(settings.slot)) LOGICAL \(readUpTo) "
                 + "(proto_version '1', publication_names \(PostgresConnection.literal(settings.publication)))")
+        connected()
         var decoder = PgOutputDecoder()
         var transaction: PostgresConfirmations.Transaction?
+        var skipping = 0
         var commitTime: Int64 = 0
         var batch: [(Value, PostgresChange)] = []
         var lastStatus = scheduler.now
         var sentPosition = LogSequenceNumber.zero
-        func sendStatus(force: Bool = false) throws {
+        func sendStatus(force: Bool = false) throws(PostgresError) {
             let position = confirmations.confirmed
             guard force || position != sentPosition || scheduler.now - lastStatus >= .seconds(10) else { return }
             try connection.writeCopyData(
@@ -130,16 +171,33 @@ final class PostgresReplication: @unchecked Sendable {
             case .logData(let start, _, _, let payload):
                 let message = try decoder.decode(payload)
                 switch message {
-                case .begin(_, let time, _):
-                    transaction = confirmations.begin()
+                case .begin(let commit, let time, _):
                     commitTime = time
+                    if commit < readUpTo {
+                        transaction = nil  // read whole before the connection was lost
+                        skipping = Int.max
+                    } else if let current, current.commit == commit {
+                        transaction = current.transaction  // cut by the lost connection
+                        skipping = current.emitted
+                    } else {
+                        transaction = confirmations.begin()
+                        skipping = 0
+                        current = (commit, transaction!, 0)
+                    }
                 case .commit(_, let end, _):
                     if let transaction { confirmations.commit(transaction, end: end) }
+                    if transaction != nil { readUpTo = end }
                     transaction = nil
+                    current = nil
                     if batch.count >= 500 { flush() }
                     if scheduler.now - lastStatus >= .seconds(1) { try sendStatus() }
                 case .insert, .update, .delete, .truncate:
+                    if skipping > 0 {
+                        skipping -= 1
+                        continue
+                    }
                     guard let transaction else { throw PostgresError("a change outside a transaction") }
+                    current?.emitted += 1
                     // One origin for the message: a truncation's tables get ids :2, :3…
                     let origin = PostgresChange(
                         slot: settings.slot, position: start, transaction: transaction, confirmations: confirmations)
@@ -160,7 +218,7 @@ final class PostgresReplication: @unchecked Sendable {
 
     /// Makes the publication and the slot when `create` asks and they are missing; else checks
     /// that they exist, naming what is missing.
-    private func prepare(_ connection: PostgresConnection) throws {
+    private func prepare(_ connection: PostgresConnection) throws(PostgresError) {
         let slot = PostgresConnection.literal(settings.slot)
         let publication = PostgresConnection.literal(settings.publication)
         let slots = try connection.query(

@@ -22,6 +22,11 @@ private enum Key {
     static let create = Parameter<Bool>(
         "create", default: false,
         doc: "Make the publication (for tables, or all tables) and the slot when they are missing.")
+    static let retryFor = Parameter<RxTimeInterval>(
+        "retryFor", default: .seconds(30),
+        doc:
+            "How long a lost connection (a server restart, a network fault) is tried again, every second, before the run fails.",
+        example: "5m")
     static let tables = Parameter<[String]?>(
         "tables", doc: "The tables the publication must publish (schema.table for another schema).",
         example: "[orders, customers]")
@@ -52,6 +57,8 @@ extension BuiltinComponents {
             and slot; without it a missing one is an error naming it. A slot keeps the server's \
             log from its confirmed position on: a slot nobody reads any more fills the server's \
             disk, so drop it (SELECT pg_drop_replication_slot('NAME')) when a pipeline is retired. \
+            A lost connection (the server restarting) is tried again every second for retryFor; \
+            reading goes on after the last transaction read, so nothing is emitted twice. \
             With query instead, the rows of a SELECT as objects of their columns, typed as above, \
             read one at a time (never the whole result in memory): once, or every period with \
             every; with since only rows whose since column is above the largest value emitted so \
@@ -60,7 +67,7 @@ extension BuiltinComponents {
             """,
         parameters: [
             PostgresAccess.url, Key.slot, Key.publication, Key.create, Key.tables, Key.query, Key.every, Key.since,
-            PostgresAccess.numerics,
+            PostgresAccess.numerics, Key.retryFor,
         ],
         example:
             "source: { postgres: { url: \"postgresql://rivulet@127.0.0.1/shop\", slot: rivulet_orders, publication: rivulet_orders, create: true, tables: [orders] } }",
@@ -103,7 +110,7 @@ extension BuiltinComponents {
             if let slot = parameters[Key.slot], let publication = parameters[Key.publication] {
                 let replication = PostgresReplication.Settings(
                     connection: settings, slot: slot, publication: publication, create: parameters[Key.create],
-                    tables: parameters[Key.tables] ?? [], numerics: numerics)
+                    tables: parameters[Key.tables] ?? [], numerics: numerics, retryFor: parameters[Key.retryFor])
                 return PipelineSource { _ in changes(replication, context: context) }
             }
             let query = PostgresQuery(

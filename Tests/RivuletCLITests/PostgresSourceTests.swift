@@ -155,6 +155,40 @@ final class PostgresSourceTests: BinaryTestCase {
         XCTAssertEqual(all.count, 6)
     }
 
+    /// `Pipelines/orders-cdc.yaml` as written, against the real server: orders inserted while it
+    /// runs are summed per customer per minute into customer_totals.
+    func testTheOrdersCDCPipelineSumsEachCustomersOrdersIntoTheServer() throws {
+        try server.psql(
+            "CREATE TABLE orders (id bigserial PRIMARY KEY, customer text NOT NULL, qty int NOT NULL, price numeric(10,2) NOT NULL)"
+        )
+        let file = APIPipelineTests.repository.appendingPathComponent("Pipelines/orders-cdc.yaml").path
+        let runner = try startRivulet(["run", file], environment: ["DATABASE_URL": server.url])
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while try server.psql("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'rivulet_orders'") != "1",
+            Date() < deadline
+        {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        for batch in 0..<10 {
+            try server.psql(
+                "INSERT INTO orders (customer, qty, price) SELECT 'c' || (n % 7), n % 5 + 1, (n % 13) + 0.25 FROM generate_series(\(batch * 100), \(batch * 100 + 99)) AS n"
+            )
+            try server.psql("UPDATE orders SET qty = qty + 1 WHERE id = \(batch + 1)")
+        }
+        Thread.sleep(forTimeInterval: 2)
+        runner.send(SIGTERM)
+        let end = runner.communicate(timeout: 30)
+        XCTAssertEqual(end.termination, .exited(143), String(decoding: end.standardError, as: UTF8.self))
+        // Inserted values, before the updates (the pipeline sums new orders as they came).
+        let expected = try server.psql(
+            "SELECT customer, count(*), sum(((n % 5) + 1) * ((n % 13) + 0.25))::numeric(12, 2) FROM (SELECT n, 'c' || (n % 7) AS customer FROM generate_series(0, 999) AS n) AS o GROUP BY customer ORDER BY customer"
+        )
+        XCTAssertEqual(
+            try server.psql(
+                "SELECT customer, sum(orders), sum(total)::numeric(12, 2) FROM customer_totals GROUP BY customer ORDER BY customer"
+            ), expected)
+    }
+
     /// The table `src` (each change also counted in `src_audit`, which is not published), its
     /// publication and slot, and 20,000 inserts, updates and deletes as scripts of 1,000
     /// statements, each statement its own transaction.

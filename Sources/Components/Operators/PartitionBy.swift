@@ -43,7 +43,7 @@ extension BuiltinComponents {
             the nats source of a runner group, where no runner sees the whole stream: each of the \
             group's partitions runs its own ops on its own messages). Partitions \
             run on the pipeline's thread (same partitions, same state, same results) on the virtual \
-            clock, after a source whose messages are acknowledged (nats, httpServer), under --state \
+            clock, after a source whose messages are acknowledged (nats, httpServer, postgres changes), under --state \
             when ops has a groupBy, and when an operator in ops routes element errors (onError) or \
             calls now() or random(). A watched run (--metrics, --ui, top) shows for each partition the \
             elements sent to it, its lag (those of them its thread has not done yet) and the bytes of \
@@ -328,6 +328,6 @@ enum PartitionSafety: Equatable {
     }
 }
 
-/// Marks a run whose sources set message origins (`nats`, `httpServer`): origins are counted on
+/// Marks a run whose sources set message origins (`nats`, `httpServer`, `postgres` changes): origins are counted on
 /// the pipeline's thread only, so partitions then stay on it.
 final class AcknowledgedSources {}

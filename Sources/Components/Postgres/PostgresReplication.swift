@@ -38,8 +38,15 @@ final class PostgresReplication: @unchecked Sendable {
         self.settings = settings
     }
 
-    /// Stops reading (from any thread); the thread sends the last confirmation and ends.
+    /// Where changes and a failure go, on the pipeline's thread; nil once the source is disposed.
+    /// Only the pipeline's thread reads or writes it: the reading thread must never hold the
+    /// observer, or it could be the one to release it while the pipeline is torn down.
+    private var target: Target?
+
+    /// Stops reading and lets go of the observer (on the pipeline's thread); the thread sends the
+    /// last confirmation and ends.
     func stop() {
+        target = nil
         condition.withLock {
             stopped = true
             condition.broadcast()
@@ -55,12 +62,12 @@ final class PostgresReplication: @unchecked Sendable {
         emit: @escaping (_ changes: [(Value, PostgresChange)]) -> Void,
         failed: @escaping (_ error: PipelineRuntimeError) -> Void
     ) {
-        let target = SchedulerBound((emit, failed, context))
+        target = Target(emit: emit, failed: failed, context: context)
         let thread = Thread { [self] in
             var lostSince: RxTime?
             while true {
                 do {
-                    try read(scheduler: scheduler, target: target) { lostSince = nil }
+                    try read(scheduler: scheduler) { lostSince = nil }
                     return
                 } catch let error as PostgresError where error.isTransient && !isStopped {
                     // The server restarted or the network broke: read again from the slot.
@@ -72,10 +79,9 @@ final class PostgresReplication: @unchecked Sendable {
                     }
                     fail(
                         "the connection to PostgreSQL was lost: \(error.description); tried again for "
-                            + "\(DurationSyntax.format(settings.retryFor)) (retryFor)", scheduler: scheduler,
-                        target: target)
+                            + "\(DurationSyntax.format(settings.retryFor)) (retryFor)", scheduler: scheduler)
                 } catch {
-                    fail((error as? PostgresError)?.description ?? "\(error)", scheduler: scheduler, target: target)
+                    fail((error as? PostgresError)?.description ?? "\(error)", scheduler: scheduler)
                 }
                 return
             }
@@ -84,14 +90,16 @@ final class PostgresReplication: @unchecked Sendable {
         thread.start()
     }
 
-    private typealias Target = SchedulerBound<
-        (([(Value, PostgresChange)]) -> Void, (PipelineRuntimeError) -> Void, ComponentContext)
-    >
+    private struct Target {
+        let emit: ([(Value, PostgresChange)]) -> Void
+        let failed: (PipelineRuntimeError) -> Void
+        let context: ComponentContext
+    }
 
-    private func fail(_ message: String, scheduler: any ConcurrentDeliveryScheduler, target: Target) {
-        scheduler.enqueue {
-            let (_, failed, context) = target.value
-            failed(context.error(message))
+    private func fail(_ message: String, scheduler: any ConcurrentDeliveryScheduler) {
+        scheduler.enqueue { [self] in
+            guard let target else { return }
+            target.failed(target.context.error(message))
         }
     }
 
@@ -105,7 +113,7 @@ final class PostgresReplication: @unchecked Sendable {
 
     /// Reads the slot until the source is stopped; `connected` once streaming started.
     private func read(
-        scheduler: any ConcurrentDeliveryScheduler, target: Target, connected: () -> Void
+        scheduler: any ConcurrentDeliveryScheduler, connected: () -> Void
     ) throws(PostgresError) {
         let connection = try PostgresConnection(
             settings: settings.connection ?? "", replication: true, options: PostgresValues.sessionOptions)
@@ -135,8 +143,7 @@ final class PostgresReplication: @unchecked Sendable {
             condition.withLock { waiting += batch.count }
             batch = []
             scheduler.enqueue { [self] in
-                let (emit, _, _) = target.value
-                emit(changes.value)
+                target?.emit(changes.value)
                 condition.withLock {
                     waiting -= changes.value.count
                     condition.broadcast()

@@ -108,6 +108,8 @@ extension BuiltinComponents {
             let settings = parameters[PostgresAccess.url]
             let numerics = parameters[PostgresAccess.numerics]
             if let slot = parameters[Key.slot], let publication = parameters[Key.publication] {
+                // Its changes are origins, counted on the pipeline's thread only: partitions stay on it.
+                _ = context.shared(AcknowledgedSources.self) { AcknowledgedSources() }
                 let replication = PostgresReplication.Settings(
                     connection: settings, slot: slot, publication: publication, create: parameters[Key.create],
                     tables: parameters[Key.tables] ?? [], numerics: numerics, retryFor: parameters[Key.retryFor])

@@ -3,7 +3,7 @@
 # a log that keeps only its last lines still shows them.
 #
 # With no arguments the suite runs as two processes side by side, on two cores about ten minutes
-# each: the NATS tests (runner groups, clusters, server faults: mostly waiting on servers and
+# each: the NATS and PostgreSQL tests (runner groups, clusters, server faults: mostly waiting on servers and
 # leases) with the few that build a plugin or replay recordings, and all the others; each line is
 # prefixed with its shard. Then what needs the machine to itself runs alone: the tests that measure
 # time under load (a client answered within a second beside 20,000 idle connections, signals
@@ -29,7 +29,7 @@ else
     echo $? > "$log/$name.status"
   }
   alone="HTTPConnectionLimitsTests|SignalUnderLoadTests|testAtFullScale"
-  beside_nats="NATS|PluginTests|ReadmeCommandTests|APIPipelineTests"
+  beside_nats="NATS|Postgres|PluginTests|ReadmeCommandTests|APIPipelineTests"
   shard rest --skip "$beside_nats|$alone" &
   # Two `swift test`s opening the build's database at once fail ("database is locked"): the
   # second starts once the first runs its tests.

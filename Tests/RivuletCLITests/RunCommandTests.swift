@@ -175,7 +175,9 @@ final class RunCommandTests: XCTestCase {
         let path = try pipeline("source: { interval: 50ms }\nsink: stdout\n")
         for (signal, expected) in [(SIGINT, Int32(130)), (SIGTERM, Int32(143))] {
             let process = try startRivulet(["run", path], error: .null)
-            Thread.sleep(forTimeInterval: 0.4)
+            // Long enough for four elements beside another shard's load (a debug engine takes up
+            // to half a second to start there; 0.4 s once gave only two).
+            Thread.sleep(forTimeInterval: 1.2)
             process.send(signal)
             let output = process.communicate(timeout: 60)
             XCTAssertEqual(output.termination, .exited(expected))

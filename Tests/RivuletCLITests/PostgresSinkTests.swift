@@ -3,23 +3,7 @@ import RivuletTestSupport
 import XCTest
 
 /// The `postgres` sink against a real server of the test's own.
-final class PostgresSinkTests: BinaryTestCase {
-    private var server: PostgresTestServer!
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        do {
-            server = try PostgresTestServer()
-        } catch {
-            throw XCTSkip("PostgreSQL did not start (scripts/install-deps.sh installs it): \(error)")
-        }
-    }
-
-    override func tearDown() {
-        server?.stop()
-        super.tearDown()
-    }
-
+final class PostgresSinkTests: PostgresBinaryTestCase {
     private func write(_ lines: [String], to name: String) throws -> String {
         let path = directory.appendingPathComponent(name).path
         try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)

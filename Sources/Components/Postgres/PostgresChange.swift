@@ -33,9 +33,6 @@ final class PostgresChange: Origin, ResultIdentifying {
         failed = true
     }
 
-    // An operator's state in a committed checkpoint holds it: as done as a written row.
-    override func checkpointed() {}
-
     deinit {
         confirmations.done(transaction, failed: failed)
     }

@@ -164,6 +164,19 @@ final class PostgresSourceTests: PostgresBinaryTestCase {
             try server.psql(
                 "SELECT customer, sum(orders), sum(total)::numeric(12, 2) FROM customer_totals GROUP BY customer ORDER BY customer"
             ), expected)
+        // The SQL docs/postgres.md shows, as written: the role's grant, and dropping the slot.
+        let page = try String(
+            contentsOf: DescribeCommandTests.repository.appendingPathComponent("docs/postgres.md"), encoding: .utf8)
+        let statements = page.components(separatedBy: "```sql\n").dropFirst().map {
+            $0.components(separatedBy: "```")[0].trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        XCTAssertEqual(
+            statements,
+            ["ALTER ROLE rivulet WITH REPLICATION;", "SELECT pg_drop_replication_slot('rivulet_orders');"])
+        try server.psql("CREATE ROLE rivulet")
+        for statement in statements { try server.psql(statement) }
+        XCTAssertEqual(try server.psql("SELECT rolreplication FROM pg_roles WHERE rolname = 'rivulet'"), "t")
+        XCTAssertEqual(try server.psql("SELECT count(*) FROM pg_replication_slots"), "0")
     }
 
     /// The table `src` (each change also counted in `src_audit`, which is not published), its

@@ -300,6 +300,110 @@ final class PostgresSourceTests: PostgresBinaryTestCase {
         try runToTheEndAndCompare(path)
     }
 
+    /// Two slots see the same changes at the same log positions: a run watched with --metrics
+    /// writes the same bytes as one that is not. And while a stage holds changes (a `buffer`),
+    /// the slot keeps the server's log: `postgres_slot_lag_bytes` shows how much.
+    func testAWatchedRunWritesTheSameBytesAndShowsTheSlotsLag() throws {
+        try server.psql(
+            """
+            CREATE TABLE t (id int PRIMARY KEY, name text, at timestamptz DEFAULT now());
+            CREATE PUBLICATION t_pub FOR TABLE t;
+            """)
+        // A slot cannot be made in a transaction that wrote.
+        try server.psql("SELECT pg_create_logical_replication_slot('plain', 'pgoutput')")
+        try server.psql("SELECT pg_create_logical_replication_slot('watched', 'pgoutput')")
+        for first in stride(from: 0, to: 300, by: 10) {
+            try server.psql(
+                "INSERT INTO t (id, name) SELECT i, 'n' || i FROM generate_series(\(first), \(first + 9)) AS i; "
+                    + "UPDATE t SET name = upper(name) WHERE id = \(first); DELETE FROM t WHERE id = \(first + 1)")
+        }
+        func run(slot: String, arguments: [String]) throws -> Data {
+            let output = directory.appendingPathComponent("\(slot).jsonl").path
+            let path = try pipeline(
+                """
+                source: { postgres: { url: "\(server.url)", slot: \(slot), publication: t_pub } }
+                ops: [ { take: 360 } ]
+                sink: { file: \(output) }
+                """)
+            let runner = try startRivulet(["run", path] + arguments, output: .null, error: .pipe)
+            let end = runner.communicate(timeout: 60)
+            XCTAssertEqual(end.termination, .exited(0), String(decoding: end.standardError, as: UTF8.self))
+            return try Data(contentsOf: URL(fileURLWithPath: output))
+        }
+        let plain = try run(slot: "plain", arguments: [])
+        let watched = try run(
+            slot: "watched", arguments: ["--metrics", "127.0.0.1:\(HTTPServerSourceTests.freePort())"])
+        XCTAssertEqual(plain.split(separator: UInt8(ascii: "\n")).count, 360)
+        XCTAssertEqual(plain, watched)
+
+        let (runner, port) = try startWatched(
+            """
+            source: { postgres: { url: "\(server.url)", slot: watched, publication: t_pub } }
+            ops: [ { buffer: { timeSpan: 1h, count: 100000 } } ]
+            sink: { file: \(directory.appendingPathComponent("held.jsonl").path) }
+            """)
+        defer { runner.send(SIGKILL) }
+        try server.psql("INSERT INTO t (id, name) SELECT i, 'late' FROM generate_series(1000, 1099) AS i")
+        var lag: Double?
+        let deadline = Date(timeIntervalSinceNow: 20)
+        repeat {
+            Thread.sleep(forTimeInterval: 0.2)
+            let metrics = MetricsEndpointTests.get(port, "/metrics")?.body ?? ""
+            lag = MetricsEndpointTests.sample(metrics, "rivulet_postgres_slot_lag_bytes", [#"place="source""#])
+        } while (lag ?? 0) <= 0 && Date() < deadline
+        XCTAssertGreaterThan(lag ?? 0, 0)
+        let serverLag = try server.psql(
+            "SELECT pg_current_wal_lsn() - confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = 'watched'")
+        XCTAssertGreaterThan(Int(serverLag) ?? 0, 0, "the server too sees the slot behind")
+    }
+
+    /// Under --state, changes counted by a `scan` into a file, the runner killed with SIGKILL
+    /// again and again while the writer goes on: the file holds each change once, counted once
+    /// (its count is its line number), and the slot catches up: a change the resumed checkpoint
+    /// holds is passed over when the server sends it again, one it does not hold is read again.
+    func testUnderStateKilledAgainAndAgainEachChangeIsCountedOnce() throws {
+        let (scripts, _) = try prepareCopy()
+        let output = directory.appendingPathComponent("counted.jsonl").path
+        let state = directory.appendingPathComponent("state.sqlite").path
+        let path = try pipeline(
+            """
+            source: { postgres: { url: "\(server.url)", slot: copy_slot, publication: copy_pub } }
+            ops:
+              - scan: { seed: { n: 0 }, accumulator: { n: acc.n + 1, lsn: .lsn } }
+            sink: { file: \(output) }
+            """)
+        let writing = startWriting(scripts)
+        var killed = 0
+        while writing.isGoing || killed < 3 {
+            let runner = try startRivulet(
+                ["run", path, "--state", state, "--checkpoint-interval", "100ms"], output: .null, error: .null)
+            Thread.sleep(forTimeInterval: Double.random(in: 0.2...0.9))
+            runner.send(SIGKILL)
+            XCTAssertEqual(runner.wait(), .signalled(SIGKILL))
+            killed += 1
+        }
+        print("postgres --state: \(killed) runners killed with SIGKILL, then one to the end")
+        let last = try startRivulet(
+            ["run", path, "--state", state, "--checkpoint-interval", "100ms"], output: .null, error: .pipe)
+        let caughtUp = waitUntilCaughtUp(slot: "copy_slot")
+        last.send(SIGTERM)
+        let end = last.communicate(timeout: 30)
+        XCTAssertEqual(end.termination, .exited(143), String(decoding: end.standardError, as: UTF8.self))
+        XCTAssertTrue(caughtUp)
+        let changes = Int(try server.psql("SELECT count(*) FROM src_audit"))!
+        let lines = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(lines.count, changes)
+        var positions = Set<Substring>()  // each change's own lsn
+        for (index, line) in lines.enumerated() {
+            guard line.hasPrefix("{\"n\":\(index + 1),\"lsn\":") else {
+                XCTFail("line \(index + 1) counts wrong: \(line)")
+                break
+            }
+            positions.insert(line.split(separator: "\"lsn\":")[1])
+        }
+        XCTAssertEqual(positions.count, changes)
+    }
+
     /// The same with one runner and the server crashing (`pg_ctl stop -m immediate`) and starting
     /// again mid-stream: the source and both sinks connect again and the copy is exact.
     func testTheServerRestartedMidStreamTheCopyEqualsTheTableAndNoChangeIsWrittenTwice() throws {

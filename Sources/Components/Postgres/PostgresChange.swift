@@ -5,20 +5,32 @@ import Reactive
 /// One change read from a replication slot, as the origin of what it causes: when nothing holds
 /// it any more its transaction counts it done (`PostgresConfirmations`), or failed if something
 /// failed on it, so the slot is confirmed past it only once everything it caused is written.
+/// Under `--state` it is done only once a committed checkpoint holds its effect
+/// (`PostgresCoverage`).
 final class PostgresChange: Origin, ResultIdentifying {
     private let confirmations: PostgresConfirmations
     private let transaction: PostgresConfirmations.Transaction
+    private let coverage: PostgresCoverage?
+    /// Its transaction's commit position and its own: what a checkpoint lists it by.
+    private let commit: LogSequenceNumber
+    private let position: LogSequenceNumber
     /// `SLOT:LSN`, the id its results are written with.
     private let identity: String
     private var failed = false
+    /// Set once a committed checkpoint holds its effect and it was counted done.
+    private var counted = false
     private var results = 0
 
     init(
-        slot: String, position: LogSequenceNumber, transaction: PostgresConfirmations.Transaction,
-        confirmations: PostgresConfirmations
+        slot: String, position: LogSequenceNumber, commit: LogSequenceNumber,
+        transaction: PostgresConfirmations.Transaction, confirmations: PostgresConfirmations,
+        coverage: PostgresCoverage?
     ) {
         self.confirmations = confirmations
         self.transaction = transaction
+        self.coverage = coverage
+        self.commit = commit
+        self.position = position
         identity = "\(slot):\(position)"
         confirmations.add(to: transaction)
     }
@@ -33,8 +45,26 @@ final class PostgresChange: Origin, ResultIdentifying {
         failed = true
     }
 
+    // The checkpoint being taken holds this change's effect: its position lists it.
+    override func checkpointing() {
+        if !failed { coverage?.cover(commit: commit, change: position) }
+    }
+
+    // An operator's state in a committed checkpoint holds the change: it is done now, so a stage
+    // that holds many (a window) does not keep the slot back until it lets go of them.
+    override func checkpointed() {
+        guard !counted, !failed else { return }
+        counted = true
+        confirmations.done(transaction, failed: false)
+    }
+
     deinit {
-        confirmations.done(transaction, failed: failed)
+        guard !counted else { return }
+        if let coverage, !failed {
+            coverage.await(.init(transaction: transaction, commit: commit, change: position))
+        } else {
+            confirmations.done(transaction, failed: failed)
+        }
     }
 
     /// The elements of a change: `{op, schema, table, before, after, lsn, commitTime}`, each row

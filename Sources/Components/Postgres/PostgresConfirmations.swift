@@ -32,6 +32,14 @@ final class PostgresConfirmations: @unchecked Sendable {
     /// The position the slot may be confirmed at now.
     var confirmed: LogSequenceNumber { lock.withLock { confirmedPosition } }
 
+    /// The position last sent to the server: it sends no transaction that committed before it
+    /// again (a checkpoint forgets those).
+    var told: LogSequenceNumber {
+        get { lock.withLock { toldPosition } }
+        set { lock.withLock { toldPosition = max(toldPosition, newValue) } }
+    }
+    private var toldPosition = LogSequenceNumber.zero
+
     /// Whether every transaction read is done (nothing would be read again).
     var isIdle: Bool { lock.withLock { open.isEmpty } }
 

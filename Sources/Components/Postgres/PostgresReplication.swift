@@ -23,6 +23,8 @@ final class PostgresReplication: @unchecked Sendable {
 
     private let settings: Settings
     private let confirmations = PostgresConfirmations()
+    /// Under `--state`, the changes the run's checkpoints hold.
+    private var coverage: PostgresCoverage?
     private let condition = NSCondition()
     /// Changes handed to the pipeline's thread and not yet emitted there.
     private var waiting = 0
@@ -38,10 +40,31 @@ final class PostgresReplication: @unchecked Sendable {
         self.settings = settings
     }
 
+    /// Keeps the slot's position in the run's checkpoints: what each one holds is listed in it,
+    /// passed over when it is read again, and confirmed to the server once it is committed.
+    ///
+    /// - Throws: a message naming what is wrong with the restored position.
+    func keepPositions(context: ComponentContext) throws {
+        let restored = context.restoredState
+        if let restored, let problem = PostgresCoverage.problem(with: restored) {
+            throw context.error(
+                "the checkpoint's position of slot '\(settings.slot)' \(problem); reset the pipeline's "
+                    + "checkpoint to start over (rivulet state FILE --reset NAME)")
+        }
+        let coverage = PostgresCoverage(restoring: restored, confirmations: confirmations)
+        self.coverage = coverage
+        context.keepPosition(read: { coverage.position() }, committed: { coverage.committed() })
+    }
+
     /// Where changes and a failure go, on the pipeline's thread; nil once the source is disposed.
     /// Only the pipeline's thread reads or writes it: the reading thread must never hold the
     /// observer, or it could be the one to release it while the pipeline is torn down.
     private var target: Target?
+
+    /// Where the slot's lag is shown (`postgres_slot_lag_bytes`), when the run is watched.
+    private var meter: ComponentMeter?
+    /// The end of the server's log, as its last message said.
+    private var serverEnd = LogSequenceNumber.zero
 
     /// Stops reading and lets go of the observer (on the pipeline's thread); the thread sends the
     /// last confirmation and ends.
@@ -63,6 +86,7 @@ final class PostgresReplication: @unchecked Sendable {
         failed: @escaping (_ error: PipelineRuntimeError) -> Void
     ) {
         target = Target(emit: emit, failed: failed, context: context)
+        meter = context.meter
         let thread = Thread { [self] in
             var lostSince: RxTime?
             while true {
@@ -126,14 +150,18 @@ final class PostgresReplication: @unchecked Sendable {
         var transaction: PostgresConfirmations.Transaction?
         var skipping = 0
         var commitTime: Int64 = 0
+        var commitPosition = LogSequenceNumber.zero
         var batch: [(Value, PostgresChange)] = []
         var lastStatus = scheduler.now
         var sentPosition = LogSequenceNumber.zero
         func sendStatus(force: Bool = false) throws(PostgresError) {
             let position = confirmations.confirmed
+            // How much of the server's log the slot keeps: what a stopped reader lets grow.
+            meter?.gauge("postgres_slot_lag_bytes", Int(serverEnd.value &- min(position.value, serverEnd.value)))
             guard force || position != sentPosition || scheduler.now - lastStatus >= .seconds(10) else { return }
             try connection.writeCopyData(
                 ReplicationMessage.standbyStatus(written: position, flushed: position, applied: position, clock: 0))
+            confirmations.told = position
             sentPosition = position
             lastStatus = scheduler.now
         }
@@ -150,6 +178,9 @@ final class PostgresReplication: @unchecked Sendable {
                 }
             }
         }
+        // Changes read before the connection broke go to the pipeline too: they were counted as
+        // read (a reconnection reads on after them), so dropping them would confirm them unseen.
+        defer { flush() }
         while !isStopped {
             // The pipeline is far behind: wait for it, still answering the server.
             let full = condition.withLock {
@@ -172,14 +203,17 @@ final class PostgresReplication: @unchecked Sendable {
             }
             switch try ReplicationMessage(bytes) {
             case .keepAlive(let end, _, let replyRequested):
+                serverEnd = max(serverEnd, end)
                 flush()
                 confirmations.idle(at: end)
                 try sendStatus(force: replyRequested)
-            case .logData(let start, _, _, let payload):
+            case .logData(let start, let end, _, let payload):
+                serverEnd = max(serverEnd, end)
                 let message = try decoder.decode(payload)
                 switch message {
                 case .begin(let commit, let time, _):
                     commitTime = time
+                    commitPosition = commit
                     if commit < readUpTo {
                         transaction = nil  // read whole before the connection was lost
                         skipping = Int.max
@@ -205,9 +239,12 @@ final class PostgresReplication: @unchecked Sendable {
                     }
                     guard let transaction else { throw PostgresError("a change outside a transaction") }
                     current?.emitted += 1
+                    // A checkpoint the run resumed from holds it: its effect is there already.
+                    if let coverage, coverage.contains(commit: commitPosition, change: start) { continue }
                     // One origin for the message: a truncation's tables get ids :2, :3…
                     let origin = PostgresChange(
-                        slot: settings.slot, position: start, transaction: transaction, confirmations: confirmations)
+                        slot: settings.slot, position: start, commit: commitPosition, transaction: transaction,
+                        confirmations: confirmations, coverage: coverage)
                     for element in PostgresChange.elements(
                         message, position: start, commitTime: commitTime, numerics: settings.numerics)
                     {

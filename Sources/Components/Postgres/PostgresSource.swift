@@ -58,7 +58,11 @@ extension BuiltinComponents {
             log from its confirmed position on: a slot nobody reads any more fills the server's \
             disk, so drop it (SELECT pg_drop_replication_slot('NAME')) when a pipeline is retired. \
             A lost connection (the server restarting) is tried again every second for retryFor; \
-            reading goes on after the last transaction read, so nothing is emitted twice. \
+            reading goes on after the last transaction read, so nothing is emitted twice. Under \
+            --state each checkpoint lists the changes whose effect it holds (by transaction, until \
+            the slot is confirmed past them); the slot moves past a change once a committed \
+            checkpoint holds it, and a resumed run passes over a change read again that its \
+            checkpoint holds, so an aggregate counts each change once across crashes. \
             With query instead, the rows of a SELECT as objects of their columns, typed as above, \
             read one at a time (never the whole result in memory): once, or every period with \
             every; with since only rows whose since column is above the largest value emitted so \
@@ -93,16 +97,17 @@ extension BuiltinComponents {
             }
         },
         checkpointing: .depending(
-            "with query and since, keeps the largest since value emitted; reading changes cannot be checkpointed yet"
+            "changes: which changes each checkpoint holds (listed by transaction until the slot is confirmed past them); query with since: the largest since value emitted"
         ) { values in
             values.has(Key.slot)
-                ? .unsupported(
-                    "reading changes confirms the slot once every sink wrote a change; with checkpoints it cannot yet")
+                ? .keepsState(
+                    "which changes each checkpoint holds: the slot is confirmed past a change once a committed checkpoint holds its effect, and one read again that a checkpoint holds is passed over"
+                )
                 : .keepsState("the largest value of its since column emitted so far")
         },
         delivery: Delivery(
             .atLeastOnce,
-            "changes: the slot is confirmed once every sink wrote a change, so a runner that dies reads again what was not confirmed (a sink with key or id writes it once); query: every row again, or with --state and since the rows after the last checkpoint's value"
+            "changes: the slot is confirmed once every sink wrote a change, so a runner that dies reads again what was not confirmed (a sink with key or id writes it once); with --state once a committed checkpoint holds a change's effect, and a change read again that the resumed checkpoint holds is passed over (exactly-once into operators' state and a file sink); query: every row again, or with --state and since the rows after the last checkpoint's value"
         ),
         factory: .source { parameters, context in
             let settings = parameters[PostgresAccess.url]
@@ -136,6 +141,14 @@ extension BuiltinComponents {
                 return
             }
             let replication = PostgresReplication(settings: settings)
+            if context.checkpoints != nil {
+                do {
+                    try replication.keepPositions(context: context)
+                } catch {
+                    observer.on(.error(error))
+                    return
+                }
+            }
             lifetime.onDispose { replication.stop() }
             replication.start(
                 scheduler: scheduler, context: context,

@@ -34,6 +34,12 @@ if [ "$1" = "w2" ] || [ "$1" = "w3" ]; then
     $(pkg-config --cflags --libs simdjson) >&2
   exec python3 "Benchmarks/$1.py"
 fi
+if [ "$1" = "postgres" ]; then
+  # A cluster of its own (PostgreSQL's programs from the postgresql package, as the tests use).
+  echo "building rivulet (release)..." >&2
+  swift build -c release --product rivulet-engine >&2 && swift build -c release --product rivulet >&2
+  exec python3 Benchmarks/postgres.py
+fi
 if [ "$1" = "nats" ] || [ "$1" = "nats-keyed" ]; then
   echo "building rivulet (release) and the hand-written NATS loop..." >&2
   swift build -c release --product rivulet-engine >&2 && swift build -c release --product rivulet >&2

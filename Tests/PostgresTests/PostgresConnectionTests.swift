@@ -45,6 +45,33 @@ final class PostgresConnectionTests: XCTestCase {
         XCTAssertEqual(try connection.query("SELECT 1").rows, [["1"]])
     }
 
+    func testCopyInWritesEveryValueAsItIsAndARefusedValueFailsTheWholeCopy() throws {
+        let connection = try PostgresConnection(settings: try server().url)
+        try connection.execute("CREATE TEMP TABLE copied (n int, note text, at timestamptz)")
+        let awkward = "tab\there\nnew line\\back\r\\N é 😀"
+        let many = (10..<5_010).map { ["\($0)", String(repeating: "x", count: 100), nil] as [String?] }
+        try connection.copyIn(
+            "COPY copied (n, note, at) FROM STDIN",
+            rows: [["1", awkward, "2026-12-03 10:00:00+00"], ["2", nil, nil], ["3", "", nil]] + many)
+        XCTAssertEqual(
+            try connection.query("SELECT n, note, at IS NULL FROM copied WHERE n <= 3 ORDER BY n").rows,
+            [["1", awkward, "f"], ["2", nil, "t"], ["3", "", "t"]])
+        XCTAssertEqual(try connection.query("SELECT count(*) FROM copied").rows, [["5003"]])
+        XCTAssertThrowsError(try connection.copyIn("COPY copied (n) FROM STDIN", rows: [["4"], ["five"]])) { error in
+            XCTAssertTrue("\(error)".contains("invalid input syntax for type integer"), "\(error)")
+            XCTAssertEqual((error as? PostgresError)?.connectionLost, false)
+        }
+        // Nothing of the refused copy is there, and the connection goes on.
+        XCTAssertEqual(try connection.query("SELECT count(*) FROM copied").rows, [["5003"]])
+    }
+
+    func testCopyTextEscapesWhatWouldEndAFieldOrALine() {
+        var buffer: [UInt8] = []
+        CopyText.append(["a\tb", nil, "c\\d\ne\rf", "plain"], to: &buffer)
+        XCTAssertEqual(
+            String(decoding: buffer, as: UTF8.self), #"a\tb"# + "\t" + #"\N"# + "\t" + #"c\\d\ne\rf"# + "\tplain\n")
+    }
+
     func testAConstraintViolationCarriesItsSQLState() throws {
         let connection = try PostgresConnection(settings: try server().url)
         try connection.execute("CREATE TEMP TABLE once (id int PRIMARY KEY)")

@@ -53,6 +53,9 @@ extension BuiltinComponents {
             derived from the message behind it (a postgres change's SLOT:LSN, a nats message's \
             CONSUMER:SEQUENCE, then :2, :3 for its second and later rows), in a unique column, so \
             a message delivered again after a crash inserts nothing twice, even without a key. \
+            A transaction's rows go by COPY, the server's bulk path: straight into the table, or \
+            with key or id into a temporary table of the session first, then into the table by one \
+            INSERT ... SELECT ... ON CONFLICT; deletes by one DELETE a run of them. \
             Rows are written in transactions of batch.count rows, committed at the latest \
             batch.period after their first row, before each checkpoint and at the end; the \
             messages behind them are acknowledged once their transaction committed. A lost \
@@ -343,7 +346,11 @@ final class PostgresSink: AsynchronousSink, OriginKeepingSink {
         do {
             try connection.execute("BEGIN")
             for statement in writes.statements(for: rows.map(\.row)) {
-                try connection.query(statement.sql, statement.parameters)
+                if let copying = statement.copying {
+                    try connection.copyIn(statement.sql, rows: copying)
+                } else {
+                    try connection.query(statement.sql, statement.parameters)
+                }
             }
             try connection.execute("COMMIT")
             return

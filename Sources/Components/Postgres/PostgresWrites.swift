@@ -1,8 +1,9 @@
 import Postgres
 
-/// The statements the `postgres` sink runs for a batch of rows: consecutive upserts as one
-/// multi-row INSERT, consecutive deletes as one DELETE, in the order the rows came. Pure: rows in,
-/// SQL and parameters out.
+/// The statements the `postgres` sink runs for a batch of rows, in the order the rows came:
+/// consecutive inserts as one COPY (straight into the table, or with a key or ids into a
+/// session's staging table, then one INSERT … SELECT … ON CONFLICT), consecutive deletes as one
+/// DELETE. Pure: rows in, SQL, parameters and rows to copy out.
 struct PostgresWrites {
     /// The table, quoted (`"public"."orders"` for `public.orders`).
     let table: String
@@ -29,11 +30,15 @@ struct PostgresWrites {
         var deletes: Bool
     }
 
-    /// One statement to run.
+    /// One statement to run: with `copying`, a `COPY … FROM STDIN` that is sent those rows.
     struct Statement: Equatable {
         let sql: String
-        let parameters: [String?]
+        var parameters: [String?] = []
+        var copying: [[String?]]? = nil
     }
+
+    /// The temporary table (one a connection) rows with a key or ids are copied into first.
+    static let staging = PostgresConnection.quote("rivulet_staged_rows")
 
     /// The statements that write `rows` in order. Within a run of upserts (or deletes) a key
     /// written twice keeps its last row only: a statement may not touch one row twice.
@@ -45,15 +50,16 @@ struct PostgresWrites {
             var end = start
             while end < rows.count, rows[end].deletes == deletes { end += 1 }
             let run = deduplicated(Array(rows[start..<end]))
-            statements += deletes ? deleteStatements(run) : insertStatements(run)
+            statements += deletes ? deleteStatements(run) : copyStatements(run)
             start = end
         }
         return statements
     }
 
-    /// The statement that writes one row (used to find the row a batch's failure came from).
+    /// The statement that writes one row with bound parameters (used to find the row a batch's
+    /// failure came from).
     func statement(for row: Row) -> Statement {
-        statements(for: [row])[0]
+        row.deletes ? deleteStatements([row])[0] : insertStatements([row])[0]
     }
 
     private var keyIndexes: [Int] { key.compactMap { columns.firstIndex(of: $0) } }
@@ -67,6 +73,28 @@ struct PostgresWrites {
             .map(\.element)
     }
 
+    /// Inserts as COPY: into the table itself when nothing can conflict; else into the staging
+    /// table (made once a session, with the written columns' types, emptied first), then moved
+    /// into the table by one INSERT that upserts or skips what is there.
+    private func copyStatements(_ rows: [Row]) -> [Statement] {
+        let names = columns.map(PostgresConnection.quote).joined(separator: ", ")
+        let values = rows.map(\.values)
+        let conflicts = conflictClause
+        if conflicts.isEmpty {
+            return [Statement(sql: "COPY \(table) (\(names)) FROM STDIN", copying: values)]
+        }
+        return [
+            Statement(
+                sql:
+                    "CREATE TEMPORARY TABLE IF NOT EXISTS \(Self.staging) AS SELECT \(names) FROM \(table) WITH NO DATA"
+            ),
+            Statement(sql: "TRUNCATE \(Self.staging)"),
+            Statement(sql: "COPY \(Self.staging) (\(names)) FROM STDIN", copying: values),
+            Statement(sql: "INSERT INTO \(table) (\(names)) SELECT \(names) FROM \(Self.staging)\(conflicts)"),
+        ]
+    }
+
+    /// Inserts as multi-row INSERTs with bound parameters.
     private func insertStatements(_ rows: [Row]) -> [Statement] {
         let perStatement = max(1, Self.parameterLimit / max(1, columns.count))
         let names = columns.map(PostgresConnection.quote).joined(separator: ", ")

@@ -5,25 +5,42 @@ import XCTest
 final class PostgresWritesTests: XCTestCase {
     private typealias Row = PostgresWrites.Row
 
-    func testUpsertsAndDeletesRunInTheirOrderEachRunAsOneStatement() {
+    /// The statements that copy `rows` into the staging table and move them into `table`.
+    private func staged(_ table: String, _ names: String, _ rows: [[String?]], _ conflicts: String)
+        -> [PostgresWrites.Statement]
+    {
+        [
+            .init(
+                sql:
+                    #"CREATE TEMPORARY TABLE IF NOT EXISTS "rivulet_staged_rows" AS SELECT "#
+                    + "\(names) FROM \(table) WITH NO DATA"),
+            .init(sql: #"TRUNCATE "rivulet_staged_rows""#),
+            .init(sql: #"COPY "rivulet_staged_rows" ("# + names + ") FROM STDIN", copying: rows),
+            .init(
+                sql: "INSERT INTO \(table) (\(names)) SELECT \(names) FROM \"rivulet_staged_rows\"" + conflicts),
+        ]
+    }
+
+    func testUpsertsAndDeletesRunInTheirOrderEachRunOfInsertsAsOneCopy() {
         let writes = PostgresWrites(table: "shop.orders", columns: ["id", "total"], key: ["id"], idColumn: nil)
         let statements = writes.statements(for: [
             Row(values: ["1", "2.5"], deletes: false), Row(values: ["2", nil], deletes: false),
             Row(values: ["1", nil], deletes: true), Row(values: ["1", "7"], deletes: false),
         ])
+        let upsert = #" ON CONFLICT ("id") DO UPDATE SET "total" = EXCLUDED."total""#
         XCTAssertEqual(
             statements,
-            [
-                .init(
-                    sql: #"INSERT INTO "shop"."orders" ("id", "total") VALUES ($1, $2), ($3, $4)"#
-                        + #" ON CONFLICT ("id") DO UPDATE SET "total" = EXCLUDED."total""#,
-                    parameters: ["1", "2.5", "2", nil]),
-                .init(sql: #"DELETE FROM "shop"."orders" WHERE "id" IN ($1)"#, parameters: ["1"]),
-                .init(
-                    sql: #"INSERT INTO "shop"."orders" ("id", "total") VALUES ($1, $2)"#
-                        + #" ON CONFLICT ("id") DO UPDATE SET "total" = EXCLUDED."total""#,
-                    parameters: ["1", "7"]),
-            ])
+            staged(#""shop"."orders""#, #""id", "total""#, [["1", "2.5"], ["2", nil]], upsert)
+                + [.init(sql: #"DELETE FROM "shop"."orders" WHERE "id" IN ($1)"#, parameters: ["1"])]
+                + staged(#""shop"."orders""#, #""id", "total""#, [["1", "7"]], upsert))
+    }
+
+    func testWithoutKeyOrIdsRowsAreCopiedStraightIntoTheTable() {
+        let writes = PostgresWrites(table: "t", columns: ["a", "b", "c"], key: [], idColumn: nil)
+        let rows = (0..<50_000).map { Row(values: [String($0), nil, "x"], deletes: false) }
+        XCTAssertEqual(
+            writes.statements(for: rows),
+            [.init(sql: #"COPY "t" ("a", "b", "c") FROM STDIN"#, copying: rows.map(\.values))])
     }
 
     func testAKeyWrittenTwiceInOneRunKeepsItsLastRow() {
@@ -32,7 +49,7 @@ final class PostgresWritesTests: XCTestCase {
             Row(values: ["1", "x", "old"], deletes: false), Row(values: ["2", "x", "other"], deletes: false),
             Row(values: ["1", "x", "new"], deletes: false),
         ])
-        XCTAssertEqual(statements.map(\.parameters), [["2", "x", "other", "1", "x", "new"]])
+        XCTAssertEqual(statements.compactMap(\.copying), [[["2", "x", "other"], ["1", "x", "new"]]])
         let deletes = writes.statements(for: [
             Row(values: ["1", "x", nil], deletes: true), Row(values: ["1", "x", nil], deletes: true),
         ])
@@ -46,13 +63,17 @@ final class PostgresWritesTests: XCTestCase {
             writes.statement(for: Row(values: ["hi", "slot:0/1"], deletes: false)).sql,
             #"INSERT INTO "log" ("note", "change_id") VALUES ($1, $2) ON CONFLICT ("change_id") DO NOTHING"#)
         XCTAssertEqual(
+            writes.statements(for: [Row(values: ["hi", "slot:0/1"], deletes: false)]),
+            staged(
+                #""log""#, #""note", "change_id""#, [["hi", "slot:0/1"]], #" ON CONFLICT ("change_id") DO NOTHING"#))
+        XCTAssertEqual(
             writes.createTable(types: ["text", "text"]),
             #"CREATE TABLE IF NOT EXISTS "log" ("note" text, "change_id" text, UNIQUE ("change_id"))"#)
     }
 
     func testAStatementNeverBindsMoreParametersThanTheProtocolCounts() {
-        let writes = PostgresWrites(table: "t", columns: ["a", "b", "c"], key: [], idColumn: nil)
-        let rows = (0..<50_000).map { Row(values: [String($0), nil, "x"], deletes: false) }
+        let writes = PostgresWrites(table: "t", columns: ["a", "b", "c"], key: ["a", "b", "c"], idColumn: nil)
+        let rows = (0..<50_000).map { Row(values: [String($0), "y", "x"], deletes: true) }
         let statements = writes.statements(for: rows)
         XCTAssertEqual(statements.count, 3)
         XCTAssertTrue(statements.allSatisfy { $0.parameters.count <= PostgresWrites.parameterLimit })

@@ -357,9 +357,9 @@ final class PostgresSourceTests: PostgresBinaryTestCase {
         XCTAssertGreaterThan(Int(serverLag) ?? 0, 0, "the server too sees the slot behind")
     }
 
-    /// Under --state, changes counted by a `scan` into a file, the runner killed with SIGKILL
-    /// again and again while the writer goes on: the file holds each change once, counted once
-    /// (its count is its line number), and the slot catches up: a change the resumed checkpoint
+    /// Under --state, changes counted by a `scan` into a file and a table, the runner killed with
+    /// SIGKILL again and again while the writer goes on: the file holds each change once, counted
+    /// once (its count is its line number), the table the same rows, and the slot catches up: a change the resumed checkpoint
     /// holds is passed over when the server sends it again, one it does not hold is read again.
     func testUnderStateKilledAgainAndAgainEachChangeIsCountedOnce() throws {
         let (scripts, _) = try prepareCopy()
@@ -370,7 +370,13 @@ final class PostgresSourceTests: PostgresBinaryTestCase {
             source: { postgres: { url: "\(server.url)", slot: copy_slot, publication: copy_pub } }
             ops:
               - scan: { seed: { n: 0 }, accumulator: { n: acc.n + 1, lsn: .lsn } }
-            sink: { file: \(output) }
+            sinks:
+              - file: \(output)
+              - postgres:
+                  url: "\(server.url)"
+                  table: counted
+                  key: [lsn]
+                  batch: { count: 300, period: 70ms }
             """)
         let writing = startWriting(scripts)
         var killed = 0
@@ -402,6 +408,10 @@ final class PostgresSourceTests: PostgresBinaryTestCase {
             positions.insert(line.split(separator: "\"lsn\":")[1])
         }
         XCTAssertEqual(positions.count, changes)
+        // The table too holds each change once, with the count the file gives it.
+        XCTAssertEqual(
+            try server.psql("SELECT count(*), count(DISTINCT n), min(n), max(n) FROM counted"),
+            "\(changes)|\(changes)|1|\(changes)")
     }
 
     /// The same with one runner and the server crashing (`pg_ctl stop -m immediate`) and starting

@@ -1,3 +1,4 @@
+import Dispatch
 import Pipeline
 import Postgres
 import Reactive
@@ -130,8 +131,10 @@ final class PostgresSink: AsynchronousSink, OriginKeepingSink {
 
     private var connection: PostgresConnection?
     private var writes: PostgresWrites?
+    /// Without columns, the fields written (the first element's), fixed with `writes`.
+    private var fieldNames: [String]?
     /// The rows of the open transaction, each with the element and origin behind it.
-    private var rows: [(row: PostgresWrites.Row, element: Value, origin: Origin?)] = []
+    private var rows: [Entry] = []
     private let commitTimer = SerialDisposable()
     /// Since when a lost connection has been tried again, while it is.
     private var retryingSince: RxTime?
@@ -156,7 +159,7 @@ final class PostgresSink: AsynchronousSink, OriginKeepingSink {
         scope = context.makeScope()
         // A checkpoint moves the sources on past these rows: they must be in the table first.
         context.keepState { [weak self] in
-            try self?.commit(retrying: false)
+            try self?.commit(retrying: false, waiting: true)
             return .null
         }
     }
@@ -181,7 +184,7 @@ final class PostgresSink: AsynchronousSink, OriginKeepingSink {
     }
 
     func whenFinished(_ done: @escaping () -> Void) {
-        if rows.isEmpty { done() } else { finished = done }
+        if rows.isEmpty, writing == nil { done() } else { finished = done }
     }
 
     func close() throws {
@@ -189,12 +192,14 @@ final class PostgresSink: AsynchronousSink, OriginKeepingSink {
         fail = nil
         finished = nil
         defer { connection = nil }
+        // The transaction being written is waited for: its messages are let go only once it is.
+        try settle(retrying: false)
         guard retryingSince == nil else {
             // Never written: their messages go back rather than being acknowledged.
             failUnwritten(context.error("the run stopped while PostgreSQL could not be reached"))
             return
         }
-        try commit(retrying: false)
+        try commit(retrying: false, waiting: true)
     }
 
     /// Fails the messages behind the rows not written, so they are delivered again.
@@ -217,8 +222,7 @@ final class PostgresSink: AsynchronousSink, OriginKeepingSink {
                         "postgres writes objects, one a row (or give columns); got \(element.typeName)",
                         element: element)
                 }
-                let names = writes?.columns.filter { $0 != idColumn } ?? object.keys.map { $0 }
-                values = names.map { object[$0] ?? .null }
+                values = (fieldNames ?? object.keys.map { $0 }).map { object[$0] ?? .null }
             }
             let deletes = try delete.map { try context.evaluate($0, element, in: scope) == .bool(true) } ?? false
             if writes == nil { try prepare(firstValues: values, element: element) }
@@ -238,6 +242,7 @@ final class PostgresSink: AsynchronousSink, OriginKeepingSink {
                 guard case .object(let object) = element else { return [] }
                 return object.keys.map { $0 }
             }()
+        if columnExpressions == nil { fieldNames = names }
         var types = firstValues.map(Self.columnType)
         if let idColumn {
             names.append(idColumn)
@@ -274,12 +279,6 @@ final class PostgresSink: AsynchronousSink, OriginKeepingSink {
         return opened
     }
 
-    /// A connection that broke while rows were written, or could not be made again: a new one
-    /// may work.
-    private struct LostConnection: Error {
-        let error: PipelineRuntimeError
-    }
-
     private func scheduleCommit(after delay: RxTimeInterval) {
         // The timer works for the whole transaction, not for the row current now.
         commitTimer.disposable = Origin.with(nil) {
@@ -290,62 +289,163 @@ final class PostgresSink: AsynchronousSink, OriginKeepingSink {
         }
     }
 
-    /// Writes the open transaction's rows and commits them, then lets their messages go. A lost
-    /// connection is tried again a second later (when `retrying`) until `retryFor` has passed.
-    private func commit(retrying: Bool) throws {
+    /// One row of a transaction, with the element and origin behind it.
+    private typealias Entry = (row: PostgresWrites.Row, element: Value, origin: Origin?)
+
+    /// A transaction handed to the writing thread: its rows, and once written how it went.
+    private final class Transaction: @unchecked Sendable {
+        let entries: [Entry]
+        let rows: [PostgresWrites.Row]
+        /// The sink's connection, used by the writing thread alone until `written`.
+        let connection: PostgresConnection
+        /// Signalled once `outcome` is set.
+        let written = DispatchSemaphore(value: 0)
+        var outcome: Outcome?
+
+        init(entries: [Entry], connection: PostgresConnection) {
+            self.entries = entries
+            self.connection = connection
+            rows = entries.map(\.row)
+        }
+    }
+
+    /// How a transaction went: committed; rolled back because the table refused rows (by their
+    /// index: `onError` decides whether the run fails or the others are written again); or not
+    /// written at all.
+    private enum Outcome {
+        case committed
+        case refused([(index: Int, error: PostgresError)])
+        case failed(PostgresError)
+    }
+
+    /// The transaction being written on the writing thread, at most one: the pipeline goes on
+    /// with the next rows meanwhile, and waits for it before handing over another.
+    private var writing: Transaction?
+    private let writer = DispatchQueue(label: "rivulet postgres sink")
+
+    /// Hands the open transaction's rows to the writing thread (waiting for the one before),
+    /// then, when `waiting`, for them to be written. A lost connection is tried again a second
+    /// later (when `retrying`) until `retryFor` has passed.
+    private func commit(retrying: Bool, waiting: Bool = false) throws {
         commitTimer.disposable = nil
+        try settle(retrying: retrying)
         guard !rows.isEmpty, let writes else {
             finish()
             return
         }
+        let connection: PostgresConnection
         do {
-            let connection: PostgresConnection
-            do {
-                connection = try open()
-            } catch let error as PipelineRuntimeError where retryingSince != nil {
-                throw LostConnection(error: error)
-            }
-            try write(writes, on: connection)
-        } catch let lost as LostConnection {
-            connection = nil
-            guard retrying else {
-                failUnwritten(lost.error)
-                throw lost.error
-            }
-            let now = context.scheduler.now
-            let since = retryingSince ?? now
-            retryingSince = since
-            guard now - since < retryFor else {
-                let error = context.error(
-                    "\(lost.error.message); tried again for \(DurationSyntax.format(retryFor)) (retryFor)")
-                failUnwritten(error)
-                throw error
-            }
-            scheduleCommit(after: .seconds(1))
+            connection = try open()
+        } catch let error as PipelineRuntimeError where retryingSince != nil {
+            try lost(error, retrying: retrying)
             return
         } catch {
             failUnwritten(error)
             throw error
         }
-        retryingSince = nil
-        let origins = rows.compactMap(\.origin)
+        let transaction = Transaction(entries: rows, connection: connection)
         rows = []
-        context.letGo(origins)
-        finish()
+        writing = transaction
+        let scheduler = context.scheduler as? any ConcurrentDeliveryScheduler
+        let sink = SchedulerBound(self)
+        let table = tableName
+        writer.async {
+            transaction.outcome = Self.write(transaction.rows, writes, on: transaction.connection, table: table)
+            transaction.written.signal()
+            // Settled at once, not at the next commit: its messages are let go as soon as written.
+            scheduler?.enqueue {
+                do {
+                    // Rows back after a refusal are written again at once.
+                    if try sink.value.settle(retrying: true) { try sink.value.commit(retrying: true) }
+                } catch {
+                    sink.value.fail?(error)
+                }
+            }
+        }
+        if waiting || scheduler == nil, try settle(retrying: retrying) {
+            try commit(retrying: retrying, waiting: waiting)
+        }
+    }
+
+    /// Waits for the transaction being written, if any, and lets go of its messages; or hands
+    /// the rows the table refused to `onError` and takes the others back to be written again
+    /// (then true); or takes its rows back when the connection was lost.
+    @discardableResult
+    private func settle(retrying: Bool) throws -> Bool {
+        guard let transaction = writing else { return false }
+        transaction.written.wait()
+        writing = nil
+        switch transaction.outcome! {
+        case .committed:
+            retryingSince = nil
+            context.letGo(transaction.entries.compactMap(\.origin))
+            finish()
+        case .refused(let refused):
+            var kept = transaction.entries
+            do {
+                for (index, error) in refused.reversed() {
+                    let entry = kept.remove(at: index)
+                    try Origin.with(entry.origin) {
+                        try context.elementFailed(
+                            context.error("\(tableName): \(error.description)", element: entry.element),
+                            element: entry.element)
+                    }
+                }
+            } catch {
+                // The run fails: nothing of the transaction was written, its messages go back.
+                rows = transaction.entries + rows
+                failUnwritten(error)
+                throw error
+            }
+            rows = kept + rows
+            return true
+        case .failed(let error) where error.isTransient:
+            connection = nil
+            rows = transaction.entries + rows
+            try lost(PostgresAccess.failure(error, context: context), retrying: retrying)
+        case .failed(let error):
+            rows = transaction.entries + rows
+            let failure = PostgresAccess.failure(error, context: context)
+            failUnwritten(failure)
+            throw failure
+        }
+        return false
+    }
+
+    /// The connection broke, or could not be made again: tried again a second later while
+    /// `retrying` and `retryFor` has not passed; else the rows' messages fail.
+    private func lost(_ error: PipelineRuntimeError, retrying: Bool) throws {
+        connection = nil
+        guard retrying else {
+            failUnwritten(error)
+            throw error
+        }
+        let now = context.scheduler.now
+        let since = retryingSince ?? now
+        retryingSince = since
+        guard now - since < retryFor else {
+            let failure = context.error(
+                "\(error.message); tried again for \(DurationSyntax.format(retryFor)) (retryFor)")
+            failUnwritten(failure)
+            throw failure
+        }
+        scheduleCommit(after: .seconds(1))
     }
 
     private func finish() {
-        guard rows.isEmpty, let finished else { return }
+        guard rows.isEmpty, writing == nil, let finished else { return }
         self.finished = nil
         finished()
     }
 
-    /// The batch in one transaction; when a row is refused, the rows one at a time, each refused
-    /// row handed to `onError` (which fails the run, or drops the row and goes on).
-    private func write(_ writes: PostgresWrites, on connection: PostgresConnection) throws {
+    /// The rows in one transaction; when a row is refused, the rows one at a time to find each
+    /// one refused, then rolled back. On the writing thread: it touches nothing of the pipeline's.
+    private static func write(
+        _ rows: [PostgresWrites.Row], _ writes: PostgresWrites, on connection: PostgresConnection, table: String
+    ) -> Outcome {
         do {
             try connection.execute("BEGIN")
-            for statement in writes.statements(for: rows.map(\.row)) {
+            for statement in writes.statements(for: rows) {
                 if let copying = statement.copying {
                     try connection.copyIn(statement.sql, rows: copying)
                 } else {
@@ -353,38 +453,34 @@ final class PostgresSink: AsynchronousSink, OriginKeepingSink {
                 }
             }
             try connection.execute("COMMIT")
-            return
+            return .committed
         } catch {
-            if error.isTransient { throw LostConnection(error: PostgresAccess.failure(error, context: context)) }
+            if error.isTransient { return .failed(error) }
             _ = try? connection.execute("ROLLBACK")
         }
-        do {
+        do throws(PostgresError) {
             try connection.execute("BEGIN")
-            var kept: [(row: PostgresWrites.Row, element: Value, origin: Origin?)] = []
-            for entry in rows {
-                let statement = writes.statement(for: entry.row)
+            var refused: [(index: Int, error: PostgresError)] = []
+            for (index, row) in rows.enumerated() {
+                let statement = writes.statement(for: row)
                 try connection.execute("SAVEPOINT row")
                 do {
                     try connection.query(statement.sql, statement.parameters)
-                    kept.append(entry)
                 } catch {
                     if error.isTransient { throw error }
                     try connection.execute("ROLLBACK TO SAVEPOINT row")
-                    try Origin.with(entry.origin) {
-                        try context.elementFailed(
-                            context.error("\(tableName): \(error.description)", element: entry.element),
-                            element: entry.element)
-                    }
+                    refused.append((index, error))
                 }
             }
-            try connection.execute("COMMIT")
-            rows = kept
-        } catch let error as PostgresError {
-            let failure = PostgresAccess.failure(error, context: context)
-            throw error.isTransient ? LostConnection(error: failure) : failure
+            if refused.isEmpty {
+                try connection.execute("COMMIT")
+                return .committed
+            }
+            try connection.execute("ROLLBACK")
+            return .refused(refused)
         } catch {
-            _ = try? connection.execute("ROLLBACK")
-            throw error
+            if !error.isTransient { _ = try? connection.execute("ROLLBACK") }
+            return .failed(error)
         }
     }
 }

@@ -9,7 +9,7 @@ final class PostgresDocsTests: BinaryTestCase {
         let blocks = page.components(separatedBy: "```yaml\n").dropFirst().map {
             $0.components(separatedBy: "```")[0]
         }
-        XCTAssertEqual(blocks.count, 3)
+        XCTAssertEqual(blocks.count, 4)
         for (index, block) in blocks.enumerated() {
             let file = directory.appendingPathComponent("block-\(index).yaml")
             // A sink-only block gets a source, as a user adds one.

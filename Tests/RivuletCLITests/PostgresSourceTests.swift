@@ -100,6 +100,14 @@ final class PostgresSourceTests: PostgresBinaryTestCase {
         ])
         XCTAssertEqual(lint.status, 2)
         assertContains(lint.stderr, "give either slot and publication (changes) or query (rows), not both")
+        let line = #"source: { postgres: { url: "\#(server.url)", slot: s, publication: p, snapshot: true } }"#
+        let snapshot = try runRivulet(["lint", try pipeline(line + "\nsink: { stdout: {} }\n")])
+        XCTAssertEqual(snapshot.status, 2)
+        // Pointing at the snapshot parameter's value.
+        let column = line.distance(from: line.startIndex, to: line.range(of: "snapshot: ")!.upperBound) + 1
+        assertContains(
+            snapshot.stderr,
+            ":1:\(column): error: postgres: snapshot needs create: true: the snapshot is taken as the slot is made")
     }
 
     func testAQueryIsReadOnceOrPolledForNewRowsBySince() throws {
@@ -298,6 +306,109 @@ final class PostgresSourceTests: PostgresBinaryTestCase {
         }
         print("postgres: \(killed) runners killed with SIGKILL, then one to the end")
         try runToTheEndAndCompare(path)
+    }
+
+    /// Waits until `sql` answers `expected` (or 30 s); whether it did.
+    private func waitUntil(_ sql: String, is expected: String) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: 30)
+        repeat {
+            if (try? server.psql(sql)) == expected { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        } while Date() < deadline
+        return false
+    }
+
+    /// `snapshot: true`: a slot the run makes starts with the rows the tables hold (op read),
+    /// then every change after them; the slot is made for good once those rows are written, and
+    /// the next run reads only the changes after the last one written.
+    func testASnapshotStartsANewSlotWithTheTablesRowsThenTheChangesAfterThem() throws {
+        try server.psql(
+            """
+            CREATE TABLE items (id int PRIMARY KEY, name text);
+            INSERT INTO items SELECT i, 'n' || i FROM generate_series(1, 2000) AS i;
+            """)
+        func runner(writingTo output: String) throws -> ChildProcess {
+            try startRivulet(
+                [
+                    "run",
+                    try pipeline(
+                        """
+                        source: { postgres: { url: "\(server.url)", slot: snap_slot, publication: snap_pub, create: true, snapshot: true, tables: [items] } }
+                        ops: [ { map: { op: .op, id: .after.id ?? .before.id } } ]
+                        sink: { file: \(output) }
+                        """),
+                ], output: .null, error: .pipe)
+        }
+        let first = directory.appendingPathComponent("first.jsonl").path
+        let running = try runner(writingTo: first)
+        defer { running.send(SIGKILL) }
+        XCTAssertTrue(
+            waitUntil("SELECT string_agg(temporary::text, ',') FROM pg_replication_slots", is: "false"),
+            "the slot is made for good and the temporary one is gone")
+        try server.psql(
+            "INSERT INTO items VALUES (2001, 'late'); UPDATE items SET name = 'x' WHERE id = 1; DELETE FROM items WHERE id = 2"
+        )
+        let lines = self.lines(of: first, atLeast: 2003)
+        XCTAssertEqual(lines.count, 2003)
+        XCTAssertTrue(
+            Set(lines.prefix(2000)) == Set((1...2000).map { #"{"op":"read","id":\#($0)}"# }), "the rows, each once")
+        XCTAssertEqual(
+            Array(lines.suffix(3)),
+            [#"{"op":"insert","id":2001}"#, #"{"op":"update","id":1}"#, #"{"op":"delete","id":2}"#])
+        XCTAssertTrue(waitUntilCaughtUp(slot: "snap_slot", seconds: 20))
+        running.send(SIGTERM)
+        XCTAssertEqual(running.communicate(timeout: 30).termination, .exited(143))
+
+        // The next run takes no snapshot: the slot is there, and it reads what came after.
+        let second = directory.appendingPathComponent("second.jsonl").path
+        let again = try runner(writingTo: second)
+        defer { again.send(SIGKILL) }
+        try server.psql("INSERT INTO items VALUES (2002, 'later')")
+        XCTAssertEqual(self.lines(of: second, atLeast: 1), [#"{"op":"insert","id":2002}"#])
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertEqual(self.lines(of: second, atLeast: 1).count, 1)
+    }
+
+    /// A run killed during the snapshot leaves no slot (the temporary one goes with its
+    /// connection): the next run takes the snapshot again whole, and a copy keyed by id equals
+    /// the table, the changes made meanwhile included.
+    func testASnapshotCutByAKillIsTakenAgainWhole() throws {
+        try server.psql(
+            """
+            CREATE TABLE big (id int PRIMARY KEY, v int);
+            INSERT INTO big SELECT i, i FROM generate_series(1, 100000) AS i;
+            """)
+        let path = try pipeline(
+            """
+            source: { postgres: { url: "\(server.url)", slot: big_slot, publication: big_pub, create: true, snapshot: true, tables: [big] } }
+            sink:
+              postgres:
+                url: "\(server.url)"
+                table: big_copy
+                columns: { id: .after.id ?? .before.id, v: .after.v }
+                key: [id]
+                delete: .op == "delete"
+            """)
+        let killed = try startRivulet(["run", path], output: .null, error: .null)
+        XCTAssertTrue(waitUntil("SELECT count(*) > 0 FROM big_copy", is: "t"), "the snapshot's first rows are written")
+        XCTAssertEqual(try server.psql("SELECT count(*) FROM pg_replication_slots WHERE NOT temporary"), "0")
+        killed.send(SIGKILL)
+        XCTAssertEqual(killed.wait(), .signalled(SIGKILL))
+        XCTAssertTrue(waitUntil("SELECT count(*) FROM pg_replication_slots", is: "0"), "the temporary slot went")
+        // Updated between the two snapshots: the second one reads the rows as they are now. (A
+        // row deleted meanwhile would stay in the copy: no change says it went.)
+        try server.psql("UPDATE big SET v = -v WHERE id % 1000 = 0")
+        let last = try startRivulet(["run", path], output: .null, error: .pipe)
+        XCTAssertTrue(waitUntil("SELECT count(*) FROM pg_replication_slots WHERE NOT temporary", is: "1"))
+        try server.psql("INSERT INTO big VALUES (100001, 1); DELETE FROM big WHERE id % 999 = 0")
+        XCTAssertTrue(waitUntilCaughtUp(slot: "big_slot", seconds: 30))
+        last.send(SIGTERM)
+        let end = last.communicate(timeout: 30)
+        XCTAssertEqual(end.termination, .exited(143), String(decoding: end.standardError, as: UTF8.self))
+        XCTAssertEqual(
+            try server.psql(
+                "SELECT count(*) FROM (SELECT * FROM big EXCEPT SELECT * FROM big_copy UNION ALL SELECT * FROM big_copy EXCEPT SELECT * FROM big) AS differences"
+            ), "0")
     }
 
     /// Two slots see the same changes at the same log positions: a run watched with --metrics

@@ -35,6 +35,21 @@ final class PostgresChange: Origin, ResultIdentifying {
         confirmations.add(to: transaction)
     }
 
+    /// A row of the initial snapshot: done once written, never passed over (a snapshot cut short
+    /// is taken again whole, with other ids).
+    init(
+        snapshotRow identity: String, at position: LogSequenceNumber,
+        transaction: PostgresConfirmations.Transaction, confirmations: PostgresConfirmations
+    ) {
+        self.confirmations = confirmations
+        self.transaction = transaction
+        coverage = nil
+        commit = position
+        self.position = position
+        self.identity = identity
+        confirmations.add(to: transaction)
+    }
+
     /// `SLOT:LSN` for the first result, then `:2`, `:3`…: the same when the change is read again.
     func nextResultID() -> String? {
         results += 1

@@ -43,6 +43,11 @@ final class PostgresConfirmations: @unchecked Sendable {
     /// Whether every transaction read is done (nothing would be read again).
     var isIdle: Bool { lock.withLock { open.isEmpty } }
 
+    /// Whether every change of `transaction` is done and it committed (none failed).
+    func isDone(_ transaction: Transaction) -> Bool {
+        lock.withLock { transaction.end != nil && transaction.pending == 0 && !transaction.failed }
+    }
+
     /// A transaction begins (its changes follow, then its commit).
     func begin() -> Transaction {
         let transaction = Transaction()

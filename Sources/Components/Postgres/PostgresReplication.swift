@@ -13,6 +13,8 @@ final class PostgresReplication: @unchecked Sendable {
         var slot: String
         var publication: String
         var create: Bool
+        /// With `create`: a slot made by this run starts with its tables' rows.
+        var snapshot: Bool = false
         var tables: [String]
         var numerics: PostgresValues.Numerics
         /// How long a lost connection is tried again before the source fails.
@@ -35,6 +37,9 @@ final class PostgresReplication: @unchecked Sendable {
     /// The transaction being read (its commit position, its record, the changes emitted), kept
     /// across a reconnection that cut it: its first changes are not emitted twice.
     private var current: (commit: LogSequenceNumber, transaction: PostgresConfirmations.Transaction, emitted: Int)?
+    /// While the initial snapshot's rows are not all written: the temporary slot read meanwhile,
+    /// the rows as one transaction, and the connection that read them (it makes the slot).
+    private var snapshotSlot: (name: String, rows: PostgresConfirmations.Transaction, reader: PostgresConnection)?
 
     init(settings: Settings) {
         self.settings = settings
@@ -91,7 +96,7 @@ final class PostgresReplication: @unchecked Sendable {
             var lostSince: RxTime?
             while true {
                 do {
-                    try read(scheduler: scheduler) { lostSince = nil }
+                    if try read(scheduler: scheduler, connected: { lostSince = nil }) { continue }
                     return
                 } catch let error as PostgresError where error.isTransient && !isStopped {
                     // The server restarted or the network broke: read again from the slot.
@@ -135,17 +140,21 @@ final class PostgresReplication: @unchecked Sendable {
         }
     }
 
-    /// Reads the slot until the source is stopped; `connected` once streaming started.
+    /// Reads the slot until the source is stopped (false), or until the initial snapshot's rows
+    /// are all written and the slot made for good (true: read it from there); `connected` once
+    /// streaming started.
     private func read(
         scheduler: any ConcurrentDeliveryScheduler, connected: () -> Void
-    ) throws(PostgresError) {
+    ) throws(PostgresError) -> Bool {
+        if snapshotSlot != nil {
+            // Its temporary slot went with the connection: the next run takes the snapshot again.
+            throw PostgresError(
+                "the connection to PostgreSQL was lost during the initial snapshot, before its rows were all "
+                    + "written; the next run takes the snapshot again")
+        }
         let connection = try PostgresConnection(
             settings: settings.connection ?? "", replication: true, options: PostgresValues.sessionOptions)
-        try prepare(connection)
-        try connection.startCopyBoth(
-            "START_REPLICATION SLOT \(PostgresConnection.quote(settings.slot)) LOGICAL \(readUpTo) "
-                + "(proto_version '1', publication_names \(PostgresConnection.literal(settings.publication)))")
-        connected()
+        let exported = try prepare(connection)
         var decoder = PgOutputDecoder()
         var transaction: PostgresConfirmations.Transaction?
         var skipping = 0
@@ -165,6 +174,14 @@ final class PostgresReplication: @unchecked Sendable {
             sentPosition = position
             lastStatus = scheduler.now
         }
+        /// Waits while the pipeline has a window's worth of changes to emit.
+        func waitForRoom() {
+            condition.withLock {
+                while waiting >= settings.window, !stopped {
+                    _ = condition.wait(until: Date(timeIntervalSinceNow: 0.1))
+                }
+            }
+        }
         func flush() {
             guard !batch.isEmpty else { return }
             let changes = SchedulerBound(batch)
@@ -181,7 +198,30 @@ final class PostgresReplication: @unchecked Sendable {
         // Changes read before the connection broke go to the pipeline too: they were counted as
         // read (a reconnection reads on after them), so dropping them would confirm them unseen.
         defer { flush() }
+        if let exported {
+            try readSnapshot(exported) { element, origin in
+                batch.append((element, origin))
+                if batch.count >= 500 {
+                    flush()
+                    waitForRoom()
+                }
+            }
+            flush()
+        }
+        try connection.startCopyBoth(
+            "START_REPLICATION SLOT \(PostgresConnection.quote(snapshotSlot?.name ?? settings.slot)) LOGICAL "
+                + "\(readUpTo) (proto_version '1', publication_names "
+                + "\(PostgresConnection.literal(settings.publication)))")
+        connected()
         while !isStopped {
+            // Every row of the snapshot is written: the slot is made for good where the temporary
+            // one is, and read from there (a run killed before this takes the snapshot again).
+            if let snapshot = snapshotSlot, confirmations.isDone(snapshot.rows) {
+                try snapshot.reader.query(
+                    "SELECT pg_copy_logical_replication_slot($1, $2, false)", [snapshot.name, settings.slot])
+                snapshotSlot = nil
+                return true
+            }
             // The pipeline is far behind: wait for it, still answering the server.
             let full = condition.withLock {
                 if waiting >= settings.window, !stopped { _ = condition.wait(until: Date(timeIntervalSinceNow: 0.1)) }
@@ -258,11 +298,61 @@ final class PostgresReplication: @unchecked Sendable {
         }
         flush()
         try? sendStatus(force: true)
+        return false
+    }
+
+    /// Reads every row of the publication's tables as the exported snapshot shows them, each an
+    /// element `{op: "read", …, after: row}`, all of them one transaction at the slot's start.
+    private func readSnapshot(
+        _ exported: (slot: String, position: LogSequenceNumber, snapshot: String),
+        emit: (Value, PostgresChange) -> Void
+    ) throws(PostgresError) {
+        let reader = try PostgresConnection(
+            settings: settings.connection ?? "", options: PostgresValues.sessionOptions)
+        let rows = confirmations.begin()
+        snapshotSlot = (exported.slot, rows, reader)
+        try reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try reader.execute("SET TRANSACTION SNAPSHOT \(PostgresConnection.literal(exported.snapshot))")
+        let time = try reader.query("SELECT (extract(epoch FROM now()) * 1000)::bigint").rows.first?[0]
+        let commitTime = Value.int(time.flatMap { Int($0) } ?? 0)
+        let tables = try reader.query(
+            "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1, 2",
+            [settings.publication])
+        for table in tables.rows {
+            let (schema, name) = (table[0] ?? "", table[1] ?? "")
+            var number = 0
+            try reader.eachRow(
+                "SELECT * FROM \(PostgresConnection.quote(schema)).\(PostgresConnection.quote(name))"
+            ) { row in
+                if isStopped { return false }
+                number += 1
+                var object = JSONObject()
+                object["op"] = "read"
+                object["schema"] = .string(schema)
+                object["table"] = .string(name)
+                object["before"] = .null
+                object["after"] = PostgresValues.object(of: row, numerics: settings.numerics)
+                object["lsn"] = .string(exported.position.description)
+                object["commitTime"] = commitTime
+                let origin = PostgresChange(
+                    snapshotRow: "\(settings.slot):\(exported.position):\(schema).\(name):\(number)",
+                    at: exported.position, transaction: rows, confirmations: confirmations)
+                emit(.object(object), origin)
+                return true
+            }
+        }
+        try reader.execute("COMMIT")
+        confirmations.commit(rows, end: exported.position)
     }
 
     /// Makes the publication and the slot when `create` asks and they are missing; else checks
     /// that they exist, naming what is missing.
-    private func prepare(_ connection: PostgresConnection) throws(PostgresError) {
+    /// With `snapshot`, a slot it makes is a temporary one whose snapshot is exported: its name,
+    /// start and snapshot are returned, and the slot is made for good from it once the snapshot's
+    /// rows are written.
+    private func prepare(_ connection: PostgresConnection) throws(PostgresError) -> (
+        slot: String, position: LogSequenceNumber, snapshot: String
+    )? {
         let slot = PostgresConnection.literal(settings.slot)
         let publication = PostgresConnection.literal(settings.publication)
         let slots = try connection.query(
@@ -305,8 +395,19 @@ final class PostgresReplication: @unchecked Sendable {
                 throw PostgresError(
                     "the replication slot '\(settings.slot)' does not exist (give create: true to make it)")
             }
+            if settings.snapshot {
+                let name = "rivulet_snapshot_\(getpid())_\(UInt16(truncatingIfNeeded: settings.slot.hashValue))"
+                let made = try connection.query(
+                    "CREATE_REPLICATION_SLOT \(PostgresConnection.quote(name)) TEMPORARY LOGICAL pgoutput EXPORT_SNAPSHOT"
+                )
+                guard let row = made.rows.first, row.count >= 3, let position = row[1].flatMap(LogSequenceNumber.init),
+                    let snapshot = row[2]
+                else { throw PostgresError("the server did not export a snapshot for the slot '\(settings.slot)'") }
+                return (name, position, snapshot)
+            }
             try connection.query(
                 "CREATE_REPLICATION_SLOT \(PostgresConnection.quote(settings.slot)) LOGICAL pgoutput NOEXPORT_SNAPSHOT")
         }
+        return nil
     }
 }

@@ -27,6 +27,11 @@ private enum Key {
         doc:
             "How long a lost connection (a server restart, a network fault) is tried again, every second, before the run fails.",
         example: "5m")
+    static let snapshot = Parameter<Bool>(
+        "snapshot", default: false,
+        doc:
+            "With create: a slot this run makes starts with the rows its tables hold then (op read), consistent with it: every change after them follows."
+    )
     static let tables = Parameter<[String]?>(
         "tables", doc: "The tables the publication must publish (schema.table for another schema).",
         example: "[orders, customers]")
@@ -54,7 +59,13 @@ extension BuiltinComponents {
             everything each change caused is written by every sink, so a runner that dies loses \
             nothing: the next run reads again what was not confirmed, and a sink with key or id \
             writes it once. create: true makes a missing publication (for tables, else all tables) \
-            and slot; without it a missing one is an error naming it. A slot keeps the server's \
+            and slot; without it a missing one is an error naming it. With snapshot: true too, \
+            a slot this run makes starts with the rows its tables hold then, each {op: read, \
+            after: row, lsn: the slot's start, commitTime: the snapshot's time}, read through a \
+            temporary slot's exported snapshot, and every change after them follows; the slot is \
+            made for good (a copy of the temporary one) once those rows are all written, so a run \
+            that dies first leaves no slot and the next run takes the snapshot again whole (a row \
+            deleted in between stays wherever the first one wrote it). A slot keeps the server's \
             log from its confirmed position on: a slot nobody reads any more fills the server's \
             disk, so drop it (SELECT pg_drop_replication_slot('NAME')) when a pipeline is retired. \
             A lost connection (the server restarting) is tried again every second for retryFor; \
@@ -70,7 +81,8 @@ extension BuiltinComponents {
             kept under --state.
             """,
         parameters: [
-            PostgresAccess.url, Key.slot, Key.publication, Key.create, Key.tables, Key.query, Key.every, Key.since,
+            PostgresAccess.url, Key.slot, Key.publication, Key.create, Key.snapshot, Key.tables, Key.query, Key.every,
+            Key.since,
             PostgresAccess.numerics, Key.retryFor,
         ],
         example:
@@ -89,11 +101,16 @@ extension BuiltinComponents {
                     "give slot and publication to read changes, or query to read rows", at: Key.query, in: values)
             }
             if !reading {
-                for key in [Key.create.spec.name, Key.tables.spec.name] where values.values[key] != nil {
+                for key in [Key.create.spec.name, Key.snapshot.spec.name, Key.tables.spec.name]
+                where values.values[key] != nil {
                     validation.error("\(key) belongs to reading changes (slot, publication)", at: Key.query, in: values)
                 }
             } else if values.has(Key.every) || values.has(Key.since) {
                 validation.error("every and since belong to query", at: Key.slot, in: values)
+            } else if values[Key.snapshot], !values[Key.create] {
+                validation.error(
+                    "snapshot needs create: true: the snapshot is taken as the slot is made", at: Key.snapshot,
+                    in: values)
             }
         },
         checkpointing: .depending(
@@ -117,6 +134,7 @@ extension BuiltinComponents {
                 _ = context.shared(AcknowledgedSources.self) { AcknowledgedSources() }
                 let replication = PostgresReplication.Settings(
                     connection: settings, slot: slot, publication: publication, create: parameters[Key.create],
+                    snapshot: parameters[Key.snapshot],
                     tables: parameters[Key.tables] ?? [], numerics: numerics, retryFor: parameters[Key.retryFor])
                 return PipelineSource { _ in changes(replication, context: context) }
             }
@@ -221,17 +239,13 @@ struct PostgresQuery: Sendable {
                                     + row.columns.map { "'\($0)'" }.joined(separator: ", "))
                             return false
                         }
-                        var object = JSONObject()
-                        for index in row.columns.indices {
-                            object[row.columns[index]] = PostgresValues.value(
-                                row.values[index], type: row.types[index], numerics: numerics)
-                        }
+                        let object = PostgresValues.object(of: row, numerics: numerics)
                         // Kept in the server's text form: compared by the server in the column's type
                         // (a timestamp read as milliseconds would not compare with the column).
                         if let since, let index = row.columns.firstIndex(of: since), let text = row.values[index] {
                             last.value = .string(text)
                         }
-                        observer.on(.next(.object(object)))
+                        observer.on(.next(object))
                         return true
                     }
                 } catch {

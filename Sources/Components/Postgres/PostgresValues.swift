@@ -38,6 +38,15 @@ enum PostgresValues {
     /// Connection options that fix the text forms of times.
     static let sessionOptions = "-c TimeZone=UTC -c DateStyle=ISO -c IntervalStyle=iso_8601 -c extra_float_digits=3"
 
+    /// A row read by a query as an object of its columns, each value typed by its column.
+    static func object(of row: PostgresConnection.Row, numerics: Numerics) -> Value {
+        var object = JSONObject()
+        for index in row.columns.indices {
+            object[row.columns[index]] = value(row.values[index], type: row.types[index], numerics: numerics)
+        }
+        return .object(object)
+    }
+
     /// The value of `text` (nil for NULL) read from a column of type `type`.
     static func value(_ text: String?, type: UInt32, numerics: Numerics) -> Value {
         guard let text else { return .null }

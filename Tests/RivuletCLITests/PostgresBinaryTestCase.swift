@@ -10,11 +10,14 @@ class PostgresBinaryTestCase: BinaryTestCase {
     override func setUpWithError() throws {
         try super.setUpWithError()
         do {
-            server = try PostgresTestServer()
+            server = try PostgresTestServer(settings: try serverSettings())
         } catch {
             throw XCTSkip("PostgreSQL did not start (scripts/install-deps.sh installs it): \(error)")
         }
     }
+
+    /// Extra server settings (`name=value`) for the tests of a subclass.
+    func serverSettings() throws -> [String] { [] }
 
     override func tearDown() {
         server?.stop()

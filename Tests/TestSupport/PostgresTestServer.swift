@@ -107,7 +107,7 @@ public final class PostgresTestServer: @unchecked Sendable {
     /// Runs `program` and waits for it; its output and errors, or an error with them when it failed.
     /// (posix_spawn and waitpid: Foundation's `Process` lost the exit of a child here.)
     @discardableResult
-    static func run(_ program: String, _ arguments: [String]) throws -> String {
+    public static func run(_ program: String, _ arguments: [String]) throws -> String {
         let outputPath = NSTemporaryDirectory() + "rivulet-pg-output-\(getpid())-\(UUID().uuidString.prefix(8))"
         defer { unlink(outputPath) }
         var actions = posix_spawn_file_actions_t()

@@ -7,25 +7,23 @@ import XCTest
 final class PostgresCoverageTests: XCTestCase {
     private func lsn(_ value: UInt64) -> LogSequenceNumber { LogSequenceNumber(value) }
 
-    /// Two transactions of two changes each, read in commit order.
+    /// Two transactions of two changes each, read in commit order: changes 10 and 11 committing
+    /// at 20 (ending at 21), then 30 and 31 at 40 (ending at 41).
     private func twoTransactions(_ confirmations: PostgresConfirmations, _ coverage: PostgresCoverage?) -> (
         first: [PostgresChange], second: [PostgresChange]
     ) {
-        let first = confirmations.begin()
-        let firstChanges = [10, 11].map {
-            PostgresChange(
-                slot: "s", position: lsn($0), commit: lsn(20), transaction: first, confirmations: confirmations,
-                coverage: coverage)
+        func transaction(committingAt commit: UInt64) -> [PostgresChange] {
+            let transaction = confirmations.begin()
+            let changes = [commit - 10, commit - 9].map {
+                PostgresChange(
+                    slot: "s", position: lsn($0), commit: lsn(commit), transaction: transaction,
+                    confirmations: confirmations, coverage: coverage)
+            }
+            confirmations.commit(transaction, end: lsn(commit + 1))
+            return changes
         }
-        confirmations.commit(first, end: lsn(21))
-        let second = confirmations.begin()
-        let secondChanges = [30, 31].map {
-            PostgresChange(
-                slot: "s", position: lsn($0), commit: lsn(40), transaction: second, confirmations: confirmations,
-                coverage: coverage)
-        }
-        confirmations.commit(second, end: lsn(41))
-        return (firstChanges, secondChanges)
+        let first = transaction(committingAt: 20)
+        return (first, transaction(committingAt: 40))
     }
 
     func testWithoutCheckpointsTheSlotMovesOverEachTransactionOnceItsChangesAreDone() {

@@ -80,7 +80,7 @@ let package = Package(
         .executableTarget(
             name: "RivuletFuzz",
             dependencies: [
-                "Components", "Tooling", "SQLite", .product(name: "RivuletCore", package: "Core"),
+                "Components", "Tooling", "SQLite", "Postgres", .product(name: "RivuletCore", package: "Core"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]

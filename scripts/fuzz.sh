@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(pipeline testfile expression json marbles html webhook sqlite operators wasm storedstate)
+[ ${#targets[@]} -gt 0 ] || targets=(pipeline testfile expression json marbles html webhook sqlite operators wasm storedstate pgoutput)
 if [ -z "${FUZZ_NO_BUILD:-}" ]; then
   echo "building the fuzz targets (-sanitize=fuzzer)..." >&2
   swift build --build-path .build/fuzz --product RivuletFuzz -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING >&2

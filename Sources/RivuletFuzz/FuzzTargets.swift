@@ -16,7 +16,7 @@ import Foundation
 enum FuzzTargets {
     static let names = [
         "pipeline", "testfile", "expression", "json", "marbles", "html", "webhook", "sqlite", "operators", "wasm",
-        "storedstate",
+        "storedstate", "pgoutput",
     ]
 
     // Built once and only read: libFuzzer calls the target from one thread.
@@ -74,6 +74,7 @@ enum FuzzTargets {
         case "sqlite": ServerFuzzTargets.sqliteRow(bytes)
         case "operators": ServerFuzzTargets.operators(bytes)
         case "storedstate": ServerFuzzTargets.storedState(bytes)
+        case "pgoutput": ServerFuzzTargets.pgoutput(bytes)
         case "wasm": WasmFuzzTarget.run(bytes)
         default:
             fatalError("unknown fuzz target '\(target)'; one of \(names.joined(separator: ", "))")

@@ -3,6 +3,7 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 @_spi(Host) import Pipeline
+import Postgres
 @_spi(Host) import PipelineHost
 import Reactive
 import SQLite
@@ -45,6 +46,25 @@ enum ServerFuzzTargets {
             fatalError("an answer that is not HTTP: \(String(decoding: answered.prefix(80), as: UTF8.self))")
         }
         _ = try? channel.finish()
+    }
+
+    /// The bytes as messages of a server's replication stream, each after a byte giving its length:
+    /// each read as a copy-data message (a keepalive, a piece of log) and as pgoutput's payload,
+    /// the decoder keeping the relations earlier messages described, and each change decoded made
+    /// into its elements. A server's bytes, however wrong, must be an error, never a trap.
+    static func pgoutput(_ bytes: [UInt8]) {
+        var decoder = PgOutputDecoder()
+        var rest = bytes[...]
+        while let length = rest.first {
+            rest = rest.dropFirst()
+            let message = rest.prefix(Int(length))
+            rest = rest.dropFirst(message.count)
+            _ = try? ReplicationMessage(Array(message))
+            guard let decoded = try? decoder.decode(message) else { continue }
+            for numerics in PostgresValues.Numerics.allCases {
+                _ = PostgresChange.elements(decoded, position: .zero, commitTime: Int64(length), numerics: numerics)
+            }
+        }
     }
 
     /// The bytes as one value of the type the first byte picks, bound and read back: it must come

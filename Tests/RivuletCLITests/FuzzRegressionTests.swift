@@ -16,7 +16,7 @@ final class FuzzRegressionTests: XCTestCase {
             "marbles": ["Tests/Fuzz/Seeds/marbles"], "html": ["Tests/Fuzz/Seeds/html"],
             "webhook": ["Tests/Fuzz/Seeds/webhook"], "sqlite": ["Tests/Fuzz/Seeds/sqlite"],
             "operators": ["Tests/Fuzz/Seeds/operators"], "wasm": ["Tests/Fuzz/Seeds/wasm"],
-            "storedstate": ["Tests/Fuzz/Seeds/storedstate"],
+            "storedstate": ["Tests/Fuzz/Seeds/storedstate"], "pgoutput": ["Tests/Fuzz/Seeds/pgoutput"],
         ]
         for (target, directories) in inputs.sorted(by: { $0.key < $1.key }) {
             let paths = (directories + ["Tests/Fuzz/Regressions/\(target)"]).map {

@@ -3,8 +3,8 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 @_spi(Host) import Pipeline
-import Postgres
 @_spi(Host) import PipelineHost
+import Postgres
 import Reactive
 import SQLite
 

@@ -73,7 +73,9 @@ final class LauncherTests: BinaryTestCase {
         XCTAssertEqual(name, "rivulet")
         let engine = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(process.pid)/exe")
         XCTAssertTrue(engine.hasSuffix("/rivulet-engine"), engine)
-        usleep(300_000)
+        // Long enough for two ticks after the engine started, even beside a busy test shard
+        // (300 ms once gave none).
+        usleep(1_500_000)
         process.send(SIGTERM)
         let output = process.communicate(timeout: 30)
         XCTAssertEqual(output.termination, .exited(143), String(decoding: output.standardError, as: UTF8.self))

@@ -68,4 +68,7 @@ final class NATSDelivery: LanedOrigin {
     }
 }
 
-/// A durable pull consumer and the thread that fetches from it.
+// A NATS message's results are published with ids derived from its consumer and sequence.
+extension NATSDelivery: ResultIdentifying {
+    func nextResultID() -> String? { derivedMessageID() }
+}

@@ -105,14 +105,6 @@ extension BuiltinComponents {
         })
 }
 
-/// An origin that gives each result written for it an id of its own, the same ids again when its
-/// message is delivered again: what lets a sink write a redelivered message's results once.
-protocol ResultIdentifying: AnyObject {
-    /// The id of the next result of this origin (`NAME:POSITION`, then `:2`, `:3`…); nil when it
-    /// has none.
-    func nextResultID() -> String?
-}
-
 /// The `postgres` sink: rows are collected on the pipeline's thread and written at commit time as
 /// few statements (`PostgresWrites`) in one transaction; the messages behind them are kept until
 /// it committed (`OriginKeepingSink`).
@@ -483,8 +475,4 @@ final class PostgresSink: AsynchronousSink, OriginKeepingSink {
             return .failed(error)
         }
     }
-}
-
-extension NATSDelivery: ResultIdentifying {
-    func nextResultID() -> String? { derivedMessageID() }
 }

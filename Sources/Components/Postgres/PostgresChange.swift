@@ -82,6 +82,23 @@ final class PostgresChange: Origin, ResultIdentifying {
         }
     }
 
+    /// One element, `{op, schema, table, before, after, lsn, commitTime}` (commitTime in
+    /// milliseconds since the Unix epoch): the one shape of a change and of a snapshot's row.
+    static func element(
+        op: String, schema: String, table: String, before: Value, after: Value, position: LogSequenceNumber,
+        commitTime: Int
+    ) -> Value {
+        var object = JSONObject()
+        object["op"] = .string(op)
+        object["schema"] = .string(schema)
+        object["table"] = .string(table)
+        object["before"] = before
+        object["after"] = after
+        object["lsn"] = .string(position.description)
+        object["commitTime"] = .int(commitTime)
+        return .object(object)
+    }
+
     /// The elements of a change: `{op, schema, table, before, after, lsn, commitTime}`, each row
     /// an object of its columns' values (`before` only what the server sent: the key, or the
     /// whole row under `REPLICA IDENTITY FULL`; a large value an update left untouched is not
@@ -104,15 +121,9 @@ final class PostgresChange: Origin, ResultIdentifying {
             return .object(object)
         }
         func change(_ op: String, _ relation: PgOutputDecoder.Relation, before: Value, after: Value) -> Value {
-            var object = JSONObject()
-            object["op"] = .string(op)
-            object["schema"] = .string(relation.schema)
-            object["table"] = .string(relation.name)
-            object["before"] = before
-            object["after"] = after
-            object["lsn"] = .string(position.description)
-            object["commitTime"] = .int(Int(PostgresClock.unixMilliseconds(commitTime)))
-            return .object(object)
+            element(
+                op: op, schema: relation.schema, table: relation.name, before: before, after: after,
+                position: position, commitTime: Int(PostgresClock.unixMilliseconds(commitTime)))
         }
         // `K` tuples carry the key and nulls for the rest; `O` (identity full) the whole old row.
         func keyOnly(_ relation: PgOutputDecoder.Relation) -> Bool { relation.replicaIdentity != UInt8(ascii: "f") }

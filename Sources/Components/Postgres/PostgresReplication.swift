@@ -314,7 +314,7 @@ final class PostgresReplication: @unchecked Sendable {
         try reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         try reader.execute("SET TRANSACTION SNAPSHOT \(PostgresConnection.literal(exported.snapshot))")
         let time = try reader.query("SELECT (extract(epoch FROM now()) * 1000)::bigint").rows.first?[0]
-        let commitTime = Value.int(time.flatMap { Int($0) } ?? 0)
+        let commitTime = time.flatMap { Int($0) } ?? 0
         let tables = try reader.query(
             "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1, 2",
             [settings.publication])
@@ -326,18 +326,14 @@ final class PostgresReplication: @unchecked Sendable {
             ) { row in
                 if isStopped { return false }
                 number += 1
-                var object = JSONObject()
-                object["op"] = "read"
-                object["schema"] = .string(schema)
-                object["table"] = .string(name)
-                object["before"] = .null
-                object["after"] = PostgresValues.object(of: row, numerics: settings.numerics)
-                object["lsn"] = .string(exported.position.description)
-                object["commitTime"] = commitTime
+                let element = PostgresChange.element(
+                    op: "read", schema: schema, table: name, before: .null,
+                    after: PostgresValues.object(of: row, numerics: settings.numerics), position: exported.position,
+                    commitTime: commitTime)
                 let origin = PostgresChange(
                     snapshotRow: "\(settings.slot):\(exported.position):\(schema).\(name):\(number)",
                     at: exported.position, transaction: rows, confirmations: confirmations)
-                emit(.object(object), origin)
+                emit(element, origin)
                 return true
             }
         }

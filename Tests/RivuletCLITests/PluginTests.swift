@@ -113,6 +113,48 @@ final class PluginTests: XCTestCase {
         assertContains(linted.stderr, "2:20: error: unknown operator 'slugfy'; did you mean 'slugify'?")
     }
 
+    /// The example plugin's `countBy` declares itself keyed by its `by` (`ComponentTraits`), as
+    /// the built-in keyed operators do: `partitionBy` by the same key splits it into its
+    /// partitions, by another key warns, and `wordCount`, which declares nothing, needs the
+    /// whole stream (one partition).
+    func testAPluginOperatorDeclaredKeyedIsSplitByPartitionBy() throws {
+        func pipeline(_ ops: String, events: String = "") -> String {
+            """
+            plugins: [\(Self.library)]
+            source: { events: [\(events)] }
+            ops:
+              - partitionBy: { key: ., partitions: 4, ops: [\(ops)] }
+            sink: stdout
+            """
+        }
+        func lint(_ ops: String) throws -> String {
+            let file = directory.appendingPathComponent("lint.yaml")
+            try pipeline(ops).write(to: file, atomically: true, encoding: .utf8)
+            let linted = try runRivulet(["lint", file.path])
+            XCTAssertEqual(linted.status, 0, linted.stderr)
+            return linted.stdout + linted.stderr
+        }
+        XCTAssertFalse(try lint("{ countBy: . }").contains("warning"))
+        assertContains(try lint("{ countBy: .user }"), "countBy keyed by .user, not by the partition key .")
+        assertContains(try lint("wordCount"), "wordCount needs the whole stream: ops run as one partition")
+
+        // Keys a, b, c: FNV-1a 32 modulo 4 puts a in 0, b in 1, c in 2 (whole-stream ops would
+        // run as one partition, all four in 0).
+        let events =
+            "{ at: 0ms, next: a }, { at: 0ms, next: b }, { at: 0ms, next: a }, { at: 0ms, next: c }, "
+            + "{ at: 30s, next: x }"
+        let file = directory.appendingPathComponent("split.yaml").path
+        try pipeline("{ countBy: . }", events: events).write(toFile: file, atomically: true, encoding: .utf8)
+        let port = HTTPServerSourceTests.freePort()
+        let run = try startRivulet(["run", file, "--metrics", "127.0.0.1:\(port)"], output: .pipe, error: .pipe)
+        defer { if run.exited() == nil { run.send(SIGKILL) } }
+        let elements = "rivulet_partition_elements_total"
+        let metrics = MetricsEndpointTests.metrics(port, once: elements, [#"partition="0""#], is: 2)
+        XCTAssertEqual(MetricsEndpointTests.sample(metrics, elements, [#"partition="0""#]), 2, metrics)
+        XCTAssertEqual(MetricsEndpointTests.sample(metrics, elements, [#"partition="1""#]), 1, metrics)
+        XCTAssertEqual(MetricsEndpointTests.sample(metrics, elements, [#"partition="2""#]), 1, metrics)
+    }
+
     func testOnlyOneCopyOfTheCoreIsLoaded() throws {
         let process = try ChildProcess(
             executable: "env",

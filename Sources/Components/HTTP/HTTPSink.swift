@@ -69,7 +69,10 @@ extension BuiltinComponents {
                 setup: HTTPClientSetup(
                     timeout: parameters[Key.timeout], retry: parameters[RetryPolicy.parameter], context: context),
                 context: context)
-        })
+        }
+    ).declaring { traits in
+        traits.runsUnderTests = true
+    }
 }
 
 /// The `http` sink: a queue of elements (or batches) sent one request at a time. The run waits

@@ -220,7 +220,14 @@ extension BuiltinComponents {
             return PipelineSource { _ in
                 NATSSource.observable(endpoint: endpoint, settings: settings, decoder: decoder, context: context)
             }
-        })
+        }
+    ).declaring { traits in
+        traits.awaitsAcknowledgement = { values in values.has(Key.stream) }
+        traits.groupPartitions = { values in
+            guard let group = values[Key.group], let partitions = values[Key.partitions] else { return nil }
+            return GroupPartitions(group: group, partitions: partitions)
+        }
+    }
 }
 /// Found by a `partitionBy` after a runner group's `nats` source: its partitions are the group's,
 /// each message goes to its source partition's chain, and each chain keeps a watermark of its own.

@@ -334,7 +334,19 @@ extension BuiltinComponents {
                 }
             }
         }
-    ).keepingState(of: [Key.by, Key.every, Key.time, Key.fields]).runningOnAnyThread()
+    ).keepingState(of: [Key.by, Key.every, Key.time, Key.fields]).runningOnAnyThread().declaring { traits in
+        traits.keyed(by: Key.by, otherwise: .wholeStream)
+        traits.builtExpressionsArePure = aggregateFieldsArePure
+        // Split by key, its windows' objects are put back in one thread's order where every
+        // partition closes a window at the same point: at completion, or at a watermark. On the
+        // run's clock, with allowedLateness (updates come as late elements do) or with time, not.
+        traits.splitOrder = { values in
+            guard !values.has(Key.allowedLateness), !values.has(Key.time) else { return .never }
+            return values.has(Key.every) ? .onEventTime : .always
+        }
+        traits.splitsByDefault = true
+        traits.takesEventTimeAsItComes = { values in values.has(Key.every) && !values.has(Key.time) }
+    }
 
     /// The number of the window of length `every` that holds `milliseconds` (rounded down, also
     /// below zero).

@@ -16,5 +16,8 @@ extension BuiltinComponents {
             let work = try InnerWork(parameters: parameters, context: context)
             let state = context.operatorState()
             return { [weak state] in work.apply(to: $0, state: state) { $0.concatMap($1) } }
-        })
+        }
+    ).declaring { traits in
+        traits.partitioning = { _ in .anyKey }
+    }
 }

@@ -60,5 +60,8 @@ extension BuiltinComponents {
                 }
             }
         }
-    ).keepingState(of: [Key.key]).runningOnAnyThread()
+    ).keepingState(of: [Key.key]).runningOnAnyThread().declaring { traits in
+        // Without a key it compares whole elements: the element decides its partition.
+        traits.keyed(by: Key.key, otherwise: .anyKey)
+    }
 }

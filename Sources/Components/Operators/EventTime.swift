@@ -298,7 +298,12 @@ extension BuiltinComponents {
                 }
             }
         }
-    ).keepingState(of: [Key.maxDelay])
+    ).keepingState(of: [Key.maxDelay]).declaring { traits in
+        // Each partition keeps a watermark of its own, from its own elements (a group's partition
+        // carries its event time with it to its next runner).
+        traits.partitioning = { _ in .anyKey }
+        traits.startsEventTime = true
+    }
 
     /// What a checkpoint keeps of an `eventTime` subscription: the elements waiting in its own
     /// input and in its lanes', in time order. (Lanes are not kept: a restored run opens its own.)

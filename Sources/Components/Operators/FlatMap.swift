@@ -26,5 +26,8 @@ extension BuiltinComponents {
             let limit = parameters[Key.maxConcurrent]
             let state = context.operatorState()
             return { [weak state] in work.apply(to: $0, state: state) { $0.flatMap(maxConcurrent: limit, $1) } }
-        })
+        }
+    ).declaring { traits in
+        traits.partitioning = { _ in .anyKey }
+    }
 }

@@ -86,7 +86,10 @@ extension BuiltinComponents {
                 }
             }
         }
-    ).keepingState(of: [Key.key, Key.ops]).runningOnAnyThread()
+    ).keepingState(of: [Key.key, Key.ops]).runningOnAnyThread().declaring { traits in
+        traits.innerRun = "each group"
+        traits.keyed(by: Key.key)
+    }
 }
 
 /// Under `--state`: how `groupBy` builds each group's chain on checkpoint keys of its own, by the

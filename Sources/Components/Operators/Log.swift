@@ -24,5 +24,8 @@ extension BuiltinComponents {
                     onCompleted: { context.log("[\(label)] \(DurationSyntax.format(context.scheduler.now)) completed") }
                 )
             }
-        })
+        }
+    ).declaring { traits in
+        traits.partitioning = { _ in .anyKey }
+    }
 }

@@ -229,17 +229,21 @@ extension BuiltinComponents {
                     return try buildOwn(index)
                 })
         }
-    ).keepingState(of: [Key.key, Key.partitions])
+    ).keepingState(of: [Key.key, Key.partitions]).declaring { traits in
+        traits.innerRun = "each partition"
+        traits.partitions = { values in (values[Key.partitions], Key.partitions.name) }
+    }
 
     /// Whether partitions on threads can give their results in the order one thread gives them:
-    /// their chain is an `aggregate` (on event time, or without windows; without
-    /// `allowedLateness`, whose updates come as late elements do, or `time`), then operators that
-    /// take one element at a time.
+    /// their chain's first operator declares so (`SplitOrder`: an `aggregate` on event time, or
+    /// without windows), then operators that take one element at a time.
     @_spi(Host) public static func splitsInOneThreadOrder(_ ops: [ValidatedComponent], onEventTime: Bool) -> Bool {
-        guard let first = ops.first, first.spec.name == aggregate.name else { return false }
-        let values = first.parameters.values
-        guard values["allowedLateness"] == nil, values["time"] == nil, onEventTime || values["every"] == nil
-        else { return false }
+        guard let first = ops.first else { return false }
+        switch first.spec.traits.splitOrder(first.parameters) {
+        case .never: return false
+        case .onEventTime where !onEventTime: return false
+        case .onEventTime, .always: break
+        }
         return ops.dropFirst().allSatisfy { component in
             if case .elementwise = component.spec.factory { return true }
             return false
@@ -267,25 +271,14 @@ enum PartitionSafety: Equatable {
     case splitKey(parameter: String, written: String)
     case wholeStream
 
-    /// Operators keyed by a parameter (nil: they are whole-stream without it).
-    private static let keyedBy: [String: String] = ["aggregate": "by", "groupBy": "key", "dedupe": "key"]
-    /// Operators that work on each element alone (besides the element-wise ones).
-    private static let perElement: Set<String> = ["flatMap", "concatMap", "log"]
-
     static func of(_ component: ValidatedComponent, partitionKey: String) -> PartitionSafety {
-        if case .elementwise = component.spec.factory { return .safe }
-        let name = component.spec.name
-        if perElement.contains(name) { return .safe }
-        // Each partition keeps a watermark of its own, from its own elements (a group's
-        // partition carries its event time with it to its next runner).
-        if name == "eventTime" { return .safe }
-        guard let parameter = keyedBy[name] else { return .wholeStream }
-        guard let expression = component.parameters.values[parameter] as? Expression else {
-            // dedupe without a key compares whole elements: the element decides its partition.
-            return name == "dedupe" ? .safe : .wholeStream
+        switch component.spec.partitioning(component.parameters) {
+        case .anyKey: return .safe
+        case .wholeStream: return .wholeStream
+        case .keyed(let expression, let parameter):
+            if expression.source == "." || contains(expression.source, term: partitionKey) { return .safe }
+            return .splitKey(parameter: parameter, written: expression.source)
         }
-        if expression.source == "." || contains(expression.source, term: partitionKey) { return .safe }
-        return .splitKey(parameter: parameter, written: expression.source)
     }
 
     /// Whether `text` has `term` as a whole term (`.k` in `[.k, .v]`, not in `.kind`): a key made
@@ -307,8 +300,7 @@ enum PartitionSafety: Equatable {
     /// Whether `component` takes event time's elements as they come, rather than in time order
     /// once the watermark reaches them (an aggregate with windows and no `time`).
     static func takesElementsAsTheyCome(_ component: ValidatedComponent) -> Bool {
-        component.spec.name == "aggregate" && component.parameters.values["every"] != nil
-            && component.parameters.values["time"] == nil
+        component.spec.traits.takesEventTimeAsItComes(component.parameters)
     }
 
     /// Whether `component` may run on a partition's thread: it declares that it keeps nothing but
@@ -316,11 +308,6 @@ enum PartitionSafety: Equatable {
     /// and so do the operators of its inner chains.
     static func runsOnItsOwnThread(_ component: ValidatedComponent) -> Bool {
         guard PipelineCompiler.runsInParallel(component) else { return false }
-        if component.spec.name == BuiltinComponents.aggregate.name,
-            !BuiltinComponents.aggregateFieldsArePure(component.parameters)
-        {
-            return false
-        }
         return component.parameters.values.values.allSatisfy { value in
             guard let chain = value as? ParameterValues.OperatorChain else { return true }
             return chain.operators.allSatisfy(runsOnItsOwnThread)

@@ -29,5 +29,7 @@ extension BuiltinComponents {
                 }
             }
         }
-    ).runningOnAnyThread()
+    ).runningOnAnyThread().declaring { traits in
+        traits.holdsUntilCompletion = true
+    }
 }

@@ -172,7 +172,9 @@ extension BuiltinComponents {
                 }
             }
         }
-    ).keepingState(of: [Key.every, Key.count, Key.slide, Key.sessionGap]).runningOnAnyThread()
+    ).keepingState(of: [Key.every, Key.count, Key.slide, Key.sessionGap]).runningOnAnyThread().declaring { traits in
+        traits.innerRun = "each window"
+    }
 }
 
 /// What kind of windows `window` makes.

@@ -171,7 +171,7 @@ import Reactive
         guard spec.parameters.contains(where: { if case .duration = $0.type { return true } else { return false } })
         else { return nil }
         switch spec.kind {
-        case .operator where spec.name == "eventTime":
+        case .operator where spec.traits.startsEventTime:
             return "the run's; the operators after it run on the watermark (event time)."
         case .operator:
             return "the stream's: the run's clock (virtual in tests), or after `eventTime` the watermark (event time)."

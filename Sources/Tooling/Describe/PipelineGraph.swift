@@ -16,6 +16,8 @@ import Reactive
         var location: SourceLocation?
         /// The operators of its inner chain (`partitionBy`'s, `groupBy`'s `ops`), labelled.
         var inner: [String] = []
+        /// What one run of its inner chain is called in the text (`each partition`).
+        var innerRun = ""
         /// The key it is split by over the cores in a real run by default (an `aggregate` by key).
         var splitBy: String?
     }
@@ -141,20 +143,13 @@ import Reactive
         var node = Node(id: id, label: label(component), place: place, component: component.spec.name)
         node.parameters = component.use.parameters.map(compact) ?? ""
         node.location = component.use.location
-        if let chain = component.parameters.values["ops"] as? ParameterValues.OperatorChain {
+        if let chain = component.parameters.values.values.lazy.compactMap({ $0 as? ParameterValues.OperatorChain })
+            .first
+        {
             node.inner = chain.operators.map(label)
+            node.innerRun = component.spec.traits.innerRun
         }
         return node
-    }
-
-    /// What one run of a component's inner chain is called in the text: `each partition`.
-    static func innerRun(_ component: String) -> String {
-        switch component {
-        case "partitionBy": return "each partition"
-        case "groupBy": return "each group"
-        case "window": return "each window"
-        default: return "each run"
-        }
     }
 
     /// A node written back in YAML's flow style: `{title: .headline.main, url: .web_url}`.
@@ -211,7 +206,7 @@ import Reactive
             for (index, id) in chain.nodes.enumerated() {
                 lines.append("  \(index == 0 ? "  " : "→ ")\(labels[id] ?? id)")
                 if let node = nodes.first(where: { $0.id == id }), !node.inner.isEmpty {
-                    lines.append("      \(Self.innerRun(node.component)): " + node.inner.joined(separator: " → "))
+                    lines.append("      \(node.innerRun): " + node.inner.joined(separator: " → "))
                 }
                 if let node = nodes.first(where: { $0.id == id }), let key = node.splitBy {
                     lines.append(

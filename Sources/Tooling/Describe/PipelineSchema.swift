@@ -81,7 +81,7 @@
     }
 
     private func eventTime() -> Value {
-        guard let spec = registry.specs(named: "eventTime").first(where: { $0.kind == .operator }) else {
+        guard let spec = registry.all.first(where: { $0.kind == .operator && $0.traits.startsEventTime }) else {
             return ["type": "object"]
         }
         return parameters(of: spec)
@@ -92,7 +92,8 @@
     /// component its key names (`if`/`then`, not one `anyOf` of them all), so a validator's error
     /// names the parameter that is wrong rather than saying that no component matched.
     private func components(of kind: ComponentKind, allowsID: Bool, extra: [Value]) -> Value {
-        let specs = registry.all.filter { $0.kind == kind && $0.name != "eventTime" }
+        // The operator that starts event time is written as a stream's `eventTime`, not in its ops.
+        let specs = registry.all.filter { $0.kind == kind && !$0.traits.startsEventTime }
         let bare = specs.filter { !$0.parameters.contains(where: \.required) }.map { Value.string($0.name) }
         var keys = specs.map { Value.string($0.name) } + ["onError"]
         if allowsID { keys.append("id") }

@@ -12,14 +12,15 @@
     /// How many partitions an operator split by default runs in: `partitionBy`'s default.
     public static var partitions: Int { BuiltinComponents.defaultPartitions }
 
-    /// The key `component` is split by when it runs on every core by default: an `aggregate`'s
-    /// `by`, when its expressions are pure and it routes no element errors (what may run on a
-    /// partition's thread), and its partitions' results can be put back in the order one thread
-    /// gives (`onEventTime` for windows, no `allowedLateness`, no `time`); nil for anything else.
+    /// The key `component` is split by when it runs on every core by default: the key of an
+    /// operator that declares it is split by default (`ComponentTraits.splitsByDefault`, an
+    /// `aggregate` by a key), when its expressions are pure and it routes no element errors (what
+    /// may run on a partition's thread), and its partitions' results can be put back in the order
+    /// one thread gives (`SplitOrder`); nil for anything else.
     public static func defaultKey(of component: ValidatedComponent, onEventTime: Bool) -> Expression? {
-        guard component.spec.name == BuiltinComponents.aggregate.name,
-            let key = component.parameters.values["by"] as? Expression,
-            PipelineCompiler.runsInParallel(component), BuiltinComponents.aggregateFieldsArePure(component.parameters),
+        guard component.spec.traits.splitsByDefault,
+            case .keyed(let key, _) = component.spec.partitioning(component.parameters),
+            PipelineCompiler.runsInParallel(component),
             BuiltinComponents.splitsInOneThreadOrder([component], onEventTime: onEventTime)
         else { return nil }
         return key
@@ -38,7 +39,7 @@
                 var on = false
                 if case .stream(let name) = stream.origin { on = streamOnEventTime[name] ?? false }
                 for component in stream.operators {
-                    if component.spec.name == BuiltinComponents.eventTime.name { on = true }
+                    if component.spec.traits.startsEventTime { on = true }
                     if on { locations.insert(component.use.location) }
                 }
                 if streamOnEventTime[stream.name] != on {

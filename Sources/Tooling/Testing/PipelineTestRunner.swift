@@ -283,10 +283,6 @@ import Reactive
         return node
     }
 
-    /// Sinks that also run for real under a test, against its canned HTTP answers, so that
-    /// `expectRequests` sees what they send.
-    static let sinksSendingToCannedAnswers: Set<String> = ["http"]
-
     /// The registry with every sink recording instead of writing (an `http` sink does both).
     func recordingRegistry(scheduler: VirtualTimeScheduler, register: @escaping (String, Recorder) -> Void)
         -> ComponentRegistry
@@ -295,7 +291,7 @@ import Reactive
         copy.loadedPlugins = registry.loadedPlugins
         for var spec in registry.all {
             if spec.kind == .sink {
-                let real = Self.sinksSendingToCannedAnswers.contains(spec.name) ? spec.factory : nil
+                let real = spec.traits.runsUnderTests ? spec.factory : nil
                 spec.factory = .sink { parameters, context in
                     let recorder = Recorder(time: { Int(scheduler.now.totalNanoseconds / 1000) })
                     register(context.streamName ?? "", recorder)

@@ -104,33 +104,27 @@
     /// refuses at start, found by lint.
     static func groupPartitionMismatches(_ components: [ValidatedComponent]) -> [Diagnostic] {
         guard
-            let source = components.first(where: {
-                $0.spec.name == "nats" && $0.parameters.values["group"] is String
-            }),
-            let group = source.parameters.values["group"] as? String,
-            let partitions = source.parameters.values["partitions"] as? Int
+            let (source, group) = components.lazy.compactMap({ component in
+                component.spec.traits.groupPartitions(component.parameters).map { (component, $0) }
+            }).first
         else { return [] }
-        return components.filter { $0.spec.name == "partitionBy" }.compactMap { component in
-            let declared = component.spec.parameters.first { $0.name == "partitions" }?.defaultValue
-            guard let written = component.parameters.values["partitions"] as? Int ?? declared?.intValue,
+        let partitions = group.partitions
+        return components.compactMap { component in
+            guard let (written, parameter) = component.spec.traits.partitions?(component.parameters),
                 written != partitions
             else { return nil }
             return .error(
-                "after the nats source of group \(group) each partition is the group's: "
+                "after the \(source.spec.name) source of group \(group.group) each partition is the group's: "
                     + "partitions must be \(partitions) (the source's), not \(written)",
-                at: component.parameters.locations["partitions"] ?? component.use.location,
-                note: "give partitionBy partitions: \(partitions)")
+                at: component.parameters.locations[parameter] ?? component.use.location,
+                note: "give \(component.spec.name) \(parameter): \(partitions)")
         }
     }
-
-    /// The operators that hold the message of every element they take until their stream
-    /// completes (they emit one total then).
-    static let holdingUntilCompletion: Set<String> = ["reduce"]
 
     /// Whether `source` delivers messages that wait for acknowledgement (a `nats` source reading a
     /// JetStream stream: it stops fetching at `maxAckPending` unacknowledged messages).
     static func awaitsAcknowledgement(_ source: ValidatedComponent) -> Bool {
-        source.spec.name == "nats" && source.parameters.values["stream"] != nil
+        source.spec.traits.awaitsAcknowledgement(source.parameters)
     }
 
     /// For a run without `--state`: a warning at every operator that holds every message of such
@@ -155,7 +149,7 @@
             }
         }
         return pipeline.streams.filter { carrying.contains($0.name) }.flatMap { stream in
-            stream.operators.filter { holdingUntilCompletion.contains($0.spec.name) }.map { component in
+            stream.operators.filter(\.spec.traits.holdsUntilCompletion).map { component in
                 Diagnostic.warning(
                     "'\(component.spec.name)' holds every message it takes unacknowledged until its stream completes: "
                         + "the nats source stops fetching at maxAckPending and the run waits",

@@ -58,12 +58,13 @@ extension PipelineCompiler {
     /// Whether an operator may run off the pipeline's thread (an element-wise one on several at
     /// once): it says it keeps nothing but its own state (`Threading.ownStateOnly`), it fails
     /// the run on a bad element (no `onError` routing, which counts and reports on the pipeline's
-    /// thread), and its expressions call nothing that depends on time or order; a template may,
-    /// so none is run.
+    /// thread), and its expressions (those it parses when built too) call nothing that depends on
+    /// time or order; a template may, so none is run.
     public static func runsInParallel(_ component: ValidatedComponent) -> Bool {
         guard component.spec.threading == .ownStateOnly else { return false }
         if component.spec.routesElementErrors && component.parameters[ElementErrors.onError] != .fail { return false }
         return component.parameters.values.values.allSatisfy(isPure)
+            && component.spec.traits.builtExpressionsArePure(component.parameters)
     }
 
     /// Whether a checked parameter value calls nothing that depends on time or order, looking into

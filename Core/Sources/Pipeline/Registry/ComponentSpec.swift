@@ -86,6 +86,9 @@ public struct ComponentSpec {
     public var routesElementErrors: Bool
     /// Which threads it may run on.
     public var threading: Threading
+    /// What it declares about how it treats a stream (keyed, holding until completion,
+    /// awaiting acknowledgements): what the planner reads instead of its name.
+    public var traits = ComponentTraits()
 
     /// A component.
     public init(

@@ -11,6 +11,7 @@ public func rivuletPluginRegister(_ registrar: UnsafeMutableRawPointer) -> Int32
     let registrar = PluginRegistrar.from(registrar)
     registrar.register(TextOperators.slugify)
     registrar.register(TextOperators.wordCount)
+    registrar.register(TextOperators.countBy)
     return 0
 }
 
@@ -21,6 +22,7 @@ enum TextOperators {
     static let separator = Parameter<String>("separator", default: "-", doc: "What joins the words.")
     static let countedField = Parameter<String?>(
         "field", doc: "Count this field of an object element.", example: "body")
+    static let countKey = Parameter<Expression>("by", doc: "The key elements are counted by.", example: ".user")
 
     /// `slugify` — "Hello, World!" becomes "hello-world".
     static let slugify = ComponentSpec(
@@ -81,4 +83,28 @@ enum TextOperators {
                 }
             }
         })
+
+    /// `countBy: .user` — each element as `{key, count}`, the count of its key so far. It keeps a
+    /// count per key and nothing else, and says so: `partitionBy` by the same key splits it.
+    static let countBy = ComponentSpec(
+        name: "countBy",
+        summary: "Counts elements per key as they come, emitting {key, count} for each.",
+        parameters: [countKey],
+        primary: countKey,
+        example: "- countBy: .user",
+        factory: .operator { parameters, context in
+            let key = parameters[countKey]
+            return { source in
+                Observable.deferred {
+                    let scope = context.makeScope()
+                    var counts: [Value: Int] = [:]
+                    return source.map { element -> Value in
+                        let found = try context.evaluate(key, element, in: scope)
+                        counts[found, default: 0] += 1
+                        return ["key": found, "count": .int(counts[found]!)]
+                    }
+                }
+            }
+        }
+    ).runningOnAnyThread().declaring { traits in traits.keyed(by: countKey) }
 }

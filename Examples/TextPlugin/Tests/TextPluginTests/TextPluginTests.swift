@@ -6,9 +6,24 @@ import XCTest
 /// The example plugin's operators, registered through its entry point and run on a virtual
 /// clock by the host `rivulet` runs pipelines with.
 final class TextPluginTests: XCTestCase {
-    func testTheEntryPointRegistersBothOperators() throws {
+    func testTheEntryPointRegistersItsOperators() throws {
         let bench = try PipelineTestBench(plugin: rivuletPluginRegister)
-        XCTAssertEqual(Set(bench.componentNames), ["slugify", "wordCount", "events", "record"])
+        XCTAssertEqual(Set(bench.componentNames), ["slugify", "wordCount", "countBy", "events", "record"])
+    }
+
+    func testCountByCountsEachKeySoFar() throws {
+        let run = try PipelineTestBench(plugin: rivuletPluginRegister).run(
+            """
+            source: { events: { marbles: "abac|", values: { a: { u: x }, b: { u: y }, c: { u: x } } } }
+            ops: [{ countBy: .u }]
+            sink: record
+            """)
+        XCTAssertEqual(
+            run.values,
+            [
+                ["key": "x", "count": 1], ["key": "y", "count": 1], ["key": "x", "count": 2], ["key": "x", "count": 3],
+            ])
+        XCTAssertEqual(run.outcome, .completed)
     }
 
     func testSlugify() throws {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Components
+@_spi(Host) import Components
 import Foundation
 import Logging
 import NIOCore
@@ -44,7 +44,8 @@ extension RunCommand {
         setup.tracer = tracer.map { tracer in { tracer.record($0) } }
         setup.meters = meters
         // Under --watch a changed `wasm` module is swapped in between two elements.
-        setup.services = [session, liveTables] + (watch ? [WasmHotSwap()] : [])
+        // A keyed aggregate is split over the cores by default where the plan says (docs/pipelines.md).
+        setup.services = [session, liveTables, BuiltinComponents.keyedSplitter] + (watch ? [WasmHotSwap()] : [])
         setup.checkpoints = { [checkpointInterval] scheduler in
             checkpointSession?.makeCheckpoints(scheduler: scheduler, interval: checkpointInterval)
         }
@@ -90,14 +91,6 @@ extension RunCommand {
         // The one reading of the wall clock: when the run's clock reads zero, for `now()`.
         setup.epoch = RxTime.nanoseconds(Int64(Date().timeIntervalSince1970 * 1e9)) - scheduler.now
         setup.cores = ProcessInfo.processInfo.activeProcessorCount
-        // A keyed aggregate uses every core by default (docs/pipelines.md): not on one core, not
-        // with `parallel: 1`, not when operators are watched one by one (their views show the
-        // operators as written), and not under `--state`,
-        // whose checkpoints must not depend on the machine or the flags of the run that took them.
-        let splits =
-            setup.cores > 1 && pipeline.spec.parallel != 1 && checkpointSession == nil && tracer == nil
-            && !meters.metersOperators
-        let pipeline = splits ? KeyedParallelism.splittingByDefault(pipeline) : pipeline
         let host = try PipelineHost(pipeline, on: scheduler, setup)
         let compiled = host.compiled
         let checkpoints = host.checkpoints

@@ -138,10 +138,10 @@ final class PartitionByTests: LeakCheckingTestCase {
         XCTAssertEqual(split, whole)
     }
 
-    /// A `partitionBy` the host put around an operator (`byDefault`) that cannot use threads (here
-    /// the virtual clock) runs the operator as written: the same events at the same times, in the
-    /// same order, not those of 16 partitions.
-    func testAPartitionByPutInByDefaultRunsItsOperatorAsWrittenOnOneThread() throws {
+    /// An operator the plan splits by default (`KeyedSplit`) that cannot use threads (here the
+    /// virtual clock) runs as written: the splitter says so (nil), and the run has the same
+    /// events at the same times, in the same order, as one that was not offered the split.
+    func testAnOperatorSplitByDefaultRunsAsWrittenOnOneThread() throws {
         let input = events(400, keys: 23)
         var lines = input.enumerated().map { index, event in
             "    - { at: \(index * 100)ms, next: { k: \(event.k), v: \(event.v), t: \(event.t) } }"
@@ -156,20 +156,16 @@ final class PartitionByTests: LeakCheckingTestCase {
               - aggregate: { by: .k, every: 10s, fields: { n: count, sum: { sum: .v } } }
             sink: record
             """
-        let whole = try PipelineHarness().run(text, until: 10_000_000).events()
-        var wrapped = false
-        let split = try PipelineHarness().run(text, until: 10_000_000) { pipeline in
-            pipeline.replacingOperators { component in
-                guard let key = component.parameters.values["by"] as? Pipeline.Expression else { return component }
-                wrapped = true
-                return ValidatedComponent(
-                    use: component.use, spec: BuiltinComponents.partitionBy,
-                    parameters: BuiltinComponents.partitionByDefault(
-                        around: ParameterValues.OperatorChain(operators: [component], location: component.use.location),
-                        key: key))
-            }
-        }.events()
-        XCTAssertTrue(wrapped)
+        let unsplit = KeyedSplitter { _, _, _ in nil }
+        let whole = try PipelineHarness().run(text, until: 10_000_000, services: [unsplit]).events()
+        var asked: [String] = []
+        let recording = KeyedSplitter { component, key, context in
+            let split = try BuiltinComponents.keyedSplitter.split(component, key, context)
+            asked.append("\(component.spec.name) by \(key.source): \(split == nil ? "as written" : "split")")
+            return split
+        }
+        let split = try PipelineHarness().run(text, until: 10_000_000, services: [recording]).events()
+        XCTAssertEqual(asked, ["aggregate by .k: as written"])
         XCTAssertGreaterThan(whole.count, 50)
         XCTAssertEqual(split, whole)
     }

@@ -1,4 +1,4 @@
-import Components
+@_spi(Host) import Components
 @_spi(Host) import Pipeline
 @_spi(Host) import PipelineHost
 import PipelineTesting
@@ -116,7 +116,7 @@ final class PipelineHarness {
         setup.seed = seed
         setup.log = { self.logged.append($0.message) }
         setup.meters = meters
-        setup.services = services
+        setup.services = [BuiltinComponents.keyedSplitter] + services
         setup.cores = cores ?? self.cores
         return setup
     }

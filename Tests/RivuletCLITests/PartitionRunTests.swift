@@ -1,4 +1,5 @@
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// `partitionBy` in real runs, where its partitions run on threads of their own: each keyed
@@ -274,6 +275,38 @@ final class PartitionRunTests: BinaryTestCase {
         try ("parallel: 1\n" + pipeline).write(toFile: file, atomically: true, encoding: .utf8)
         let one = try runRivulet(["graph", file])
         XCTAssertFalse(one.stdout.contains("split by"), one.stdout)
+    }
+
+    /// One plan: `rivulet graph` prints the split of an aggregate by key, `rivulet run` runs it
+    /// split over the cores and `rivulet test` compiles the same plan on its virtual clock (where
+    /// the split runs on one thread): the test, expecting what the run wrote, passes.
+    func testGraphRunAndTestShareThePlanOfAnAggregateSplitByKey() throws {
+        let records = try writeRecords(3_000, keys: 40)
+        let out = path("plan.jsonl")
+        let file = path("plan.yaml")
+        try """
+        source: { fixture: \(records) }
+        eventTime: { time: .ts, maxDelay: 10s }
+        ops:
+          - aggregate: { by: .key, every: 1m, fields: { n: count, sum: { sum: .v } } }
+        sink: { file: \(out) }
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        let graph = try runRivulet(["graph", file])
+        assertContains(graph.stdout, "split by .key: 16 partitions on every core when run")
+        let run = try runRivulet(["run", file])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let lines = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n")
+        XCTAssertGreaterThan(lines.count, 100)
+        try """
+        pipeline: plan.yaml
+        tests:
+          - name: the split run's rows
+            expectCount: \(lines.count)
+            expectContains: [\(lines.joined(separator: ", "))]
+        """.write(toFile: path("plan.test.yaml"), atomically: true, encoding: .utf8)
+        let tested = try runRivulet(["test", path("plan.test.yaml")])
+        XCTAssertEqual(tested.status, 0, tested.stdout + tested.stderr)
+        assertContains(tested.stdout, "1 passed, 0 failed")
     }
 
     func testDistinctUntilChangedPerKeyWithoutEventTime() throws {

@@ -97,170 +97,165 @@ extension BuiltinComponents {
                 + "of its ops to be checkpointable"),
         elementErrors: true,
         factory: .operator { parameters, context in
-            let key = parameters[Key.key]
-            let ops = parameters[Key.ops]
-            let splittable = ops.operators.allSatisfy {
-                PartitionSafety.of($0, partitionKey: key.source) != .wholeStream
+            guard let partitioned = try partitioned(parameters, context) else {
+                preconditionFailure("only a partitionBy put in by default runs its operator as written")
             }
-            // After a group's source no runner sees the whole stream: each partition's messages go
-            // to that partition's chain whatever its ops (lint's check and the run's agree).
-            let afterGroup = context.existing(GroupSourcePartitions.self) != nil
-            let partitions = splittable || afterGroup ? parameters[Key.partitions] : 1
-            var threads = min(partitions, parameters[Key.threads].intValue ?? PartitionThreads.cores)
-            let eventClock = context.scheduler as? EventTimeScheduler
-            let runLoop = (eventClock?.base ?? context.scheduler) as? SerialRunLoopScheduler
-            // A chain built while the run goes on (a groupBy's per group) registers its state with
-            // the run's checkpoints, which only the pipeline's thread may touch.
-            let buildsChains = ops.operators.contains { component in
-                component.parameters.values.values.contains { $0 is ParameterValues.OperatorChain }
-            }
-            if runLoop == nil || (context.checkpoints != nil && buildsChains)
-                || context.existing(AcknowledgedSources.self) != nil
-                || !ops.operators.allSatisfy(PartitionSafety.runsOnItsOwnThread)
-            {
-                threads = 1
-            }
-            // On threads, an aggregate's results are put back in the order of one thread; where
-            // they cannot be, an operator split by default is not split (threads never change
-            // what a run writes).
-            let ordered = BuiltinComponents.splitsInOneThreadOrder(ops.operators, onEventTime: eventClock != nil)
-            if parameters[Key.byDefault] && !ordered { threads = 1 }
-            if threads == 1 && parameters[Key.byDefault] {
-                // Where it cannot use the threads, an operator split by default runs as written:
-                // same output, same order, as if it had not been split.
-                return try context.build(
-                    ops, checkpointedAs: context.checkpointKey,
-                    placement: ChainPlacement(clock: context.scheduler, handedOn: context.handedOn))
-            }
-            let prefix = context.checkpointKey
-            // What the partitions emitted and had not passed on when the run stopped.
-            let state = context.operatorState()
-            // Watched: each partition's state is measured at each checkpoint, or without --state
-            // every second, from the states its operators keep for it alone.
-            let probes =
-                context.meter != nil && context.checkpoints == nil ? (0..<partitions).map { _ in StateProbe() } : []
-            let gauges = context.meter.map {
-                PartitionGauges(
-                    meter: $0, partitions: partitions, onThreads: threads > 1 && runLoop != nil,
-                    measures: probes.map { probe in probe.measure })
-            }
-            if let gauges, let checkpoints = context.checkpoints {
-                checkpoints.afterReading { gauges.measureState(in: $0, keyPrefix: prefix) }
-            }
-            func probed(_ placement: ChainPlacement, _ index: Int) -> ChainPlacement {
-                var placement = placement
-                placement.stateProbe = probes.isEmpty ? nil : probes[index]
-                return placement
-            }
-            if threads > 1, let runLoop {
-                // Partitions are built on their own threads, and the pipeline's services are not
-                // to be written from several at once: what their operators share across partitions
-                // (an aggregate's bounds) is made here first.
-                _ = context.shared(AggregateBudgets.self) { AggregateBudgets() }
-                // On event time, right behind eventTime, elements come as they come (each with its
-                // time) when the partitions' first operator takes them so (an aggregate); else in
-                // time order, at the clock's time. Either way nothing waits in a partition for the
-                // watermark: what waits is in eventTime's checkpointed state.
-                let offer = (context.handedOn as? EventTimeDomain.Offer).flatMap { offer in
-                    ops.operators.first.map(PartitionSafety.takesElementsAsTheyCome) == true ? offer : nil
-                }
-                offer?.isTaken = true
-                let domain = eventClock.flatMap { clock in
-                    offer?.domain ?? context.existing(EventTimeDomain.self).flatMap { $0.clock === clock ? $0 : nil }
-                }
-                return PartitionedRun.threaded(
-                    partitions: partitions, threads: threads, key: key, context: context, runLoop: runLoop,
-                    eventTime: domain, ordered: ordered, state: state, gauges: gauges,
-                    build: { index, placement in
-                        try context.build(
-                            ops, checkpointedAs: "\(prefix) [p\(index)]", placement: probed(placement, index))
-                    })
-            }
-            // On one thread every partition runs on the stream's own clock, and the first
-            // operator of each is offered what was offered to partitionBy (eventTime's elements
-            // as they come), exactly as without partitions.
-            let placement = ChainPlacement(clock: context.scheduler, handedOn: context.handedOn)
-            // Their results in the one-thread order, as on threads (threads change nothing); not
-            // after a source whose messages are acknowledged (a result held for its place would go
-            // on without the messages it stands for).
-            let orders =
-                ordered && partitions > 1 && context.existing(AcknowledgedSources.self) == nil
-                ? (0..<partitions).map { _ in PartitionOrder() } : []
-            let build = { (index: Int) in
-                var own = probed(placement, index)
-                if !orders.isEmpty { own.services.append(orders[index]) }
-                return try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: own)
-            }
-            // After a group's source, the partitions are the group's: each message goes to its
-            // source partition's chain.
-            guard let source = context.existing(GroupSourcePartitions.self) else {
-                return PartitionedRun.inline(
-                    chains: try (0..<partitions).map(build), key: key, context: context, state: state, gauges: gauges,
-                    orders: orders)
-            }
-            guard partitions == source.partitions else {
-                throw context.error(
-                    "after the nats source of group \(source.group) each partition is the group's: partitions must be "
-                        + "\(source.partitions) (the source's), not \(partitions)")
-            }
-            // Each chain has event time of its own, from its partition's messages only: one
-            // watermark over every partition's lane would wait on lanes that never feed the chain.
-            let buildOwn = { (index: Int) in
-                let own = ChainPlacement(
-                    clock: context.scheduler, services: [EventTimeDomain(base: context.scheduler), SeenLanesOnly()],
-                    handedOn: context.handedOn)
-                return try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: own)
-            }
-            // Under --state their state is the group's too (stored with the partition, not in
-            // this runner's file).
-            guard let group = context.existing(GroupPartitionStates.self) else {
-                return PartitionedRun.inline(
-                    chains: try (0..<partitions).map(buildOwn), key: key, context: context, state: state,
-                    gauges: gauges, routeByLane: true)
-            }
-            let checkpoints = context.checkpoints
-            checkpoints?.forget(keysStartingWith: "\(prefix) [p")
-            return PartitionedRun.inline(
-                chains: try (0..<partitions).map(buildOwn), key: key, context: context, state: state, gauges: gauges,
-                group: group,
-                rebuild: { index, restored in
-                    checkpoints?.forget(keysStartingWith: PartitionChainSet.keyPrefix(prefix, partition: index) + " ")
-                    checkpoints?.restore(restored)
-                    return try buildOwn(index)
-                })
+            return partitioned
         }
     ).keepingState(of: [Key.key, Key.partitions]).declaring { traits in
         traits.innerRun = "each partition"
         traits.partitions = { values in (values[Key.partitions], Key.partitions.name) }
     }
 
-    /// Whether partitions on threads can give their results in the order one thread gives them:
-    /// their chain's first operator declares so (`SplitOrder`: an `aggregate` on event time, or
-    /// without windows), then operators that take one element at a time.
-    @_spi(Host) public static func splitsInOneThreadOrder(_ ops: [ValidatedComponent], onEventTime: Bool) -> Bool {
-        guard let first = ops.first else { return false }
-        switch first.spec.traits.splitOrder(first.parameters) {
-        case .never: return false
-        case .onEventTime where !onEventTime: return false
-        case .onEventTime, .always: break
+    /// `partitionBy` as the compiler's splitter (`KeyedSplitter`): an operator the plan splits by
+    /// its key by default runs inside a `partitionBy` by that key with the default partitions and
+    /// threads, or, where that would use one thread, as written (nil).
+    @_spi(Host) public static var keyedSplitter: KeyedSplitter {
+        KeyedSplitter { component, key, context in
+            let chain = ParameterValues.OperatorChain(operators: [component], location: component.use.location)
+            return try partitioned(
+                ParameterValues(
+                    values: [Key.key.spec.name: key, Key.ops.spec.name: chain, Key.byDefault.spec.name: true]),
+                context)
         }
-        return ops.dropFirst().allSatisfy { component in
-            if case .elementwise = component.spec.factory { return true }
-            return false
+    }
+
+    /// A `partitionBy`'s operator; nil for one put in by default (`byDefault`) that would run on
+    /// one thread: its operator then runs as written, with the same output in the same order.
+    private static func partitioned(_ parameters: ParameterValues, _ context: ComponentContext) throws
+        -> PipelineOperator?
+    {
+        let key = parameters[Key.key]
+        let ops = parameters[Key.ops]
+        let splittable = ops.operators.allSatisfy {
+            PartitionSafety.of($0, partitionKey: key.source) != .wholeStream
         }
+        // After a group's source no runner sees the whole stream: each partition's messages go
+        // to that partition's chain whatever its ops (lint's check and the run's agree).
+        let afterGroup = context.existing(GroupSourcePartitions.self) != nil
+        let partitions = splittable || afterGroup ? parameters[Key.partitions] : 1
+        var threads = min(partitions, parameters[Key.threads].intValue ?? PartitionThreads.cores)
+        let eventClock = context.scheduler as? EventTimeScheduler
+        let runLoop = (eventClock?.base ?? context.scheduler) as? SerialRunLoopScheduler
+        // A chain built while the run goes on (a groupBy's per group) registers its state with
+        // the run's checkpoints, which only the pipeline's thread may touch.
+        let buildsChains = ops.operators.contains { component in
+            component.parameters.values.values.contains { $0 is ParameterValues.OperatorChain }
+        }
+        if runLoop == nil || (context.checkpoints != nil && buildsChains)
+            || context.existing(AcknowledgedSources.self) != nil
+            || !ops.operators.allSatisfy(PartitionSafety.runsOnItsOwnThread)
+        {
+            threads = 1
+        }
+        // On threads, an aggregate's results are put back in the order of one thread; where
+        // they cannot be, an operator split by default is not split (threads never change
+        // what a run writes).
+        let ordered = KeyedSplit.keepsOneThreadOrder(ops.operators, onEventTime: eventClock != nil)
+        if parameters[Key.byDefault] && !ordered { threads = 1 }
+        // Where it cannot use the threads, an operator split by default runs as written: same
+        // output, same order, as if it had not been split.
+        if threads == 1 && parameters[Key.byDefault] { return nil }
+        let prefix = context.checkpointKey
+        // What the partitions emitted and had not passed on when the run stopped.
+        let state = context.operatorState()
+        // Watched: each partition's state is measured at each checkpoint, or without --state
+        // every second, from the states its operators keep for it alone.
+        let probes =
+            context.meter != nil && context.checkpoints == nil ? (0..<partitions).map { _ in StateProbe() } : []
+        let gauges = context.meter.map {
+            PartitionGauges(
+                meter: $0, partitions: partitions, onThreads: threads > 1 && runLoop != nil,
+                measures: probes.map { probe in probe.measure })
+        }
+        if let gauges, let checkpoints = context.checkpoints {
+            checkpoints.afterReading { gauges.measureState(in: $0, keyPrefix: prefix) }
+        }
+        func probed(_ placement: ChainPlacement, _ index: Int) -> ChainPlacement {
+            var placement = placement
+            placement.stateProbe = probes.isEmpty ? nil : probes[index]
+            return placement
+        }
+        if threads > 1, let runLoop {
+            // Partitions are built on their own threads, and the pipeline's services are not
+            // to be written from several at once: what their operators share across partitions
+            // (an aggregate's bounds) is made here first.
+            _ = context.shared(AggregateBudgets.self) { AggregateBudgets() }
+            // On event time, right behind eventTime, elements come as they come (each with its
+            // time) when the partitions' first operator takes them so (an aggregate); else in
+            // time order, at the clock's time. Either way nothing waits in a partition for the
+            // watermark: what waits is in eventTime's checkpointed state.
+            let offer = (context.handedOn as? EventTimeDomain.Offer).flatMap { offer in
+                ops.operators.first.map(PartitionSafety.takesElementsAsTheyCome) == true ? offer : nil
+            }
+            offer?.isTaken = true
+            let domain = eventClock.flatMap { clock in
+                offer?.domain ?? context.existing(EventTimeDomain.self).flatMap { $0.clock === clock ? $0 : nil }
+            }
+            return PartitionedRun.threaded(
+                partitions: partitions, threads: threads, key: key, context: context, runLoop: runLoop,
+                eventTime: domain, ordered: ordered, state: state, gauges: gauges,
+                build: { index, placement in
+                    try context.build(
+                        ops, checkpointedAs: "\(prefix) [p\(index)]", placement: probed(placement, index))
+                })
+        }
+        // On one thread every partition runs on the stream's own clock, and the first
+        // operator of each is offered what was offered to partitionBy (eventTime's elements
+        // as they come), exactly as without partitions.
+        let placement = ChainPlacement(clock: context.scheduler, handedOn: context.handedOn)
+        // Their results in the one-thread order, as on threads (threads change nothing); not
+        // after a source whose messages are acknowledged (a result held for its place would go
+        // on without the messages it stands for).
+        let orders =
+            ordered && partitions > 1 && context.existing(AcknowledgedSources.self) == nil
+            ? (0..<partitions).map { _ in PartitionOrder() } : []
+        let build = { (index: Int) in
+            var own = probed(placement, index)
+            if !orders.isEmpty { own.services.append(orders[index]) }
+            return try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: own)
+        }
+        // After a group's source, the partitions are the group's: each message goes to its
+        // source partition's chain.
+        guard let source = context.existing(GroupSourcePartitions.self) else {
+            return PartitionedRun.inline(
+                chains: try (0..<partitions).map(build), key: key, context: context, state: state, gauges: gauges,
+                orders: orders)
+        }
+        guard partitions == source.partitions else {
+            throw context.error(
+                "after the nats source of group \(source.group) each partition is the group's: partitions must be "
+                    + "\(source.partitions) (the source's), not \(partitions)")
+        }
+        // Each chain has event time of its own, from its partition's messages only: one
+        // watermark over every partition's lane would wait on lanes that never feed the chain.
+        let buildOwn = { (index: Int) in
+            let own = ChainPlacement(
+                clock: context.scheduler, services: [EventTimeDomain(base: context.scheduler), SeenLanesOnly()],
+                handedOn: context.handedOn)
+            return try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: own)
+        }
+        // Under --state their state is the group's too (stored with the partition, not in
+        // this runner's file).
+        guard let group = context.existing(GroupPartitionStates.self) else {
+            return PartitionedRun.inline(
+                chains: try (0..<partitions).map(buildOwn), key: key, context: context, state: state,
+                gauges: gauges, routeByLane: true)
+        }
+        let checkpoints = context.checkpoints
+        checkpoints?.forget(keysStartingWith: "\(prefix) [p")
+        return PartitionedRun.inline(
+            chains: try (0..<partitions).map(buildOwn), key: key, context: context, state: state, gauges: gauges,
+            group: group,
+            rebuild: { index, restored in
+                checkpoints?.forget(keysStartingWith: PartitionChainSet.keyPrefix(prefix, partition: index) + " ")
+                checkpoints?.restore(restored)
+                return try buildOwn(index)
+            })
     }
 
     /// How many partitions a `partitionBy` has when not told.
     public static var defaultPartitions: Int { Key.partitions.spec.defaultValue?.intValue ?? 16 }
-
-    /// The parameters of a `partitionBy` by `key` around `chain`, with the default partitions and
-    /// threads, that runs `chain` as written where it would run on one thread: how the host splits
-    /// an operator by its key by default (see `KeyedParallelism` in Tooling).
-    public static func partitionByDefault(around chain: ParameterValues.OperatorChain, key: Expression)
-        -> ParameterValues
-    {
-        ParameterValues(values: [Key.key.spec.name: key, Key.ops.spec.name: chain, Key.byDefault.spec.name: true])
-    }
 }
 
 /// Whether an operator in `partitionBy`'s ops gives the same results split by key as on the whole

@@ -1,3 +1,4 @@
+@_spi(Host) import Components
 @_spi(Host) import Pipeline
 import Reactive
 
@@ -68,7 +69,9 @@ import Reactive
         for (index, sink) in pipeline.sinks.enumerated() {
             operatorNode["\(sink.0)#\(Validator.sinkIndex(index))"] = sinkNode(index, sink)
         }
-        let eventTimed = KeyedParallelism.onEventTime(pipeline)
+        // What the compiler's plan splits by key over the cores in a run that watches no operator
+        // one by one and keeps no state.
+        let splitKeys = KeyedSplit.keys(pipeline)
         for stream in pipeline.streams {
             var chain: [String] = []
             var previous: String?
@@ -87,11 +90,7 @@ import Reactive
                 let id = Self.identifier("\(stream.name)_\(index)_\(component.spec.name)")
                 var node = Self.node(
                     id, component, place: RunMeters.place(pipeline, stream: stream.name, "ops.\(index)"))
-                if pipeline.spec.parallel != 1 {
-                    node.splitBy =
-                        KeyedParallelism.defaultKey(
-                            of: component, onEventTime: eventTimed.contains(component.use.location))?.source
-                }
+                node.splitBy = splitKeys[component.use.location]?.source
                 nodes.append(node)
                 operatorNode["\(stream.name)#\(index)"] = id
                 if let previous {
@@ -210,7 +209,7 @@ import Reactive
                 }
                 if let node = nodes.first(where: { $0.id == id }), let key = node.splitBy {
                     lines.append(
-                        "      split by \(key): \(KeyedParallelism.partitions) partitions on every core when run "
+                        "      split by \(key): \(BuiltinComponents.defaultPartitions) partitions on every core when run "
                             + "(one thread with parallel: 1 or --state)")
                 }
                 for edge in edges

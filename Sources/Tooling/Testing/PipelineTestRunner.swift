@@ -1,4 +1,4 @@
-import Components
+@_spi(Host) import Components
 @_spi(Host) import Pipeline
 @_spi(Host) import PipelineHost
 import PipelineTesting
@@ -316,7 +316,8 @@ import Reactive
         setup.epoch = testCase.startAt
         setup.log = { logged.append($0.message) }
         let session = HTTPSession(mode: .canned(testCase.http))
-        setup.services = [session]
+        // The plan `rivulet run` compiles, split by key where it splits (one thread on this clock).
+        setup.services = [session, BuiltinComponents.keyedSplitter]
         let host: PipelineHost
         do {
             host = try PipelineHost(pipeline, on: scheduler, setup)

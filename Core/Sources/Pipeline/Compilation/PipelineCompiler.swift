@@ -38,7 +38,9 @@ import Reactive
             log: log, services: services)
         let instrumentation = CompileInstrumentation(
             pipeline: pipeline, scheduler: scheduler, meters: meters, tracer: tracer)
-        let plan = CompilePlan(pipeline, watchesOperators: instrumentation.watchesOperators, cores: cores)
+        let plan = CompilePlan(
+            pipeline, watchesOperators: instrumentation.watchesOperators, cores: cores,
+            keepsState: services.existing(Checkpoints.self) != nil)
         var assembly = StreamAssembly(contexts: contexts, instrumentation: instrumentation)
         for (stream, streamPlan) in zip(pipeline.streams, plan.streams) { try assembly.build(stream, streamPlan) }
         let sinks = try assembly.sinks()

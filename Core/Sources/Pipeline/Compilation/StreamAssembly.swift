@@ -32,7 +32,8 @@ struct StreamAssembly {
         case .component(let component):
             (observable, handedToSource) = try source(component, of: stream, offer: plan.parallel)
         }
-        (observable, clock) = try apply(plan.steps(from: handedToSource), of: stream, to: observable, clock: clock)
+        (observable, clock) = try apply(
+            plan.steps(from: handedToSource), of: stream, splits: plan.splits, to: observable, clock: clock)
         if plan.isShared {
             let multicast = Multicast(source: observable)
             multicasts.append(multicast)
@@ -89,10 +90,11 @@ struct StreamAssembly {
         return try makeStep(component.parameters, contexts.context(for: component, key: key, sides: [:], clock: clock))
     }
 
-    /// `steps` of `stream` applied to `source`; the stream and the clock it ends on.
+    /// `steps` of `stream` applied to `source`, those in `splits` split by their key where the
+    /// run's splitter does; the stream and the clock it ends on.
     private func apply(
-        _ steps: [CompilePlan.Step], of stream: ValidatedStream, to source: Observable<Value>,
-        clock: any SchedulerType
+        _ steps: [CompilePlan.Step], of stream: ValidatedStream, splits: [Int: CompilePlan.SplitKey],
+        to source: Observable<Value>, clock: any SchedulerType
     ) throws -> (Observable<Value>, any SchedulerType) {
         var observable = source
         var clock = clock
@@ -114,7 +116,10 @@ struct StreamAssembly {
                 }
                 let operatorContext = contexts.context(for: component, key: key, sides: sides, clock: clock)
                 operatorContext.handedOn = handOn
-                let apply = try factory(component.parameters, operatorContext)
+                let split = try splits[index].flatMap { split in
+                    try contexts.services.existing(KeyedSplitter.self)?.split(component, split.key, operatorContext)
+                }
+                let apply = try split ?? factory(component.parameters, operatorContext)
                 if let after = operatorContext.clockAfter { clock = after }
                 handOn = operatorContext.handOn
                 let applied = Self.endingSides(apply(observable), sides)

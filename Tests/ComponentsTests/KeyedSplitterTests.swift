@@ -1,14 +1,22 @@
-import Components
-@_spi(Host) import Pipeline
-@_spi(Host) import Tooling
+@_spi(Host) import Components
 import XCTest
 
-/// Which operators `rivulet run` splits over the cores by default, and what it puts in their place.
-final class KeyedParallelismTests: XCTestCase {
+@_spi(Host) @testable import Pipeline
+
+/// Which operators the compiler's plan splits over the cores by default (`KeyedSplit`, from what
+/// they declare), and `partitionBy` as the splitter that runs them so.
+final class KeyedSplitterTests: XCTestCase {
     private func load(_ text: String) throws -> ValidatedPipeline {
         let loaded = PipelineLoader(registry: ComponentRegistry(registering: BuiltinComponents.all), environment: [:])
             .load(text: text, path: "p.yaml")
         return try XCTUnwrap(loaded.pipeline, "\(loaded.diagnostics)")
+    }
+
+    /// The split keys of the first stream's operators, by index.
+    private func splits(_ pipeline: ValidatedPipeline, watched: Bool = false, keepsState: Bool = false) -> [Int: String]
+    {
+        let plan = CompilePlan(pipeline, watchesOperators: watched, cores: 2, keepsState: keepsState)
+        return plan.streams[0].splits.mapValues(\.key.source)
     }
 
     func testOnlyAStreamsAggregateByAKeyThatMayRunOnAThreadIsSplit() throws {
@@ -25,22 +33,12 @@ final class KeyedParallelismTests: XCTestCase {
               - groupBy: { key: .customer, ops: [ { aggregate: { by: .customer, every: 1m, fields: { n: count } } } ] }
             sink: stdout
             """)
-        let split = KeyedParallelism.splittingByDefault(pipeline)
-        let operators = try XCTUnwrap(split.streams.first?.operators)
+        // eventTime is the stream's operator 0.
+        XCTAssertEqual(splits(pipeline), [1: ".customer"])
         XCTAssertEqual(
-            operators.map(\.spec.name),
-            ["eventTime", "partitionBy", "aggregate", "aggregate", "aggregate", "aggregate", "groupBy"])
-        let partitionBy = operators[1]
-        XCTAssertEqual((partitionBy.parameters.values["key"] as? Pipeline.Expression)?.source, ".customer")
-        XCTAssertEqual(partitionBy.parameters.values["byDefault"] as? Bool, true)
-        let chain = try XCTUnwrap(partitionBy.parameters.values["ops"] as? ParameterValues.OperatorChain)
-        XCTAssertEqual(chain.operators.map(\.spec.name), ["aggregate"])
-        // The aggregate inside is the one written, where it was written.
-        XCTAssertEqual(chain.operators[0].use.location, pipeline.streams[0].operators[1].use.location)
-        XCTAssertEqual(partitionBy.use.location, pipeline.streams[0].operators[1].use.location)
+            KeyedSplit.keys(pipeline).mapValues(\.source), [pipeline.streams[0].operators[1].use.location: ".customer"])
         // Defaults (16 partitions, a thread per core) are partitionBy's own.
-        XCTAssertNil(partitionBy.parameters.values["partitions"])
-        XCTAssertEqual(KeyedParallelism.partitions, 16)
+        XCTAssertEqual(BuiltinComponents.defaultPartitions, 16)
     }
 
     /// Split, the partitions' results are put back in the one-thread order; where they could not
@@ -55,8 +53,7 @@ final class KeyedParallelismTests: XCTestCase {
               - aggregate: { by: .customer, fields: { n: count } }
             sink: stdout
             """)
-        let split = KeyedParallelism.splittingByDefault(pipeline)
-        XCTAssertEqual(split.streams.first?.operators.map(\.spec.name), ["aggregate", "partitionBy"])
+        XCTAssertEqual(splits(pipeline), [1: ".customer"])
     }
 
     func testAPipelineWithNothingToSplitIsUnchanged() throws {
@@ -66,7 +63,20 @@ final class KeyedParallelismTests: XCTestCase {
             ops: [ { map: .v }, { scan: { seed: 0, accumulator: "acc + ." } } ]
             sink: stdout
             """)
-        let split = KeyedParallelism.splittingByDefault(pipeline)
-        XCTAssertEqual(split.streams.map { $0.operators.map(\.spec.name) }, [["map", "scan"]])
+        XCTAssertEqual(splits(pipeline), [:])
+    }
+
+    /// Watched operators show as written, checkpoints must not depend on the machine, and
+    /// `parallel: 1` says one thread: none of these runs splits.
+    func testAWatchedRunARunKeepingStateAndParallelOneSplitNothing() throws {
+        let text = """
+            source: { events: [] }
+            ops: [ { aggregate: { by: .customer, fields: { n: count } } } ]
+            sink: stdout
+            """
+        XCTAssertEqual(splits(try load(text)), [0: ".customer"])
+        XCTAssertEqual(splits(try load(text), watched: true), [:])
+        XCTAssertEqual(splits(try load(text), keepsState: true), [:])
+        XCTAssertEqual(splits(try load("parallel: 1\n" + text)), [:])
     }
 }

@@ -197,18 +197,13 @@ enum ServerFuzzTargets {
             return
         }
         let scheduler = VirtualTimeScheduler(resolution: .microseconds(1))
-        let environment = ExpressionEnvironment(seed: 1, clock: { scheduler.now })
-        guard
-            let compiled = try? PipelineCompiler.compile(
-                pipeline, scheduler: scheduler, environment: environment, baseDirectory: "/tmp", log: { _ in })
-        else { return }
-        var finished = false
-        let run = compiled.start { _ in finished = true }
-        var steps = 0
-        while !finished && scheduler.runNext() {
-            steps += 1
-            guard steps < 1_000_000 else { fatalError("no end after a million steps: \(text)") }
+        var setup = PipelineHost.Setup()
+        setup.baseDirectory = "/tmp"
+        guard let host = try? PipelineHost(pipeline, on: scheduler, setup) else { return }
+        host.start()
+        let limit = 1_000_000
+        if host.runToEnd(on: scheduler, maxSteps: limit) == limit {
+            fatalError("no end after a million steps: \(text)")
         }
-        if !finished { run.dispose() }
     }
 }

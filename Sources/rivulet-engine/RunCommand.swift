@@ -291,16 +291,9 @@ struct RunCommand: ParsableCommand, HandlesStopSignals {
         defer { session?.close() }
         if let exporter { session?.onCommit = { exporter.observeCheckpoint(seconds: $0) } }
         do {
-            switch clock {
-            case .virtual:
-                return try runVirtual(
-                    pipeline, baseDirectory: version.loaded.baseDirectory, seed: seed, limit: until, tracer: tracer,
-                    meters: meters, session: session, control: control)
-            case .real:
-                return try runReal(
-                    pipeline, baseDirectory: version.loaded.baseDirectory, seed: seed, limit: until, tracer: tracer,
-                    meters: meters, session: session, control: control)
-            }
+            return try run(
+                pipeline, virtual: clock == .virtual, baseDirectory: version.loaded.baseDirectory, seed: seed,
+                limit: until, tracer: tracer, meters: meters, session: session, control: control)
         } catch let error as StateStoreError {
             // A checkpoint that could not be saved: the run stopped, the last good checkpoint is kept.
             RunLog.error("\(error)")

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOCore
 @_spi(Host) import Pipeline
+@_spi(Host) import PipelineHost
 import Reactive
 import StateStore
 
@@ -34,7 +35,7 @@ extension RunCommand {
     /// error a failed run ended with, then the summary line (and with --summary, the table).
     func report(
         _ compiled: CompiledPipeline, _ outcome: PipelineRun.Outcome?, meters: RunMeters, progress: ProgressLine?,
-        started: Double, stopping: Stopping? = nil
+        started: Double, stopping: PipelineHost.Stopping? = nil
     ) {
         progress?.stop()
         reportSkipped(compiled)
@@ -120,4 +121,21 @@ extension RunCommand {
     }
 
     func log(_ line: String) { RunLog.info(line) }
+}
+
+extension PipelineHost.Stopping {
+    /// What became of what operators held (open windows, pending timers), said after the run's
+    /// summary.
+    var line: String {
+        switch self {
+        case .checkpointed:
+            return "stopped: what operators held (open windows, pending timers, unanswered requests) is in the "
+                + "last checkpoint; the next run with --state goes on from it"
+        case .drained:
+            return "stopped: the sources ended as if their input had: open windows were emitted and written"
+        case .drainTimedOut:
+            return "stopped: the run did not finish within --drain-timeout after the signal: what operators "
+                + "still held was dropped"
+        }
+    }
 }

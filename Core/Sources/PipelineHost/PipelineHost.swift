@@ -45,6 +45,8 @@ import Reactive
     public private(set) var run: PipelineRun?
     /// How the run ended; nil while it runs (or if it was never started).
     public private(set) var outcome: PipelineRun.Outcome?
+    /// How a stop asked for on the real clock ended the run (`requestStop`); nil without one.
+    public fileprivate(set) var stopping: Stopping?
 
     /// Compiles `pipeline` on `scheduler`; throws what a component could not build (a missing
     /// fixture file, say).
@@ -103,5 +105,64 @@ import Reactive
         }
         stop()
         return steps
+    }
+}
+
+extension PipelineHost {
+    /// How a stop asked for while a real-clock run went on ended it.
+    public enum Stopping: Sendable {
+        /// With state kept: stopped at once, what operators held is in the last checkpoint.
+        case checkpointed
+        /// The sources completed as if they had ended, and the run finished.
+        case drained
+        /// The sources completed, but the run did not finish within the drain timeout.
+        case drainTimedOut
+    }
+
+    /// On the real clock, from the thread that runs it: starts the run on that thread with its
+    /// checkpoint timer and, for a fresh run, a first checkpoint before anything is read (killed
+    /// before its first interval, it is resumed from there, not started afresh over what it
+    /// wrote); stops it after `limit`; returns once it has ended.
+    public func runOnRealClock(_ clock: SerialRunLoopScheduler, until limit: RxTimeInterval? = nil) {
+        let host = SchedulerBound(self)
+        clock.enqueue {
+            let host = host.value
+            let timer = host.checkpoints?.startTimer()
+            let run = host.start { _ in
+                timer?.dispose()
+                clock.stop()
+            }
+            if host.outcome == nil, let checkpoints = host.checkpoints, !checkpoints.resumes {
+                checkpoints.checkpoint()
+            }
+            if let limit { clock.schedule(after: limit) { run.dispose() } }
+        }
+        clock.run()
+    }
+
+    /// Asks a real-clock run to stop, from any thread (a signal's). Keeping state and
+    /// `keepsOnStop`, it stops at once: its last checkpoint keeps what operators hold, and the
+    /// next run goes on from it. Else its sources are drained (their streams complete as if they
+    /// had ended; `nats` and `httpServer` stop reading first), so what is in flight and what
+    /// operators hold (open windows) is written, and the run is stopped outright after
+    /// `drainTimeout`. `stopping` says which it was.
+    public func requestStop(on clock: SerialRunLoopScheduler, keepsOnStop: Bool, drainTimeout: RxTimeInterval) {
+        let host = SchedulerBound(self)
+        clock.interrupt {
+            let host = host.value
+            if host.checkpoints != nil && keepsOnStop {
+                host.stopping = .checkpointed
+                host.run?.dispose()
+            } else if host.compiled.drains.drain() {
+                host.stopping = .drained
+                clock.schedule(after: drainTimeout) {
+                    guard host.outcome == nil else { return }
+                    host.stopping = .drainTimedOut
+                    host.run?.dispose()
+                }
+            } else {
+                host.run?.dispose()
+            }
+        }
     }
 }

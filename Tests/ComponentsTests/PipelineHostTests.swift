@@ -1,4 +1,5 @@
 import Components
+import Foundation
 @_spi(Host) import Pipeline
 @_spi(Host) import PipelineHost
 import PipelineTesting
@@ -6,7 +7,8 @@ import Reactive
 import XCTest
 
 /// `PipelineHost` on a virtual clock: a run driven to its end, stopped at a limit or when
-/// interrupted, and its checkpoints taken between events, a failed one stopping it.
+/// interrupted, and its checkpoints taken between events, a failed one stopping it; on the real
+/// clock: a limit, and a stop asked for from another thread that drains the sources.
 final class PipelineHostTests: XCTestCase {
     private func pipeline(_ text: String) throws -> ValidatedPipeline {
         let loader = PipelineLoader(registry: ComponentRegistry(registering: BuiltinComponents.all), environment: [:])
@@ -106,4 +108,32 @@ final class PipelineHostTests: XCTestCase {
     }
 
     private struct CheckpointFull: Error {}
+
+    func testOnTheRealClockALimitStopsARunWithoutEnd() throws {
+        let clock = SerialRunLoopScheduler()
+        let host = try PipelineHost(pipeline(Self.ticking), on: clock)
+        host.runOnRealClock(clock, until: .milliseconds(50))
+        guard case .cancelled? = host.outcome else {
+            return XCTFail("cancelled, got \(String(describing: host.outcome))")
+        }
+        XCTAssertNil(host.stopping)
+    }
+
+    /// A stop asked for from another thread (a signal's) drains the sources: their streams
+    /// complete as if they had ended, so the run completes, and `stopping` says so.
+    func testOnTheRealClockAStopFromAnotherThreadDrainsTheSources() throws {
+        let clock = SerialRunLoopScheduler()
+        let host = try PipelineHost(pipeline(Self.ticking), on: clock)
+        let bound = SchedulerBound(host)
+        let asker = Thread {
+            Thread.sleep(forTimeInterval: 0.05)
+            bound.value.requestStop(on: clock, keepsOnStop: true, drainTimeout: .seconds(5))
+        }
+        asker.start()
+        host.runOnRealClock(clock, until: .seconds(30))
+        guard case .completed? = host.outcome else {
+            return XCTFail("completed, got \(String(describing: host.outcome))")
+        }
+        XCTAssertEqual(host.stopping, .drained)
+    }
 }

@@ -96,5 +96,14 @@ final class ComponentTraitsUseTests: XCTestCase {
         XCTAssertTrue(
             BuiltinComponents.natsSource.traits.awaitsAcknowledgement(ParameterValues(values: ["stream": "s"])))
         XCTAssertFalse(BuiltinComponents.natsSource.traits.awaitsAcknowledgement(ParameterValues(values: [:])))
+        // Sources whose elements carry their messages' origins.
+        let none = ParameterValues(values: [:])
+        XCTAssertTrue(BuiltinComponents.natsSource.traits.setsOrigins(none))
+        XCTAssertTrue(BuiltinComponents.httpServer.traits.setsOrigins(none))
+        let changes = ParameterValues(values: ["slot": "s", "publication": "p", "url": "postgres://x"])
+        XCTAssertTrue(BuiltinComponents.postgresSource.traits.setsOrigins(changes))
+        XCTAssertFalse(
+            BuiltinComponents.postgresSource.traits.setsOrigins(ParameterValues(values: ["query": "select 1"])))
+        XCTAssertFalse(BuiltinComponents.fileSource.traits.setsOrigins(none))
     }
 }

@@ -99,8 +99,6 @@ extension BuiltinComponents {
             "a request is answered 202 only once its elements are written or kept by a committed checkpoint, so a sender that retries what was not answered 2xx loses nothing (and may send some twice); with respond: immediately, at-most-once: a run killed after the answer loses what it had not written"
         ),
         factory: .source { parameters, context in
-            // Its requests carry origins, which only the pipeline's thread may touch.
-            _ = context.shared(AcknowledgedSources.self) { AcknowledgedSources() }
             // Validated above.
             let (host, port) = HTTPServerAddress.parse(parameters[Key.address]) ?? ("127.0.0.1", 8080)
             let settings = WebhookSettings(
@@ -115,7 +113,11 @@ extension BuiltinComponents {
                 context.shared(HTTPSession.self) { HTTPSession(mode: .live) }.redactor.add(token)
             }
             return PipelineSource { _ in HTTPServerSource.observable(settings, respond: respond, context: context) }
-        })
+        }
+    ).declaring { traits in
+        // Its requests carry origins, which only the pipeline's thread may touch.
+        traits.setsOrigins = { _ in true }
+    }
 }
 
 /// `HOST:PORT` (`[::1]:9464` for IPv6), as the `httpServer` source and `run --metrics` take it.

@@ -191,8 +191,6 @@ extension BuiltinComponents {
         ),
         elementErrors: true,
         factory: .source { parameters, context in
-            // Its messages carry origins, which only the pipeline's thread may touch.
-            _ = context.shared(AcknowledgedSources.self) { AcknowledgedSources() }
             let endpoint = NATSParameters.endpoint(parameters, context: context)
             let settings = NATSConsumerSettings(
                 stream: parameters[Key.stream], subject: parameters[Key.subject], durable: parameters[Key.durable],
@@ -203,13 +201,6 @@ extension BuiltinComponents {
                 replicas: parameters[Key.replicas], group: parameters[Key.group],
                 partitions: parameters[Key.partitions] ?? 0, leaseTimeout: parameters[Key.leaseTimeout])
             let decoder = NATSDecoder(format: parameters[Key.format], metadataField: parameters[Key.metadata])
-            // After a group's source partitionBy runs the group's partitions; under --state a
-            // partition's state moves with it, and partitionBy finds where to keep it.
-            if let group = settings.group {
-                _ = context.shared(GroupSourcePartitions.self) {
-                    GroupSourcePartitions(group: group, partitions: settings.partitions)
-                }
-            }
             if let group = settings.group, let checkpoints = context.checkpoints {
                 _ = context.shared(GroupPartitionStates.self) {
                     GroupPartitionStates(
@@ -223,21 +214,12 @@ extension BuiltinComponents {
         }
     ).declaring { traits in
         traits.awaitsAcknowledgement = { values in values.has(Key.stream) }
+        // Its messages carry origins, which only the pipeline's thread may touch.
+        traits.setsOrigins = { _ in true }
         traits.groupPartitions = { values in
             guard let group = values[Key.group], let partitions = values[Key.partitions] else { return nil }
             return GroupPartitions(group: group, partitions: partitions)
         }
-    }
-}
-/// Found by a `partitionBy` after a runner group's `nats` source: its partitions are the group's,
-/// each message goes to its source partition's chain, and each chain keeps a watermark of its own.
-final class GroupSourcePartitions {
-    let group: String
-    let partitions: Int
-
-    init(group: String, partitions: Int) {
-        self.group = group
-        self.partitions = partitions
     }
 }
 

@@ -132,7 +132,7 @@ extension BuiltinComponents {
         }
         // After a group's source no runner sees the whole stream: each partition's messages go
         // to that partition's chain whatever its ops (lint's check and the run's agree).
-        let afterGroup = context.existing(GroupSourcePartitions.self) != nil
+        let afterGroup = context.groupPartitions != nil
         let partitions = splittable || afterGroup ? parameters[Key.partitions] : 1
         var threads = min(partitions, parameters[Key.threads].intValue ?? PartitionThreads.cores)
         let eventClock = context.scheduler as? EventTimeScheduler
@@ -143,7 +143,7 @@ extension BuiltinComponents {
             component.parameters.values.values.contains { $0 is ParameterValues.OperatorChain }
         }
         if runLoop == nil || (context.checkpoints != nil && buildsChains)
-            || context.existing(AcknowledgedSources.self) != nil
+            || context.sourcesSetOrigins
             || !ops.operators.allSatisfy(PartitionSafety.runsOnItsOwnThread)
         {
             threads = 1
@@ -208,7 +208,7 @@ extension BuiltinComponents {
         // after a source whose messages are acknowledged (a result held for its place would go
         // on without the messages it stands for).
         let orders =
-            ordered && partitions > 1 && context.existing(AcknowledgedSources.self) == nil
+            ordered && partitions > 1 && !context.sourcesSetOrigins
             ? (0..<partitions).map { _ in PartitionOrder() } : []
         let build = { (index: Int) in
             var own = probed(placement, index)
@@ -217,7 +217,7 @@ extension BuiltinComponents {
         }
         // After a group's source, the partitions are the group's: each message goes to its
         // source partition's chain.
-        guard let source = context.existing(GroupSourcePartitions.self) else {
+        guard let source = context.groupPartitions else {
             return PartitionedRun.inline(
                 chains: try (0..<partitions).map(build), key: key, context: context, state: state, gauges: gauges,
                 orders: orders)
@@ -309,7 +309,3 @@ enum PartitionSafety: Equatable {
         }
     }
 }
-
-/// Marks a run whose sources set message origins (`nats`, `httpServer`, `postgres` changes): origins are counted on
-/// the pipeline's thread only, so partitions then stay on it.
-final class AcknowledgedSources {}

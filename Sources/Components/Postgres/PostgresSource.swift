@@ -130,8 +130,6 @@ extension BuiltinComponents {
             let settings = parameters[PostgresAccess.url]
             let numerics = parameters[PostgresAccess.numerics]
             if let slot = parameters[Key.slot], let publication = parameters[Key.publication] {
-                // Its changes are origins, counted on the pipeline's thread only: partitions stay on it.
-                _ = context.shared(AcknowledgedSources.self) { AcknowledgedSources() }
                 let replication = PostgresReplication.Settings(
                     connection: settings, slot: slot, publication: publication, create: parameters[Key.create],
                     snapshot: parameters[Key.snapshot],
@@ -143,7 +141,11 @@ extension BuiltinComponents {
                 numerics: numerics)
             let every = parameters[Key.every]
             return PipelineSource { _ in query.rows(every: every, context: context) }
-        })
+        }
+    ).declaring { traits in
+        // Its changes are origins, counted on the pipeline's thread only (rows of a query are not).
+        traits.setsOrigins = { values in values.has(Key.slot) && values.has(Key.publication) }
+    }
 
     /// The changes of a replication slot, read on a thread of their own.
     private static func changes(_ settings: PostgresReplication.Settings, context: ComponentContext)

@@ -44,6 +44,7 @@ final class ComponentTraitsTests: LeakCheckingTestCase {
         XCTAssertEqual(traits.splitOrder(values), .never)
         XCTAssertFalse(traits.splitsByDefault || traits.startsEventTime || traits.holdsUntilCompletion)
         XCTAssertFalse(traits.awaitsAcknowledgement(values) || traits.takesEventTimeAsItComes(values))
+        XCTAssertFalse(traits.setsOrigins(values))
         XCTAssertNil(traits.groupPartitions(values))
         XCTAssertNil(traits.partitions)
         XCTAssertTrue(traits.builtExpressionsArePure(values))

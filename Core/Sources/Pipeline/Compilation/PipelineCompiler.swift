@@ -29,6 +29,7 @@ import Reactive
     ) throws -> CompiledPipeline {
         let services = SharedServices()
         for service in extraServices { services.insert(service) }
+        services.insert(RunSources(pipeline))
         if let meters {
             services.insert(meters)
             services.insert(meters.readiness)

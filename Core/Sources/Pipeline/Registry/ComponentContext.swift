@@ -99,6 +99,14 @@ public final class ComponentContext {
     /// operator of a watched `partitionBy`'s partition); see `operatorState()`.
     var stateProbe: StateProbe?
 
+    /// Whether a source of the run sets message origins (`ComponentTraits.setsOrigins`): they are
+    /// counted on the pipeline's thread only, so nothing may run on other threads.
+    public var sourcesSetOrigins: Bool { services.existing(RunSources.self)?.setOrigins ?? false }
+
+    /// The runner group's partitions a source of the run reads (`ComponentTraits.groupPartitions`):
+    /// after it, `partitionBy` runs the group's partitions.
+    public var groupPartitions: GroupPartitions? { services.existing(RunSources.self)?.group }
+
     /// The run's checkpoints, when it keeps state (`rivulet run --state`).
     public var checkpoints: Checkpoints? {
         checkpointKey.isEmpty ? nil : services.existing(Checkpoints.self)
@@ -363,5 +371,22 @@ final class SharedServices {
             total += bytes.count
         }
         return total
+    }
+}
+
+/// What the run's stream sources declare that the components after them read: whether one sets
+/// message origins, and the group partitions one reads. Worked out by the compiler before
+/// anything is built.
+final class RunSources {
+    let setOrigins: Bool
+    let group: GroupPartitions?
+
+    init(_ pipeline: ValidatedPipeline) {
+        let sources = pipeline.streams.compactMap { stream -> ValidatedComponent? in
+            guard case .component(let source) = stream.origin else { return nil }
+            return source
+        }
+        setOrigins = sources.contains { $0.spec.traits.setsOrigins($0.parameters) }
+        group = sources.lazy.compactMap { $0.spec.traits.groupPartitions($0.parameters) }.first
     }
 }

@@ -62,6 +62,11 @@ public struct ComponentTraits {
     /// For a source: whether its messages wait for an acknowledgement, and stop coming when too
     /// many wait (a `nats` source reading a JetStream stream).
     public var awaitsAcknowledgement: (ParameterValues) -> Bool = { _ in false }
+    /// For a source: whether its elements carry their message's origin (`Origin`), settled once
+    /// all the work they caused is done (`nats`, `httpServer`, `postgres` changes). Origins are
+    /// counted on the pipeline's thread only, so in a run with such a source every operator
+    /// stays on it (`ComponentContext.sourcesSetOrigins`).
+    public var setsOrigins: (ParameterValues) -> Bool = { _ in false }
     /// For a source: the runner group's partitions it reads, if any.
     public var groupPartitions: (ParameterValues) -> GroupPartitions? = { _ in nil }
     /// For an operator that runs its ops in partitions (`partitionBy`): how many, and the

@@ -190,7 +190,10 @@ struct RunCommand: ParsableCommand, HandlesStopSignals {
                 _ = code
                 outcome = .completed
             }
-            guard watch else { return try end(outcome, tracer: tracer) }
+            guard watch else {
+                try LeakCheck.verify()
+                return try end(outcome, tracer: tracer)
+            }
             _ = watcher
             if let signal = SignalWatcher.received { throw ExitCode(128 + signal) }
             if !control.hasReplacement { RunLog.info("watch: the run ended; waiting for \(file) to change") }

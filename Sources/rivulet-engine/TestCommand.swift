@@ -39,7 +39,11 @@ struct TestCommand: ParsableCommand, HandlesStopSignals {
     func run() throws {
         if watch { SignalWatcher.blockHangUp() }
         let registry = try CommandSupport.prepare(options)
-        guard watch else { return try runTests(registry) }
+        guard watch else {
+            let tested = Result { try runTests(registry) }
+            try LeakCheck.verify()
+            return try tested.get()
+        }
         let again = DispatchSemaphore(value: 0)
         SignalWatcher.start(hangUp: { again.signal() }, { again.signal() })
         let roots = paths.isEmpty ? ["."] : paths

@@ -122,7 +122,7 @@ enum LineSource {
             let target = SchedulerBound((observer, lifetime, reader, context))
             // Backpressure: at most `batchesInFlight` batches wait for the pipeline; past that the
             // reader stops reading, so a producer faster than the pipeline fills the pipe, not memory.
-            let credits = DispatchSemaphore(value: batchesInFlight)
+            let credits = DispatchSemaphore.credits(batchesInFlight)
             let stopped = InterruptionFlag()
             lifetime.onDispose {
                 stopped.raise()

@@ -20,7 +20,7 @@ final class PartitionThreads: @unchecked Sendable {
 
     init(count: Int, batchesAhead: Int = 64) {
         loops = (0..<count).map { _ in SerialRunLoopScheduler() }
-        room = (0..<count).map { _ in DispatchSemaphore(value: batchesAhead) }
+        room = (0..<count).map { _ in DispatchSemaphore.credits(batchesAhead) }
         proceed = (0..<count).map { _ in DispatchSemaphore(value: 0) }
     }
 
@@ -207,8 +207,16 @@ final class PartitionLane: @unchecked Sendable {
 
     /// The chain as its elements come in: subscribe to it on the lane's thread.
     var source: Observable<Value> {
-        Observable { [self] observer, _ in
+        Observable { [self] observer, subscription in
             feed = observer
+            // The chain's first sink leads, through the chain, to its outbox, which holds this
+            // lane: let go of it (and of the input that reaches it) when the chain is disposed.
+            subscription.onDispose { [weak self] in
+                guard let self else { return }
+                self.feed = nil
+                if let subscribed = self.input { self.domain?.remove(subscribed) }
+                self.input = nil
+            }
             guard let domain, let offer else { return }
             // Its watermark is given (`drive`), not read from its elements.
             let input = EventTimeDomain.Input(maxDelay: 0) { observer.on(.next($0)) }

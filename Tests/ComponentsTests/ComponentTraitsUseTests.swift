@@ -1,7 +1,8 @@
 import Components
 import Foundation
-import Pipeline
 import XCTest
+
+@_spi(Host) @testable import Pipeline
 
 /// Nothing decides by a component's name or reads its parameters by a written name: the
 /// planner, lint, checkpoints and the docs read what each component declares
@@ -105,5 +106,23 @@ final class ComponentTraitsUseTests: XCTestCase {
         XCTAssertFalse(
             BuiltinComponents.postgresSource.traits.setsOrigins(ParameterValues(values: ["query": "select 1"])))
         XCTAssertFalse(BuiltinComponents.fileSource.traits.setsOrigins(none))
+    }
+}
+
+/// What the compiler works out of the run's sources before anything is built: a source that
+/// sets origins counts where it is a stream's source and where it is an operator's inner source.
+final class RunSourcesTests: XCTestCase {
+    private func sources(_ text: String) throws -> RunSources {
+        let loaded = PipelineLoader(registry: ComponentRegistry(registering: BuiltinComponents.all), environment: [:])
+            .load(text: text, path: "p.yaml")
+        return RunSources(try XCTUnwrap(loaded.pipeline, "\(loaded.diagnostics)"))
+    }
+
+    func testASourceThatSetsOriginsCountsAsAStreamsSourceAndAsAnInnerSource() throws {
+        let nats = "{ nats: { url: \"nats://127.0.0.1:4222\", subject: x } }"
+        XCTAssertTrue(try sources("source: \(nats)\nsink: stdout\n").setOrigins)
+        XCTAssertTrue(try sources("source: { events: [] }\nops: [ { flatMap: \(nats) } ]\nsink: stdout\n").setOrigins)
+        XCTAssertFalse(try sources("source: { events: [] }\nops: [ { map: . } ]\nsink: stdout\n").setOrigins)
+        XCTAssertNil(try sources("source: \(nats)\nsink: stdout\n").group)
     }
 }

@@ -386,7 +386,24 @@ final class RunSources {
             guard case .component(let source) = stream.origin else { return nil }
             return source
         }
-        setOrigins = sources.contains { $0.spec.traits.setsOrigins($0.parameters) }
+        // An operator's inner source (a `flatMap` of `nats`) sets origins too, though it is built
+        // only once the run goes on, after everything that must know.
+        let inner = pipeline.streams.flatMap { $0.operators.flatMap { Self.innerSources(in: $0.parameters) } }
+        setOrigins =
+            sources.contains { $0.spec.traits.setsOrigins($0.parameters) }
+            || inner.contains { $0.spec.traits.setsOrigins($0.parameters) }
         group = sources.lazy.compactMap { $0.spec.traits.groupPartitions($0.parameters) }.first
+    }
+
+    /// The inner sources among `parameters`' values, those of inner chains' operators included.
+    static func innerSources(in parameters: ParameterValues) -> [ParameterValues.InnerSource] {
+        parameters.values.values.flatMap { value -> [ParameterValues.InnerSource] in
+            switch value {
+            case let source as ParameterValues.InnerSource: return [source]
+            case let chain as ParameterValues.OperatorChain:
+                return chain.operators.flatMap { innerSources(in: $0.parameters) }
+            default: return []
+            }
+        }
     }
 }

@@ -41,16 +41,19 @@ extension NATSConsumer {
         return copies.removeValue(forKey: sequence) ?? []
     }
 
-    /// Acknowledges `message`, or sends it back: at once if the run was abandoned, after
-    /// nakDelay if it failed, to the dead-letter subject once it failed maxDeliver times.
-    func settle(_ message: OpaquePointer, failure: String?, sequence: UInt64 = 0) {
+    /// Acknowledges `message`, or sends it back: at once if the run was abandoned (unless a
+    /// committed checkpoint holds its effect, `checkpointed`: then it is done whatever became of
+    /// the run), after nakDelay if it failed, to the dead-letter subject once it failed
+    /// maxDeliver times.
+    func settle(_ message: OpaquePointer, failure: String?, sequence: UInt64 = 0, checkpointed: Bool = false) {
         condition.lock()
         defer { condition.unlock() }
+        let abandoned = ending.isAbandoned && !checkpointed
         // Copies delivered while it was processed go as it goes: acknowledged, or back.
         for copy in takeCopies(of: sequence) {
             held.remove(copy)
             if !closed {
-                if failure == nil && !ending.isAbandoned { natsMsg_Ack(copy, nil) } else { natsMsg_Nak(copy, nil) }
+                if failure == nil && !abandoned { natsMsg_Ack(copy, nil) } else { natsMsg_Nak(copy, nil) }
             }
             natsMsg_Destroy(copy)
             settled()
@@ -78,7 +81,7 @@ extension NATSConsumer {
             } else {
                 natsMsg_NakWithDelay(message, settings.nakDelay.natsMilliseconds, nil)
             }
-        } else if ending.isAbandoned {
+        } else if abandoned {
             // Let go while a failed or stopped run was torn down: not finished, so it goes back.
             natsMsg_Nak(message, nil)
         } else {

@@ -123,13 +123,16 @@ final class NATSCoverage: @unchecked Sendable {
         }
     }
 
-    /// Acknowledges the done messages the committed checkpoint holds.
+    /// Acknowledges the done messages the committed checkpoint holds (the run's last checkpoint,
+    /// taken after a stop, included: they are done, and not delivered again).
     func committed() {
         let messages = lock.withLock {
             defer { committing = [] }
             return committing
         }
-        for message in messages { message.consumer.settle(message.message, failure: nil, sequence: message.sequence) }
+        for message in messages {
+            message.consumer.settle(message.message, failure: nil, sequence: message.sequence, checkpointed: true)
+        }
     }
 
     /// Gives back the done messages of `consumer` that no checkpoint will hold (it is closing

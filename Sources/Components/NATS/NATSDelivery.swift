@@ -53,7 +53,7 @@ final class NATSDelivery: LanedOrigin {
     override func checkpointed() {
         guard !acknowledged, failure == nil, consumer.coverage?.isAbandoned != true else { return }
         acknowledged = true
-        consumer.settle(message, failure: nil, sequence: sequence)
+        consumer.settle(message, failure: nil, sequence: sequence, checkpointed: true)
     }
 
     deinit {

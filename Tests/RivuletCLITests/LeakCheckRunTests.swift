@@ -4,8 +4,8 @@ import XCTest
 
 /// Runs of the binary that must free every sink and disposable of the runtime by their end
 /// (`RIVULET_LEAK_CHECK=1`: a debug build then exits with 70 when one is still alive). Each
-/// pipeline here leaked or trapped once: a threaded partition's chain held by its lane; a credits
-/// semaphore freed with credits taken.
+/// pipeline here leaked once: a threaded partition's chain held by its lane, a reader's lines
+/// left waiting on a run loop nobody ran, a credits semaphore freed with credits taken (a trap).
 final class LeakCheckRunTests: BinaryTestCase {
     private func runChecked(_ pipeline: String, stdin: String? = nil) throws -> ProcessResult {
         let file = directory.appendingPathComponent("p-\(UUID().uuidString).yaml")
@@ -38,6 +38,14 @@ final class LeakCheckRunTests: BinaryTestCase {
             sink: { file: \(out) }
             """)
         XCTAssertEqual(eventTime.status, 0, eventTime.stderr)
+    }
+
+    func testARunThatFailsWhileStandardInputIsReadFreesEverything() throws {
+        let result = try runChecked(
+            "source: { stdin: jsonl }\nops: [ { map: . * 2 } ]\nsink: stdout\n", stdin: "1\n\"x\"\n3\n")
+        XCTAssertEqual(result.status, 1, result.stderr)
+        assertContains(result.stderr, "cannot apply '*' to string \"x\"")
+        XCTAssertFalse(result.stderr.contains("leak check"), result.stderr)
     }
 
     func testAProgramSourceStoppedByTakeFreesEverythingWithoutATrap() throws {

@@ -138,6 +138,9 @@ extension PipelineHost {
             if let limit { clock.schedule(after: limit) { run.dispose() } }
         }
         clock.run()
+        // Nothing runs on it any more: what waits, or comes later from another thread, would
+        // keep the run's operators alive.
+        clock.close()
     }
 
     /// Asks a real-clock run to stop, from any thread (a signal's). Keeping state and

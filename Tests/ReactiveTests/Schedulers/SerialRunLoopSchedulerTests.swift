@@ -69,6 +69,39 @@ final class SerialRunLoopSchedulerTests: LeakCheckingTestCase {
         }
         XCTAssertEqual(total.unsafeValue, 8000)
     }
+
+    /// Closed after its run, what waits and what comes later is let go of, never run: a reader
+    /// still delivering would otherwise keep the run's objects for as long as the scheduler lives.
+    func testAClosedSchedulerLetsGoOfWhatWaitsAndWhatComesLater() {
+        final class Held: @unchecked Sendable {}
+        let scheduler = SerialRunLoopScheduler()
+        weak var waiting: Held?
+        weak var later: Held?
+        let ran = LockedBox(0)
+        do {
+            let held = Held()
+            waiting = held
+            scheduler.schedule(after: .seconds(60)) {
+                _ = held
+                ran.mutate { $0 += 1 }
+            }
+        }
+        scheduler.enqueue { scheduler.stop() }
+        scheduler.run()
+        XCTAssertNotNil(waiting, "kept while the scheduler may run again")
+        scheduler.close()
+        XCTAssertNil(waiting)
+        do {
+            let held = Held()
+            later = held
+            scheduler.enqueue {
+                _ = held
+                ran.mutate { $0 += 1 }
+            }
+        }
+        XCTAssertNil(later)
+        XCTAssertEqual(ran.value, 0)
+    }
 }
 
 /// A value guarded by a lock, for reading results from the test thread.

@@ -24,6 +24,8 @@ public final class SerialRunLoopScheduler: ConcurrentDeliveryScheduler, @uncheck
     }
     private var sequence: UInt64 = 0
     private var isStopped = false
+    /// Set by `close`: nothing will run any more, so what is pushed is let go of at once.
+    private var isClosed = false
     private let epoch: Int64
     private let interruption = InterruptionFlag()
 
@@ -68,6 +70,11 @@ public final class SerialRunLoopScheduler: ConcurrentDeliveryScheduler, @uncheck
 
     private func push(due: Int64, _ action: ScheduledAction) {
         pthread_mutex_lock(mutex)
+        if isClosed {
+            // Released outside the lock: what the action holds may do work as it goes.
+            pthread_mutex_unlock(mutex)
+            return
+        }
         sequence += 1
         queue.push(Item(due: due, sequence: sequence, action: action))
         pthread_cond_signal(condition)
@@ -119,6 +126,19 @@ public final class SerialRunLoopScheduler: ConcurrentDeliveryScheduler, @uncheck
         }
         isStopped = false
         pthread_mutex_unlock(mutex)
+    }
+
+    /// Ends the scheduler for good, after `run()` returned: what waits is let go of (not run),
+    /// and so is whatever is handed to it later (a reader thread still delivering lines). Without
+    /// it, actions waiting on a scheduler nobody runs keep what they hold (a run's operators) for
+    /// as long as anything holds the scheduler.
+    public func close() {
+        pthread_mutex_lock(mutex)
+        isClosed = true
+        var waiting: [Item] = []
+        while let item = queue.popFirst() { waiting.append(item) }
+        pthread_mutex_unlock(mutex)
+        waiting.removeAll()
     }
 
     /// Makes `run()` return after the action that is running; callable from any thread.

@@ -2,13 +2,14 @@ import Components
 import Foundation
 @_spi(Host) import Pipeline
 import Reactive
+import RivuletTestSupport
 import XCTest
 
 /// How a compiled pipeline settles the messages of a durable source: an element's origin is let
 /// go after every sink that received it flushed (one flush per batch of work), after the sinks
 /// are closed at the end, at once when it was dropped; a failure marks it; a failed run's
 /// teardown is marked abandoned.
-final class AcknowledgementTests: XCTestCase {
+final class AcknowledgementTests: LeakCheckingTestCase {
     private var harness: PipelineHarness!
     private var log: [String] = []
 
@@ -45,6 +46,18 @@ final class AcknowledgementTests: XCTestCase {
             held = 0
         }
         func close() { note("close \(held)") }
+    }
+
+    /// Checkpoints `checkpointing()` asked the clock for: one not yet due when a run ends holds
+    /// the checkpoints, which hold the clock.
+    private var scheduledCheckpoints: [any Disposable] = []
+
+    override func tearDown() {
+        // The run the harness holds is freed before the leak check.
+        for scheduled in scheduledCheckpoints { scheduled.dispose() }
+        scheduledCheckpoints = []
+        harness = nil
+        super.tearDown()
     }
 
     override func setUp() {
@@ -125,8 +138,10 @@ final class AcknowledgementTests: XCTestCase {
             self.log.append("\(self.harness.scheduler.clock): commit \(snapshot["main#0 buffer"] ?? .null)")
         }
         // One while elements are held, one after what was written at 1 s.
-        harness.scheduler.schedule(after: .milliseconds(30)) { checkpoints.checkpoint() }
-        harness.scheduler.schedule(after: .milliseconds(1005)) { checkpoints.checkpoint() }
+        scheduledCheckpoints = [
+            harness.scheduler.schedule(after: .milliseconds(30)) { checkpoints.checkpoint() },
+            harness.scheduler.schedule(after: .milliseconds(1005)) { checkpoints.checkpoint() },
+        ]
         return checkpoints
     }
 

@@ -1,9 +1,10 @@
 import Components
 @_spi(Host) import Pipeline
 import Reactive
+import RivuletTestSupport
 import XCTest
 
-final class ActionComponentTests: XCTestCase {
+final class ActionComponentTests: LeakCheckingTestCase {
     func testOneWorkAtATimeTheRestRefused() throws {
         let harness = try PipelineHarness().run(
             """

@@ -1,12 +1,13 @@
 import Reactive
 import ReactiveTesting
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 @_spi(Host) @testable import Pipeline
 
 /// One aggregate's bounds on keys and bytes, shared by every copy of it (its partitions).
-final class AggregateBudgetTests: XCTestCase {
+final class AggregateBudgetTests: LeakCheckingTestCase {
     func testAKeyPastEitherBoundIsRefusedAndReservesNothing() {
         let budget = AggregateBudget(maxKeys: 2, maxBytes: 1000)
         XCTAssertNil(budget.reserve(cost: 300))

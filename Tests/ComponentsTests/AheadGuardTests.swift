@@ -1,10 +1,11 @@
 import Pipeline
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 
 /// `eventTime`'s `maxAhead` for one input: a candidate far ahead, and what the next element says of it.
-final class AheadGuardTests: XCTestCase {
+final class AheadGuardTests: LeakCheckingTestCase {
     func testAnElementFarAheadWaitsAndIsRefusedWhenTheNextIsFarBehindIt() {
         let guardian = AheadGuard(maxAhead: 1000)
         XCTAssertTrue(guardian.consider(1, at: 0, origin: nil).takeNow, "the first is taken: nothing to judge it by")

@@ -1,11 +1,12 @@
 import Pipeline
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 
 /// One CSV line at a time: fields split at the separator outside quotes, `""` a quote, the header's
 /// names made into an object, numbers read on request, and what is not a record told as such.
-final class CSVRecordsTests: XCTestCase {
+final class CSVRecordsTests: LeakCheckingTestCase {
     private func fields(_ line: String, _ records: CSVRecords = CSVRecords()) throws -> [String] {
         let bytes = Array(line.utf8)
         return try bytes.withUnsafeBufferPointer { try records.fields($0) }

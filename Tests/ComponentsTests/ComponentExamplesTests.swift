@@ -7,7 +7,7 @@ import XCTest
 /// Every component's example (its spec's, shown in `rivulet components` and docs/components.md)
 /// is checked as a user would paste it: placed in a minimal pipeline with the streams and files
 /// it names, it must load with no error and no warning.
-final class ComponentExamplesTests: XCTestCase {
+final class ComponentExamplesTests: LeakCheckingTestCase {
     /// The streams examples read (`withLatestFrom: { stream: items }`, `zip: [other]`, ...).
     private static let streams = [
         "items", "ticks", "other", "prices", "clicks", "credentialsValid", "b", "c", "previousTaps", "stop", "status",

@@ -1,5 +1,6 @@
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 @_spi(Host) @testable import Pipeline
@@ -8,7 +9,7 @@ import XCTest
 /// planner, lint, checkpoints and the docs read what each component declares
 /// (`ComponentTraits`), so a plugin's component can declare the same. Validation reads
 /// parameters by their declarations, never by text.
-final class ComponentTraitsUseTests: XCTestCase {
+final class ComponentTraitsUseTests: LeakCheckingTestCase {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
         .standardizedFileURL
 
@@ -111,7 +112,7 @@ final class ComponentTraitsUseTests: XCTestCase {
 
 /// What the compiler works out of the run's sources before anything is built: a source that
 /// sets origins counts where it is a stream's source and where it is an operator's inner source.
-final class RunSourcesTests: XCTestCase {
+final class RunSourcesTests: LeakCheckingTestCase {
     private func sources(_ text: String) throws -> RunSources {
         let loaded = PipelineLoader(registry: ComponentRegistry(registering: BuiltinComponents.all), environment: [:])
             .load(text: text, path: "p.yaml")

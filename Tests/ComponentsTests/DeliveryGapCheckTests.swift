@@ -1,8 +1,9 @@
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 
-final class DeliveryGapCheckTests: XCTestCase {
+final class DeliveryGapCheckTests: LeakCheckingTestCase {
     func testDeliveriesInTurnHaveNoGap() {
         var check = DeliveryGapCheck()
         XCTAssertNil(check.firstAfterLostDeliveries([7, 8, 9]))

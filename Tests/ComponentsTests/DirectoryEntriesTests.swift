@@ -1,9 +1,10 @@
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 
-final class DirectoryEntriesTests: XCTestCase {
+final class DirectoryEntriesTests: LeakCheckingTestCase {
     func testListsNamesWithTheirInodesAndNothingForAFolderThatCannotBeRead() throws {
         let folder = NSTemporaryDirectory() + "rivulet-entries-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

@@ -1,12 +1,13 @@
 import Components
 @_spi(Host) import Pipeline
 import Reactive
+import RivuletTestSupport
 import XCTest
 
 /// `onError` on the operators whose expression can fail on one element, on the virtual clock:
 /// the element is dropped (and reported under `errors`), the operator's state is untouched, and
 /// the elements around it go on.
-final class ElementErrorRoutingTests: XCTestCase {
+final class ElementErrorRoutingTests: LeakCheckingTestCase {
     /// 1, "x" (on which `. * 2` and friends fail), 3, then completion.
     let source =
         "source: { events: [{ at: 0ms, next: 1 }, { at: 10ms, next: x }, { at: 20ms, next: 3 }, { at: 30ms, complete: true }] }"

@@ -1,11 +1,14 @@
 import Reactive
 import ReactiveTesting
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 
 /// Event time over lanes (a group runner's partitions): the watermark is the lowest of the lanes
 /// open, so a partition read ahead of another does not make the other's elements late.
+// Not leak-checked: the domain, its clock and its inputs are the test case's own properties,
+// alive past each test's end.
 final class EventLanesTests: XCTestCase {
     private let domain = EventTimeDomain(base: TestScheduler())
     private var delivered: [String] = []

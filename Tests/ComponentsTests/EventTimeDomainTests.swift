@@ -1,13 +1,14 @@
 import Pipeline
 import Reactive
 import ReactiveTesting
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 
 /// A domain's driven input (a partition's: its watermark is given by `drive`, not read from its
 /// elements) taking elements as they come.
-final class EventTimeDomainTests: XCTestCase {
+final class EventTimeDomainTests: LeakCheckingTestCase {
     private let domain = EventTimeDomain(base: TestScheduler())
     private var log: [String] = []
     /// How long after its element's time the work an element schedules is due.

@@ -1,5 +1,6 @@
 import Pipeline
 import Reactive
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
@@ -8,7 +9,7 @@ import XCTest
 /// and position go to its entry in the bucket (compare-and-set), the rest to the runner's own
 /// store; a partition taken over is claimed and its chains built again from what was stored; a
 /// write refused because another runner claimed the partition drops it here.
-final class GroupPartitionStatesTests: XCTestCase {
+final class GroupPartitionStatesTests: LeakCheckingTestCase {
     private final class Committed {
         var snapshots: [Value] = []
     }

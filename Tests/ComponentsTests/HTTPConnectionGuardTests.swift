@@ -1,12 +1,13 @@
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 
 /// The guard of an HTTP server's connections, on an embedded channel and its virtual clock.
-final class HTTPConnectionGuardTests: XCTestCase {
+final class HTTPConnectionGuardTests: LeakCheckingTestCase {
     private func connection(_ connections: HTTPConnections, loop: EmbeddedEventLoop) throws -> EmbeddedChannel {
         let channel = EmbeddedChannel(handler: HTTPConnectionGuard(connections), loop: loop)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()

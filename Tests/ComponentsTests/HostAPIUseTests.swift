@@ -1,4 +1,5 @@
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// The plugin boundary from the built-in side: a component file sees the host-only API
@@ -7,7 +8,7 @@ import XCTest
 /// with its reason, so the list only shrinks as the host's services become public. Components
 /// declare nothing `@_spi(Host)`: plugins cannot import `Components`, so what the CLI uses of it
 /// is plainly public.
-final class HostAPIUseTests: XCTestCase {
+final class HostAPIUseTests: LeakCheckingTestCase {
     /// Each file of `Sources/Components` that imports the host-only API, and what it uses. What
     /// components need most is public: `context.meter` (counters, gauges, input progress),
     /// `Secrets`, `LocalFiles`, `YAMLDocument`, `context.connecting()`, `context.dropped(...)`,

@@ -1,11 +1,12 @@
 import CNATS
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 
 /// The one way a consumer, a group's buckets and a sink's stream wait out JetStream's passing
 /// errors: on a clock the test moves, with no server.
-final class JetStreamRetryTests: XCTestCase {
+final class JetStreamRetryTests: LeakCheckingTestCase {
     private final class Clock {
         var now: Duration = .zero
         var lines: [String] = []

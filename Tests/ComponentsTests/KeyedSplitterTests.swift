@@ -1,11 +1,12 @@
 @_spi(Host) import Components
+import RivuletTestSupport
 import XCTest
 
 @_spi(Host) @testable import Pipeline
 
 /// Which operators the compiler's plan splits over the cores by default (`KeyedSplit`, from what
 /// they declare), and `partitionBy` as the splitter that runs them so.
-final class KeyedSplitterTests: XCTestCase {
+final class KeyedSplitterTests: LeakCheckingTestCase {
     private func load(_ text: String) throws -> ValidatedPipeline {
         let loaded = PipelineLoader(registry: ComponentRegistry(registering: BuiltinComponents.all), environment: [:])
             .load(text: text, path: "p.yaml")

@@ -1,10 +1,11 @@
 import Reactive
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 
 /// The fence a partition's reader delivers behind, on a clock the test sets.
-final class LeaseFenceTests: XCTestCase {
+final class LeaseFenceTests: LeakCheckingTestCase {
     private let fence = LeaseFence(leaseTimeout: .seconds(3))
 
     func testNothingIsDeliveredBeforeARoundVouchedForTheLease() {

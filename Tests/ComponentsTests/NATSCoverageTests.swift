@@ -1,11 +1,12 @@
 import Pipeline
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 
 /// Which stream sequences a checkpoint holds, as a `nats` source keeps them under `--state`: the
 /// server's acknowledgement floor and the sequences above it, restored as they were kept.
-final class NATSCoverageTests: XCTestCase {
+final class NATSCoverageTests: LeakCheckingTestCase {
     func testAPositionHoldsTheFloorAndTheSequencesAboveItAndComesBackAsItWasKept() {
         let coverage = NATSCoverage(restoring: nil)
         XCTAssertFalse(coverage.contains(1))

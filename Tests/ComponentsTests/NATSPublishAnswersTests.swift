@@ -1,10 +1,11 @@
 import CNATS
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 
 /// JetStream's answers reach the sink by the key of the publish, in bursts, each once.
-final class NATSPublishAnswersTests: XCTestCase {
+final class NATSPublishAnswersTests: LeakCheckingTestCase {
     func testAnswersAreMatchedByMessageAndHandedOverOnceABurst() throws {
         let answers = NATSPublishAnswers()
         nonisolated(unsafe) var count = 0

@@ -1,11 +1,12 @@
 import CNATS
 import Reactive
+import RivuletTestSupport
 import XCTest
 
 @_spi(Host) @testable import Components
 
 /// The message a `nats` sink's publish becomes: its headers and its Nats-Msg-Id.
-final class NATSPublishTests: XCTestCase {
+final class NATSPublishTests: LeakCheckingTestCase {
     override func setUp() {
         super.setUp()
         // The C client sets itself up on its first connection; no connection is made here.

@@ -1,9 +1,10 @@
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 
 /// The subjects a `nats` sink's created stream stores, from its subject template.
-final class NATSStreamsTests: XCTestCase {
+final class NATSStreamsTests: LeakCheckingTestCase {
     func testEachTemplatedTokenIsAWildcard() {
         XCTAssertEqual(NATSStreams.subjects(storing: "invoices.{{ .customer }}"), "invoices.*")
         XCTAssertEqual(NATSStreams.subjects(storing: "orders.new"), "orders.new")

@@ -240,7 +240,7 @@ struct SplitMix: RandomNumberGenerator {
 }
 
 /// Which operators `partitionBy` can split, and how a key is read as deciding the partition key.
-final class PartitionSafetyTests: XCTestCase {
+final class PartitionSafetyTests: LeakCheckingTestCase {
     func testAKeyMadeOfThePartitionKeyAndMoreDecidesIt() {
         XCTAssertTrue(PartitionSafety.contains(".k", term: ".k"))
         XCTAssertTrue(PartitionSafety.contains("[.k, .v]", term: ".k"))

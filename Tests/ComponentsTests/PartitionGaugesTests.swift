@@ -1,5 +1,6 @@
 import Foundation
 import Reactive
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
@@ -7,7 +8,7 @@ import XCTest
 
 /// What a watched `partitionBy` shows of each partition: elements sent, lag (sent and not done
 /// yet on its thread) and the bytes of its state in a checkpoint's snapshot.
-final class PartitionGaugesTests: XCTestCase {
+final class PartitionGaugesTests: LeakCheckingTestCase {
     private func meter() -> ComponentMeter {
         RunMeters().add(place: "ops.0", kind: .operator, component: "partitionBy", upstream: nil, key: "main#0")
     }

@@ -1,3 +1,4 @@
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
@@ -49,7 +50,7 @@ final class MemoryLeaseBucket: LeaseBucket {
     }
 }
 
-final class PartitionAssignmentTests: XCTestCase {
+final class PartitionAssignmentTests: LeakCheckingTestCase {
     func testSharesAreFairAndAddUpToThePartitions() {
         let runners: Set = ["a", "b", "c"]
         XCTAssertEqual(
@@ -73,11 +74,14 @@ final class PartitionAssignmentTests: XCTestCase {
     }
 }
 
-final class PartitionLeasesTests: XCTestCase {
+final class PartitionLeasesTests: LeakCheckingTestCase {
     private let timeToLive = 9.0
     private var bucket: MemoryLeaseBucket!
 
-    override func setUp() { bucket = MemoryLeaseBucket(timeToLive: timeToLive) }
+    override func setUp() {
+        super.setUp()
+        bucket = MemoryLeaseBucket(timeToLive: timeToLive)
+    }
 
     /// Rounds for every runner, every third of the time to live, for `seconds` of bucket time.
     private func rounds(_ runners: [PartitionLeases], for seconds: Double) throws -> PartitionLeases.Changes {

@@ -1,11 +1,12 @@
 import Pipeline
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 
 /// `OrderedResults`: what partitions on threads emit, held until no partition can emit one before
 /// it, then passed on in the one-thread order.
-final class PartitionOrderTests: XCTestCase {
+final class PartitionOrderTests: LeakCheckingTestCase {
     private func place(_ end: Int64, _ time: Int64, _ sequence: Int64) -> ResultPlace {
         ResultPlace(end: end, time: time, sequence: sequence)
     }

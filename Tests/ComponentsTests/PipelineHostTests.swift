@@ -4,12 +4,13 @@ import Foundation
 @_spi(Host) import PipelineHost
 import PipelineTesting
 import Reactive
+import RivuletTestSupport
 import XCTest
 
 /// `PipelineHost` on a virtual clock: a run driven to its end, stopped at a limit or when
 /// interrupted, and its checkpoints taken between events, a failed one stopping it; on the real
 /// clock: a limit, and a stop asked for from another thread that drains the sources.
-final class PipelineHostTests: XCTestCase {
+final class PipelineHostTests: LeakCheckingTestCase {
     private func pipeline(_ text: String) throws -> ValidatedPipeline {
         let loader = PipelineLoader(registry: ComponentRegistry(registering: BuiltinComponents.all), environment: [:])
         let loaded = loader.load(text: text, path: "p.yaml")

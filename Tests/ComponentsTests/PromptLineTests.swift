@@ -1,9 +1,10 @@
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 
 /// The prompt's line, fed the bytes a terminal in cbreak mode sends.
-final class PromptLineTests: XCTestCase {
+final class PromptLineTests: LeakCheckingTestCase {
     private func feed(_ bytes: [UInt8]) -> [PromptLine.Change] {
         var line = PromptLine()
         return bytes.map { line.feed($0) }

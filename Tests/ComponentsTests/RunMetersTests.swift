@@ -2,11 +2,12 @@ import Components
 import Foundation
 @_spi(Host) import Pipeline
 import Reactive
+import RivuletTestSupport
 import XCTest
 
 /// A watched run's meters on the virtual clock: what each component emitted or received, under
 /// the place the file gives it, in both forms of the file; errors and ends; and readiness.
-final class RunMetersTests: XCTestCase {
+final class RunMetersTests: LeakCheckingTestCase {
     private func counts(_ meters: RunMeters) -> [String] {
         meters.components.map { meter in
             "\(meter.place) \(meter.component) in=\(meter.elementsIn.map(String.init) ?? "-") out=\(meter.kind == .sink ? "-" : String(meter.elements)) errors=\(meter.errors) ended=\(meter.isEnded)"

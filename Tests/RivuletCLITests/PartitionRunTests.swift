@@ -221,7 +221,7 @@ final class PartitionRunTests: BinaryTestCase {
                 \(ops)
                 sink: { file: \(out) }
                 """, arguments)
-            XCTAssertEqual(result.status, 0, result.stderr)
+            XCTAssertEqual(result.status, 0, "\(header)\(ops) \(arguments): \(result.stderr)")
             return try Data(contentsOf: URL(fileURLWithPath: out))
         }
         let one = try bytes("parallel: 1\n", "  - \(aggregate)")

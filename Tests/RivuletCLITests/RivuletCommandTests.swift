@@ -54,15 +54,15 @@ func productsDirectory() -> URL {
 }
 
 /// Starts `rivulet` with `arguments` and variables added to its environment; its standard
-/// streams as given.
+/// streams as given. Every run checks for leaks (`RIVULET_LEAK_CHECK=1`: a run or test that
+/// ends with a sink or disposable of the runtime still alive exits with 70), unless
+/// `environment` sets the variable otherwise.
 func startRivulet(
     _ arguments: [String], environment: [String: String] = [:], input: ChildProcess.Stream = .null,
     output: ChildProcess.Stream = .pipe, error: ChildProcess.Stream = .pipe
 ) throws -> ChildProcess {
     let binary = productsDirectory().appendingPathComponent("rivulet").path
-    guard !environment.isEmpty else {
-        return try ChildProcess(executable: binary, arguments: arguments, input: input, output: output, error: error)
-    }
+    let environment = environment.merging(["RIVULET_LEAK_CHECK": "1"]) { given, _ in given }
     // env replaces itself with rivulet: the process started is rivulet's, for signals too.
     return try ChildProcess(
         executable: "env",

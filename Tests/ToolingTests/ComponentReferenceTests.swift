@@ -6,7 +6,7 @@ import XCTest
 
 /// The component reference: every source and sink states its delivery guarantee, and the
 /// reference shows it beside the checkpoint line.
-final class ComponentReferenceTests: XCTestCase {
+final class ComponentReferenceTests: LeakCheckingTestCase {
     func testEverySourceAndSinkStatesItsDeliveryGuarantee() {
         let registry = ComponentRegistry(registering: BuiltinComponents.all)
         for spec in registry.all {

@@ -12,7 +12,7 @@ import XCTest
 /// The drawing of `rivulet graph --format svg` (and of the live view): every example pipeline's
 /// SVG is well-formed XML with a node per component, its boxes never overlap, and what it shows
 /// is escaped.
-final class GraphLayoutTests: XCTestCase {
+final class GraphLayoutTests: LeakCheckingTestCase {
     private func graph(_ text: String, file: String = "p.yaml") throws -> PipelineGraph {
         let loader = PipelineLoader(registry: ComponentRegistry(registering: BuiltinComponents.all), environment: [:])
         let loaded = loader.load(text: text, path: file)

@@ -1,11 +1,12 @@
 import Components
 @_spi(Host) import Pipeline
+import RivuletTestSupport
 @_spi(Host) import Tooling
 import XCTest
 
 /// `rivulet graph`'s text: each stream's chain, and what an operator runs for each partition or
 /// group.
-final class PipelineGraphTests: XCTestCase {
+final class PipelineGraphTests: LeakCheckingTestCase {
     func testThePartitionedStretchIsShownUnderItsOperator() throws {
         let loaded = PipelineLoader(registry: ComponentRegistry(registering: BuiltinComponents.all), environment: [:])
             .load(

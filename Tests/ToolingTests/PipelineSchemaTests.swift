@@ -1,12 +1,13 @@
 import Components
 @_spi(Host) import Pipeline
+import RivuletTestSupport
 import XCTest
 
 @_spi(Host) @testable import Tooling
 
 /// The schemas `rivulet schema` writes, as values: every component is in them, with its
 /// parameters' types, defaults and choices.
-final class PipelineSchemaTests: XCTestCase {
+final class PipelineSchemaTests: LeakCheckingTestCase {
     private let schema = PipelineSchema(registry: ComponentRegistry(registering: BuiltinComponents.all))
 
     func testEveryComponentIsAFormOfItsKind() throws {

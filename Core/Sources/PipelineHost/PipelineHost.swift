@@ -92,10 +92,13 @@ import Reactive
         on clock: VirtualTimeScheduler, until limit: RxTimeInterval? = nil, maxSteps: Int = .max,
         interrupted: () -> Bool = { false }
     ) -> Int {
-        if let limit, let run {
-            clock.scheduleAt(clock.ticks(limit)) { [checkpoints] in
-                checkpoints?.runStopping()
-                run.dispose()
+        // Cancelled once the run ends: left on the clock, it would keep the run alive.
+        let limitTimer = limit.flatMap { limit in
+            run.map { run in
+                clock.scheduleAt(clock.ticks(limit)) { [checkpoints] in
+                    checkpoints?.runStopping()
+                    run.dispose()
+                }
             }
         }
         var steps = 0
@@ -104,6 +107,7 @@ import Reactive
             checkpoints?.checkpointIfDue()
         }
         stop()
+        limitTimer?.dispose()
         return steps
     }
 }

@@ -8,7 +8,7 @@ import Reactive
 struct NATSReading: @unchecked Sendable {
     let endpoint: NATSEndpoint
     let decoder: NATSDecoder
-    let target: SchedulerBound<(AnyObserver<Value>, Lifetime)>
+    let target: NATSTarget
     let context: SchedulerBound<ComponentContext>
     let scheduler: any ConcurrentDeliveryScheduler
     let report: @Sendable (String) -> Void
@@ -180,7 +180,6 @@ struct NATSReading: @unchecked Sendable {
         let bound = SchedulerBound(consumer)
         let (target, boundContext, decoder, scheduler) = (target, context, decoder, scheduler)
         scheduler.enqueue {
-            let (observer, lifetime) = target.value
             let consumer = bound.value
             let context = boundContext.value
             if fence != nil, worker.isRetired {
@@ -196,7 +195,7 @@ struct NATSReading: @unchecked Sendable {
                 return
             }
             for message in batch.value {
-                guard !lifetime.isDisposed else {
+                guard let observer = target.live else {
                     consumer.giveBack(message)
                     continue
                 }

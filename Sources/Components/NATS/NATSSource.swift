@@ -108,79 +108,8 @@ extension BuiltinComponents {
         example: "source: { nats: { stream: ORDERS, subject: \"orders.>\", durable: order-writer } }",
         validate: { values, validation in
             NATSParameters.validate(values, validation)
-            if values.has(Key.group) != values.has(Key.partitions) {
-                validation.error(
-                    "group and partitions go together: the runners of a group divide its partitions",
-                    at: values.has(Key.group) ? Key.group : Key.partitions, in: values)
-            }
-            if let group = values[Key.group] {
-                if !values.has(Key.stream) || !values.has(Key.subject) {
-                    validation.error(
-                        "a partitioned source needs stream and subject (the partitions are subject.0, subject.1, ...)",
-                        at: Key.group, in: values)
-                }
-                if values.has(Key.durable) {
-                    validation.error(
-                        "durable and group exclude each other: a group's consumers are named GROUP-pP",
-                        at: Key.durable, in: values)
-                }
-                if group.isEmpty
-                    || !group.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
-                {
-                    validation.error(
-                        "group '\(group)' may hold only letters, digits, - and _ (it names consumers and a bucket)",
-                        at: Key.group, in: values)
-                } else if group.count > NATSSourceLimits.groupNameLength {
-                    // The server takes names of up to 255 characters; a group names its buckets
-                    // (rivulet-leases-GROUP, within KV_...) and consumers (GROUP-pP-TOKEN).
-                    validation.error(
-                        "group is \(group.count) characters long, more than the \(NATSSourceLimits.groupNameLength) a group's "
-                            + "name may have (it names its buckets and consumers on the server)", at: Key.group,
-                        in: values)
-                }
-                if let partitions = values[Key.partitions], partitions > NATSSourceLimits.partitions {
-                    validation.error(
-                        "partitions is \(partitions), more than the \(NATSSourceLimits.partitions) a group may have: each "
-                            + "lease round renews every partition's lease, one request each", at: Key.partitions,
-                        in: values, note: "more runners read more partitions each; fewer, larger partitions do as well")
-                }
-            }
-            if values.has(Key.stream) {
-                if !values.has(Key.durable) && !values.has(Key.group) {
-                    validation.error(
-                        "a JetStream source needs durable: the consumer's name", at: Key.stream, in: values,
-                        note: "runners with the same durable share its messages")
-                }
-                if values.has(Key.replicas) && !values[Key.create] {
-                    validation.error(
-                        "replicas needs create: true: an existing stream keeps its own", at: Key.replicas, in: values)
-                } else if values[Key.replicas] > 5 {
-                    validation.error(
-                        "replicas \(values[Key.replicas]) is more than NATS allows", at: Key.replicas, in: values,
-                        note: "a stream has 1 to 5 replicas")
-                }
-                // Dead letters the consumer itself reads come back to it, over and over.
-                let filter = values[Key.subject] ?? (values[Key.create] ? "\(values[Key.stream] ?? "").>" : nil)
-                if let dead = values[Key.deadLetter], let filter, NATSStreams.subject(dead, matches: filter) {
-                    validation.error(
-                        "deadLetter '\(dead)' is one of the subjects this consumer reads ('\(filter)'): each dead letter would be read again, failed again and dead-lettered again",
-                        at: Key.deadLetter, in: values,
-                        note: "publish dead letters outside '\(filter)', such as dead.\(dead)")
-                }
-                if NATSDeliverPolicy(values[Key.deliver]) == nil {
-                    validation.error(
-                        "deliver '\(values[Key.deliver])' is not all, new, last, a sequence or a time",
-                        at: Key.deliver, in: values)
-                }
-            } else {
-                if !values.has(Key.subject) {
-                    validation.error("a core NATS source needs subject (or write stream for JetStream)", in: values)
-                }
-                if values.has(Key.deadLetter) {
-                    validation.error(
-                        "deadLetter needs stream: core NATS does not redeliver", at: Key.deadLetter, in: values)
-                }
-            }
+            BuiltinComponents.validateNATSGroup(values, validation)
+            BuiltinComponents.validateNATSConsumer(values, validation)
         },
         checkpointing: .keepsState(
             "with stream, which messages each checkpoint holds (the consumer's acknowledgement floor and the stream sequences above it): a message done is acknowledged once a checkpoint holds its effect, and one delivered again that a checkpoint holds is acknowledged without being processed twice"
@@ -221,6 +150,89 @@ extension BuiltinComponents {
             return GroupPartitions(group: group, partitions: partitions)
         }
     }
+
+    /// A runner group's settings: `group` and `partitions` together, with stream and subject,
+    /// without durable, within the server's limits.
+    private static func validateNATSGroup(_ values: ParameterValues, _ validation: ComponentValidation) {
+        if values.has(Key.group) != values.has(Key.partitions) {
+            validation.error(
+                "group and partitions go together: the runners of a group divide its partitions",
+                at: values.has(Key.group) ? Key.group : Key.partitions, in: values)
+        }
+        if let group = values[Key.group] {
+            if !values.has(Key.stream) || !values.has(Key.subject) {
+                validation.error(
+                    "a partitioned source needs stream and subject (the partitions are subject.0, subject.1, ...)",
+                    at: Key.group, in: values)
+            }
+            if values.has(Key.durable) {
+                validation.error(
+                    "durable and group exclude each other: a group's consumers are named GROUP-pP",
+                    at: Key.durable, in: values)
+            }
+            if group.isEmpty
+                || !group.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+            {
+                validation.error(
+                    "group '\(group)' may hold only letters, digits, - and _ (it names consumers and a bucket)",
+                    at: Key.group, in: values)
+            } else if group.count > NATSSourceLimits.groupNameLength {
+                // The server takes names of up to 255 characters; a group names its buckets
+                // (rivulet-leases-GROUP, within KV_...) and consumers (GROUP-pP-TOKEN).
+                validation.error(
+                    "group is \(group.count) characters long, more than the \(NATSSourceLimits.groupNameLength) a group's "
+                        + "name may have (it names its buckets and consumers on the server)", at: Key.group,
+                    in: values)
+            }
+            if let partitions = values[Key.partitions], partitions > NATSSourceLimits.partitions {
+                validation.error(
+                    "partitions is \(partitions), more than the \(NATSSourceLimits.partitions) a group may have: each "
+                        + "lease round renews every partition's lease, one request each", at: Key.partitions,
+                    in: values, note: "more runners read more partitions each; fewer, larger partitions do as well")
+            }
+        }
+    }
+
+    /// A JetStream consumer's settings (durable, replicas, deadLetter, deliver), or a core NATS
+    /// subscription's.
+    private static func validateNATSConsumer(_ values: ParameterValues, _ validation: ComponentValidation) {
+        if values.has(Key.stream) {
+            if !values.has(Key.durable) && !values.has(Key.group) {
+                validation.error(
+                    "a JetStream source needs durable: the consumer's name", at: Key.stream, in: values,
+                    note: "runners with the same durable share its messages")
+            }
+            if values.has(Key.replicas) && !values[Key.create] {
+                validation.error(
+                    "replicas needs create: true: an existing stream keeps its own", at: Key.replicas, in: values)
+            } else if values[Key.replicas] > 5 {
+                validation.error(
+                    "replicas \(values[Key.replicas]) is more than NATS allows", at: Key.replicas, in: values,
+                    note: "a stream has 1 to 5 replicas")
+            }
+            // Dead letters the consumer itself reads come back to it, over and over.
+            let filter = values[Key.subject] ?? (values[Key.create] ? "\(values[Key.stream] ?? "").>" : nil)
+            if let dead = values[Key.deadLetter], let filter, NATSStreams.subject(dead, matches: filter) {
+                validation.error(
+                    "deadLetter '\(dead)' is one of the subjects this consumer reads ('\(filter)'): each dead letter would be read again, failed again and dead-lettered again",
+                    at: Key.deadLetter, in: values,
+                    note: "publish dead letters outside '\(filter)', such as dead.\(dead)")
+            }
+            if NATSDeliverPolicy(values[Key.deliver]) == nil {
+                validation.error(
+                    "deliver '\(values[Key.deliver])' is not all, new, last, a sequence or a time",
+                    at: Key.deliver, in: values)
+            }
+        } else {
+            if !values.has(Key.subject) {
+                validation.error("a core NATS source needs subject (or write stream for JetStream)", in: values)
+            }
+            if values.has(Key.deadLetter) {
+                validation.error(
+                    "deadLetter needs stream: core NATS does not redeliver", at: Key.deadLetter, in: values)
+            }
+        }
+    }
 }
 
 /// The bounds of a group's names and partitions, checked by lint.
@@ -244,7 +256,7 @@ enum NATSSource {
                     ))
                 return
             }
-            let target = SchedulerBound((observer, lifetime))
+            let target = NATSTarget(observer, lifetime)
             let boundContext = SchedulerBound(context)
             let log = SchedulerBound({ (line: String) in context.log(line, level: .warning) })
             let name = context.componentName
@@ -304,21 +316,16 @@ enum NATSSource {
     /// How the source's stream fails and completes from another thread: on the pipeline's, unless
     /// the run is over.
     private static func endings(
-        _ target: SchedulerBound<(AnyObserver<Value>, Lifetime)>, _ context: SchedulerBound<ComponentContext>,
+        _ target: NATSTarget, _ context: SchedulerBound<ComponentContext>,
         _ scheduler: any ConcurrentDeliveryScheduler
     ) -> (fail: @Sendable (any Error) -> Void, complete: @Sendable () -> Void) {
         let fail: @Sendable (any Error) -> Void = { error in
             scheduler.enqueue {
-                let (observer, lifetime) = target.value
-                guard !lifetime.isDisposed else { return }
-                observer.on(.error(context.value.error(Secrets.shared.redact("\(error)"))))
+                target.live?.on(.error(context.value.error(Secrets.shared.redact("\(error)"))))
             }
         }
         let complete: @Sendable () -> Void = {
-            scheduler.enqueue {
-                let (observer, lifetime) = target.value
-                if !lifetime.isDisposed { observer.on(.completed) }
-            }
+            scheduler.enqueue { target.live?.on(.completed) }
         }
         return (fail, complete)
     }
@@ -337,7 +344,7 @@ enum NATSSource {
     /// Core NATS: a (queue) subscription whose messages go straight into the pipeline.
     private static func subscribeCore(
         endpoint: NATSEndpoint, settings: NATSConsumerSettings, decoder: NATSDecoder, context: ComponentContext,
-        target: SchedulerBound<(AnyObserver<Value>, Lifetime)>, scheduler: any ConcurrentDeliveryScheduler,
+        target: NATSTarget, scheduler: any ConcurrentDeliveryScheduler,
         report: @escaping @Sendable (String) -> Void, fail: @escaping @Sendable (any Error) -> Void,
         complete: @escaping @Sendable () -> Void, drains: SourceDrains, lifetime: Lifetime
     ) {
@@ -351,10 +358,9 @@ enum NATSSource {
         let handler = CoreMessages { message in
             let boxed = SchedulerBound(message)
             scheduler.enqueue {
-                let (observer, lifetime) = target.value
                 let context = boundContext.value
                 defer { natsMsg_Destroy(boxed.value) }
-                guard !lifetime.isDisposed else { return }
+                guard let observer = target.live else { return }
                 NATSReading.emit(boxed.value, decoder: decoder, to: observer, context: context)
             }
         }
@@ -392,6 +398,26 @@ enum NATSSource {
             complete()
         }
         context.log("\(context.componentName): subscribed to \(settings.subject ?? "") on \(endpoint.described)")
+    }
+}
+
+/// Where a `nats` source's messages go, on the pipeline's thread: the subscription's observer
+/// until the subscription is disposed, then nothing. The threads and drains that hold it after
+/// the run (a group's lease thread, a drain never run) then hold none of the pipeline's sinks.
+final class NATSTarget: @unchecked Sendable {
+    private var observer: AnyObserver<Value>?
+    private weak var lifetime: Lifetime?
+
+    init(_ observer: AnyObserver<Value>, _ lifetime: Lifetime) {
+        self.observer = observer
+        self.lifetime = lifetime
+        lifetime.onDispose { [weak self] in self?.observer = nil }
+    }
+
+    /// The observer, while the subscription lives (pipeline's thread).
+    var live: AnyObserver<Value>? {
+        guard let lifetime, !lifetime.isDisposed else { return nil }
+        return observer
     }
 }
 

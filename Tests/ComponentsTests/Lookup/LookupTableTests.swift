@@ -1,5 +1,6 @@
 import Foundation
 import Pipeline
+import RivuletTestSupport
 import SQLite
 import XCTest
 
@@ -7,7 +8,7 @@ import XCTest
 
 /// A lookup table read from CSV, JSON Lines and SQLite, keyed by a column compared as text; and
 /// read again only when its file changed, keeping the last good table when the new one is bad.
-final class LookupTableTests: XCTestCase {
+final class LookupTableTests: LeakCheckingTestCase {
     private var directory: URL!
 
     override func setUpWithError() throws {

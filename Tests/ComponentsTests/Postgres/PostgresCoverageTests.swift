@@ -1,10 +1,11 @@
 import Pipeline
 import Postgres
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 
-final class PostgresCoverageTests: XCTestCase {
+final class PostgresCoverageTests: LeakCheckingTestCase {
     private func lsn(_ value: UInt64) -> LogSequenceNumber { LogSequenceNumber(value) }
 
     /// Two transactions of two changes each, read in commit order: changes 10 and 11 committing

@@ -1,9 +1,10 @@
 import Pipeline
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 
-final class PostgresValuesTests: XCTestCase {
+final class PostgresValuesTests: LeakCheckingTestCase {
     private typealias Kind = PostgresValues.TypeID
 
     private func read(_ text: String?, _ type: UInt32, _ numerics: PostgresValues.Numerics = .text) -> Value {

@@ -1,8 +1,9 @@
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 
-final class PostgresWritesTests: XCTestCase {
+final class PostgresWritesTests: LeakCheckingTestCase {
     private typealias Row = PostgresWrites.Row
 
     /// The statements that copy `rows` into the staging table and move them into `table`.

@@ -1,5 +1,6 @@
 import Foundation
 import Pipeline
+import RivuletTestSupport
 import Synchronization
 import XCTest
 
@@ -7,7 +8,7 @@ import XCTest
 
 /// A call into a module still running when the run is interrupted is ended by the watch, and is
 /// said to be a stop, not the module's fault; an uninterrupted call keeps its fuel.
-final class WasmCallWatchTests: XCTestCase {
+final class WasmCallWatchTests: LeakCheckingTestCase {
     private func endlessLoop(isInterrupted: (@Sendable () -> Bool)?) throws -> WasmPluginInstance {
         let path = try WasmTestModules.plugin("for (volatile int spin = 0;; spin++) {}")
         return try WasmPluginInstance(

@@ -1,12 +1,13 @@
 @_spi(Host) import Pipeline
 import Reactive
+import RivuletTestSupport
 import XCTest
 
 @testable import Components
 
 /// The `wasm` operator on the virtual clock, with modules compiled from C: what a module emits,
 /// each fault as `onError` routes it, and the checks lint makes of a module.
-final class WasmOperatorTests: XCTestCase {
+final class WasmOperatorTests: LeakCheckingTestCase {
     private let letters = """
         source: { events: [{ at: 10ms, next: { name: ana } }, { at: 20ms, next: { name: bo } }, { at: 30ms, complete: true }] }
         """

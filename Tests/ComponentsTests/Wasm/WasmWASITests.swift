@@ -1,9 +1,10 @@
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// What a `wasm` module reaches through WASI: only what the pipeline file grants (environment
 /// variables by name, directories to read), never a write.
-final class WasmWASITests: XCTestCase {
+final class WasmWASITests: LeakCheckingTestCase {
     /// WASI preview 1 as a module without a C library declares it.
     private static let wasi = """
         #define WASI(name) __attribute__((import_module("wasi_snapshot_preview1"), import_name(#name)))

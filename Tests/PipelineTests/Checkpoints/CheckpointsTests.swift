@@ -1,4 +1,5 @@
 import Reactive
+import RivuletTestSupport
 import XCTest
 
 @_spi(Host) @testable import Pipeline
@@ -7,7 +8,7 @@ import XCTest
 /// they wrote, the state is read, the messages it holds are told, the sources' positions are read
 /// last, the snapshot is committed, the positions learn it, and only then are the messages
 /// settled. And a state nobody has taken back yet stays in every snapshot.
-final class CheckpointsTests: XCTestCase {
+final class CheckpointsTests: LeakCheckingTestCase {
     /// An origin that records what it was told, in a log shared with the rest of the test.
     private final class RecordingOrigin: Origin {
         let log: Log
@@ -150,10 +151,11 @@ final class CheckpointsTests: XCTestCase {
             commit: { _ in log.lines.append("commit at \(clock.clock)") })
         let timer = checkpoints.startTimer()
         // Two actions due together at 1,500 ms, then (from 1,500 ms) two at every 200 ms.
+        var periodic: [any Disposable] = []
         clock.scheduleAt(1500) {}
         clock.scheduleAt(1500) {
-            _ = clock.schedulePeriodic(startAfter: .milliseconds(200), period: .milliseconds(200)) {}
-            _ = clock.schedulePeriodic(startAfter: .milliseconds(200), period: .milliseconds(200)) {}
+            periodic.append(clock.schedulePeriodic(startAfter: .milliseconds(200), period: .milliseconds(200)) {})
+            periodic.append(clock.schedulePeriodic(startAfter: .milliseconds(200), period: .milliseconds(200)) {})
         }
         clock.advance(to: 1000)
         XCTAssertEqual(log.lines, [], "at 1,000 ms both actions at 1,500 ms are pending")
@@ -165,6 +167,7 @@ final class CheckpointsTests: XCTestCase {
         timer.dispose()
         checkpoints.runStopping()
         XCTAssertFalse(checkpoints.resumesExactlyAtStop)
+        for timer in periodic { timer.dispose() }
         XCTAssertTrue(
             Checkpoints(restored: [:], interval: .seconds(1), scheduler: SerialRunLoopScheduler(), commit: { _ in })
                 .resumesExactlyNow, "a real clock's order at one instant is not repeatable anyway")

@@ -1,4 +1,5 @@
 import Reactive
+import RivuletTestSupport
 import XCTest
 
 @_spi(Host) @testable import Pipeline
@@ -6,7 +7,7 @@ import XCTest
 /// How the compiler makes a run watchable: each meter knows the one upstream of it (across a
 /// stream that reads another), operators are metered only when asked, and a trace records every
 /// event with its label.
-final class CompileInstrumentationTests: XCTestCase {
+final class CompileInstrumentationTests: LeakCheckingTestCase {
     private let fixtures = CompilerFixtures()
     private let scheduler = VirtualTimeScheduler(resolution: .milliseconds(1))
 

@@ -1,10 +1,11 @@
+import RivuletTestSupport
 import XCTest
 
 @_spi(Host) @testable import Pipeline
 
 /// The compiler's decisions as data, before anything is built: which operators are offered to a
 /// source to run in parallel, which are fused, which stand alone, which streams are shared.
-final class CompilePlanTests: XCTestCase {
+final class CompilePlanTests: LeakCheckingTestCase {
     private let fixtures = CompilerFixtures()
 
     private func plan(_ text: String, watched: Bool = false, cores: Int = 1) throws -> CompilePlan {

@@ -1,11 +1,12 @@
 import Reactive
+import RivuletTestSupport
 import XCTest
 
 @_spi(Host) @testable import Pipeline
 
 /// What components are built with: streams found by name until the compiler is done, contexts
 /// on the run's clock or a stream's own.
-final class ComponentContextsTests: XCTestCase {
+final class ComponentContextsTests: LeakCheckingTestCase {
     private let fixtures = CompilerFixtures()
     private let scheduler = VirtualTimeScheduler(resolution: .milliseconds(1))
 

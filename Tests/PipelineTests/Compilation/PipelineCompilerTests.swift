@@ -1,10 +1,11 @@
 @_spi(Host) import Pipeline
 import Reactive
+import RivuletTestSupport
 import XCTest
 
 /// The compiler's passes on their own: a stream built and run on a virtual clock, element-wise
 /// operators fused, a stream with two readers subscribed to once, sinks closed at the end.
-final class PipelineCompilerTests: XCTestCase {
+final class PipelineCompilerTests: LeakCheckingTestCase {
     private let fixtures = CompilerFixtures()
 
     private func run(_ text: String) throws -> PipelineRun.Outcome? {

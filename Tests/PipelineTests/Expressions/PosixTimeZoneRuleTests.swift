@@ -1,9 +1,10 @@
+import RivuletTestSupport
 import XCTest
 
 @testable import Pipeline
 
 /// The POSIX TZ rule that ends a zone file: read in each of its forms, and the days it names.
-final class PosixTimeZoneRuleTests: XCTestCase {
+final class PosixTimeZoneRuleTests: LeakCheckingTestCase {
     func testPosixRulesAreReadInEachOfTheirForms() {
         let paris = PosixTimeZoneRule("CET-1CEST,M3.5.0,M10.5.0/3")
         XCTAssertEqual(paris?.standard, .init(offset: 3600, abbreviation: "CET"))

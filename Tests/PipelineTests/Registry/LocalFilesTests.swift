@@ -1,9 +1,10 @@
 import Foundation
 import Pipeline
+import RivuletTestSupport
 import XCTest
 
 /// `LocalFiles`, as a plugin sees it: a path's folder, and a file's whole contents or nil.
-final class LocalFilesTests: XCTestCase {
+final class LocalFilesTests: LeakCheckingTestCase {
     func testTheFolderOfAPath() {
         XCTAssertEqual(LocalFiles.directory(of: "a/b/c.yaml"), "a/b")
         XCTAssertEqual(LocalFiles.directory(of: "c.yaml"), ".")

@@ -1,9 +1,10 @@
 @_spi(Host) import Pipeline
 import Reactive
+import RivuletTestSupport
 import XCTest
 
 /// Durations as a file writes them, as messages show them exactly, and as people read them.
-final class DurationTests: XCTestCase {
+final class DurationTests: LeakCheckingTestCase {
     func testWrittenDurationsReadBackExactly() {
         for text in ["250ms", "1.5s", "2m", "1h"] {
             let duration = DurationSyntax.parse(text)

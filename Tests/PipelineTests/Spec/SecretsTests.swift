@@ -1,9 +1,10 @@
+import RivuletTestSupport
 import XCTest
 
 @_spi(Host) @testable import Pipeline
 
 /// Which parts of what a file writes are secret, and how they are masked.
-final class SecretsTests: XCTestCase {
+final class SecretsTests: LeakCheckingTestCase {
     func testAURLsUserPartIsSecretButADatabaseURLsRoleNameIsNot() {
         XCTAssertEqual(Secrets.urlCredentials(in: "https://TOKEN123@api.example/x"), ["TOKEN123"])
         XCTAssertEqual(Secrets.urlCredentials(in: "nats://alice:pw12@127.0.0.1:4222"), ["alice:pw12"])

@@ -7,7 +7,7 @@ import XCTest
 /// The bench a plugin's tests run on: components registered directly or through a plugin's
 /// entry point, pipelines checked as `rivulet lint` does, run on a virtual clock to their end or
 /// a limit, and everything the `record` sink received kept with its time.
-final class PipelineTestBenchTests: XCTestCase {
+final class PipelineTestBenchTests: LeakCheckingTestCase {
     /// `double`: an operator of the test's own, as a plugin declares one.
     private static let double = ComponentSpec(
         name: "double", summary: "Doubles numbers.", example: "- double",

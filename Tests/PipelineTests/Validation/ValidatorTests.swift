@@ -1,9 +1,10 @@
 @_spi(Host) import Pipeline
+import RivuletTestSupport
 import XCTest
 
 /// The validator's passes on their own: every error collected and located, names suggested,
 /// streams ordered by what they read, loops refused.
-final class ValidatorTests: XCTestCase {
+final class ValidatorTests: LeakCheckingTestCase {
     private let fixtures = CompilerFixtures()
 
     private func messages(_ text: String) -> [String] {

@@ -5,7 +5,7 @@ import XCTest
 
 /// `YAMLDocument`, as a plugin sees it (no host-only import): a document's value, its first
 /// problem located, and a plain scalar's type.
-final class YAMLDocumentTests: XCTestCase {
+final class YAMLDocumentTests: LeakCheckingTestCase {
     func testADocumentIsItsValueAndAnEmptyOneIsNull() throws {
         let value = try YAMLDocument.value(of: "items:\n  - 1\n  - two\nok: true\n", file: "f.yaml")
         XCTAssertEqual(value["items"], Value.array([.int(1), .string("two")]))

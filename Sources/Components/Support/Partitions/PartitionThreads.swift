@@ -29,6 +29,9 @@ final class PartitionThreads: @unchecked Sendable {
             let thread = Thread {
                 Self.nameThisThread("partition-\(index)")
                 loop.run()
+                // Stopped: what was sent after the last work (a batch behind a failure) never
+                // runs, and is let go of rather than keeping the partition's chain alive.
+                loop.close()
             }
             thread.name = "rivulet-partition-\(index)"
             thread.start()

@@ -44,10 +44,14 @@ enum PartitionedRun {
         // With `orders`, what the partitions emit in one turn of the clock is held, then passed on
         // in order once the turn is over (every partition has then run the timers due by then).
         var releaseAsked = false
+        // Cancelled with the run: a release still due when a virtual clock's run ended would keep
+        // the merge, and every sink after it, alive.
+        let release = SerialDisposable()
+        lifetime.add(release)
         let releaseAtTurnsEnd = {
             guard !releaseAsked, let eventClock else { return }
             releaseAsked = true
-            _ = Origin.with(nil) {
+            release.disposable = Origin.with(nil) {
                 clock.schedule {
                     releaseAsked = false
                     for partition in orders.indices {

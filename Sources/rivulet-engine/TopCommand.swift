@@ -208,28 +208,44 @@ enum TopView {
         }
         // Names to the left, numbers to the right.
         var lines = [title, ""] + aligned(rows, leftColumns: [0, 1, 7])
-        // Each event-time stream: its watermark, how far behind the wall clock, what it holds.
+        lines += eventTimeLines(of: shown, previous: previous, rate: rate)
+        lines += labelTableLines(of: shown, previous: previous, current: current, rate: rate)
+        return lines
+    }
+
+    /// Each event-time stream of `shown`: its watermark, how far behind the wall clock, what it
+    /// holds; nothing when there is none.
+    private static func eventTimeLines(
+        of shown: [Snapshot.Component], previous: Snapshot?, rate: (Int?, Int?) -> String
+    ) -> [String] {
         let timed = shown.filter { $0.values["watermark_ms"] != nil || $0.values["event_time_waiting"] != nil }
-        if !timed.isEmpty {
-            var timeRows = [
-                ["EVENT TIME", "COMPONENT", "WATERMARK", "BEHIND", "WAITING", "WINDOWS", "KEYS", "LATE/s", "LATE"]
-            ]
-            for component in timed {
-                let before = previous?.components.first { $0.place == component.place }
-                func shown(_ name: String) -> String {
-                    component.values[name].map { MetricTitles.text($0, MetricTitles.title(name).shown) } ?? "-"
-                }
-                timeRows.append([
-                    component.place, component.component,
-                    (component.values["watermark_ms"] ?? 0) == 0 ? "not started" : shown("watermark_ms"),
-                    shown("watermark_behind_ms"), shown("event_time_waiting"), shown("event_time_windows_open"),
-                    shown("event_time_keys_held"),
-                    rate(component.values["elements_late_total"] ?? 0, before?.values["elements_late_total"] ?? 0),
-                    String(component.values["elements_late_total"] ?? 0),
-                ])
+        guard !timed.isEmpty else { return [] }
+        var timeRows = [
+            ["EVENT TIME", "COMPONENT", "WATERMARK", "BEHIND", "WAITING", "WINDOWS", "KEYS", "LATE/s", "LATE"]
+        ]
+        for component in timed {
+            let before = previous?.components.first { $0.place == component.place }
+            func shown(_ name: String) -> String {
+                component.values[name].map { MetricTitles.text($0, MetricTitles.title(name).shown) } ?? "-"
             }
-            lines += [""] + aligned(timeRows, leftColumns: [0, 1, 2])
+            timeRows.append([
+                component.place, component.component,
+                (component.values["watermark_ms"] ?? 0) == 0 ? "not started" : shown("watermark_ms"),
+                shown("watermark_behind_ms"), shown("event_time_waiting"), shown("event_time_windows_open"),
+                shown("event_time_keys_held"),
+                rate(component.values["elements_late_total"] ?? 0, before?.values["elements_late_total"] ?? 0),
+                String(component.values["elements_late_total"] ?? 0),
+            ])
         }
+        return [""] + aligned(timeRows, leftColumns: [0, 1, 2])
+    }
+
+    /// For each component of `shown` that counts by a label (`partitionBy` by partition), a
+    /// titled table of those.
+    private static func labelTableLines(
+        of shown: [Snapshot.Component], previous: Snapshot?, current: Snapshot, rate: (Int?, Int?) -> String
+    ) -> [String] {
+        var lines: [String] = []
         for component in shown {
             let before = previous?.components.first { $0.place == component.place }
             for table in component.tables {
@@ -271,16 +287,6 @@ enum TopView {
             let (title, _) = MetricTitles.title(column, label: table.label)
             header += column.hasSuffix("_total") ? ["\(title)/s", title] : [title]
         }
-        /// The value of `column` for the row `name` in any of `tables`.
-        func value(_ name: String, _ column: String, in tables: [Snapshot.Table]) -> Int? {
-            for table in tables {
-                guard let index = table.columns.firstIndex(of: column),
-                    let row = table.rows.first(where: { $0.name == name }), index < row.values.count
-                else { continue }
-                return row.values[index]
-            }
-            return nil
-        }
         // The partition whose watermark is the least of those that have one.
         let watermarks = table.rows.compactMap { row in
             value(row.name, "partition_watermark_ms", in: [table]).map { (row.name, $0) }
@@ -306,26 +312,49 @@ enum TopView {
                 cells.append(unknown ? "-" : MetricTitles.text(value!, shown))
             }
             if !watermarks.isEmpty {
-                var notes: [String] = []
-                if value(row.name, "nats_partition_held", in: related) == 0 { notes.append("not held here") }
-                if value(row.name, "partition_idle", in: related) == 1 { notes.append("idle") }
-                if (value(row.name, "partition_watermark_ms", in: [table]) ?? 0) == 0 { notes.append("no element yet") }
-                if row.name == holdingBack {
-                    var why = "holds the watermark back"
-                    let read = value(row.name, "partition_elements_total", in: related)
-                    let readBefore = value(row.name, "partition_elements_total", in: relatedEarlier)
-                    if let pending = value(row.name, "nats_partition_pending", in: related), pending > 0 {
-                        why += " (behind: \(pending) messages pending)"
-                    } else if let read, let readBefore, read == readBefore {
-                        why += " (quiet: nothing read for a second)"
-                    }
-                    notes.append(why)
-                }
-                cells.append(notes.joined(separator: "; "))
+                cells.append(
+                    watermarkNote(
+                        row.name, table: table, related: related, relatedEarlier: relatedEarlier,
+                        holdingBack: holdingBack))
             }
             rows.append(cells)
         }
         return rows
+    }
+
+    /// The value of `column` for the row `name` in any of `tables`.
+    private static func value(_ name: String, _ column: String, in tables: [Snapshot.Table]) -> Int? {
+        for table in tables {
+            guard let index = table.columns.firstIndex(of: column),
+                let row = table.rows.first(where: { $0.name == name }), index < row.values.count
+            else { continue }
+            return row.values[index]
+        }
+        return nil
+    }
+
+    /// What a partition's row notes of its watermark: idle, not held here, no element yet, or
+    /// that it holds the stream's watermark back (`holdingBack`), and why.
+    private static func watermarkNote(
+        _ name: String, table: Snapshot.Table, related: [Snapshot.Table], relatedEarlier: [Snapshot.Table],
+        holdingBack: String?
+    ) -> String {
+        var notes: [String] = []
+        if value(name, "nats_partition_held", in: related) == 0 { notes.append("not held here") }
+        if value(name, "partition_idle", in: related) == 1 { notes.append("idle") }
+        if (value(name, "partition_watermark_ms", in: [table]) ?? 0) == 0 { notes.append("no element yet") }
+        if name == holdingBack {
+            var why = "holds the watermark back"
+            let read = value(name, "partition_elements_total", in: related)
+            let readBefore = value(name, "partition_elements_total", in: relatedEarlier)
+            if let pending = value(name, "nats_partition_pending", in: related), pending > 0 {
+                why += " (behind: \(pending) messages pending)"
+            } else if let read, let readBefore, read == readBefore {
+                why += " (quiet: nothing read for a second)"
+            }
+            notes.append(why)
+        }
+        return notes.joined(separator: "; ")
     }
 
     /// `rows` in columns two spaces apart: those in `leftColumns` to the left, the rest to the right.

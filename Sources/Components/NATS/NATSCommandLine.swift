@@ -73,6 +73,33 @@ public enum NATSCommandLine {
         defer { connection.close() }
         let (stream, filter) = try resolve(reading.target, js: js, servers: servers)
         let name = "rivulet-read-" + String(UInt64.random(in: 0..<UInt64.max), radix: 36)
+        let pending = try addReadingConsumer(name, of: stream, filter: filter, deliver: deliver, js: js)
+        // The consumer is this reading's alone: deleted however the reading ends.
+        defer { _ = js_DeleteConsumer(js, stream, name, nil, nil) }
+        var options = jsSubOptions()
+        jsSubOptions_Init(&options)
+        var subscription: OpaquePointer?
+        var code = jsErrCode(rawValue: 0)
+        let subscribed = stream.withCString { streamName in
+            name.withCString { consumer in
+                options.Stream = streamName
+                options.Consumer = consumer
+                return js_PullSubscribe(&subscription, js, filter ?? "", name, nil, &options, &code)
+            }
+        }
+        guard subscribed == NATS_OK, let subscription else {
+            throw NATSError(subscribed, code: code, doing: "cannot read stream '\(stream)'")
+        }
+        defer { natsSubscription_Destroy(subscription) }
+        return try fetchAll(
+            subscription, of: stream, pending: pending, reading: reading, stopped: stopped, write: write)
+    }
+
+    /// Makes the consumer `name` of `stream` a reading uses; returns how many messages it has
+    /// pending.
+    private static func addReadingConsumer(
+        _ name: String, of stream: String, filter: String?, deliver: NATSDeliverPolicy, js: OpaquePointer
+    ) throws -> UInt64 {
         var config = jsConsumerConfig()
         jsConsumerConfig_Init(&config)
         config.AckPolicy = js_AckExplicit
@@ -93,24 +120,18 @@ public enum NATSCommandLine {
         guard status == NATS_OK, let info else {
             throw NATSError(status, code: code, doing: "cannot make a consumer to read stream '\(stream)'")
         }
-        var pending = info.pointee.NumPending
-        jsConsumerInfo_Destroy(info)
-        // The consumer is this reading's alone: deleted however the reading ends.
-        defer { _ = js_DeleteConsumer(js, stream, name, nil, nil) }
-        var options = jsSubOptions()
-        jsSubOptions_Init(&options)
-        var subscription: OpaquePointer?
-        let subscribed = stream.withCString { streamName in
-            name.withCString { consumer in
-                options.Stream = streamName
-                options.Consumer = consumer
-                return js_PullSubscribe(&subscription, js, filter ?? "", name, nil, &options, &code)
-            }
-        }
-        guard subscribed == NATS_OK, let subscription else {
-            throw NATSError(subscribed, code: code, doing: "cannot read stream '\(stream)'")
-        }
-        defer { natsSubscription_Destroy(subscription) }
+        defer { jsConsumerInfo_Destroy(info) }
+        return info.pointee.NumPending
+    }
+
+    /// Fetches and writes messages until the reading's count, the stream's end (unless it
+    /// follows) or `stopped`; returns how many were written.
+    private static func fetchAll(
+        _ subscription: OpaquePointer, of stream: String, pending: UInt64, reading: Reading, stopped: () -> Bool,
+        write: (String) -> Void
+    ) throws -> Int {
+        var pending = pending
+        var code = jsErrCode(rawValue: 0)
         var written = 0
         while !stopped() {
             if let count = reading.count, written >= count { break }

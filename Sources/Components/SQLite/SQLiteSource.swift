@@ -51,16 +51,10 @@ extension BuiltinComponents {
         ),
         factory: .source { parameters, context in
             let path = context.resolvePath(parameters[Key.path])
-            let every = parameters[Key.every]
-            let since = parameters[Key.since]
-            let busy = parameters[SQLiteAccess.busyTimeout]
-            var query = parameters[Key.query].trimmingCharacters(in: .whitespacesAndNewlines)
-            while query.hasSuffix(";") { query.removeLast() }
-            if let since {
-                let column = SQLiteDatabase.quote(since)
-                query = "SELECT * FROM (\(query)) WHERE ?1 IS NULL OR \(column) > ?1 ORDER BY \(column)"
-            }
-            let sql = query
+            let (every, since, busy) = (
+                parameters[Key.every], parameters[Key.since], parameters[SQLiteAccess.busyTimeout]
+            )
+            let sql = SQLitePoll.query(parameters[Key.query], since: since)
             return PipelineSource { _ in
                 Observable { observer, lifetime in
                     let database: SQLiteDatabase
@@ -72,62 +66,101 @@ extension BuiltinComponents {
                         observer.on(.error(error))
                         return
                     }
-                    let last = StateBox<Value>(context.restoredState ?? .null)
-                    context.keepState { last.value }
-                    // A signal stops a long query inside SQLite too (a sort before the first row).
-                    let scheduler = context.scheduler
-                    database.interrupt { scheduler.isInterrupted }
-                    /// Runs the query once, emitting each row as SQLite makes it (an endless
-                    /// recursive query is read as far as take wants); false when it failed (and
-                    /// the error was sent) or the run stopped.
-                    func poll() -> Bool {
-                        var problem: (any Error)?
-                        var stopped = false
-                        let parameters = since == nil ? [] : [SQLiteDatabase.Parameter(last.value)]
-                        let outcome = Result { () throws(SQLiteError) in
-                            try database.eachRow(sql, parameters) { row in
-                                if lifetime.isDisposed || scheduler.isInterrupted {
-                                    stopped = true
-                                    return false
-                                }
-                                // A since column the result lacks would be read as a constant:
-                                // every row, every poll.
-                                if let since, !row.columns.contains(since) {
-                                    problem = context.error(
-                                        "the query's rows have no column '\(since)' (since); they have "
-                                            + row.columns.map { "'\($0)'" }.joined(separator: ", "))
-                                    return false
-                                }
-                                var object = JSONObject()
-                                for (column, value) in Swift.zip(row.columns, row.values) {
-                                    object[column] = value.element
-                                }
-                                if let since { last.value = object[since] ?? last.value }
-                                observer.on(.next(.object(object)))
-                                return true
-                            }
-                        }
-                        if case .failure(let error) = outcome {
-                            // Interrupted by a signal: the run is stopping, not failing.
-                            if scheduler.isInterrupted { return false }
-                            problem = SQLiteAccess.failure(error, path: path, busyTimeout: busy, context: context)
-                        }
-                        if let problem {
-                            observer.on(.error(problem))
-                            return false
-                        }
-                        return !stopped
-                    }
+                    let reading = SQLitePoll(
+                        database: database, sql: sql, since: since, path: path, busyTimeout: busy, context: context,
+                        observer: observer, lifetime: lifetime)
                     guard let every else {
-                        if poll(), !lifetime.isDisposed { observer.on(.completed) }
+                        if reading.poll(), !lifetime.isDisposed { observer.on(.completed) }
                         return
                     }
-                    guard poll() else { return }
+                    guard reading.poll() else { return }
                     lifetime.add(
                         context.scheduler.schedulePeriodic(startAfter: every, period: every) {
-                            if !lifetime.isDisposed, !poll() { lifetime.dispose() }
+                            if !lifetime.isDisposed, !reading.poll() { lifetime.dispose() }
                         })
                 }
             }
         })
+}
+
+/// One subscription's reading of a `sqlite` source: the query run once, or once every period,
+/// each row emitted as SQLite makes it, and the largest `since` value kept for checkpoints.
+private final class SQLitePoll {
+    private let database: SQLiteDatabase
+    private let sql: String
+    private let since: String?
+    private let path: String
+    private let busyTimeout: RxTimeInterval
+    private let context: ComponentContext
+    private let observer: AnyObserver<Value>
+    private let lifetime: Lifetime
+    private let last: StateBox<Value>
+
+    init(
+        database: SQLiteDatabase, sql: String, since: String?, path: String, busyTimeout: RxTimeInterval,
+        context: ComponentContext, observer: AnyObserver<Value>, lifetime: Lifetime
+    ) {
+        (self.database, self.sql, self.since, self.path) = (database, sql, since, path)
+        (self.busyTimeout, self.context, self.observer, self.lifetime) = (busyTimeout, context, observer, lifetime)
+        let last = StateBox<Value>(context.restoredState ?? .null)
+        context.keepState { last.value }
+        self.last = last
+        // A signal stops a long query inside SQLite too (a sort before the first row).
+        let scheduler = context.scheduler
+        database.interrupt { scheduler.isInterrupted }
+    }
+
+    /// The query as run: without trailing semicolons, and with `since` only the rows past the
+    /// last value (`?1`), in its order.
+    static func query(_ written: String, since: String?) -> String {
+        var query = written.trimmingCharacters(in: .whitespacesAndNewlines)
+        while query.hasSuffix(";") { query.removeLast() }
+        guard let since else { return query }
+        let column = SQLiteDatabase.quote(since)
+        return "SELECT * FROM (\(query)) WHERE ?1 IS NULL OR \(column) > ?1 ORDER BY \(column)"
+    }
+
+    /// Runs the query once, emitting each row as SQLite makes it (an endless recursive query is
+    /// read as far as take wants); false when it failed (and the error was sent) or the run stopped.
+    func poll() -> Bool {
+        var problem: (any Error)?
+        var stopped = false
+        let scheduler = context.scheduler
+        let parameters = since == nil ? [] : [SQLiteDatabase.Parameter(last.value)]
+        let outcome = Result { () throws(SQLiteError) in
+            try database.eachRow(sql, parameters) { row in
+                if lifetime.isDisposed || scheduler.isInterrupted {
+                    stopped = true
+                    return false
+                }
+                problem = emit(row)
+                return problem == nil
+            }
+        }
+        if case .failure(let error) = outcome {
+            // Interrupted by a signal: the run is stopping, not failing.
+            if scheduler.isInterrupted { return false }
+            problem = SQLiteAccess.failure(error, path: path, busyTimeout: busyTimeout, context: context)
+        }
+        if let problem {
+            observer.on(.error(problem))
+            return false
+        }
+        return !stopped
+    }
+
+    /// Emits `row` as an object; a since column the result lacks would be read as a constant
+    /// (every row, every poll), so it is an error.
+    private func emit(_ row: SQLiteDatabase.Row) -> (any Error)? {
+        if let since, !row.columns.contains(since) {
+            return context.error(
+                "the query's rows have no column '\(since)' (since); they have "
+                    + row.columns.map { "'\($0)'" }.joined(separator: ", "))
+        }
+        var object = JSONObject()
+        for (column, value) in Swift.zip(row.columns, row.values) { object[column] = value.element }
+        if let since { last.value = object[since] ?? last.value }
+        observer.on(.next(.object(object)))
+        return nil
+    }
 }

@@ -190,6 +190,15 @@ import Reactive
         for pair in node["inputs"]?.pairs ?? [] {
             testCase.inputs.append((pair.key.scalar ?? "", pair.value))
         }
+        parseRunSettings(node, into: &testCase, collector: &collector)
+        parseExpectations(node, baseDirectory: baseDirectory, into: &testCase, collector: &collector)
+        return testCase
+    }
+
+    /// A case's `select`, `startAt`, `within` and `until`.
+    private static func parseRunSettings(
+        _ node: YAMLNode, into testCase: inout Case, collector: inout DiagnosticCollector
+    ) {
         if let select = node["select"] {
             do {
                 testCase.select = try Expression(select.scalar ?? "")
@@ -215,6 +224,12 @@ import Reactive
                 collector.error("'until' must be a duration such as 5s", at: until.location)
             }
         }
+    }
+
+    /// A case's canned `http` answers and its expectations; a case must have one.
+    private static func parseExpectations(
+        _ node: YAMLNode, baseDirectory: String, into testCase: inout Case, collector: inout DiagnosticCollector
+    ) {
         if let expect = node["expect"] {
             testCase.expectNode = expect
             testCase.expect = parseTimeline(expect, tolerance: testCase.tolerance, into: &collector)
@@ -255,7 +270,6 @@ import Reactive
                 "test '\(testCase.name)' has no expectation (expect, expectCount, expectContains, expectMarbles or expectRequests)",
                 at: node.location)
         }
-        return testCase
     }
 
     /// `within: 10ms`: a tolerance in microseconds.

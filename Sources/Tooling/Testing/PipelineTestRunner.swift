@@ -99,114 +99,20 @@ import Reactive
     }
 
     private func visit(testFile path: String, execute: Bool, filter: String? = nil) -> FileResult {
-        let directory = LocalFiles.directory(of: path)
-        let text: String
-        switch PipelineLoader.readPipelineFile(path) {
-        case .success(let read): text = read
-        case .failure(let problem):
-            return FileResult(path: path, cases: [], diagnostics: [problem], diagnosticSource: nil)
+        let opened: OpenedTestFile
+        switch open(testFile: path, execute: execute) {
+        case .success(let file): opened = file
+        case .failure(let early): return early.result
         }
-        let root: YAMLNode?
-        do {
-            root = try YAMLLoader(file: path, environment: environment).load(text)
-        } catch {
-            return FileResult(path: path, cases: [], diagnostics: error.diagnostics, diagnosticSource: text)
-        }
-        let (parsed, diagnostics) =
-            execute
-            ? PipelineTestFile.parse(root, file: path, baseDirectory: directory)
-            : PipelineTestFile.parseForChecking(root, file: path, baseDirectory: directory)
-        guard let testFile = parsed else {
-            return FileResult(path: path, cases: [], diagnostics: diagnostics, diagnosticSource: text)
-        }
-        let pipelineText: String
-        switch PipelineLoader.readPipelineFile(testFile.pipeline) {
-        case .success(let read): pipelineText = read
-        case .failure(let problem) where problem.location.line == 1 && problem.location.column == 1:
-            // The pipeline cannot be read at all: say so at the test file's `pipeline:` key.
-            let location = root?["pipeline"]?.location ?? SourceLocation(file: path, line: 1, column: 1)
-            return FileResult(
-                path: path, cases: [],
-                diagnostics: [
-                    .error("cannot read the pipeline '\(testFile.pipeline)': \(problem.message)", at: location)
-                ],
-                diagnosticSource: text)
-        case .failure(let problem):
-            return FileResult(path: path, cases: [], diagnostics: [problem], diagnosticSource: nil)
-        }
-        // The pipeline as written is checked first, so a test reports exactly what lint and run do.
-        let asWritten = PipelineLoader(
-            registry: registry, environment: environment,
-            loadPlugin: loadPlugin.map { load in { load($0, registry) } }
-        ).load(text: pipelineText, path: testFile.pipeline)
-        let pipelineRoot =
-            (try? YAMLLoader(file: testFile.pipeline, environment: environment).load(pipelineText)) ?? nil
-        let isGraph = pipelineRoot?["streams"] != nil
-        if asWritten.pipeline == nil
-            && !loadsWithoutReplacedSources(
-                pipelineText, path: testFile.pipeline, cases: testFile.cases, isGraph: isGraph)
-        {
-            return FileResult(
-                path: path, cases: [], diagnostics: diagnostics + asWritten.diagnostics, diagnosticSource: pipelineText)
-        }
+        let (text, testFile, diagnostics, pipeline) = (
+            opened.text, opened.testFile, opened.diagnostics, opened.pipeline
+        )
         var results: [CaseResult] = []
         var caseProblems: [Diagnostic] = []
         for testCase in testFile.cases where filter.map({ testCase.name.contains($0) }) ?? true {
-            var overrides: [Override] = []
-            if let stream = testCase.stream, let root = pipelineRoot,
-                let withSink = Self.addingSink(for: stream, to: root, at: testCase.streamLocation ?? testCase.location)
-            {
-                overrides.append(Override(path: [], node: withSink))
-            }
-            var inputProblems: [Diagnostic] = []
-            let streamNames = pipelineRoot?["streams"]?.pairs?.compactMap(\.key.scalar) ?? []
-            for (stream, node) in testCase.inputs {
-                if !isGraph && stream != "source" && stream != PipelineSpec.linearStreamName {
-                    inputProblems.append(
-                        .error("the pipeline has one stream; name its input 'source'", at: node.location))
-                } else if isGraph && !streamNames.contains(stream) {
-                    inputProblems.append(
-                        .error(
-                            "the pipeline has no stream '\(stream)' to give an input"
-                                + Suggestions.didYouMean(stream, in: streamNames),
-                            at: node.location, note: "its streams: " + streamNames.joined(separator: ", ")))
-                } else {
-                    let path = isGraph ? ["streams", stream, "source"] : ["source"]
-                    overrides.append(Override(path: path, node: sourceNode(for: node)))
-                }
-            }
-            if !inputProblems.isEmpty {
-                let report = inputProblems.map { DiagnosticRenderer(useColor: false).render($0, source: text) }.joined()
-                results.append(CaseResult(name: testCase.name, passed: false, report: report))
-                caseProblems += inputProblems
-                continue
-            }
-            let scheduler = VirtualTimeScheduler(resolution: .microseconds(1))
-            var recorders: [(stream: String, recorder: Recorder)] = []
-            let recording = recordingRegistry(scheduler: scheduler) { recorders.append(($0, $1)) }
-            let loadPlugin = self.loadPlugin
-            let loaded = PipelineLoader(
-                registry: recording, environment: environment,
-                loadPlugin: loadPlugin.map { load in { load($0, recording) } }
-            ).load(text: pipelineText, path: testFile.pipeline, overrides: overrides)
-            guard let pipeline = loaded.pipeline else {
-                // A problem with what the case adds (its `stream`) is located in the test file.
-                let rendered = loaded.diagnostics.map {
-                    DiagnosticRenderer(useColor: false).render(
-                        $0, source: $0.location.file == path ? text : loaded.source)
-                }.joined()
-                results.append(CaseResult(name: testCase.name, passed: false, report: rendered))
-                caseProblems += loaded.diagnostics.filter { !caseProblems.contains($0) }
-                continue
-            }
-            guard execute else {
-                results.append(CaseResult(name: testCase.name, passed: true, report: ""))
-                continue
-            }
-            results.append(
-                run(
-                    testCase, pipeline: pipeline, scheduler: scheduler, recorders: { recorders },
-                    baseDirectory: loaded.baseDirectory))
+            let (result, problems) = visit(testCase, of: pipeline, in: path, text: text, execute: execute)
+            results.append(result)
+            caseProblems += problems.filter { !caseProblems.contains($0) }
         }
         if !execute {
             return FileResult(
@@ -215,6 +121,143 @@ import Reactive
                 diagnosticSource: text)
         }
         return FileResult(path: path, cases: results, diagnostics: diagnostics, diagnosticSource: text)
+    }
+
+    /// A test file's pipeline as written: its path, text and YAML.
+    private struct PipelineUnderTest {
+        let path: String
+        let text: String
+        let root: YAMLNode?
+        var isGraph: Bool { root?["streams"] != nil }
+        var streamNames: [String] { root?["streams"]?.pairs?.compactMap(\.key.scalar) ?? [] }
+    }
+
+    /// A test file read and parsed, with its pipeline read and checked as written.
+    private struct OpenedTestFile {
+        let text: String
+        let testFile: PipelineTestFile
+        let diagnostics: [Diagnostic]
+        let pipeline: PipelineUnderTest
+    }
+
+    /// Why a test file has no cases to visit: the result that says so.
+    private struct Unvisitable: Error {
+        let result: FileResult
+    }
+
+    /// Reads and parses the test file at `path` and the pipeline it names; the pipeline as written
+    /// is checked first, so a test reports exactly what lint and run do.
+    private func open(testFile path: String, execute: Bool) -> Result<OpenedTestFile, Unvisitable> {
+        func unvisitable(_ diagnostics: [Diagnostic], source: String?) -> Result<OpenedTestFile, Unvisitable> {
+            .failure(
+                Unvisitable(
+                    result: FileResult(path: path, cases: [], diagnostics: diagnostics, diagnosticSource: source)))
+        }
+        let directory = LocalFiles.directory(of: path)
+        let text: String
+        switch PipelineLoader.readPipelineFile(path) {
+        case .success(let read): text = read
+        case .failure(let problem): return unvisitable([problem], source: nil)
+        }
+        let root: YAMLNode?
+        do {
+            root = try YAMLLoader(file: path, environment: environment).load(text)
+        } catch {
+            return unvisitable(error.diagnostics, source: text)
+        }
+        let (parsed, diagnostics) =
+            execute
+            ? PipelineTestFile.parse(root, file: path, baseDirectory: directory)
+            : PipelineTestFile.parseForChecking(root, file: path, baseDirectory: directory)
+        guard let testFile = parsed else { return unvisitable(diagnostics, source: text) }
+        let pipelineText: String
+        switch PipelineLoader.readPipelineFile(testFile.pipeline) {
+        case .success(let read): pipelineText = read
+        case .failure(let problem) where problem.location.line == 1 && problem.location.column == 1:
+            // The pipeline cannot be read at all: say so at the test file's `pipeline:` key.
+            let location = root?["pipeline"]?.location ?? SourceLocation(file: path, line: 1, column: 1)
+            return unvisitable(
+                [.error("cannot read the pipeline '\(testFile.pipeline)': \(problem.message)", at: location)],
+                source: text)
+        case .failure(let problem): return unvisitable([problem], source: nil)
+        }
+        let asWritten = PipelineLoader(
+            registry: registry, environment: environment,
+            loadPlugin: loadPlugin.map { load in { load($0, registry) } }
+        ).load(text: pipelineText, path: testFile.pipeline)
+        let pipeline = PipelineUnderTest(
+            path: testFile.pipeline, text: pipelineText,
+            root: (try? YAMLLoader(file: testFile.pipeline, environment: environment).load(pipelineText)) ?? nil)
+        if asWritten.pipeline == nil
+            && !loadsWithoutReplacedSources(
+                pipelineText, path: testFile.pipeline, cases: testFile.cases, isGraph: pipeline.isGraph)
+        {
+            return unvisitable(diagnostics + asWritten.diagnostics, source: pipelineText)
+        }
+        return .success(OpenedTestFile(text: text, testFile: testFile, diagnostics: diagnostics, pipeline: pipeline))
+    }
+
+    /// One case of the test file at `path` (text `text`): the pipeline loaded with what the case
+    /// replaces, and run when `execute`; with the problems of the case to report in the file.
+    private func visit(
+        _ testCase: PipelineTestFile.Case, of pipeline: PipelineUnderTest, in path: String, text: String,
+        execute: Bool
+    ) -> (result: CaseResult, problems: [Diagnostic]) {
+        let (overrides, inputProblems) = overrides(for: testCase, of: pipeline)
+        if !inputProblems.isEmpty {
+            let report = inputProblems.map { DiagnosticRenderer(useColor: false).render($0, source: text) }.joined()
+            return (CaseResult(name: testCase.name, passed: false, report: report), inputProblems)
+        }
+        let scheduler = VirtualTimeScheduler(resolution: .microseconds(1))
+        var recorders: [(stream: String, recorder: Recorder)] = []
+        let recording = recordingRegistry(scheduler: scheduler) { recorders.append(($0, $1)) }
+        let loadPlugin = self.loadPlugin
+        let loaded = PipelineLoader(
+            registry: recording, environment: environment,
+            loadPlugin: loadPlugin.map { load in { load($0, recording) } }
+        ).load(text: pipeline.text, path: pipeline.path, overrides: overrides)
+        guard let built = loaded.pipeline else {
+            // A problem with what the case adds (its `stream`) is located in the test file.
+            let rendered = loaded.diagnostics.map {
+                DiagnosticRenderer(useColor: false).render($0, source: $0.location.file == path ? text : loaded.source)
+            }.joined()
+            return (CaseResult(name: testCase.name, passed: false, report: rendered), loaded.diagnostics)
+        }
+        guard execute else { return (CaseResult(name: testCase.name, passed: true, report: ""), []) }
+        let result = run(
+            testCase, pipeline: built, scheduler: scheduler, recorders: { recorders },
+            baseDirectory: loaded.baseDirectory)
+        return (result, [])
+    }
+
+    /// What a case replaces in its pipeline: the sink on the stream it checks, and the source of
+    /// each stream it gives an input; or why an input names no stream.
+    private func overrides(for testCase: PipelineTestFile.Case, of pipeline: PipelineUnderTest) -> (
+        [Override], [Diagnostic]
+    ) {
+        var overrides: [Override] = []
+        if let stream = testCase.stream, let root = pipeline.root,
+            let withSink = Self.addingSink(for: stream, to: root, at: testCase.streamLocation ?? testCase.location)
+        {
+            overrides.append(Override(path: [], node: withSink))
+        }
+        var problems: [Diagnostic] = []
+        let streamNames = pipeline.streamNames
+        for (stream, node) in testCase.inputs {
+            if !pipeline.isGraph && stream != "source" && stream != PipelineSpec.linearStreamName {
+                problems.append(.error("the pipeline has one stream; name its input 'source'", at: node.location))
+            } else if pipeline.isGraph && !streamNames.contains(stream) {
+                problems.append(
+                    .error(
+                        "the pipeline has no stream '\(stream)' to give an input"
+                            + Suggestions.didYouMean(stream, in: streamNames),
+                        at: node.location, note: "its streams: " + streamNames.joined(separator: ", ")))
+            } else {
+                let path = pipeline.isGraph ? ["streams", stream, "source"] : ["source"]
+                overrides.append(Override(path: path, node: sourceNode(for: node)))
+            }
+        }
+        return (overrides, problems)
     }
 
     /// Whether the pipeline loads once the sources every case replaces are left out: a source
@@ -337,20 +380,9 @@ import Reactive
         } else {
             chosen = recorders().first?.recorder
         }
-        var actual = (chosen?.events ?? []).map(Self.timed)
         var problems: [String] = []
-        if let select = testCase.select {
-            let scope = EvaluationScope(environment: environment)
-            actual = actual.map { event in
-                guard case .next(let value) = event.kind else { return event }
-                var selected = event
-                do {
-                    selected.kind = .next(try select.evaluate(value, in: scope))
-                } catch {
-                    problems.append("select '\(select.source)' on \(value): \(error)")
-                }
-                return selected
-            }
+        let actual = Self.selected((chosen?.events ?? []).map(Self.timed), by: testCase.select, in: environment) {
+            problems.append($0)
         }
         // A sink's failure (an http sink's request the test does not answer) reaches no stream.
         if let failure, !actual.contains(where: { if case .error = $0.kind { true } else { false } }) {
@@ -359,6 +391,37 @@ import Reactive
         if steps >= 10_000_000 {
             problems.append("the pipeline did not end within 10,000,000 steps; give the test an 'until'")
         }
+        problems += unmetExpectations(of: testCase, actual: actual, requests: session.requests.entries)
+        return CaseResult(
+            name: testCase.name, passed: problems.isEmpty, report: problems.joined(separator: "\n"), actual: actual,
+            testCase: testCase)
+    }
+
+    /// The recorded events with `select` applied to each element (a failure to apply it said
+    /// through `problem`, the element left as it was).
+    private static func selected(
+        _ events: [PipelineTestFile.TimedEvent], by select: Expression?, in environment: ExpressionEnvironment,
+        problem: (String) -> Void
+    ) -> [PipelineTestFile.TimedEvent] {
+        guard let select else { return events }
+        let scope = EvaluationScope(environment: environment)
+        return events.map { event in
+            guard case .next(let value) = event.kind else { return event }
+            var selected = event
+            do {
+                selected.kind = .next(try select.evaluate(value, in: scope))
+            } catch {
+                problem("select '\(select.source)' on \(value): \(error)")
+            }
+            return selected
+        }
+    }
+
+    /// What of the case's `expect…` the events and the requests sent do not meet, said each.
+    private func unmetExpectations(
+        of testCase: PipelineTestFile.Case, actual: [PipelineTestFile.TimedEvent], requests sent: [HTTPRequestLog.Entry]
+    ) -> [String] {
+        var problems: [String] = []
         if let expected = testCase.expect, !matches(expected, actual) {
             problems.append("events differ (- expected, + actual):\n" + diff(expected, actual))
         }
@@ -375,22 +438,17 @@ import Reactive
         for value in testCase.expectContains ?? [] where !elements.contains(value) {
             problems.append("expected an element \(value), none was emitted")
         }
-        if let expected = testCase.expectRequests {
-            let sent = session.requests.entries
-            if !Self.matches(expected, sent) {
-                problems.append(
-                    "requests differ:\n  expected:\n"
-                        + expected.map { "    " + $0.rendered }.joined(separator: "\n")
-                        + "\n  sent:\n" + sent.map { "    " + Self.render($0) }.joined(separator: "\n"))
-            }
+        if let expected = testCase.expectRequests, !Self.matches(expected, sent) {
+            problems.append(
+                "requests differ:\n  expected:\n"
+                    + expected.map { "    " + $0.rendered }.joined(separator: "\n")
+                    + "\n  sent:\n" + sent.map { "    " + Self.render($0) }.joined(separator: "\n"))
         }
         if let (marbles, tick, values) = testCase.expectMarbles {
             let rendered = Self.marbles(actual, tick: tick, values: values)
             let wanted = marbles.filter { $0 != " " }
             if rendered != wanted { problems.append("marbles differ:\n  expected \(wanted)\n  actual   \(rendered)") }
         }
-        return CaseResult(
-            name: testCase.name, passed: problems.isEmpty, report: problems.joined(separator: "\n"), actual: actual,
-            testCase: testCase)
+        return problems
     }
 }

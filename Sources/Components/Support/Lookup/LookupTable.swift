@@ -54,76 +54,98 @@ struct LookupTable: Sendable {
     /// Reads `path` keyed by `key`; `sqliteTable` names the table of a SQLite file; `csv` how CSV
     /// is read (a header is required: it names the columns).
     static func read(path: String, key: String, sqliteTable: String?, csv: CSVRecords) throws -> Self {
-        var rows: [String: Value] = [:]
-        var columns: [String] = []
-        func add(_ row: JSONObject, at place: String) throws {
-            guard let value = row[key] else { throw noKeyColumn(key, in: "'\(path)'", " " + place, columns: row.keys) }
-            rows[keyText(value)] = .object(row)
-        }
+        var read = ReadRows(path: path, key: key)
         switch Kind(path: path) {
         case .sqlite:
             guard let table = sqliteTable else {
                 throw Unreadable(description: "'\(path)' is a SQLite file: say which table to read with 'table'")
             }
-            do {
-                let database = try SQLiteDatabase(path: path, create: false, readOnly: true)
-                let quoted = "\"" + table.replacing("\"", with: "\"\"") + "\""
-                var failure: (any Error)?
-                try database.eachRow("SELECT * FROM \(quoted)") { row in
-                    columns = row.columns
-                    var object = JSONObject()
-                    for (name, value) in zip(row.columns, row.values) { object[name] = value.element }
-                    do { try add(object, at: "table '\(table)'") } catch {
-                        failure = error
-                        return false
-                    }
-                    return true
+            try readTable(table, into: &read)
+        case .csv, .jsonLines: try readLines(csv: Kind(path: path) == .csv ? csv : nil, into: &read)
+        }
+        return LookupTable(rows: read.rows, columns: read.columns)
+    }
+
+    /// The rows read so far, by key, and the columns they have.
+    private struct ReadRows {
+        let path: String
+        let key: String
+        var rows: [String: Value] = [:]
+        var columns: [String] = []
+
+        init(path: String, key: String) {
+            self.path = path
+            self.key = key
+        }
+
+        mutating func add(_ row: JSONObject, at place: String) throws {
+            guard let value = row[key] else { throw noKeyColumn(key, in: "'\(path)'", " " + place, columns: row.keys) }
+            rows[keyText(value)] = .object(row)
+        }
+    }
+
+    /// Every row of the SQLite table `table`.
+    private static func readTable(_ table: String, into read: inout ReadRows) throws {
+        let (path, key) = (read.path, read.key)
+        do {
+            let database = try SQLiteDatabase(path: path, create: false, readOnly: true)
+            let quoted = "\"" + table.replacing("\"", with: "\"\"") + "\""
+            var failure: (any Error)?
+            try database.eachRow("SELECT * FROM \(quoted)") { row in
+                read.columns = row.columns
+                var object = JSONObject()
+                for (name, value) in zip(row.columns, row.values) { object[name] = value.element }
+                do { try read.add(object, at: "table '\(table)'") } catch {
+                    failure = error
+                    return false
                 }
-                if let failure { throw failure }
-                if columns.isEmpty {
-                    columns = try database.query("SELECT name FROM pragma_table_info(?)", [.text(table)]).compactMap {
-                        $0.first ?? nil
-                    }
-                    if !columns.contains(key) {
-                        throw noKeyColumn(key, in: "'\(path)'", " table '\(table)'", columns: columns)
-                    }
-                }
-            } catch let error as SQLiteError {
-                throw Unreadable(description: "cannot read table '\(table)' of '\(path)': \(error)")
+                return true
             }
-        case .csv, .jsonLines:
-            let bytes = try contents(of: path)
-            let isCSV = Kind(path: path) == .csv
-            var names: [String]?
-            var number = 0
-            for line in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
-                number += 1
-                if line.isEmpty || line == [0x0D] { continue }
-                if isCSV {
-                    do {
-                        let fields = try Array(line).withUnsafeBufferPointer { try csv.fields($0) }
-                        guard let header = names else {
-                            names = fields
-                            columns = fields
-                            if !fields.contains(key) { throw noKeyColumn(key, in: "'\(path)'", "", columns: fields) }
-                            continue
-                        }
-                        guard case .object(let object) = try csv.value(fields, names: header) else { continue }
-                        try add(object, at: "line \(number)")
-                    } catch let error as CSVRecords.Malformed {
-                        throw Unreadable(description: "'\(path)' line \(number): \(error)")
-                    }
-                } else {
-                    guard case .success(.object(let object)) = Result(catching: { try JSONParser.parse(Array(line)) })
-                    else {
-                        throw Unreadable(description: "'\(path)' line \(number) is not a JSON object")
-                    }
-                    if columns.isEmpty { columns = object.keys }
-                    try add(object, at: "line \(number)")
+            if let failure { throw failure }
+            if read.columns.isEmpty {
+                read.columns = try database.query("SELECT name FROM pragma_table_info(?)", [.text(table)]).compactMap {
+                    $0.first ?? nil
                 }
+                if !read.columns.contains(key) {
+                    throw noKeyColumn(key, in: "'\(path)'", " table '\(table)'", columns: read.columns)
+                }
+            }
+        } catch let error as SQLiteError {
+            throw Unreadable(description: "cannot read table '\(table)' of '\(path)': \(error)")
+        }
+    }
+
+    /// Every line of a CSV file (`csv`, whose header names the columns) or a JSON Lines one.
+    private static func readLines(csv: CSVRecords?, into read: inout ReadRows) throws {
+        let (path, key) = (read.path, read.key)
+        var names: [String]?
+        var number = 0
+        for line in try contents(of: path).split(separator: 0x0A, omittingEmptySubsequences: false) {
+            number += 1
+            if line.isEmpty || line == [0x0D] { continue }
+            guard let csv else {
+                guard case .success(.object(let object)) = Result(catching: { try JSONParser.parse(Array(line)) })
+                else {
+                    throw Unreadable(description: "'\(path)' line \(number) is not a JSON object")
+                }
+                if read.columns.isEmpty { read.columns = object.keys }
+                try read.add(object, at: "line \(number)")
+                continue
+            }
+            do {
+                let fields = try Array(line).withUnsafeBufferPointer { try csv.fields($0) }
+                guard let header = names else {
+                    names = fields
+                    read.columns = fields
+                    if !fields.contains(key) { throw noKeyColumn(key, in: "'\(path)'", "", columns: fields) }
+                    continue
+                }
+                guard case .object(let object) = try csv.value(fields, names: header) else { continue }
+                try read.add(object, at: "line \(number)")
+            } catch let error as CSVRecords.Malformed {
+                throw Unreadable(description: "'\(path)' line \(number): \(error)")
             }
         }
-        return LookupTable(rows: rows, columns: columns)
     }
 
     private static func contents(of path: String) throws -> [UInt8] {

@@ -163,7 +163,7 @@ extension BuiltinComponents {
             // Right behind eventTime, each element is counted in the window of its own time as it
             // comes (nothing waits for the watermark); the watermark closes the windows. The
             // objects are the same as if the elements had waited (see AggregateTable.ordersByTime).
-            let asTheyCome = (context.handedOn as? EventTimeDomain.Offer).flatMap { offer -> EventTimeDomain? in
+            let asTheyCome = context.offered(EventTimeDomain.Offer.self).flatMap { offer -> EventTimeDomain? in
                 guard every != nil, time == nil else { return nil }
                 offer.isTaken = true
                 return offer.domain

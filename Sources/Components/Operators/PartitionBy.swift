@@ -185,7 +185,7 @@ extension BuiltinComponents {
             // time) when the partitions' first operator takes them so (an aggregate); else in
             // time order, at the clock's time. Either way nothing waits in a partition for the
             // watermark: what waits is in eventTime's checkpointed state.
-            let offer = (context.handedOn as? EventTimeDomain.Offer).flatMap { offer in
+            let offer = context.offered(EventTimeDomain.Offer.self).flatMap { offer in
                 ops.operators.first.map(PartitionSafety.takesElementsAsTheyCome) == true ? offer : nil
             }
             offer?.isTaken = true

@@ -99,7 +99,7 @@ struct StreamAssembly {
         var observable = source
         var clock = clock
         // What the operator just built hands the one right after it (nil past any other).
-        var handOn: AnyObject?
+        var handOn: (any OperatorOffer)?
         for step in steps {
             switch step {
             case .fused(let indexes):

@@ -88,12 +88,15 @@ public final class ComponentContext {
     /// sets its event-time clock here while it is built); nil to keep this component's.
     public var clockAfter: (any SchedulerType)?
 
-    /// What this operator hands the operator built right after it in the same stream (`eventTime`
+    /// What this operator offers the operator built right after it in the same stream (`eventTime`
     /// offers an `aggregate` right behind it its elements as they come); set while it is built.
-    public var handOn: AnyObject?
+    public var handOn: (any OperatorOffer)?
 
-    /// What the operator right before this one in the same stream handed on (see `handOn`).
-    public var handedOn: AnyObject?
+    /// What the operator right before this one in the same stream offered (see `handOn`).
+    public var handedOn: (any OperatorOffer)?
+
+    /// The offer of kind `kind` the operator right before this one made, if it made one.
+    public func offered<Offer: OperatorOffer>(_ kind: Offer.Type) -> Offer? { handedOn as? Offer }
 
     /// Where this operator's state is kept to be measured when the run keeps no checkpoints (an
     /// operator of a watched `partitionBy`'s partition); see `operatorState()`.
@@ -330,14 +333,15 @@ final class SharedServices {
     public var clock: any SchedulerType
     /// Objects its operators find (by type) before the run's.
     public var services: [AnyObject]
-    /// What its first operator is handed, as if the operator before it had handed it on.
-    public var handedOn: AnyObject?
+    /// What its first operator is offered, as if the operator before it had offered it.
+    public var handedOn: (any OperatorOffer)?
     /// Where its operators keep their state to be measured when the run keeps no checkpoints.
     public var stateProbe: StateProbe?
 
     /// A placement on `clock`.
     public init(
-        clock: any SchedulerType, services: [AnyObject] = [], handedOn: AnyObject? = nil, stateProbe: StateProbe? = nil
+        clock: any SchedulerType, services: [AnyObject] = [], handedOn: (any OperatorOffer)? = nil,
+        stateProbe: StateProbe? = nil
     ) {
         self.clock = clock
         self.services = services

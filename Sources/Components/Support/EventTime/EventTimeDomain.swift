@@ -18,7 +18,7 @@ final class EventTimeDomain {
     /// its time in `elementTime`, instead of in time order once the watermark reaches them. An
     /// operator for which the order does not matter, only each element's time and the watermark
     /// (`aggregate`), takes it: then nothing waits, and only the clock follows the watermark.
-    final class Offer {
+    final class Offer: OperatorOffer {
         let domain: EventTimeDomain
         var isTaken = false
 

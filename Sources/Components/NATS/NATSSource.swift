@@ -279,19 +279,13 @@ enum NATSSource {
                 endpoint: endpoint, decoder: decoder, target: target, context: boundContext, scheduler: scheduler,
                 report: report, ending: ending, meter: meter, name: name)
             if context.checkpoints != nil {
-                let positions: NATSPositions
                 do {
-                    positions = try NATSPositions(restoring: context.restoredState)
+                    try keepPositions(of: &reading, context: context, report: report)
                 } catch {
                     connected()
                     fail(error)
                     return
                 }
-                context.keepPosition(read: { positions.value() }, committed: { positions.committed() })
-                reading.positions = positions
-                reading.states = context.existing(GroupPartitionStates.self)
-                reading.states?.positions = positions
-                reading.states?.report = report
             }
             if let group = settings.group {
                 reading.lanes = SchedulerBound(EventLanes())
@@ -311,6 +305,21 @@ enum NATSSource {
             drains.atEnd { worker.finish() }
             context.log("\(name): reading \(settings.stream ?? "")/\(settings.durable ?? "") on \(endpoint.described)")
         }
+    }
+
+    /// Under --state: the consumers' positions restored from the checkpoint and kept in the next
+    /// ones (a group's partitions' states too).
+    ///
+    /// - Throws: `NATSSetupError` naming a consumer whose stored position is damaged.
+    private static func keepPositions(
+        of reading: inout NATSReading, context: ComponentContext, report: @escaping @Sendable (String) -> Void
+    ) throws {
+        let positions = try NATSPositions(restoring: context.restoredState)
+        context.keepPosition(read: { positions.value() }, committed: { positions.committed() })
+        reading.positions = positions
+        reading.states = context.existing(GroupPartitionStates.self)
+        reading.states?.positions = positions
+        reading.states?.report = report
     }
 
     /// How the source's stream fails and completes from another thread: on the pipeline's, unless

@@ -155,58 +155,19 @@ final class PostgresReplication: @unchecked Sendable {
         let connection = try PostgresConnection(
             settings: settings.connection ?? "", replication: true, options: PostgresValues.sessionOptions)
         let exported = try prepare(connection)
-        var decoder = PgOutputDecoder()
-        var transaction: PostgresConfirmations.Transaction?
-        var skipping = 0
-        var commitTime: Int64 = 0
-        var commitPosition = LogSequenceNumber.zero
-        var batch: [(Value, PostgresChange)] = []
-        var lastStatus = scheduler.now
-        var sentPosition = LogSequenceNumber.zero
-        func sendStatus(force: Bool = false) throws(PostgresError) {
-            let position = confirmations.confirmed
-            // How much of the server's log the slot keeps: what a stopped reader lets grow.
-            meter?.gauge("postgres_slot_lag_bytes", Int(serverEnd.value &- min(position.value, serverEnd.value)))
-            guard force || position != sentPosition || scheduler.now - lastStatus >= .seconds(10) else { return }
-            try connection.writeCopyData(
-                ReplicationMessage.standbyStatus(written: position, flushed: position, applied: position, clock: 0))
-            confirmations.told = position
-            sentPosition = position
-            lastStatus = scheduler.now
-        }
-        /// Waits while the pipeline has a window's worth of changes to emit.
-        func waitForRoom() {
-            condition.withLock {
-                while waiting >= settings.window, !stopped {
-                    _ = condition.wait(until: Date(timeIntervalSinceNow: 0.1))
-                }
-            }
-        }
-        func flush() {
-            guard !batch.isEmpty else { return }
-            let changes = SchedulerBound(batch)
-            condition.withLock { waiting += batch.count }
-            batch = []
-            scheduler.enqueue { [self] in
-                target?.emit(changes.value)
-                condition.withLock {
-                    waiting -= changes.value.count
-                    condition.broadcast()
-                }
-            }
-        }
+        let stream = Stream(self, connection: connection, scheduler: scheduler)
         // Changes read before the connection broke go to the pipeline too: they were counted as
         // read (a reconnection reads on after them), so dropping them would confirm them unseen.
-        defer { flush() }
+        defer { stream.flush() }
         if let exported {
             try readSnapshot(exported) { element, origin in
-                batch.append((element, origin))
-                if batch.count >= 500 {
-                    flush()
-                    waitForRoom()
+                stream.batch.append((element, origin))
+                if stream.batch.count >= 500 {
+                    stream.flush()
+                    stream.waitForRoom()
                 }
             }
-            flush()
+            stream.flush()
         }
         try connection.startCopyBoth(
             "START_REPLICATION SLOT \(PostgresConnection.quote(snapshotSlot?.name ?? settings.slot)) LOGICAL "
@@ -214,91 +175,46 @@ final class PostgresReplication: @unchecked Sendable {
                 + "\(PostgresConnection.literal(settings.publication)))")
         connected()
         while !isStopped {
-            // Every row of the snapshot is written: the slot is made for good where the temporary
-            // one is, and read from there (a run killed before this takes the snapshot again).
-            if let snapshot = snapshotSlot, confirmations.isDone(snapshot.rows) {
-                try snapshot.reader.query(
-                    "SELECT pg_copy_logical_replication_slot($1, $2, false)", [snapshot.name, settings.slot])
-                snapshotSlot = nil
-                return true
-            }
+            if try madeSlotFromSnapshot() { return true }
             // The pipeline is far behind: wait for it, still answering the server.
-            let full = condition.withLock {
-                if waiting >= settings.window, !stopped { _ = condition.wait(until: Date(timeIntervalSinceNow: 0.1)) }
-                return waiting >= settings.window
-            }
-            if full {
-                try sendStatus()
+            if isFullAfterAWhile() {
+                try stream.sendStatus()
                 continue
             }
             // What has been read goes to the pipeline as soon as nothing more is at hand.
             var next = try connection.readCopyData(timeoutMilliseconds: 0)
             if next == nil {
-                flush()
+                stream.flush()
                 next = try connection.readCopyData(timeoutMilliseconds: 100)
             }
             guard let bytes = next else {
-                if scheduler.now - lastStatus >= .seconds(1) { try sendStatus() }
+                if scheduler.now - stream.lastStatus >= .seconds(1) { try stream.sendStatus() }
                 continue
             }
-            switch try ReplicationMessage(bytes) {
-            case .keepAlive(let end, _, let replyRequested):
-                serverEnd = max(serverEnd, end)
-                flush()
-                confirmations.idle(at: end)
-                try sendStatus(force: replyRequested)
-            case .logData(let start, let end, _, let payload):
-                serverEnd = max(serverEnd, end)
-                let message = try decoder.decode(payload)
-                switch message {
-                case .begin(let commit, let time, _):
-                    commitTime = time
-                    commitPosition = commit
-                    if commit < readUpTo {
-                        transaction = nil  // read whole before the connection was lost
-                        skipping = Int.max
-                    } else if let current, current.commit == commit {
-                        transaction = current.transaction  // cut by the lost connection
-                        skipping = current.emitted
-                    } else {
-                        transaction = confirmations.begin()
-                        skipping = 0
-                        current = (commit, transaction!, 0)
-                    }
-                case .commit(_, let end, _):
-                    if let transaction { confirmations.commit(transaction, end: end) }
-                    if transaction != nil { readUpTo = end }
-                    transaction = nil
-                    current = nil
-                    if batch.count >= 500 { flush() }
-                    if scheduler.now - lastStatus >= .seconds(1) { try sendStatus() }
-                case .insert, .update, .delete, .truncate:
-                    if skipping > 0 {
-                        skipping -= 1
-                        continue
-                    }
-                    guard let transaction else { throw PostgresError("a change outside a transaction") }
-                    current?.emitted += 1
-                    // A checkpoint the run resumed from holds it: its effect is there already.
-                    if let coverage, coverage.contains(commit: commitPosition, change: start) { continue }
-                    // One origin for the message: a truncation's tables get ids :2, :3…
-                    let origin = PostgresChange(
-                        slot: settings.slot, position: start, commit: commitPosition, transaction: transaction,
-                        confirmations: confirmations, coverage: coverage)
-                    for element in PostgresChange.elements(
-                        message, position: start, commitTime: commitTime, numerics: settings.numerics)
-                    {
-                        batch.append((element, origin))
-                    }
-                    if batch.count >= 500 { flush() }
-                case .relation, .other:
-                    break
-                }
-            }
+            try stream.take(ReplicationMessage(bytes))
         }
-        flush()
-        try? sendStatus(force: true)
+        stream.flush()
+        try? stream.sendStatus(force: true)
         return false
+    }
+
+    /// Once every row of the snapshot is written: the slot is made for good where the temporary
+    /// one is (true: it is read from there). A run killed before this takes the snapshot again.
+    private func madeSlotFromSnapshot() throws(PostgresError) -> Bool {
+        guard let snapshot = snapshotSlot, confirmations.isDone(snapshot.rows) else { return false }
+        try snapshot.reader.query(
+            "SELECT pg_copy_logical_replication_slot($1, $2, false)", [snapshot.name, settings.slot])
+        snapshotSlot = nil
+        return true
+    }
+
+    /// Whether a window's worth of changes still waits for the pipeline, after waiting up to
+    /// 0.1 s for it to take some.
+    private func isFullAfterAWhile() -> Bool {
+        condition.withLock {
+            if waiting >= settings.window, !stopped { _ = condition.wait(until: Date(timeIntervalSinceNow: 0.1)) }
+            return waiting >= settings.window
+        }
     }
 
     /// Reads every row of the publication's tables as the exported snapshot shows them, each an
@@ -405,5 +321,140 @@ final class PostgresReplication: @unchecked Sendable {
                 "CREATE_REPLICATION_SLOT \(PostgresConnection.quote(settings.slot)) LOGICAL pgoutput NOEXPORT_SNAPSHOT")
         }
         return nil
+    }
+}
+
+extension PostgresReplication {
+    /// One connection's reading of the slot: the transaction being read, the changes read and not
+    /// yet handed to the pipeline (`batch`), and what was last told the server.
+    fileprivate final class Stream {
+        private unowned let owner: PostgresReplication
+        private let connection: PostgresConnection
+        private let scheduler: any ConcurrentDeliveryScheduler
+        private var decoder = PgOutputDecoder()
+        private var transaction: PostgresConfirmations.Transaction?
+        /// Changes of a transaction cut by a lost connection, emitted before it was lost.
+        private var skipping = 0
+        private var commitTime: Int64 = 0
+        private var commitPosition = LogSequenceNumber.zero
+        /// Changes read, not yet handed to the pipeline's thread.
+        var batch: [(Value, PostgresChange)] = []
+        /// When the server was last told how far the slot may be confirmed, and what.
+        private(set) var lastStatus: RxTime
+        private var sentPosition = LogSequenceNumber.zero
+
+        init(_ owner: PostgresReplication, connection: PostgresConnection, scheduler: any ConcurrentDeliveryScheduler) {
+            self.owner = owner
+            self.connection = connection
+            self.scheduler = scheduler
+            lastStatus = scheduler.now
+        }
+
+        /// Tells the server how far the slot may be confirmed: when that moved, when asked
+        /// (`force`), and at least every 10 s.
+        func sendStatus(force: Bool = false) throws(PostgresError) {
+            let position = owner.confirmations.confirmed
+            // How much of the server's log the slot keeps: what a stopped reader lets grow.
+            let end = owner.serverEnd.value
+            owner.meter?.gauge("postgres_slot_lag_bytes", Int(end &- min(position.value, end)))
+            guard force || position != sentPosition || scheduler.now - lastStatus >= .seconds(10) else { return }
+            try connection.writeCopyData(
+                ReplicationMessage.standbyStatus(written: position, flushed: position, applied: position, clock: 0))
+            owner.confirmations.told = position
+            sentPosition = position
+            lastStatus = scheduler.now
+        }
+
+        /// Waits while the pipeline has a window's worth of changes to emit.
+        func waitForRoom() {
+            let owner = owner
+            owner.condition.withLock {
+                while owner.waiting >= owner.settings.window, !owner.stopped {
+                    _ = owner.condition.wait(until: Date(timeIntervalSinceNow: 0.1))
+                }
+            }
+        }
+
+        /// Hands the changes read to the pipeline's thread.
+        func flush() {
+            guard !batch.isEmpty else { return }
+            let changes = SchedulerBound(batch)
+            let owner = owner
+            owner.condition.withLock { owner.waiting += batch.count }
+            batch = []
+            scheduler.enqueue {
+                owner.target?.emit(changes.value)
+                owner.condition.withLock {
+                    owner.waiting -= changes.value.count
+                    owner.condition.broadcast()
+                }
+            }
+        }
+
+        /// Takes one message of the replication stream: a keep-alive, or a change of the log.
+        func take(_ message: ReplicationMessage) throws(PostgresError) {
+            switch message {
+            case .keepAlive(let end, _, let replyRequested):
+                owner.serverEnd = max(owner.serverEnd, end)
+                flush()
+                owner.confirmations.idle(at: end)
+                try sendStatus(force: replyRequested)
+            case .logData(let start, let end, _, let payload):
+                owner.serverEnd = max(owner.serverEnd, end)
+                try take(decoder.decode(payload), at: start)
+            }
+        }
+
+        /// Takes one decoded change at `start` in the log: a transaction begins or commits, or a
+        /// row changed (an element for the pipeline, unless it was emitted before).
+        private func take(_ message: PgOutputDecoder.Message, at start: LogSequenceNumber) throws(PostgresError) {
+            switch message {
+            case .begin(let commit, let time, _):
+                commitTime = time
+                commitPosition = commit
+                if commit < owner.readUpTo {
+                    transaction = nil  // read whole before the connection was lost
+                    skipping = Int.max
+                } else if let current = owner.current, current.commit == commit {
+                    transaction = current.transaction  // cut by the lost connection
+                    skipping = current.emitted
+                } else {
+                    let begun = owner.confirmations.begin()
+                    transaction = begun
+                    skipping = 0
+                    owner.current = (commit, begun, 0)
+                }
+            case .commit(_, let end, _):
+                if let transaction {
+                    owner.confirmations.commit(transaction, end: end)
+                    owner.readUpTo = end
+                }
+                transaction = nil
+                owner.current = nil
+                if batch.count >= 500 { flush() }
+                if scheduler.now - lastStatus >= .seconds(1) { try sendStatus() }
+            case .insert, .update, .delete, .truncate:
+                if skipping > 0 {
+                    skipping -= 1
+                    return
+                }
+                guard let transaction else { throw PostgresError("a change outside a transaction") }
+                owner.current?.emitted += 1
+                // A checkpoint the run resumed from holds it: its effect is there already.
+                if let coverage = owner.coverage, coverage.contains(commit: commitPosition, change: start) { return }
+                // One origin for the message: a truncation's tables get ids :2, :3…
+                let origin = PostgresChange(
+                    slot: owner.settings.slot, position: start, commit: commitPosition, transaction: transaction,
+                    confirmations: owner.confirmations, coverage: owner.coverage)
+                for element in PostgresChange.elements(
+                    message, position: start, commitTime: commitTime, numerics: owner.settings.numerics)
+                {
+                    batch.append((element, origin))
+                }
+                if batch.count >= 500 { flush() }
+            case .relation, .other:
+                break
+            }
+        }
     }
 }

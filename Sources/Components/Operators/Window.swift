@@ -90,90 +90,123 @@ extension BuiltinComponents {
             let state = context.operatorState()
             return { [weak state] source in
                 Observable { observer, lifetime in
-                    // On event time windows are aligned to the epoch, not to where reading started.
-                    let windows = Windows(shape: shape, origin: scheduler is EventTimeScheduler ? .zero : scheduler.now)
-                    let timer = SerialDisposable()
-                    lifetime.add(timer)
-                    let chains = chain.map { MergedChains(chain: $0, observer: observer, lifetime: lifetime) }
-                    func emit(_ closed: [Windows.Window]) {
-                        if let lateness { windows.keep(closed, now: scheduler.now, for: lateness.1) }
-                        emitLists(closed)
-                    }
-                    func emitLists(_ closed: [Windows.Window]) {
-                        for window in closed where !window.items.isEmpty {
-                            // A window goes out on behalf of every message it holds.
-                            let origin = Origin.joining(window.origins)
-                            if let chains {
-                                chains.run(window.items, origin: origin)
-                            } else {
-                                Origin.with(origin) { observer.on(.next(.array(window.items))) }
-                            }
-                        }
-                    }
-                    // The timer is set for the earliest window end, and set again only when that changes.
-                    var armedFor: RxTime?
-                    func arm() {
-                        guard let due = windows.nextEnd, due != armedFor else { return }
-                        armedFor = due
-                        // The timer works for no message of its own: the windows carry their elements'.
-                        timer.disposable = Origin.with(nil) {
-                            scheduler.schedule(after: max(.zero, due - scheduler.now)) {
-                                if lifetime.isDisposed { return }
-                                armedFor = nil
-                                emit(windows.close(upTo: scheduler.now))
-                                arm()
-                            }
-                        }
-                    }
-                    if let state {
-                        if let restored = state.takeRestored() {
-                            let rerun = windows.restore(restored, now: scheduler.now)
-                            // Windows whose ops were running at the checkpoint run again.
-                            for items in rerun { chains?.run(items, origin: nil) }
-                            arm()
-                        }
-                        state.keep(
-                            {
-                                windows.saved(
-                                    now: scheduler.now,
-                                    running: chains.map { Array($0.inputs.values.map(\.items)) } ?? [])
-                            },
-                            origins: {
-                                windows.open.flatMap(\.origins) + (chains?.inputs.values.compactMap(\.origin) ?? [])
-                            }, until: lifetime)
-                    }
-                    readEach(
-                        source, while: lifetime, in: lifetime.makeChild(),
-                        element: { element in
-                            if let (domain, allowed) = lateness, let late = domain.lateTime {
-                                // Behind the watermark, within allowedLateness: the windows of its time.
-                                emitLists(
-                                    windows.addLate(
-                                        element, at: .milliseconds(late), now: scheduler.now, allowing: allowed,
-                                        origin: Origin.current))
-                            } else {
-                                emit(windows.add(element, at: scheduler.now, origin: Origin.current))
-                            }
-                            arm()
-                        },
-                        failed: {
-                            observer.on(.error($0))
-                            lifetime.dispose()
-                        },
-                        completed: {
-                            emit(windows.closeAll())
-                            if let chains {
-                                chains.completeWhenDone()
-                            } else {
-                                observer.on(.completed)
-                                lifetime.dispose()
-                            }
-                        })
+                    WindowSink(
+                        shape: shape, scheduler: scheduler, lateness: lateness, chain: chain, observer: observer,
+                        lifetime: lifetime
+                    ).run(source, state: state)
                 }
             }
         }
     ).keepingState(of: [Key.every, Key.count, Key.slide, Key.sessionGap]).runningOnAnyThread().declaring { traits in
         traits.innerRun = "each window"
+    }
+}
+
+/// One subscription of `window`: its windows, the timer set for the earliest one's end, and the
+/// inner chains its windows run through (`ops`), merged into its output.
+private final class WindowSink {
+    private let scheduler: any SchedulerType
+    private let lateness: (domain: EventTimeDomain, allowed: RxTimeInterval)?
+    private let observer: AnyObserver<Value>
+    private let lifetime: Lifetime
+    private let windows: Windows
+    private let timer = SerialDisposable()
+    private let chains: MergedChains?
+    /// The window end the timer is set for: set again only when that changes.
+    private var armedFor: RxTime?
+
+    init(
+        shape: WindowShape, scheduler: any SchedulerType, lateness: (EventTimeDomain, RxTimeInterval)?,
+        chain: PipelineOperator?, observer: AnyObserver<Value>, lifetime: Lifetime
+    ) {
+        self.scheduler = scheduler
+        self.lateness = lateness
+        self.observer = observer
+        self.lifetime = lifetime
+        // On event time windows are aligned to the epoch, not to where reading started.
+        windows = Windows(shape: shape, origin: scheduler is EventTimeScheduler ? .zero : scheduler.now)
+        chains = chain.map { MergedChains(chain: $0, observer: observer, lifetime: lifetime) }
+        lifetime.add(timer)
+    }
+
+    /// Restores and keeps the windows in `state` (when the run keeps it), then reads `source`.
+    func run(_ source: Observable<Value>, state: OperatorState<Value>?) {
+        if let state { keep(in: state) }
+        readEach(
+            source, while: lifetime, in: lifetime.makeChild(),
+            element: { [self] element in
+                if let (domain, allowed) = lateness, let late = domain.lateTime {
+                    // Behind the watermark, within allowedLateness: the windows of its time.
+                    emitLists(
+                        windows.addLate(
+                            element, at: .milliseconds(late), now: scheduler.now, allowing: allowed,
+                            origin: Origin.current))
+                } else {
+                    emit(windows.add(element, at: scheduler.now, origin: Origin.current))
+                }
+                arm()
+            },
+            failed: { [self] in
+                observer.on(.error($0))
+                lifetime.dispose()
+            },
+            completed: { [self] in
+                emit(windows.closeAll())
+                if let chains {
+                    chains.completeWhenDone()
+                } else {
+                    observer.on(.completed)
+                    lifetime.dispose()
+                }
+            })
+    }
+
+    private func keep(in state: OperatorState<Value>) {
+        if let restored = state.takeRestored() {
+            let rerun = windows.restore(restored, now: scheduler.now)
+            // Windows whose ops were running at the checkpoint run again.
+            for items in rerun { chains?.run(items, origin: nil) }
+            arm()
+        }
+        state.keep(
+            { [windows, chains, scheduler] in
+                windows.saved(now: scheduler.now, running: chains.map { Array($0.inputs.values.map(\.items)) } ?? [])
+            },
+            origins: { [windows, chains] in
+                windows.open.flatMap(\.origins) + (chains?.inputs.values.compactMap(\.origin) ?? [])
+            }, until: lifetime)
+    }
+
+    private func emit(_ closed: [Windows.Window]) {
+        if let lateness { windows.keep(closed, now: scheduler.now, for: lateness.allowed) }
+        emitLists(closed)
+    }
+
+    private func emitLists(_ closed: [Windows.Window]) {
+        for window in closed where !window.items.isEmpty {
+            // A window goes out on behalf of every message it holds.
+            let origin = Origin.joining(window.origins)
+            if let chains {
+                chains.run(window.items, origin: origin)
+            } else {
+                Origin.with(origin) { observer.on(.next(.array(window.items))) }
+            }
+        }
+    }
+
+    /// Sets the timer for the earliest window's end, unless it is set for it already.
+    private func arm() {
+        guard let due = windows.nextEnd, due != armedFor else { return }
+        armedFor = due
+        // The timer works for no message of its own: the windows carry their elements'.
+        timer.disposable = Origin.with(nil) {
+            scheduler.schedule(after: max(.zero, due - scheduler.now)) { [self] in
+                if lifetime.isDisposed { return }
+                armedFor = nil
+                emit(windows.close(upTo: scheduler.now))
+                arm()
+            }
+        }
     }
 }
 

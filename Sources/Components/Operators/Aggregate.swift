@@ -168,169 +168,16 @@ extension BuiltinComponents {
                 offer.isTaken = true
                 return offer.domain
             }
+            let settings = AggregateSettings(
+                fields: fields, by: by, keyExpression: keyExpression, maxKeys: maxKeys, budget: budget, every: every,
+                everyMilliseconds: everyMilliseconds, time: time, lateness: lateness, asTheyCome: asTheyCome,
+                // Split over threads by partitionBy, which puts the results back in this order.
+                order: context.existing(PartitionOrder.self), context: context, scheduler: scheduler,
+                eventClock: eventClock)
             let state = context.operatorState()
-            // Split over threads by partitionBy, which puts the results back in this order.
-            let order = context.existing(PartitionOrder.self)
             return { [weak state] source in
                 Observable { observer, lifetime in
-                    let scope = context.makeScope()
-                    let window = AggregateWindow(
-                        fields: fields, now: scheduler.now, ordersByTime: asTheyCome != nil, sequenced: order != nil,
-                        budget: budget)
-                    let timer = SerialDisposable()
-                    lifetime.add(timer)
-                    /// Windows emitted that late elements may still update, while the watermark
-                    /// is less than `allowedLateness` past their end.
-                    func forgetExpired() {
-                        guard let allowed = lateness?.1, let every else { return }
-                        let now = scheduler.now.totalNanoseconds / 1_000_000
-                        let length = every.totalNanoseconds / 1_000_000
-                        // Window n ends at (n + 1)·length: kept while that plus the allowance is ahead.
-                        window.forgetEmitted(before: Self.windowNumber(now - allowed, every: length))
-                    }
-                    /// Emits the open window `number`.
-                    func flush(_ number: Int64) {
-                        guard let table = window.close(number) else { return }
-                        let start = every.map { ($0 * number).milliseconds } ?? 0
-                        // The window's objects go out on behalf of every message counted in it.
-                        let origin = Origin.joining(window.held.removeValue(forKey: number) ?? [])
-                        Origin.with(origin) {
-                            guard let order else {
-                                let outputs = table.rows(start: start, keyed: by != nil)
-                                if lateness != nil { window.keepEmitted(number, table) } else { window.recycle(table) }
-                                for output in outputs { observer.on(.next(output)) }
-                                return
-                            }
-                            // Each object with its place among every partition's: its window's end
-                            // on the clock, its key's earliest time and number in the stream.
-                            let end =
-                                everyMilliseconds.map { length in
-                                    (asTheyCome != nil ? 0 : window.clockStartMilliseconds) + length * (number + 1)
-                                } ?? .max
-                            let (outputs, places) = table.placedRows(start: start, keyed: by != nil, end: end)
-                            if lateness != nil { window.keepEmitted(number, table) } else { window.recycle(table) }
-                            for (output, place) in Swift.zip(outputs, places) {
-                                order.place = place
-                                observer.on(.next(output))
-                            }
-                        }
-                        forgetExpired()
-                    }
-                    /// A late element for a window already emitted: the window's row for its key
-                    /// again, updated.
-                    func update(_ element: Value, at late: Int64) throws -> Bool {
-                        guard let every else { return false }
-                        let length = every.totalNanoseconds / 1_000_000
-                        let index = Self.windowNumber(late, every: length)
-                        let now = scheduler.now.totalNanoseconds / 1_000_000
-                        guard index < Self.windowNumber(now, every: length), window.open[index] == nil else {
-                            return false
-                        }
-                        forgetExpired()
-                        let table = window.emitted[index] ?? window.makeTable()
-                        let key = try context.evaluate(keyExpression, element, in: scope)
-                        try table.add(
-                            element, keyedBy: keyExpression, scope: scope, context: context, maxKeys: maxKeys,
-                            time: late)
-                        window.keepEmitted(index, table)
-                        for case .object(var row) in table.rows(start: index * length, keyed: by != nil, only: key) {
-                            row["update"] = .bool(true)
-                            observer.on(.next(.object(row)))
-                        }
-                        return true
-                    }
-                    /// Arms the clock for the end of the earliest open window (on the pipeline's
-                    /// clock, not with `time`), then for the next.
-                    func armClock() {
-                        guard let every, time == nil, let first = window.earliest else { return }
-                        guard window.armedFor != first else { return }
-                        window.armedFor = first
-                        let end = window.clockStart + every * (first + 1)
-                        // The timer works for no message of its own: the window carries its elements'.
-                        timer.disposable = Origin.with(nil) {
-                            scheduler.schedule(after: Swift.max(.zero, end - scheduler.now)) {
-                                guard !lifetime.isDisposed else { return }
-                                window.armedFor = nil
-                                flush(first)
-                                armClock()
-                            }
-                        }
-                    }
-                    if let state {
-                        if let restored = state.takeRestored() {
-                            window.restore(restored, now: scheduler.now)
-                            armClock()
-                        }
-                        state.keep(
-                            { window.saved(now: scheduler.now) }, origins: { window.held.values.flatMap { $0 } },
-                            until: lifetime)
-                    }
-                    source.subscribe(
-                        AnyObserver { event in
-                            if lifetime.isDisposed { return }
-                            switch event {
-                            case .next(let element):
-                                do {
-                                    let elementTime = asTheyCome.flatMap { $0.elementTime ?? $0.lateTime }
-                                    if let domain = lateness?.0, let late = domain.lateTime,
-                                        try update(element, at: late)
-                                    {
-                                        return
-                                    }
-                                    var index: Int64 = 0
-                                    if let every, let everyMilliseconds {
-                                        if let time {
-                                            guard let at = try context.evaluate(time, element, in: scope).doubleValue
-                                            else {
-                                                throw context.error(
-                                                    "aggregate: 'time' is not a number", element: element)
-                                            }
-                                            // Beyond ±2^53 ms a window number is no longer exact (nor, far
-                                            // enough, representable): an element error, not a trap.
-                                            guard at.magnitude < 9.007e15 else {
-                                                throw context.error(
-                                                    "aggregate: 'time' \(at) is out of range (milliseconds since the epoch)",
-                                                    element: element)
-                                            }
-                                            index = Int64((at / Double(everyMilliseconds)).rounded(.down))
-                                        } else if let elementTime {
-                                            index = Self.windowNumber(elementTime, every: everyMilliseconds)
-                                        } else if let eventClock {
-                                            // Whole milliseconds already: no Duration arithmetic per element.
-                                            index = Self.windowNumber(
-                                                eventClock.clock - window.clockStartMilliseconds,
-                                                every: everyMilliseconds)
-                                        } else {
-                                            let milliseconds = Double((scheduler.now - window.clockStart).milliseconds)
-                                            index = Int64((milliseconds / Double(every.milliseconds)).rounded(.down))
-                                        }
-                                    }
-                                    // One window open at a time, unless elements come as they come:
-                                    // a later one closes it, an earlier one counts in it.
-                                    if asTheyCome == nil, let current = window.earliest {
-                                        if index > current { flush(current) } else { index = current }
-                                    }
-                                    let table = window.table(index)
-                                    armClock()
-                                    try table.add(
-                                        element, keyedBy: keyExpression, scope: scope, context: context,
-                                        maxKeys: maxKeys, time: elementTime, sequence: order?.sequence ?? 0)
-                                    if let origin = Origin.current { window.held[index, default: []].append(origin) }
-                                } catch {
-                                    do { try context.elementFailed(error, element: element) } catch {
-                                        observer.on(.error(error))
-                                        lifetime.dispose()
-                                    }
-                                }
-                            case .error:
-                                observer.on(event)
-                                lifetime.dispose()
-                            case .completed:
-                                while let first = window.earliest { flush(first) }
-                                observer.on(.completed)
-                                lifetime.dispose()
-                            }
-                        }, in: lifetime.makeChild())
+                    AggregateSink(settings, observer: observer, lifetime: lifetime).run(source, state: state)
                 }
             }
         }
@@ -353,5 +200,214 @@ extension BuiltinComponents {
     static func windowNumber(_ milliseconds: Int64, every: Int64) -> Int64 {
         let quotient = milliseconds / every
         return milliseconds % every != 0 && (milliseconds < 0) != (every < 0) ? quotient - 1 : quotient
+    }
+}
+
+/// What every subscription of one `aggregate` shares: its parameters read, and what it runs with.
+private struct AggregateSettings {
+    let fields: [AggregateField]
+    let by: Expression?
+    /// `by`, or null for one row a window (read in place per element).
+    let keyExpression: Expression
+    let maxKeys: Int
+    let budget: AggregateBudget
+    let every: RxTimeInterval?
+    let everyMilliseconds: Int64?
+    let time: Expression?
+    /// Where late elements come from, and how long after its end a window takes them (ms).
+    let lateness: (domain: EventTimeDomain, allowed: Int64)?
+    /// Right behind eventTime, the domain whose elements come as they come.
+    let asTheyCome: EventTimeDomain?
+    let order: PartitionOrder?
+    let context: ComponentContext
+    let scheduler: any SchedulerType
+    let eventClock: EventTimeScheduler?
+}
+
+/// One subscription of `aggregate`: its open windows (one, or every one not closed by the
+/// watermark when elements come as they come), the timer for the earliest one's end, and the
+/// windows late elements may still update.
+private final class AggregateSink {
+    private let settings: AggregateSettings
+    private let observer: AnyObserver<Value>
+    private let lifetime: Lifetime
+    private let scope: EvaluationScope
+    private let window: AggregateWindow
+    private let timer = SerialDisposable()
+
+    init(_ settings: AggregateSettings, observer: AnyObserver<Value>, lifetime: Lifetime) {
+        self.settings = settings
+        self.observer = observer
+        self.lifetime = lifetime
+        scope = settings.context.makeScope()
+        window = AggregateWindow(
+            fields: settings.fields, now: settings.scheduler.now, ordersByTime: settings.asTheyCome != nil,
+            sequenced: settings.order != nil, budget: settings.budget)
+        lifetime.add(timer)
+    }
+
+    /// Restores and keeps the open window in `state` (when the run keeps it), then reads `source`.
+    func run(_ source: Observable<Value>, state: OperatorState<Value>?) {
+        if let state {
+            if let restored = state.takeRestored() {
+                window.restore(restored, now: settings.scheduler.now)
+                armClock()
+            }
+            state.keep(
+                { [window, scheduler = settings.scheduler] in window.saved(now: scheduler.now) },
+                origins: { [window] in window.held.values.flatMap { $0 } }, until: lifetime)
+        }
+        source.subscribe(
+            AnyObserver { [self] event in
+                if lifetime.isDisposed { return }
+                switch event {
+                case .next(let element):
+                    do {
+                        try add(element)
+                    } catch {
+                        do { try settings.context.elementFailed(error, element: element) } catch {
+                            observer.on(.error(error))
+                            lifetime.dispose()
+                        }
+                    }
+                case .error:
+                    observer.on(event)
+                    lifetime.dispose()
+                case .completed:
+                    while let first = window.earliest { flush(first) }
+                    observer.on(.completed)
+                    lifetime.dispose()
+                }
+            }, in: lifetime.makeChild())
+    }
+
+    /// Counts `element` in its window (a late one updates an emitted window instead).
+    private func add(_ element: Value) throws {
+        let elementTime = settings.asTheyCome.flatMap { $0.elementTime ?? $0.lateTime }
+        if let domain = settings.lateness?.domain, let late = domain.lateTime, try update(element, at: late) {
+            return
+        }
+        var index = try windowNumber(of: element, elementTime: elementTime)
+        // One window open at a time, unless elements come as they come: a later one closes it, an
+        // earlier one counts in it.
+        if settings.asTheyCome == nil, let current = window.earliest {
+            if index > current { flush(current) } else { index = current }
+        }
+        let table = window.table(index)
+        armClock()
+        try table.add(
+            element, keyedBy: settings.keyExpression, scope: scope, context: settings.context,
+            maxKeys: settings.maxKeys, time: elementTime, sequence: settings.order?.sequence ?? 0)
+        if let origin = Origin.current { window.held[index, default: []].append(origin) }
+    }
+
+    /// The number of the window `element` counts in: by its `time`, its own event time, the
+    /// event clock, or the run's clock; 0 without `every`.
+    private func windowNumber(of element: Value, elementTime: Int64?) throws -> Int64 {
+        guard let every = settings.every, let everyMilliseconds = settings.everyMilliseconds else { return 0 }
+        if let time = settings.time {
+            let context = settings.context
+            guard let at = try context.evaluate(time, element, in: scope).doubleValue else {
+                throw context.error("aggregate: 'time' is not a number", element: element)
+            }
+            // Beyond ±2^53 ms a window number is no longer exact (nor, far enough, representable):
+            // an element error, not a trap.
+            guard at.magnitude < 9.007e15 else {
+                throw context.error(
+                    "aggregate: 'time' \(at) is out of range (milliseconds since the epoch)", element: element)
+            }
+            return Int64((at / Double(everyMilliseconds)).rounded(.down))
+        } else if let elementTime {
+            return BuiltinComponents.windowNumber(elementTime, every: everyMilliseconds)
+        } else if let eventClock = settings.eventClock {
+            // Whole milliseconds already: no Duration arithmetic per element.
+            return BuiltinComponents.windowNumber(
+                eventClock.clock - window.clockStartMilliseconds, every: everyMilliseconds)
+        }
+        let milliseconds = Double((settings.scheduler.now - window.clockStart).milliseconds)
+        return Int64((milliseconds / Double(every.milliseconds)).rounded(.down))
+    }
+
+    /// Forgets the windows emitted that late elements may no longer update: those whose end is
+    /// more than `allowedLateness` behind the watermark.
+    private func forgetExpired() {
+        guard let allowed = settings.lateness?.allowed, let every = settings.every else { return }
+        let now = settings.scheduler.now.totalNanoseconds / 1_000_000
+        let length = every.totalNanoseconds / 1_000_000
+        // Window n ends at (n + 1)·length: kept while that plus the allowance is ahead.
+        window.forgetEmitted(before: BuiltinComponents.windowNumber(now - allowed, every: length))
+    }
+
+    /// Emits the open window `number`.
+    private func flush(_ number: Int64) {
+        guard let table = window.close(number) else { return }
+        let start = settings.every.map { ($0 * number).milliseconds } ?? 0
+        let keyed = settings.by != nil
+        let keepsEmitted = settings.lateness != nil
+        // The window's objects go out on behalf of every message counted in it.
+        let origin = Origin.joining(window.held.removeValue(forKey: number) ?? [])
+        Origin.with(origin) {
+            guard let order = settings.order else {
+                let outputs = table.rows(start: start, keyed: keyed)
+                if keepsEmitted { window.keepEmitted(number, table) } else { window.recycle(table) }
+                for output in outputs { observer.on(.next(output)) }
+                return
+            }
+            // Each object with its place among every partition's: its window's end on the clock,
+            // its key's earliest time and number in the stream.
+            let end =
+                settings.everyMilliseconds.map { length in
+                    (settings.asTheyCome != nil ? 0 : window.clockStartMilliseconds) + length * (number + 1)
+                } ?? .max
+            let (outputs, places) = table.placedRows(start: start, keyed: keyed, end: end)
+            if keepsEmitted { window.keepEmitted(number, table) } else { window.recycle(table) }
+            for (output, place) in Swift.zip(outputs, places) {
+                order.place = place
+                observer.on(.next(output))
+            }
+        }
+        forgetExpired()
+    }
+
+    /// A late element for a window already emitted: the window's row for its key again, updated.
+    private func update(_ element: Value, at late: Int64) throws -> Bool {
+        guard let every = settings.every else { return false }
+        let length = every.totalNanoseconds / 1_000_000
+        let index = BuiltinComponents.windowNumber(late, every: length)
+        let now = settings.scheduler.now.totalNanoseconds / 1_000_000
+        guard index < BuiltinComponents.windowNumber(now, every: length), window.open[index] == nil else {
+            return false
+        }
+        forgetExpired()
+        let table = window.emitted[index] ?? window.makeTable()
+        let key = try settings.context.evaluate(settings.keyExpression, element, in: scope)
+        try table.add(
+            element, keyedBy: settings.keyExpression, scope: scope, context: settings.context,
+            maxKeys: settings.maxKeys, time: late)
+        window.keepEmitted(index, table)
+        for case .object(var row) in table.rows(start: index * length, keyed: settings.by != nil, only: key) {
+            row["update"] = .bool(true)
+            observer.on(.next(.object(row)))
+        }
+        return true
+    }
+
+    /// Arms the clock for the end of the earliest open window (on the pipeline's clock, not with
+    /// `time`), then for the next.
+    private func armClock() {
+        guard let every = settings.every, settings.time == nil, let first = window.earliest else { return }
+        guard window.armedFor != first else { return }
+        window.armedFor = first
+        let end = window.clockStart + every * (first + 1)
+        let scheduler = settings.scheduler
+        // The timer works for no message of its own: the window carries its elements'.
+        timer.disposable = Origin.with(nil) {
+            scheduler.schedule(after: Swift.max(.zero, end - scheduler.now)) { [self] in
+                guard !lifetime.isDisposed else { return }
+                window.armedFor = nil
+                flush(first)
+                armClock()
+            }
+        }
     }
 }

@@ -112,7 +112,7 @@ extension BuiltinComponents {
             BuiltinComponents.validateNATSConsumer(values, validation)
         },
         checkpointing: .keepsState(
-            "with stream, which messages each checkpoint holds (the consumer's acknowledgement floor and the stream sequences above it): a message done is acknowledged once a checkpoint holds its effect, and one delivered again that a checkpoint holds is acknowledged without being processed twice"
+            "with stream, which messages each checkpoint holds (the consumer's acknowledgement floor and the stream sequences above it): a message done is acknowledged once a checkpoint holds its effect (the last one of a run a signal stopped included: what it holds is acknowledged, what was not read yet goes back), and one delivered again that a checkpoint holds is acknowledged without being processed twice"
         ),
         delivery: Delivery(
             .atLeastOnce,

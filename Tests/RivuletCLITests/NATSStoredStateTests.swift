@@ -128,6 +128,31 @@ final class NATSStoredStateTests: OneNATSServerTestCase {
             ids("read.jsonl").sorted(), Array(20..<30), "after a reset the consumer goes on where the server has it")
     }
 
+    /// A SIGTERM under --state takes a last checkpoint and acknowledges what it holds: with no
+    /// periodic checkpoint before it (an hour apart), the server has nothing left unacknowledged.
+    /// (Those messages were sent back once, so the server's state after a stop hung on timing.)
+    func testAStoppedRunAcknowledgesWhatItsLastCheckpointHolds() throws {
+        try """
+        name: stopped
+        source: { nats: { url: "\(natsURL)", stream: EVENTS, subject: "events.>", durable: stopped, create: true } }
+        sink: { file: \(path("stopped.jsonl")) }
+        """.write(toFile: path("stopped.yaml"), atomically: true, encoding: .utf8)
+        let runner = try startRivulet(
+            ["run", path("stopped.yaml"), "--state", path("stopped.db"), "--checkpoint-interval", "1h"],
+            output: .null, error: .pipe)
+        Thread.sleep(forTimeInterval: 2)  // the stream and the consumer
+        try publish(0..<5)
+        waitForLines("stopped.jsonl", atLeast: 5)
+        let (status, errors) = stop(runner)
+        XCTAssertEqual(status, 143, errors)
+        let listed = try runRivulet(["nats", "list", "--nats", natsURL])
+        XCTAssertEqual(listed.status, 0, listed.stderr)
+        let row = listed.stdout.split(separator: "\n").first { $0.hasPrefix("stopped ") }
+        XCTAssertEqual(
+            row?.split(separator: " ").map(String.init), ["stopped", "EVENTS", "0", "0"],
+            "no message pending or unacknowledged:\n\(listed.stdout)")
+    }
+
     func testAPartitionStateLargerThanTheServerTakesFailsTheRunAndLosesNothing() throws {
         // A partition's entry too large to store: it was dropped while its messages were
         // acknowledged (a count of 4 where 5 came). Here a dedupe's state outgrows 8 KB.

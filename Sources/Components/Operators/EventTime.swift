@@ -126,175 +126,13 @@ extension BuiltinComponents {
             let offer = EventTimeDomain.Offer(domain: domain)
             context.handOn = offer
             let state = context.operatorState()
+            let settings = EventTimeSettings(
+                time: time, maxDelay: maxDelay, idle: idle, late: late, maxAhead: maxAhead, domain: domain,
+                partitionWatermarks: partitionWatermarks, offer: offer)
             return { [weak state] source in
                 Observable { observer, lifetime in
-                    let scope = context.makeScope()
-                    func makeInput() -> EventTimeDomain.Input {
-                        let input = EventTimeDomain.Input(maxDelay: maxDelay) { observer.on(.next($0)) }
-                        input.asTheyCome = offer.isTaken
-                        return input
-                    }
-                    let base = makeInput()
-                    // No weak reference to the input: one would move every retain of it (one per
-                    // waiting element) onto the runtime's slow path.
-                    base.ended = {
-                        guard !lifetime.isDisposed else { return }
-                        observer.on(.completed)
-                        lifetime.dispose()
-                    }
-                    domain.add(base)
-                    let idleTimers = IdleTimers(domain: domain, wall: wall, idle: idle, lifetime: lifetime)
-                    // A group's partitions: their watermarks published for the runner's lease
-                    // entry every second, from the first partition seen (nothing else needs it).
-                    let published = SerialDisposable()
-                    lifetime.add(published)
-                    weak var inputsMade: EventTimeInputs?
-                    func madeLaneInput(_ input: EventTimeDomain.Input) {
-                        idleTimers.arm(input)
-                        guard published.disposable == nil else { return }
-                        published.disposable = Origin.with(nil) {
-                            wall.schedulePeriodic(startAfter: .zero, period: .seconds(1)) {
-                                partitionWatermarks.publish(
-                                    (inputsMade?.all ?? []).compactMap { input in
-                                        input.lane.map { ($0, input.watermark) }
-                                    })
-                            }
-                        }
-                    }
-                    let inputs = EventTimeInputs(
-                        domain: domain, base: base, makeInput: makeInput, madeLaneInput: madeLaneInput,
-                        laneInputLeft: idleTimers.forget,
-                        seenLanesOnly: context.existing(SeenLanesOnly.self) != nil)
-                    inputsMade = inputs
-                    lifetime.onDispose {
-                        inputs.remove()
-                        domain.remove(base)
-                    }
-                    // With maxAhead: each input's guard against one element far ahead of the others.
-                    var guards: [ObjectIdentifier: AheadGuard] = [:]
-                    var saidAhead = false
-                    /// An element behind the watermark, or refused as ahead: dropped and counted, or
-                    /// sent to the side stream, as `late` says.
-                    func notTaken(_ element: Value, at: Int64, ahead: Int64? = nil) {
-                        let shown = { (time: Int64) in ExpressionEnvironment.rfc3339(epochMilliseconds: Int(time)) }
-                        if let ahead {
-                            context.meter?.count("elements_ahead_total")
-                            let message =
-                                "time \(shown(at)) more than maxAhead past the latest time taken, \(shown(ahead)), and the "
-                                + "next element did not follow it there"
-                            if !saidAhead {
-                                // Said as it happens (the summary counts them at the end).
-                                saidAhead = true
-                                context.log("eventTime refused an element: \(message)", level: .warning)
-                            }
-                            switch late {
-                            case .drop: context.dropped(reason: "far ahead of the others (maxAhead)", message: message)
-                            case .side: context.sideStreams["late"]?.onNext(element)
-                            }
-                            return
-                        }
-                        context.meter?.count("elements_late_total")
-                        switch late {
-                        case .drop:
-                            context.dropped(
-                                reason: "late, behind the watermark (late: drop)",
-                                message: "time \(shown(at)) behind the watermark \(shown(domain.clock.clock))")
-                        case .side: context.sideStreams["late"]?.onNext(element)
-                        }
-                    }
-                    /// Takes a candidate the next element confirmed, or the end let go on.
-                    func takeHeld(_ held: AheadGuard.Held, into input: EventTimeDomain.Input) {
-                        Origin.with(held.origin) {
-                            if !domain.take(held.element, at: held.time, from: input) {
-                                notTaken(held.element, at: held.time)
-                            }
-                        }
-                    }
-                    if let state {
-                        if let restored = state.takeRestored() {
-                            base.latest = restored["latest"]?.intValue.map(Int64.init)
-                            for entry in restored["waiting"]?.arrayValue ?? [] {
-                                guard let at = entry["time"]?.intValue, let element = entry["element"] else { continue }
-                                _ = Origin.with(nil) { domain.take(element, at: Int64(at), from: base) }
-                            }
-                        }
-                        state.keep(
-                            {
-                                BuiltinComponents.eventTimeState(
-                                    domain: domain, inputs: inputs, held: guards.values.compactMap(\.candidate))
-                            },
-                            origins: {
-                                inputs.all.flatMap { domain.waitingElements(of: $0) }.compactMap(\.origin)
-                                    + guards.values.compactMap { $0.candidate?.origin }
-                            },
-                            until: lifetime)
-                    }
-                    idleTimers.arm(base)
-                    if let meter = context.meter {
-                        EventTimeGauges(
-                            meter: meter, domain: domain, inputs: inputs,
-                            ownWatermark: context.existing(SeenLanesOnly.self) == nil,
-                            wallEpoch: context.environment.epoch, wall: wall
-                        ).start(until: lifetime)
-                    }
-                    // Read at once: a partition's lane or an inner stream is hot, and what it
-                    // delivers before this subscribes would be lost. (Deferring the read until the
-                    // pipeline is subscribed, so that a file read while subscribed comes after
-                    // sample's ticks are armed, lost a takeover's first messages in a group: a
-                    // file is read at the next turn instead, `subscribedAtNextTurn`.)
-                    func read(in subscription: Lifetime) {
-                        readEach(
-                            source, while: lifetime, in: subscription, routing: context,
-                            element: { element in
-                                // The time of an element the domain did not take (late), else nil.
-                                let lateAt = try inputs.withInput { input -> Int64? in
-                                    idleTimers.arm(input)
-                                    // Most times are plain integers in the line: read in place, no scope or Value.
-                                    let at =
-                                        try time.fieldInteger(of: element).map(Int64.init)
-                                        ?? BuiltinComponents.eventTimeMilliseconds(
-                                            context.evaluate(time, element, in: scope), element: element,
-                                            context: context)
-                                    if let maxAhead {
-                                        let key = ObjectIdentifier(input)
-                                        let guardian =
-                                            guards[key]
-                                            ?? {
-                                                let made = AheadGuard(maxAhead: maxAhead, latest: input.latest)
-                                                guards[key] = made
-                                                return made
-                                            }()
-                                        let (before, takeNow) = guardian.consider(
-                                            element, at: at, origin: Origin.current)
-                                        switch before {
-                                        case .confirmed(let held)?: takeHeld(held, into: input)
-                                        case .refused(let held)?:
-                                            Origin.with(held.origin) {
-                                                notTaken(held.element, at: held.time, ahead: input.latest ?? at)
-                                            }
-                                        case nil: break
-                                        }
-                                        if !takeNow { return nil }
-                                    }
-                                    return domain.take(element, at: at, from: input) ? nil : at
-                                }
-                                if let at = lateAt { notTaken(element, at: at) }
-                            },
-                            failed: {
-                                observer.on(.error($0))
-                                lifetime.dispose()
-                            },
-                            completed: {
-                                idleTimers.stop()
-                                // Nothing came to refuse a candidate: it goes on.
-                                for input in inputs.all {
-                                    if let held = guards[ObjectIdentifier(input)]?.end() { takeHeld(held, into: input) }
-                                }
-                                inputs.endLanes()
-                                domain.end(base)
-                            })
-                    }
-                    read(in: lifetime.makeChild())
+                    EventTimeSink(settings: settings, context: context, observer: observer, lifetime: lifetime)
+                        .run(source, state: state)
                 }
             }
         }
@@ -344,6 +182,217 @@ extension BuiltinComponents {
         throw context.error(
             "eventTime: 'time' gave \(value.typeName) \(value), not a time (milliseconds since the epoch, or RFC 3339 "
                 + "text; parseTime() reads other forms)", element: element)
+    }
+}
+
+/// What every subscription of one `eventTime` shares: its parameters and the clock's domain.
+private struct EventTimeSettings {
+    let time: Expression
+    /// In milliseconds, as the domain counts.
+    let maxDelay: Int64
+    let idle: RxTimeInterval?
+    let late: LateElements
+    let maxAhead: Int64?
+    let domain: EventTimeDomain
+    let partitionWatermarks: PartitionWatermarks
+    let offer: EventTimeDomain.Offer
+}
+
+/// One subscription of `eventTime`: its inputs in the clock's domain (its own, and one a lane of
+/// a group's partitions), their idle timers and `maxAhead` guards, and what becomes of an element
+/// the domain does not take.
+private final class EventTimeSink {
+    private let settings: EventTimeSettings
+    private let context: ComponentContext
+    private let observer: AnyObserver<Value>
+    private let lifetime: Lifetime
+    private let scope: EvaluationScope
+    private let base: EventTimeDomain.Input
+    private let inputs: EventTimeInputs
+    private let idleTimers: IdleTimers
+    /// With maxAhead: each input's guard against one element far ahead of the others.
+    private var guards: [ObjectIdentifier: AheadGuard] = [:]
+    private var saidAhead = false
+    private var domain: EventTimeDomain { settings.domain }
+
+    init(settings: EventTimeSettings, context: ComponentContext, observer: AnyObserver<Value>, lifetime: Lifetime) {
+        self.settings = settings
+        self.context = context
+        self.observer = observer
+        self.lifetime = lifetime
+        scope = context.makeScope()
+        let (domain, wall, maxDelay, offer) = (settings.domain, context.scheduler, settings.maxDelay, settings.offer)
+        func makeInput() -> EventTimeDomain.Input {
+            let input = EventTimeDomain.Input(maxDelay: maxDelay) { observer.on(.next($0)) }
+            input.asTheyCome = offer.isTaken
+            return input
+        }
+        base = makeInput()
+        // No weak reference to the input: one would move every retain of it (one per waiting
+        // element) onto the runtime's slow path.
+        base.ended = {
+            guard !lifetime.isDisposed else { return }
+            observer.on(.completed)
+            lifetime.dispose()
+        }
+        domain.add(base)
+        let idleTimers = IdleTimers(domain: domain, wall: wall, idle: settings.idle, lifetime: lifetime)
+        self.idleTimers = idleTimers
+        // A group's partitions: their watermarks published for the runner's lease entry every
+        // second, from the first partition seen (nothing else needs it).
+        let published = SerialDisposable()
+        lifetime.add(published)
+        weak var inputsMade: EventTimeInputs?
+        let partitionWatermarks = settings.partitionWatermarks
+        func madeLaneInput(_ input: EventTimeDomain.Input) {
+            idleTimers.arm(input)
+            guard published.disposable == nil else { return }
+            published.disposable = Origin.with(nil) {
+                wall.schedulePeriodic(startAfter: .zero, period: .seconds(1)) {
+                    partitionWatermarks.publish(
+                        (inputsMade?.all ?? []).compactMap { input in input.lane.map { ($0, input.watermark) } })
+                }
+            }
+        }
+        inputs = EventTimeInputs(
+            domain: domain, base: base, makeInput: makeInput, madeLaneInput: madeLaneInput,
+            laneInputLeft: idleTimers.forget, seenLanesOnly: context.existing(SeenLanesOnly.self) != nil)
+        inputsMade = inputs
+        lifetime.onDispose { [inputs, base] in
+            inputs.remove()
+            domain.remove(base)
+        }
+    }
+
+    /// Restores and keeps what waits (when the run keeps state), starts the gauges, and reads
+    /// `source` at once: a partition's lane or an inner stream is hot, and what it delivers before
+    /// this subscribes would be lost. (Deferring the read until the pipeline is subscribed, so that
+    /// a file read while subscribed comes after sample's ticks are armed, lost a takeover's first
+    /// messages in a group: a file is read at the next turn instead, `subscribedAtNextTurn`.)
+    func run(_ source: Observable<Value>, state: OperatorState<Value>?) {
+        if let state { keep(in: state) }
+        idleTimers.arm(base)
+        if let meter = context.meter {
+            EventTimeGauges(
+                meter: meter, domain: domain, inputs: inputs,
+                ownWatermark: context.existing(SeenLanesOnly.self) == nil,
+                wallEpoch: context.environment.epoch, wall: context.scheduler
+            ).start(until: lifetime)
+        }
+        readEach(
+            source, while: lifetime, in: lifetime.makeChild(), routing: context,
+            element: { [self] element in
+                if let at = try lateTime(of: element) { notTaken(element, at: at) }
+            },
+            failed: { [observer, lifetime] in
+                observer.on(.error($0))
+                lifetime.dispose()
+            },
+            completed: { [self] in
+                idleTimers.stop()
+                // Nothing came to refuse a candidate: it goes on.
+                for input in inputs.all {
+                    if let held = guards[ObjectIdentifier(input)]?.end() { takeHeld(held, into: input) }
+                }
+                inputs.endLanes()
+                domain.end(base)
+            })
+    }
+
+    private func keep(in state: OperatorState<Value>) {
+        if let restored = state.takeRestored() {
+            base.latest = restored["latest"]?.intValue.map(Int64.init)
+            for entry in restored["waiting"]?.arrayValue ?? [] {
+                guard let at = entry["time"]?.intValue, let element = entry["element"] else { continue }
+                _ = Origin.with(nil) { domain.take(element, at: Int64(at), from: base) }
+            }
+        }
+        state.keep(
+            { [self] in
+                BuiltinComponents.eventTimeState(
+                    domain: domain, inputs: inputs, held: guards.values.compactMap(\.candidate))
+            },
+            origins: { [self] in
+                inputs.all.flatMap { domain.waitingElements(of: $0) }.compactMap(\.origin)
+                    + guards.values.compactMap { $0.candidate?.origin }
+            },
+            until: lifetime)
+    }
+
+    /// Gives `element` to the domain by its input; the time of an element it did not take (late),
+    /// else nil.
+    @inline(__always)
+    private func lateTime(of element: Value) throws -> Int64? {
+        try inputs.withInput { input -> Int64? in
+            idleTimers.arm(input)
+            // Most times are plain integers in the line: read in place, no scope or Value.
+            let at =
+                try settings.time.fieldInteger(of: element).map(Int64.init)
+                ?? BuiltinComponents.eventTimeMilliseconds(
+                    context.evaluate(settings.time, element, in: scope), element: element, context: context)
+            if let maxAhead = settings.maxAhead, !passesGuard(element, at: at, into: input, maxAhead: maxAhead) {
+                return nil
+            }
+            return domain.take(element, at: at, from: input) ? nil : at
+        }
+    }
+
+    /// With maxAhead: settles the candidate the input's guard held before `element` and says
+    /// whether `element` is taken now (else it is held as the next candidate).
+    private func passesGuard(_ element: Value, at: Int64, into input: EventTimeDomain.Input, maxAhead: Int64) -> Bool {
+        let key = ObjectIdentifier(input)
+        let guardian =
+            guards[key]
+            ?? {
+                let made = AheadGuard(maxAhead: maxAhead, latest: input.latest)
+                guards[key] = made
+                return made
+            }()
+        let (before, takeNow) = guardian.consider(element, at: at, origin: Origin.current)
+        switch before {
+        case .confirmed(let held)?: takeHeld(held, into: input)
+        case .refused(let held)?:
+            Origin.with(held.origin) { notTaken(held.element, at: held.time, ahead: input.latest ?? at) }
+        case nil: break
+        }
+        return takeNow
+    }
+
+    /// Takes a candidate the next element confirmed, or the end let go on.
+    private func takeHeld(_ held: AheadGuard.Held, into input: EventTimeDomain.Input) {
+        Origin.with(held.origin) {
+            if !domain.take(held.element, at: held.time, from: input) { notTaken(held.element, at: held.time) }
+        }
+    }
+
+    /// An element behind the watermark, or refused as ahead: dropped and counted, or sent to the
+    /// side stream, as `late` says.
+    private func notTaken(_ element: Value, at: Int64, ahead: Int64? = nil) {
+        let shown = { (time: Int64) in ExpressionEnvironment.rfc3339(epochMilliseconds: Int(time)) }
+        if let ahead {
+            context.meter?.count("elements_ahead_total")
+            let message =
+                "time \(shown(at)) more than maxAhead past the latest time taken, \(shown(ahead)), and the "
+                + "next element did not follow it there"
+            if !saidAhead {
+                // Said as it happens (the summary counts them at the end).
+                saidAhead = true
+                context.log("eventTime refused an element: \(message)", level: .warning)
+            }
+            switch settings.late {
+            case .drop: context.dropped(reason: "far ahead of the others (maxAhead)", message: message)
+            case .side: context.sideStreams["late"]?.onNext(element)
+            }
+            return
+        }
+        context.meter?.count("elements_late_total")
+        switch settings.late {
+        case .drop:
+            context.dropped(
+                reason: "late, behind the watermark (late: drop)",
+                message: "time \(shown(at)) behind the watermark \(shown(domain.clock.clock))")
+        case .side: context.sideStreams["late"]?.onNext(element)
+        }
     }
 }
 

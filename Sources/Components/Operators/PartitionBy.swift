@@ -125,37 +125,8 @@ extension BuiltinComponents {
     private static func partitioned(_ parameters: ParameterValues, _ context: ComponentContext) throws
         -> PipelineOperator?
     {
-        let key = parameters[Key.key]
-        let ops = parameters[Key.ops]
-        let splittable = ops.operators.allSatisfy {
-            PartitionSafety.of($0, partitionKey: key.source) != .wholeStream
-        }
-        // After a group's source no runner sees the whole stream: each partition's messages go
-        // to that partition's chain whatever its ops (lint's check and the run's agree).
-        let afterGroup = context.groupPartitions != nil
-        let partitions = splittable || afterGroup ? parameters[Key.partitions] : 1
-        var threads = min(partitions, parameters[Key.threads].intValue ?? PartitionThreads.cores)
-        let eventClock = context.scheduler as? EventTimeScheduler
-        let runLoop = (eventClock?.base ?? context.scheduler) as? SerialRunLoopScheduler
-        // A chain built while the run goes on (a groupBy's per group) registers its state with
-        // the run's checkpoints, which only the pipeline's thread may touch.
-        let buildsChains = ops.operators.contains { component in
-            component.parameters.values.values.contains { $0 is ParameterValues.OperatorChain }
-        }
-        if runLoop == nil || (context.checkpoints != nil && buildsChains)
-            || context.sourcesSetOrigins
-            || !ops.operators.allSatisfy(PartitionSafety.runsOnItsOwnThread)
-        {
-            threads = 1
-        }
-        // On threads, an aggregate's results are put back in the order of one thread; where
-        // they cannot be, an operator split by default is not split (threads never change
-        // what a run writes).
-        let ordered = KeyedSplit.keepsOneThreadOrder(ops.operators, onEventTime: eventClock != nil)
-        if parameters[Key.byDefault] && !ordered { threads = 1 }
-        // Where it cannot use the threads, an operator split by default runs as written: same
-        // output, same order, as if it had not been split.
-        if threads == 1 && parameters[Key.byDefault] { return nil }
+        guard let layout = PartitionLayout(parameters, context) else { return nil }
+        let partitions = layout.partitions
         let prefix = context.checkpointKey
         // What the partitions emitted and had not passed on when the run stopped.
         let state = context.operatorState()
@@ -165,50 +136,119 @@ extension BuiltinComponents {
             context.meter != nil && context.checkpoints == nil ? (0..<partitions).map { _ in StateProbe() } : []
         let gauges = context.meter.map {
             PartitionGauges(
-                meter: $0, partitions: partitions, onThreads: threads > 1 && runLoop != nil,
+                meter: $0, partitions: partitions, onThreads: layout.threads > 1 && layout.runLoop != nil,
                 measures: probes.map { probe in probe.measure })
         }
         if let gauges, let checkpoints = context.checkpoints {
             checkpoints.afterReading { gauges.measureState(in: $0, keyPrefix: prefix) }
         }
-        func probed(_ placement: ChainPlacement, _ index: Int) -> ChainPlacement {
+        let probed = { (placement: ChainPlacement, index: Int) -> ChainPlacement in
             var placement = placement
             placement.stateProbe = probes.isEmpty ? nil : probes[index]
             return placement
         }
-        if threads > 1, let runLoop {
-            // Partitions are built on their own threads, and the pipeline's services are not
-            // to be written from several at once: what their operators share across partitions
-            // (an aggregate's bounds) is made here first.
-            _ = context.shared(AggregateBudgets.self) { AggregateBudgets() }
-            // On event time, right behind eventTime, elements come as they come (each with its
-            // time) when the partitions' first operator takes them so (an aggregate); else in
-            // time order, at the clock's time. Either way nothing waits in a partition for the
-            // watermark: what waits is in eventTime's checkpointed state.
-            let offer = context.offered(EventTimeDomain.Offer.self).flatMap { offer in
-                ops.operators.first.map(PartitionSafety.takesElementsAsTheyCome) == true ? offer : nil
-            }
-            offer?.isTaken = true
-            let domain = eventClock.flatMap { clock in
-                offer?.domain ?? context.existing(EventTimeDomain.self).flatMap { $0.clock === clock ? $0 : nil }
-            }
-            return PartitionedRun.threaded(
-                partitions: partitions, threads: threads, key: key, context: context, runLoop: runLoop,
-                eventTime: domain, ordered: ordered, state: state, gauges: gauges,
-                build: { index, placement in
-                    try context.build(
-                        ops, checkpointedAs: "\(prefix) [p\(index)]", placement: probed(placement, index))
-                })
+        if layout.threads > 1, let runLoop = layout.runLoop {
+            return onThreads(
+                parameters, layout: layout, runLoop: runLoop, context: context, state: state, gauges: gauges,
+                probed: probed)
         }
-        // On one thread every partition runs on the stream's own clock, and the first
-        // operator of each is offered what was offered to partitionBy (eventTime's elements
-        // as they come), exactly as without partitions.
+        return try onTheStreamsThread(
+            parameters, layout: layout, context: context, state: state, gauges: gauges, probed: probed)
+    }
+
+    /// How many partitions and threads a `partitionBy` runs with, and whether their results are
+    /// put back in the one-thread order.
+    private struct PartitionLayout {
+        let partitions: Int
+        let threads: Int
+        let ordered: Bool
+        let runLoop: SerialRunLoopScheduler?
+        let eventClock: EventTimeScheduler?
+
+        /// Nil for a `partitionBy` put in by default that would run on one thread.
+        init?(_ parameters: ParameterValues, _ context: ComponentContext) {
+            let key = parameters[Key.key]
+            let ops = parameters[Key.ops]
+            let splittable = ops.operators.allSatisfy {
+                PartitionSafety.of($0, partitionKey: key.source) != .wholeStream
+            }
+            // After a group's source no runner sees the whole stream: each partition's messages go
+            // to that partition's chain whatever its ops (lint's check and the run's agree).
+            let afterGroup = context.groupPartitions != nil
+            partitions = splittable || afterGroup ? parameters[Key.partitions] : 1
+            var threads = min(partitions, parameters[Key.threads].intValue ?? PartitionThreads.cores)
+            eventClock = context.scheduler as? EventTimeScheduler
+            runLoop = (eventClock?.base ?? context.scheduler) as? SerialRunLoopScheduler
+            // A chain built while the run goes on (a groupBy's per group) registers its state with
+            // the run's checkpoints, which only the pipeline's thread may touch.
+            let buildsChains = ops.operators.contains { component in
+                component.parameters.values.values.contains { $0 is ParameterValues.OperatorChain }
+            }
+            if runLoop == nil || (context.checkpoints != nil && buildsChains)
+                || context.sourcesSetOrigins
+                || !ops.operators.allSatisfy(PartitionSafety.runsOnItsOwnThread)
+            {
+                threads = 1
+            }
+            // On threads, an aggregate's results are put back in the order of one thread; where
+            // they cannot be, an operator split by default is not split (threads never change
+            // what a run writes).
+            ordered = KeyedSplit.keepsOneThreadOrder(ops.operators, onEventTime: eventClock != nil)
+            if parameters[Key.byDefault] && !ordered { threads = 1 }
+            self.threads = threads
+            // Where it cannot use the threads, an operator split by default runs as written: same
+            // output, same order, as if it had not been split.
+            if threads == 1 && parameters[Key.byDefault] { return nil }
+        }
+    }
+
+    /// The partitions on threads of their own.
+    private static func onThreads(
+        _ parameters: ParameterValues, layout: PartitionLayout, runLoop: SerialRunLoopScheduler,
+        context: ComponentContext, state: OperatorState<Value>?, gauges: PartitionGauges?,
+        probed: @escaping (ChainPlacement, Int) -> ChainPlacement
+    ) -> PipelineOperator {
+        let ops = parameters[Key.ops]
+        let prefix = context.checkpointKey
+        // Partitions are built on their own threads, and the pipeline's services are not to be
+        // written from several at once: what their operators share across partitions (an
+        // aggregate's bounds) is made here first.
+        _ = context.shared(AggregateBudgets.self) { AggregateBudgets() }
+        // On event time, right behind eventTime, elements come as they come (each with its time)
+        // when the partitions' first operator takes them so (an aggregate); else in time order, at
+        // the clock's time. Either way nothing waits in a partition for the watermark: what waits
+        // is in eventTime's checkpointed state.
+        let offer = context.offered(EventTimeDomain.Offer.self).flatMap { offer in
+            ops.operators.first.map(PartitionSafety.takesElementsAsTheyCome) == true ? offer : nil
+        }
+        offer?.isTaken = true
+        let domain = layout.eventClock.flatMap { clock in
+            offer?.domain ?? context.existing(EventTimeDomain.self).flatMap { $0.clock === clock ? $0 : nil }
+        }
+        return PartitionedRun.threaded(
+            partitions: layout.partitions, threads: layout.threads, key: parameters[Key.key], context: context,
+            runLoop: runLoop, eventTime: domain, ordered: layout.ordered, state: state, gauges: gauges,
+            build: { index, placement in
+                try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: probed(placement, index))
+            })
+    }
+
+    /// Every partition on the stream's own clock, and the first operator of each offered what was
+    /// offered to partitionBy (eventTime's elements as they come), exactly as without partitions.
+    private static func onTheStreamsThread(
+        _ parameters: ParameterValues, layout: PartitionLayout, context: ComponentContext,
+        state: OperatorState<Value>?, gauges: PartitionGauges?,
+        probed: @escaping (ChainPlacement, Int) -> ChainPlacement
+    ) throws -> PipelineOperator {
+        let (ops, key, partitions, prefix) = (
+            parameters[Key.ops], parameters[Key.key], layout.partitions, context.checkpointKey
+        )
         let placement = ChainPlacement(clock: context.scheduler, handedOn: context.handedOn)
         // Their results in the one-thread order, as on threads (threads change nothing); not
         // after a source whose messages are acknowledged (a result held for its place would go
         // on without the messages it stands for).
         let orders =
-            ordered && partitions > 1 && !context.sourcesSetOrigins
+            layout.ordered && partitions > 1 && !context.sourcesSetOrigins
             ? (0..<partitions).map { _ in PartitionOrder() } : []
         let build = { (index: Int) in
             var own = probed(placement, index)

@@ -308,7 +308,6 @@ final class FileLines {
             progress.start(total: tracked.reduce(0) { total, file in total + Self.size(of: file.path) })
         }
         firstScan = false
-        let checkpoints = context.checkpoints
         for file in tracked where !file.done {
             if file.reader == nil {
                 guard let reader = open(file.path, offset: 0, line: 0) else { continue }
@@ -318,77 +317,114 @@ final class FileLines {
                 file.reader = reader
                 if startAtEnd { file.reader = open(file.path, offset: Int(status.st_size), line: 0) }
             }
-            if let workers, !follow, let reader = file.reader {
-                let ending = ParallelLines.read(
-                    reader, workers: workers, emit: emit, isLive: isLive,
-                    advanced: { [finishedBytes, progress] offset in progress?.advance(to: finishedBytes + offset) },
-                    context: context, what: "\(file.path)",
-                    failure: { error in context.error("\(file.path) line \(reader.lineNumber): \(error)") })
-                switch ending {
-                case .failed(let error):
-                    return error as? PipelineRuntimeError ?? context.error("\(error)")
-                case .stopped: return nil
-                case .exhausted:
-                    finishedBytes += reader.offset
-                    file.done = true
-                    continue
+            let reading =
+                if let workers, !follow, let reader = file.reader {
+                    readInParallel(file, reader, workers: workers, isLive: isLive, emit: emit)
+                } else {
+                    readLines(of: file, isLive: isLive, emit: emit)
                 }
-            }
-            while let reader = file.reader {
-                do {
-                    while isLive(), let value = try next(reader, file: file) {
-                        progress?.advance(to: finishedBytes + reader.offset)
-                        emit(value)
-                        checkpoints?.checkpointIfDue()
-                    }
-                } catch let error as PipelineRuntimeError {
-                    return error
-                } catch {
-                    return context.error("\(file.path) line \(reader.lineNumber): \(error)")
-                }
-                guard isLive() else { return nil }
-                guard follow else {
-                    finishedBytes += reader.offset
-                    file.done = true
-                    break
-                }
-                // At the end of what is there: a rotation, a truncation, or nothing new.
-                let current = Self.inode(of: file.path)
-                if current != file.inode {
-                    if reader.holdsPartialLine {
-                        // The old file is finished: its last line, even without a newline, is emitted.
-                        reader.holdsPartialLine = false
-                        continue
-                    }
-                    // Rotated more than once since it was opened: the files rotated after it come first.
-                    var finished = stat()
-                    fstat(reader.descriptor, &finished)
-                    if let (successor, inode) = Self.rotatedSuccessor(of: file.path, after: finished),
-                        let next = open(successor, offset: 0, line: 0)
-                    {
-                        next.holdsPartialLine = false
-                        file.inode = inode
-                        file.reader = next
-                        continue
-                    }
-                    // The file now under the name, once there is one. Until then the finished one
-                    // stays, at its end, so that a checkpoint keeps it and not its start.
-                    guard let next = open(file.path, offset: 0, line: 0) else { break }
-                    var opened = stat()
-                    fstat(next.descriptor, &opened)
-                    file.inode = UInt64(opened.st_ino)
-                    file.reader = next
-                    continue
-                }
-                var status = stat()
-                if fstat(reader.descriptor, &status) == 0 && Int(status.st_size) < reader.offset {
-                    file.reader = open(file.path, offset: 0, line: 0)
-                    continue
-                }
-                break
+            switch reading {
+            case .caughtUp: continue
+            case .stopped: return nil
+            case .failed(let error): return error
             }
         }
         return nil
+    }
+
+    /// How reading one file ended.
+    private enum FileReading {
+        /// At the end of what it holds now (or of the file, when not following).
+        case caughtUp
+        /// The run stopped reading.
+        case stopped
+        case failed(PipelineRuntimeError)
+    }
+
+    /// A whole file not followed, its lines parsed by `workers` threads.
+    private func readInParallel(
+        _ file: Tracked, _ reader: LineReader, workers: ParallelLines.Workers, isLive: () -> Bool, emit: (Value) -> Void
+    ) -> FileReading {
+        let context = context
+        let ending = ParallelLines.read(
+            reader, workers: workers, emit: emit, isLive: isLive,
+            advanced: { [finishedBytes, progress] offset in progress?.advance(to: finishedBytes + offset) },
+            context: context, what: "\(file.path)",
+            failure: { error in context.error("\(file.path) line \(reader.lineNumber): \(error)") })
+        switch ending {
+        case .failed(let error):
+            return .failed(error as? PipelineRuntimeError ?? context.error("\(error)"))
+        case .stopped: return .stopped
+        case .exhausted:
+            finishedBytes += reader.offset
+            file.done = true
+            return .caughtUp
+        }
+    }
+
+    /// The file's lines one by one, up to its end; when following, on into the file that took its
+    /// name (rotated) or from its start (truncated).
+    private func readLines(of file: Tracked, isLive: () -> Bool, emit: (Value) -> Void) -> FileReading {
+        let checkpoints = context.checkpoints
+        while let reader = file.reader {
+            do {
+                while isLive(), let value = try next(reader, file: file) {
+                    progress?.advance(to: finishedBytes + reader.offset)
+                    emit(value)
+                    checkpoints?.checkpointIfDue()
+                }
+            } catch let error as PipelineRuntimeError {
+                return .failed(error)
+            } catch {
+                return .failed(context.error("\(file.path) line \(reader.lineNumber): \(error)"))
+            }
+            guard isLive() else { return .stopped }
+            guard follow else {
+                finishedBytes += reader.offset
+                file.done = true
+                return .caughtUp
+            }
+            guard movedOn(file, from: reader) else { return .caughtUp }
+        }
+        return .caughtUp
+    }
+
+    /// At the end of what is there: a rotation, a truncation, or nothing new. Whether `file` now
+    /// has more to read (its reader moved on to it).
+    private func movedOn(_ file: Tracked, from reader: LineReader) -> Bool {
+        let current = Self.inode(of: file.path)
+        if current != file.inode {
+            if reader.holdsPartialLine {
+                // The old file is finished: its last line, even without a newline, is emitted.
+                reader.holdsPartialLine = false
+                return true
+            }
+            // Rotated more than once since it was opened: the files rotated after it come first.
+            var finished = stat()
+            fstat(reader.descriptor, &finished)
+            if let (successor, inode) = Self.rotatedSuccessor(of: file.path, after: finished),
+                let next = open(successor, offset: 0, line: 0)
+            {
+                next.holdsPartialLine = false
+                file.inode = inode
+                file.reader = next
+                return true
+            }
+            // The file now under the name, once there is one. Until then the finished one stays,
+            // at its end, so that a checkpoint keeps it and not its start.
+            guard let next = open(file.path, offset: 0, line: 0) else { return false }
+            var opened = stat()
+            fstat(next.descriptor, &opened)
+            file.inode = UInt64(opened.st_ino)
+            file.reader = next
+            return true
+        }
+        var status = stat()
+        if fstat(reader.descriptor, &status) == 0 && Int(status.st_size) < reader.offset {
+            file.reader = open(file.path, offset: 0, line: 0)
+            return true
+        }
+        return false
     }
 
     /// The next line's value; a malformed line is handled as `onError` says (skipped, or

@@ -81,8 +81,33 @@ final class AggregateTable {
             found = rowsByKey.row(of: value)
             key = value
         }
-        // Every field is worked out before anything changes, so an element that fails leaves the
-        // table as it was (onError may drop it and go on).
+        try evaluateFields(of: element, scope: scope, context: context)
+        let row: Int
+        if let found {
+            row = found
+        } else {
+            // A new key: its value is made now (once a key a window).
+            row = try newRow(
+                for: key ?? context.evaluate(keyExpression, element, in: scope), of: element, context: context,
+                maxKeys: maxKeys, time: time, sequence: sequence)
+        }
+        // Earlier than what was counted (it came later): it goes before, as it would have come.
+        let at = ordersByTime ? (time ?? .max) : 0
+        if ordersByTime {
+            if at < firstTimes[row] {
+                (firstTimes[row], firstArrivals[row]) = (at, arrivals)
+                if sequenced && row < firstSequences.count { firstSequences[row] = sequence }
+            }
+            arrivals += 1
+        }
+        counts[row] += 1
+        accumulate(into: row, at: at)
+    }
+
+    /// Works out every field of `element` into `evaluated`, before anything changes, so an element
+    /// that fails leaves the table as it was (onError may drop it and go on).
+    @inline(__always)
+    private func evaluateFields(of element: Value, scope: EvaluationScope, context: ComponentContext) throws {
         let width = fields.count
         // The expressions are read in place: copying a field (or an Expression, which the
         // array's subscript does) per element costs a retain and a release of each of its parts.
@@ -114,57 +139,55 @@ final class AggregateTable {
                 evaluated[column] = value
             }
         }
-        let row: Int
-        if let found {
-            row = found
-        } else {
-            // A new key: its value is made now (once a key a window).
-            let key = try key ?? context.evaluate(keyExpression, element, in: scope)
-            // A bound on memory, for the operator (every window and partition): past it, an
-            // element error.
-            if let budget {
-                let cost = AggregateBudget.cost(of: key, fields: width)
-                if let refusal = budget.reserve(cost: cost) {
-                    var shown = key.description
-                    if shown.count > 40 { shown = String(shown.prefix(37)) + "..." }
-                    throw context.error(
-                        "\(refusal); key \(shown) is one more — raise it or group by a coarser key",
-                        element: element)
-                }
-                reservedBytes += cost
-            } else if keys.count >= maxKeys {
+    }
+
+    /// A row for `key`, new in this table, within the bounds on keys; its number.
+    private func newRow(
+        for key: Value, of element: Value, context: ComponentContext, maxKeys: Int, time: Int64?, sequence: Int64
+    ) throws -> Int {
+        let width = fields.count
+        // A bound on memory, for the operator (every window and partition): past it, an
+        // element error.
+        if let budget {
+            let cost = AggregateBudget.cost(of: key, fields: width)
+            if let refusal = budget.reserve(cost: cost) {
+                var shown = key.description
+                if shown.count > 40 { shown = String(shown.prefix(37)) + "..." }
                 throw context.error(
-                    "aggregate: a window holds \(maxKeys) keys already (maxKeys); key \(key) is one more — raise "
-                        + "maxKeys or group by a coarser key", element: element)
+                    "\(refusal); key \(shown) is one more — raise it or group by a coarser key",
+                    element: element)
             }
-            row = keys.count
-            rowsByKey.set(key, row: row)
-            keys.append(key)
-            counts.append(0)
-            numbers.append(contentsOf: repeatElement(0, count: width))
-            seen.append(contentsOf: repeatElement(0, count: width))
-            values.append(contentsOf: repeatElement(.null, count: width))
-            if sequenced {
-                // Rows restored from a checkpoint have no number: they go first.
-                if firstSequences.count < row { firstSequences += repeatElement(0, count: row - firstSequences.count) }
-                firstSequences.append(sequence)
-            }
-            if ordersByTime {
-                firstTimes.append(time ?? 0)
-                firstArrivals.append(arrivals)
-                cellTimes.append(contentsOf: repeatElement(time ?? 0, count: width))
-            }
+            reservedBytes += cost
+        } else if keys.count >= maxKeys {
+            throw context.error(
+                "aggregate: a window holds \(maxKeys) keys already (maxKeys); key \(key) is one more — raise "
+                    + "maxKeys or group by a coarser key", element: element)
         }
-        // Earlier than what was counted (it came later): it goes before, as it would have come.
-        let at = ordersByTime ? (time ?? .max) : 0
+        let row = keys.count
+        rowsByKey.set(key, row: row)
+        keys.append(key)
+        counts.append(0)
+        numbers.append(contentsOf: repeatElement(0, count: width))
+        seen.append(contentsOf: repeatElement(0, count: width))
+        values.append(contentsOf: repeatElement(.null, count: width))
+        if sequenced {
+            // Rows restored from a checkpoint have no number: they go first.
+            if firstSequences.count < row { firstSequences += repeatElement(0, count: row - firstSequences.count) }
+            firstSequences.append(sequence)
+        }
         if ordersByTime {
-            if at < firstTimes[row] {
-                (firstTimes[row], firstArrivals[row]) = (at, arrivals)
-                if sequenced && row < firstSequences.count { firstSequences[row] = sequence }
-            }
-            arrivals += 1
+            firstTimes.append(time ?? 0)
+            firstArrivals.append(arrivals)
+            cellTimes.append(contentsOf: repeatElement(time ?? 0, count: width))
         }
-        counts[row] += 1
+        return row
+    }
+
+    /// Counts the fields in `evaluated` into `row`'s cells; `at` is the element's time when the
+    /// table `ordersByTime`.
+    @inline(__always)
+    private func accumulate(into row: Int, at: Int64) {
+        let width = fields.count
         for column in 0..<width {
             guard let value = evaluated[column] else { continue }
             evaluated[column] = nil

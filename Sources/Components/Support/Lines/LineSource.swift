@@ -96,42 +96,68 @@ enum LineSource {
                 observer.on(.error(error))
                 return
             }
-            let reader = LineReader(descriptor: input.descriptor)
-            let decoding = Decoding(csv.map { .csv($0) } ?? (json ? .json : .text))
-            guard let scheduler = context.scheduler as? any ConcurrentDeliveryScheduler else {
-                // Virtual clock: read everything now.
-                do {
-                    while !lifetime.isDisposed, !context.scheduler.isInterrupted,
-                        let decoded = try reader.nextLine({
-                            decoding.decode($0, line: reader.lineNumber)
-                        })
-                    {
-                        guard let event = decoded else { continue }
-                        if !pass(event, to: observer, what: what, context: context) {
-                            input.stop()
-                            return
-                        }
-                    }
-                    if lifetime.isDisposed { input.stop() } else { observer.on(input.end()) }
-                } catch {
-                    input.stop()
-                    observer.on(.error(makeError("reading \(what): \(error)")))
-                }
-                return
+            let lines = Lines(
+                input: input, reader: LineReader(descriptor: input.descriptor),
+                decoding: Decoding(csv.map { .csv($0) } ?? (json ? .json : .text)), what: what, makeError: makeError)
+            if let scheduler = context.scheduler as? any ConcurrentDeliveryScheduler {
+                lines.readOnAThread(to: observer, lifetime: lifetime, on: scheduler, context: context)
+            } else {
+                lines.readAllNow(to: observer, lifetime: lifetime, context: context)
             }
+        }
+        // On the virtual clock everything is read at once: at the next turn, once every operator
+        // after the source is subscribed, as lines come on the real clock.
+        return context.scheduler is any ConcurrentDeliveryScheduler
+            ? reading : reading.subscribedAtNextTurn(on: context.scheduler)
+    }
+
+    /// One subscription's input, read line by line and decoded.
+    private struct Lines {
+        let input: LineInput
+        let reader: LineReader
+        let decoding: Decoding
+        /// What the input is, in errors.
+        let what: String
+        let makeError: @Sendable (String) -> PipelineRuntimeError
+
+        /// On a virtual clock: everything, now.
+        func readAllNow(to observer: AnyObserver<Value>, lifetime: Lifetime, context: ComponentContext) {
+            do {
+                while !lifetime.isDisposed, !context.scheduler.isInterrupted,
+                    let decoded = try reader.nextLine({ decoding.decode($0, line: reader.lineNumber) })
+                {
+                    guard let event = decoded else { continue }
+                    if !pass(event, to: observer, what: what, context: context) {
+                        input.stop()
+                        return
+                    }
+                }
+                if lifetime.isDisposed { input.stop() } else { observer.on(input.end()) }
+            } catch {
+                input.stop()
+                observer.on(.error(makeError("reading \(what): \(error)")))
+            }
+        }
+
+        /// On the real clock: on a thread of its own, the lines handed over in batches, so a fast
+        /// producer does not pay a hop per line; a batch goes as soon as no further line is
+        /// buffered, so a slow one is not delayed.
+        func readOnAThread(
+            to observer: AnyObserver<Value>, lifetime: Lifetime, on scheduler: any ConcurrentDeliveryScheduler,
+            context: ComponentContext
+        ) {
             let target = SchedulerBound((observer, lifetime, reader, context))
             // Backpressure: at most `batchesInFlight` batches wait for the pipeline; past that the
             // reader stops reading, so a producer faster than the pipeline fills the pipe, not memory.
             let credits = DispatchSemaphore.credits(batchesInFlight)
             let stopped = InterruptionFlag()
+            let (input, decoding, what, makeError) = (input, decoding, what, makeError)
             lifetime.onDispose {
                 stopped.raise()
                 input.stop()
                 credits.signal()  // a reader waiting for room sees the stop
             }
             let thread = Thread {
-                // Lines are handed over in batches, so a fast producer does not pay a hop per line;
-                // a batch goes as soon as no further line is buffered, so a slow one is not delayed.
                 var batch: [SchedulerBound<Event<Value>>] = []
                 func deliver() {
                     let events = batch
@@ -143,7 +169,7 @@ enum LineSource {
                         let (observer, lifetime, _, context) = target.value
                         for event in events {
                             if lifetime.isDisposed { return }
-                            if !Self.pass(event.value, to: observer, what: what, context: context) {
+                            if !LineSource.pass(event.value, to: observer, what: what, context: context) {
                                 lifetime.dispose()
                             }
                         }
@@ -152,9 +178,7 @@ enum LineSource {
                 let reader = target.value.2
                 do {
                     while !stopped.isRaised,
-                        let decoded = try reader.nextLine({
-                            decoding.decode($0, line: reader.lineNumber)
-                        })
+                        let decoded = try reader.nextLine({ decoding.decode($0, line: reader.lineNumber) })
                     {
                         guard let event = decoded else { continue }
                         batch.append(SchedulerBound(event))
@@ -168,9 +192,5 @@ enum LineSource {
             }
             thread.start()
         }
-        // On the virtual clock everything is read at once: at the next turn, once every operator
-        // after the source is subscribed, as lines come on the real clock.
-        return context.scheduler is any ConcurrentDeliveryScheduler
-            ? reading : reading.subscribedAtNextTurn(on: context.scheduler)
     }
 }

@@ -40,26 +40,9 @@ enum PartitionedRun {
             observer: observer, lifetime: lifetime, running: chains.count,
             ordering: orders.isEmpty ? nil : OrderedResults(partitions: orders.count))
         let clock = (context.scheduler as? EventTimeScheduler)?.base ?? context.scheduler
-        let eventClock = context.scheduler as? EventTimeScheduler
-        // With `orders`, what the partitions emit in one turn of the clock is held, then passed on
-        // in order once the turn is over (every partition has then run the timers due by then).
-        var releaseAsked = false
-        // Cancelled with the run: a release still due when a virtual clock's run ended would keep
-        // the merge, and every sink after it, alive.
-        let release = SerialDisposable()
-        lifetime.add(release)
-        let releaseAtTurnsEnd = {
-            guard !releaseAsked, let eventClock else { return }
-            releaseAsked = true
-            release.disposable = Origin.with(nil) {
-                clock.schedule {
-                    releaseAsked = false
-                    for partition in orders.indices {
-                        merge.take(PartitionOutput(doneUpTo: eventClock.clock), from: partition)
-                    }
-                }
-            }
-        }
+        let releaseAtTurnsEnd = turnRelease(
+            of: merge, partitions: orders.count, clock: clock, eventClock: context.scheduler as? EventTimeScheduler,
+            lifetime: lifetime)
         let subscribe: (Int, PipelineOperator) -> PartitionLane = { partition, chain in
             let lane = PartitionLane(domain: nil, lifetime: lifetime.makeChild())
             let observer: AnyObserver<Value> =
@@ -105,6 +88,32 @@ enum PartitionedRun {
                 lanes.items[partition].deliver(element)
             },
             end: { for lane in lanes.items { lane.end() } })
+    }
+
+    /// With `orders`, what the partitions emit in one turn of the clock is held, then passed on in
+    /// order once the turn is over (every partition has then run the timers due by then): this
+    /// asks for that release, once a turn.
+    private static func turnRelease(
+        of merge: PartitionMerge, partitions: Int, clock: any SchedulerType, eventClock: EventTimeScheduler?,
+        lifetime: Lifetime
+    ) -> () -> Void {
+        var releaseAsked = false
+        // Cancelled with the run: a release still due when a virtual clock's run ended would keep
+        // the merge, and every sink after it, alive.
+        let release = SerialDisposable()
+        lifetime.add(release)
+        return {
+            guard !releaseAsked, let eventClock else { return }
+            releaseAsked = true
+            release.disposable = Origin.with(nil) {
+                clock.schedule {
+                    releaseAsked = false
+                    for partition in 0..<partitions {
+                        merge.take(PartitionOutput(doneUpTo: eventClock.clock), from: partition)
+                    }
+                }
+            }
+        }
     }
 
     /// Subscribes to `source`, sending each element with its partition to `send`, and calling
@@ -170,116 +179,164 @@ enum PartitionedRun {
         eventTime: EventTimeDomain?, ordered: Bool = false, state: OperatorState<Value>?, gauges: PartitionGauges?,
         build: @escaping (Int, ChainPlacement) throws -> PipelineOperator
     ) -> PipelineOperator {
-        { [weak state] source in
+        let run = ThreadedRun(
+            partitions: partitions, threads: threads, key: key, context: context, runLoop: runLoop,
+            eventTime: eventTime, ordered: ordered, gauges: gauges, build: build)
+        return { [weak state] source in
             Observable { observer, lifetime in
                 emitRestored(state, to: observer)
-                let pool = PartitionThreads(count: threads)
-                pool.start()
-                // Each lane is made on the thread that runs it, in that thread's memory: made here,
-                // its objects (written for every element there) would share cache lines with this
-                // thread's own, and each core's writes would take those lines from the other.
-                var made: [PartitionLane?] = Array(repeating: nil, count: partitions)
-                for thread in 0..<threads {
-                    let ofThread = pool.perform(on: thread) {
-                        stride(from: thread, to: partitions, by: threads).map { index in
-                            (index, makeLane(eventTime: eventTime, base: pool.loops[thread], ordered: ordered))
-                        }
-                    }
-                    for (index, lane) in ofThread { made[index] = lane }
+                run.run(source, state: state, observer: observer, lifetime: lifetime)
+            }
+        }
+    }
+
+    /// One `threaded` partitioning: what each of its subscriptions runs with.
+    private struct ThreadedRun {
+        let partitions: Int
+        let threads: Int
+        let key: Expression
+        let context: ComponentContext
+        let runLoop: SerialRunLoopScheduler
+        let eventTime: EventTimeDomain?
+        let ordered: Bool
+        let gauges: PartitionGauges?
+        let build: (Int, ChainPlacement) throws -> PipelineOperator
+
+        /// Starts the threads and their chains, then splits `source` among them.
+        func run(
+            _ source: Observable<Value>, state: OperatorState<Value>?, observer: AnyObserver<Value>, lifetime: Lifetime
+        ) {
+            let pool = PartitionThreads(count: threads)
+            pool.start()
+            let lanes = makeLanes(on: pool)
+            let chains: [PipelineOperator]
+            do {
+                chains = try buildChains(of: lanes, on: pool)
+            } catch {
+                pool.stop { _ in }
+                observer.on(.error(error))
+                return
+            }
+            // The stream's event time lets late elements on as far as a partition's operators
+            // take them (an aggregate's allowedLateness), as it does for operators behind it.
+            if let eventTime {
+                for lane in lanes {
+                    eventTime.allowedLateness = max(eventTime.allowedLateness, lane.domain?.allowedLateness ?? 0)
                 }
-                let lanes = made.map { $0! }
-                let chains: [PipelineOperator]
-                do {
-                    chains = try lanes.enumerated().map { index, lane in
-                        let clock: any SchedulerType = lane.domain?.clock ?? pool.loops[index % threads]
-                        var services: [AnyObject] = []
-                        if let domain = lane.domain { services.append(domain) }
-                        if let order = lane.order { services.append(order) }
-                        return try build(
-                            index, ChainPlacement(clock: clock, services: services, handedOn: lane.offer))
-                    }
-                } catch {
-                    pool.stop { _ in }
-                    observer.on(.error(error))
-                    return
+            }
+            let merge = PartitionMerge(
+                observer: observer, lifetime: lifetime, running: partitions,
+                ordering: ordered ? OrderedResults(partitions: partitions) : nil)
+            let mailbox = PartitionMailbox()
+            let drain = Self.drain(mailbox, into: merge, freeingOn: pool, threads: threads)
+            let dispatch = PartitionDispatch(
+                pool: pool, lanes: lanes, eventTime: eventTime, runLoop: runLoop, lifetime: lifetime,
+                gauges: gauges, drain: drain)
+            stopTogether(pool: pool, lanes: lanes, dispatch: dispatch, drain: drain, lifetime: lifetime)
+            // Results held for their place go first, in order, then what was posted.
+            let kept = { () -> Value in .array(merge.heldInOrder + (mailbox.elements.arrayValue ?? [])) }
+            state?.keep(kept, origins: { [] }, until: lifetime)
+            let wake = Unchecked(drain)
+            for (index, lane) in lanes.enumerated() {
+                let chain = Unchecked(chains[index])
+                let (thread, runLoop, gauges) = (index % threads, runLoop, gauges)
+                pool.control(thread) {
+                    chain.value(lane.source).subscribe(
+                        lane.outbox(on: pool.loops[thread]) { output in
+                            if mailbox.post(output, of: index, from: thread) { runLoop.enqueue { wake.value() } }
+                        }, in: lane.lifetime)
+                    gauges?.startMeasuring(index, on: pool.loops[thread], until: lane.lifetime)
                 }
-                // The stream's event time lets late elements on as far as a partition's operators
-                // take them (an aggregate's allowedLateness), as it does for operators behind it.
-                if let eventTime {
-                    for lane in lanes {
-                        eventTime.allowedLateness = max(eventTime.allowedLateness, lane.domain?.allowedLateness ?? 0)
-                    }
-                }
-                let merge = PartitionMerge(
-                    observer: observer, lifetime: lifetime, running: partitions,
-                    ordering: ordered ? OrderedResults(partitions: partitions) : nil)
-                let mailbox = PartitionMailbox()
-                // The pool weakly: what waits in a stopped thread's queue must not keep it.
-                let drain = { [weak pool] in
-                    var posts = mailbox.take()
-                    for index in posts.indices {
-                        merge.take(posts[index].output, from: posts[index].partition)
-                        // A post of nothing but how far its partition got has nothing to free.
-                        if posts[index].events.isEmpty { continue }
-                        // What is left of the elements is freed on the thread that made them (glibc
-                        // frees a block under its arena's lock, and that arena reuses it): the box
-                        // holds the only reference, let go of there.
-                        let leftovers = Leftovers(posts[index].events)
-                        posts[index].events = []
-                        pool?.control(posts[index].thread) { leftovers.events = [] }
-                    }
-                    // Results held for their place and passed on are freed where they were made too.
-                    for (partition, values) in merge.takeSpent() {
-                        let leftovers = Leftovers(values.map { .next($0) })
-                        pool?.control(partition % threads) { leftovers.events = [] }
+            }
+            split(
+                source, by: key, among: partitions, context: context, merge: merge, lifetime: lifetime,
+                send: dispatch.add(_:to:), end: dispatch.end)
+        }
+
+        /// Each lane is made on the thread that runs it, in that thread's memory: made here, its
+        /// objects (written for every element there) would share cache lines with this thread's
+        /// own, and each core's writes would take those lines from the other.
+        private func makeLanes(on pool: PartitionThreads) -> [PartitionLane] {
+            var made: [PartitionLane?] = Array(repeating: nil, count: partitions)
+            for thread in 0..<threads {
+                let (partitions, threads, eventTime, ordered) = (partitions, threads, eventTime, ordered)
+                let ofThread = pool.perform(on: thread) {
+                    stride(from: thread, to: partitions, by: threads).map { index in
+                        (index, makeLane(eventTime: eventTime, base: pool.loops[thread], ordered: ordered))
                     }
                 }
-                let dispatch = PartitionDispatch(
-                    pool: pool, lanes: lanes, eventTime: eventTime, runLoop: runLoop, lifetime: lifetime,
-                    gauges: gauges, drain: drain)
-                /// What the threads do last, or before a checkpoint: send on what they emitted.
-                let flushOutboxes = { @Sendable (thread: Int) in
-                    for (index, lane) in lanes.enumerated() where index % threads == thread { lane.flushOutbox() }
-                }
-                let barrier = PartitionBarrier(
-                    pause: {
-                        dispatch.flush(evenWhenStopped: true)
-                        pool.pause(with: flushOutboxes)
-                        drain()
-                    }, resume: pool.resume)
-                let checkpoints = context.checkpoints
-                checkpoints?.add(barrier)
-                lifetime.onDispose {
-                    checkpoints?.remove(barrier)
-                    // What was sent is done, and what it emitted waits in the mailbox for the
-                    // last checkpoint, before the threads end.
+                for (index, lane) in ofThread { made[index] = lane }
+            }
+            return made.map { $0! }
+        }
+
+        /// Each partition's chain, on its lane's clock (its thread's run loop, or its event time).
+        private func buildChains(of lanes: [PartitionLane], on pool: PartitionThreads) throws -> [PipelineOperator] {
+            try lanes.enumerated().map { index, lane in
+                let clock: any SchedulerType = lane.domain?.clock ?? pool.loops[index % threads]
+                var services: [AnyObject] = []
+                if let domain = lane.domain { services.append(domain) }
+                if let order = lane.order { services.append(order) }
+                return try build(index, ChainPlacement(clock: clock, services: services, handedOn: lane.offer))
+            }
+        }
+
+        /// A checkpoint pauses the threads once what they were sent is done and what they emitted
+        /// has gone on; the run's end stops them the same way, after which their chains go.
+        private func stopTogether(
+            pool: PartitionThreads, lanes: [PartitionLane], dispatch: PartitionDispatch,
+            drain: @escaping () -> Void, lifetime: Lifetime
+        ) {
+            let threads = threads
+            /// What the threads do last, or before a checkpoint: send on what they emitted.
+            let flushOutboxes = { @Sendable (thread: Int) in
+                for (index, lane) in lanes.enumerated() where index % threads == thread { lane.flushOutbox() }
+            }
+            let barrier = PartitionBarrier(
+                pause: {
                     dispatch.flush(evenWhenStopped: true)
-                    pool.stop { thread in
-                        flushOutboxes(thread)
-                        for (index, lane) in lanes.enumerated() where index % threads == thread {
-                            lane.lifetime.dispose()
-                        }
+                    pool.pause(with: flushOutboxes)
+                    drain()
+                }, resume: pool.resume)
+            let checkpoints = context.checkpoints
+            checkpoints?.add(barrier)
+            lifetime.onDispose {
+                checkpoints?.remove(barrier)
+                // What was sent is done, and what it emitted waits in the mailbox for the last
+                // checkpoint, before the threads end.
+                dispatch.flush(evenWhenStopped: true)
+                pool.stop { thread in
+                    flushOutboxes(thread)
+                    for (index, lane) in lanes.enumerated() where index % threads == thread {
+                        lane.lifetime.dispose()
                     }
                 }
-                // Results held for their place go first, in order, then what was posted.
-                let kept = { () -> Value in .array(merge.heldInOrder + (mailbox.elements.arrayValue ?? [])) }
-                state?.keep(kept, origins: { [] }, until: lifetime)
-                let wake = Unchecked(drain)
-                for (index, lane) in lanes.enumerated() {
-                    let chain = Unchecked(chains[index])
-                    pool.control(index % threads) {
-                        chain.value(lane.source).subscribe(
-                            lane.outbox(on: pool.loops[index % threads]) { output in
-                                if mailbox.post(output, of: index, from: index % threads) {
-                                    runLoop.enqueue { wake.value() }
-                                }
-                            }, in: lane.lifetime)
-                        gauges?.startMeasuring(index, on: pool.loops[index % threads], until: lane.lifetime)
-                    }
+            }
+        }
+
+        /// Passes on what the threads posted. The pool weakly: what waits in a stopped thread's
+        /// queue must not keep it.
+        private static func drain(
+            _ mailbox: PartitionMailbox, into merge: PartitionMerge, freeingOn pool: PartitionThreads, threads: Int
+        ) -> () -> Void {
+            { [weak pool] in
+                var posts = mailbox.take()
+                for index in posts.indices {
+                    merge.take(posts[index].output, from: posts[index].partition)
+                    // A post of nothing but how far its partition got has nothing to free.
+                    if posts[index].events.isEmpty { continue }
+                    // What is left of the elements is freed on the thread that made them (glibc
+                    // frees a block under its arena's lock, and that arena reuses it): the box
+                    // holds the only reference, let go of there.
+                    let leftovers = Leftovers(posts[index].events)
+                    posts[index].events = []
+                    pool?.control(posts[index].thread) { leftovers.events = [] }
                 }
-                split(
-                    source, by: key, among: partitions, context: context, merge: merge, lifetime: lifetime,
-                    send: dispatch.add(_:to:), end: dispatch.end)
+                // Results held for their place and passed on are freed where they were made too.
+                for (partition, values) in merge.takeSpent() {
+                    let leftovers = Leftovers(values.map { .next($0) })
+                    pool?.control(partition % threads) { leftovers.events = [] }
+                }
             }
         }
     }

@@ -150,9 +150,27 @@ let package = Package(
             name: "StateStoreTests",
             dependencies: ["StateStore", .product(name: "RivuletCore", package: "Core")]
         ),
+        // What the binary's tests share: a scratch directory a test, the binary run and killed,
+        // plain HTTP to a run's endpoints.
+        .target(
+            name: "BinaryTestSupport",
+            dependencies: ["Components", "HTTPTestServer"],
+            path: "Tests/BinaryTestSupport"
+        ),
+        // The binary driven as a user drives it: commands, output, exit codes, a terminal.
         .testTarget(
             name: "RivuletCLITests",
-            dependencies: ["rivulet-engine", "Components", "HTTPTestServer", "RivuletTestSupport"],
+            dependencies: [
+                "rivulet-engine", "Components", "HTTPTestServer", "RivuletTestSupport", "BinaryTestSupport",
+            ],
             exclude: ["LintCorpus", "Golden", "SchemaCorpus"]),
+        // What needs more than the binary, or minutes: nats-server and PostgreSQL, a browser, runs
+        // killed with SIGKILL at random, timing under load, plugins built and docs run end to end.
+        .testTarget(
+            name: "RivuletIntegrationTests",
+            dependencies: [
+                "rivulet-engine", "Components", "HTTPTestServer", "RivuletTestSupport", "BinaryTestSupport", "CNATS",
+                .product(name: "RivuletCore", package: "Core"),
+            ]),
     ]
 )

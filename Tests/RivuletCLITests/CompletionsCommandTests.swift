@@ -1,3 +1,4 @@
+import BinaryTestSupport
 import XCTest
 
 /// `rivulet completions`: a script for each shell that names the subcommands.

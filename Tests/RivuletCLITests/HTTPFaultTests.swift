@@ -1,3 +1,4 @@
+import BinaryTestSupport
 import Foundation
 import HTTPTestServer
 import RivuletTestSupport

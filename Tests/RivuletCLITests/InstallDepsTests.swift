@@ -1,3 +1,4 @@
+import BinaryTestSupport
 import Components
 import Foundation
 import RivuletTestSupport
@@ -21,7 +22,7 @@ final class InstallDepsTests: BinaryTestCase {
             chmod(path, 0o755)
         }
         try? FileManager.default.removeItem(atPath: log)
-        let script = DescribeCommandTests.repository.appendingPathComponent("scripts/install-deps.sh").path
+        let script = Repository.root.appendingPathComponent("scripts/install-deps.sh").path
         let run = try ChildProcess(
             executable: "/bin/sh", arguments: ["-c", "PATH='\(bin.path)':$PATH bash '\(script)' \(arguments)"],
             input: .null)
@@ -47,7 +48,7 @@ final class InstallDepsTests: BinaryTestCase {
             XCTAssertTrue(call.hasPrefix("-o DPkg::Lock::Timeout=600 "), String(call))
         }
         let makefile = try String(
-            contentsOf: DescribeCommandTests.repository.appendingPathComponent("Makefile"), encoding: .utf8)
+            contentsOf: Repository.root.appendingPathComponent("Makefile"), encoding: .utf8)
         XCTAssertTrue(makefile.contains("run: build-deps\n"), "make run asks for the build packages only")
         XCTAssertTrue(
             makefile.contains("scripts/quiet-build.sh .build/make-run.log swift build --product rivulet"),
@@ -57,7 +58,7 @@ final class InstallDepsTests: BinaryTestCase {
     /// `make run`'s build (scripts/quiet-build.sh): thousands of lines go to a log and one line of
     /// summary to the screen; a failed build shows its errors and last lines, and its exit status.
     func testABuildPrintsASummaryAndAFailedOneItsErrors() throws {
-        let script = DescribeCommandTests.repository.appendingPathComponent("scripts/quiet-build.sh").path
+        let script = Repository.root.appendingPathComponent("scripts/quiet-build.sh").path
         let log = directory.appendingPathComponent("build.log").path
         func build(_ command: String) throws -> (status: Int32, output: String) {
             let run = try ChildProcess(

@@ -1,3 +1,4 @@
+import BinaryTestSupport
 import Components
 import Foundation
 import RivuletTestSupport
@@ -19,7 +20,7 @@ final class LintCommandTests: BinaryTestCase {
             executable: "/bin/sh",
             arguments: [
                 "-c",
-                "cd '\(DescribeCommandTests.repository.path)' && '"
+                "cd '\(Repository.root.path)' && '"
                     + productsDirectory().appendingPathComponent("rivulet").path + "' lint Pipelines/*.yaml",
             ])
         let result = shell.communicate(timeout: 120)

@@ -1,3 +1,4 @@
+import BinaryTestSupport
 import Foundation
 import RivuletTestSupport
 import XCTest

@@ -1,3 +1,4 @@
+import BinaryTestSupport
 import Foundation
 import RivuletTestSupport
 import XCTest
@@ -10,7 +11,7 @@ final class PartitionMetricsTests: BinaryTestCase {
     /// The value of `metric` for each of 4 partitions of `ops.0`.
     private func perPartition(_ metrics: String, _ metric: String) -> [Double?] {
         (0..<4).map { partition in
-            MetricsEndpointTests.sample(
+            LoopbackHTTP.sample(
                 metrics, metric, [#"place="ops.0""#, #"component="partitionBy""#, #"partition="\#(partition)""#])
         }
     }
@@ -21,7 +22,7 @@ final class PartitionMetricsTests: BinaryTestCase {
         let deadline = Date(timeIntervalSinceNow: 10)
         repeat {
             Thread.sleep(forTimeInterval: 0.05)
-            metrics = MetricsEndpointTests.get(port, "/metrics")?.body ?? ""
+            metrics = LoopbackHTTP.get(port, "/metrics")?.body ?? ""
         } while !done(metrics) && Date() < deadline
         return metrics
     }
@@ -146,19 +147,19 @@ final class PartitionMetricsTests: BinaryTestCase {
         defer { if run.exited() == nil { run.send(SIGKILL) } }
         let component = [#"component="eventTime""#]
         let metrics = self.metrics(port) { metrics in
-            MetricsEndpointTests.sample(metrics, "rivulet_event_time_waiting", component) == 10
+            LoopbackHTTP.sample(metrics, "rivulet_event_time_waiting", component) == 10
         }
         XCTAssertEqual(
-            MetricsEndpointTests.sample(metrics, "rivulet_watermark_ms", component), 1_000_000_009_000, metrics)
-        XCTAssertEqual(MetricsEndpointTests.sample(metrics, "rivulet_event_time_waiting", component), 10, metrics)
-        let behind = try XCTUnwrap(MetricsEndpointTests.sample(metrics, "rivulet_watermark_behind_ms", component))
+            LoopbackHTTP.sample(metrics, "rivulet_watermark_ms", component), 1_000_000_009_000, metrics)
+        XCTAssertEqual(LoopbackHTTP.sample(metrics, "rivulet_event_time_waiting", component), 10, metrics)
+        let behind = try XCTUnwrap(LoopbackHTTP.sample(metrics, "rivulet_watermark_behind_ms", component))
         let expected = Date().timeIntervalSince1970 * 1000 - 1_000_000_009_000
         XCTAssertLessThan(abs(behind - expected), 5_000, "the wall clock less the watermark: \(metrics)")
-        XCTAssertEqual(MetricsEndpointTests.sample(metrics, "rivulet_event_time_windows_open", component), 1, metrics)
-        XCTAssertEqual(MetricsEndpointTests.sample(metrics, "rivulet_event_time_keys_held", component), 3, metrics)
+        XCTAssertEqual(LoopbackHTTP.sample(metrics, "rivulet_event_time_windows_open", component), 1, metrics)
+        XCTAssertEqual(LoopbackHTTP.sample(metrics, "rivulet_event_time_keys_held", component), 3, metrics)
 
         // /stats has them by name, and top shows them as a time and counts under plain titles.
-        let stats = try XCTUnwrap(MetricsEndpointTests.get(port, "/stats")?.body)
+        let stats = try XCTUnwrap(LoopbackHTTP.get(port, "/stats")?.body)
         assertContains(stats, #""watermark_ms":1000000009000"#, #""event_time_windows_open":1"#)
         let view = try runRivulet(["top", "127.0.0.1:\(port)"])
         XCTAssertEqual(view.status, 0, view.stderr)

@@ -1,3 +1,4 @@
+import BinaryTestSupport
 import Components
 import Foundation
 import RivuletTestSupport
@@ -13,7 +14,7 @@ final class RunCommandTests: XCTestCase {
     }
 
     func testRunsOnTheRealClockAndPrintsJSONLines() throws {
-        let path = DescribeCommandTests.repository.appendingPathComponent("Pipelines/search-as-you-type.yaml").path
+        let path = Repository.root.appendingPathComponent("Pipelines/search-as-you-type.yaml").path
         let started = Date()
         let result = try runRivulet(["run", path])
         XCTAssertEqual(result.status, 0, result.stderr)
@@ -22,7 +23,7 @@ final class RunCommandTests: XCTestCase {
     }
 
     func testVirtualClockRunsAtOnceWithTheSameOutput() throws {
-        let path = DescribeCommandTests.repository.appendingPathComponent("Pipelines/search-as-you-type.yaml").path
+        let path = Repository.root.appendingPathComponent("Pipelines/search-as-you-type.yaml").path
         let started = Date()
         let result = try runRivulet(["run", path, "--clock", "virtual"])
         XCTAssertEqual(result.status, 0, result.stderr)

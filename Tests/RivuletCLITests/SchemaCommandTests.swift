@@ -1,3 +1,4 @@
+import BinaryTestSupport
 import Components
 import Foundation
 import RivuletTestSupport
@@ -26,7 +27,7 @@ final class SchemaCommandTests: BinaryTestCase {
     }
 
     private func validate(_ schema: String, _ files: [String], invalid: Bool = false) throws -> ProcessResult {
-        let script = DescribeCommandTests.repository.appendingPathComponent("scripts/validate-schema.py").path
+        let script = Repository.root.appendingPathComponent("scripts/validate-schema.py").path
         let process = try ChildProcess(
             executable: "/usr/bin/env",
             arguments: [try python(), script] + (invalid ? ["--invalid"] : []) + [schema] + files, input: .null)
@@ -40,7 +41,7 @@ final class SchemaCommandTests: BinaryTestCase {
     private func files(under folders: [String], tests: Bool) throws -> [String] {
         var found: [String] = []
         for folder in folders {
-            let root = DescribeCommandTests.repository.appendingPathComponent(folder)
+            let root = Repository.root.appendingPathComponent(folder)
             let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)
             while let url = enumerator?.nextObject() as? URL {
                 // Fixtures are data, not pipelines.
@@ -54,7 +55,7 @@ final class SchemaCommandTests: BinaryTestCase {
     }
 
     func testEveryPipelineAndTestFileOfTheRepositoryIsValidAndWrongFilesAreRefused() throws {
-        let plugin = DescribeCommandTests.repository.appendingPathComponent(
+        let plugin = Repository.root.appendingPathComponent(
             "Examples/TextPlugin/.build/debug/libTextPlugin.so"
         ).path
         try XCTSkipUnless(

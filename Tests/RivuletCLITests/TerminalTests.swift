@@ -1,3 +1,4 @@
+import BinaryTestSupport
 import Components
 import Foundation
 import RivuletTestSupport
@@ -142,7 +143,7 @@ final class TableUpdateTests: BinaryTestCase {
     }
 
     func testAnUpdatedWindowReplacesItsRowInTheLiveView() throws {
-        let port = HTTPServerSourceTests.freePort()
+        let port = LoopbackHTTP.freePort()
         let file = try pipeline("{ table: { columns: [page, minute, views, late], key: [.page, .minute] } }")
         let process = try startRivulet(["run", file, "--ui", "127.0.0.1:\(port)"], output: .null, error: .null)
         defer {
@@ -154,7 +155,7 @@ final class TableUpdateTests: BinaryTestCase {
         var page = ""
         let deadline = Date(timeIntervalSinceNow: 15)
         while Date() < deadline {
-            page = MetricsEndpointTests.get(port, "/")?.body ?? ""
+            page = LoopbackHTTP.get(port, "/")?.body ?? ""
             if page.contains(updated) { break }
             Thread.sleep(forTimeInterval: 0.1)
         }

@@ -1,3 +1,4 @@
+import BinaryTestSupport
 import Foundation
 import RivuletTestSupport
 import XCTest
@@ -432,7 +433,7 @@ final class TestCommandTests: XCTestCase {
     }
 
     func testTheEverydayExamplesPassAndLintClean() throws {
-        let examples = DescribeCommandTests.repository.appendingPathComponent("Examples")
+        let examples = Repository.root.appendingPathComponent("Examples")
         let plugin = examples.appendingPathComponent("TextPlugin/.build/debug/libTextPlugin.so").path
         try XCTSkipUnless(
             FileManager.default.fileExists(atPath: plugin), "word-counts needs the TextPlugin example built (make test)"
@@ -445,7 +446,7 @@ final class TestCommandTests: XCTestCase {
     }
 
     func testThePipelinesOfTheRepositoryPass() throws {
-        let result = try runRivulet(["test", DescribeCommandTests.repository.appendingPathComponent("Pipelines").path])
+        let result = try runRivulet(["test", Repository.root.appendingPathComponent("Pipelines").path])
         XCTAssertEqual(result.status, 0, result.stdout)
         XCTAssertTrue(result.stdout.hasSuffix(" passed, 0 failed\n"))
     }

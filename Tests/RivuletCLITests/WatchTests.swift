@@ -1,3 +1,4 @@
+import BinaryTestSupport
 import Components
 import Foundation
 import RivuletTestSupport

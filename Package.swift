@@ -154,7 +154,7 @@ let package = Package(
         // plain HTTP to a run's endpoints.
         .target(
             name: "BinaryTestSupport",
-            dependencies: ["Components", "HTTPTestServer"],
+            dependencies: ["Components", "HTTPTestServer", "RivuletTestSupport"],
             path: "Tests/BinaryTestSupport"
         ),
         // The binary driven as a user drives it: commands, output, exit codes, a terminal.

@@ -1,6 +1,7 @@
 import Components
 import Foundation
 import HTTPTestServer
+import RivuletTestSupport
 import Synchronization
 import XCTest
 
@@ -85,7 +86,7 @@ extension BinaryTestCase {
     ) {
         let file = directory.appendingPathComponent("\(name).yaml").path
         try pipeline.write(toFile: file, atomically: true, encoding: .utf8)
-        let port = LoopbackHTTP.freePort()
+        let port = freeLoopbackPort()
         let process = try startRivulet(
             ["run", file, "--metrics", "127.0.0.1:\(port)"] + arguments, output: .null, error: .pipe)
         let deadline = Date(timeIntervalSinceNow: 10)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Plain HTTP on 127.0.0.1 for the binary's tests: a request to a run's --metrics endpoint, a
-/// metric read from its page, the ports a process listens on, a free port.
+/// metric read from its page, the ports a process listens on, a free port (`freeLoopbackPort`).
 public enum LoopbackHTTP {
     /// Calls `body` (connect, bind) with 127.0.0.1:`port` as a socket address.
     public static func withLoopback(_ port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
@@ -111,23 +111,5 @@ public enum LoopbackHTTP {
             }
         }
         return addresses
-    }
-
-    /// A port free on 127.0.0.1 now (the kernel's pick).
-    public static func freePort() -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                _ = bind(descriptor, $0, length)
-                _ = getsockname(descriptor, $0, &length)
-            }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

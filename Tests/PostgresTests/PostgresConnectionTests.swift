@@ -86,7 +86,7 @@ final class PostgresConnectionTests: XCTestCase {
     }
 
     func testAServerThatIsNotThereIsALostConnectionThatSaysSo() {
-        let port = PostgresTestServer.freePortForTests()
+        let port = freeLoopbackPort()
         XCTAssertThrowsError(try PostgresConnection(settings: "postgresql://postgres@127.0.0.1:\(port)/postgres")) {
             error in
             let failure = error as? PostgresError

@@ -143,7 +143,7 @@ final class TableUpdateTests: BinaryTestCase {
     }
 
     func testAnUpdatedWindowReplacesItsRowInTheLiveView() throws {
-        let port = LoopbackHTTP.freePort()
+        let port = freeLoopbackPort()
         let file = try pipeline("{ table: { columns: [page, minute, views, late], key: [.page, .minute] } }")
         let process = try startRivulet(["run", file, "--ui", "127.0.0.1:\(port)"], output: .null, error: .null)
         defer {

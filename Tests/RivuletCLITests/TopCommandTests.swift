@@ -76,7 +76,7 @@ final class TopCommandTests: BinaryTestCase {
             some.stdout.split(separator: "\n").dropFirst(2).map { String($0.prefix(while: { $0 != " " })) },
             ["ops.0", "ops.1", "sink"], "the places asked for: \(some.stdout)")
 
-        let free = LoopbackHTTP.freePort()
+        let free = freeLoopbackPort()
         let nothing = try runRivulet(["top", "127.0.0.1:\(free)"])
         XCTAssertEqual(nothing.status, 1)
         assertContains(

@@ -1,6 +1,7 @@
 import BinaryTestSupport
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// Clients that hold connections and send nothing, half a header or a short body: `httpServer`
@@ -84,7 +85,7 @@ final class HTTPConnectionLimitsTests: BinaryTestCase {
 
     /// Starts `rivulet run` on an `httpServer` with `extra` parameters; returns it and its port.
     private func startServer(_ extra: String) throws -> (ChildProcess, Int) {
-        let port = LoopbackHTTP.freePort()
+        let port = freeLoopbackPort()
         let file = directory.appendingPathComponent("server.yaml")
         try """
         source: { httpServer: { address: "127.0.0.1:\(port)"\(extra) } }

@@ -76,7 +76,7 @@ final class HTTPServerSourceTests: BinaryTestCase {
         _ pipeline: String, plan: [[String: Any]], threads: Int = 1, limit: String = "30s",
         environment: [String: String] = [:]
     ) throws -> (result: ProcessResult, answers: [Answer]) {
-        let port = LoopbackHTTP.freePort()
+        let port = freeLoopbackPort()
         let pipelineFile = directory.appendingPathComponent("webhook-\(port).yaml")
         try pipeline.replacingOccurrences(of: "PORT", with: String(port)).write(
             to: pipelineFile, atomically: true, encoding: .utf8)
@@ -145,7 +145,7 @@ final class HTTPServerSourceTests: BinaryTestCase {
         // As `nc -q`, some HTTP/1.0 clients and proxies do: the request, then shutdown(SHUT_WR),
         // then read the answer. 191-199 of 200 got none though all 200 were taken (and a sender
         // retrying them would have made duplicates).
-        let port = LoopbackHTTP.freePort()
+        let port = freeLoopbackPort()
         let pipeline = directory.appendingPathComponent("half.yaml")
         try "source: { httpServer: { address: \"127.0.0.1:\(port)\", path: /orders } }\nsink: { file: orders.jsonl }\n"
             .write(to: pipeline, atomically: true, encoding: .utf8)
@@ -276,7 +276,7 @@ final class HTTPServerSourceTests: BinaryTestCase {
             "{\"customer\": \"ada\", \"amount\": 30}",
         ]
         for respond in ["whenSafe", "immediately"] {
-            let port = LoopbackHTTP.freePort()
+            let port = freeLoopbackPort()
             let database = directory.appendingPathComponent("totals-\(respond).db")
             let pipeline = directory.appendingPathComponent("totals-\(respond).yaml")
             try """
@@ -309,7 +309,7 @@ final class HTTPServerSourceTests: BinaryTestCase {
 
     func testUnderStateARequestIsAnsweredAtTheCheckpointAndSurvivesSIGKILL() throws {
         let bodies = (1...3).map { "{\"customer\": \"c\($0 % 2)\", \"amount\": \($0 * 10)}" }
-        let port = LoopbackHTTP.freePort()
+        let port = freeLoopbackPort()
         let output = directory.appendingPathComponent("totals.jsonl")
         let pipeline = directory.appendingPathComponent("totals.yaml")
         try """
@@ -382,7 +382,7 @@ final class HTTPServerSourceTests: BinaryTestCase {
     }
 
     func testAThousandRetriedPostsAreCountedExactlyOnceThroughASignalAndThreeSIGKILLs() throws {
-        let port = LoopbackHTTP.freePort()
+        let port = freeLoopbackPort()
         let database = directory.appendingPathComponent("totals.db")
         let pipeline = directory.appendingPathComponent("totals.yaml")
         // dedupe by the event's id: a post kept by a checkpoint whose 202 was lost in the kill

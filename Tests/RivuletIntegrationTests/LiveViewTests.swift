@@ -24,7 +24,7 @@ final class LiveViewTests: BinaryTestCase {
     ) {
         let file = directory.appendingPathComponent("\(name).yaml").path
         try pipeline.write(toFile: file, atomically: true, encoding: .utf8)
-        let port = LoopbackHTTP.freePort()
+        let port = freeLoopbackPort()
         let process = try startRivulet(
             ["run", file, "--ui", "127.0.0.1:\(port)"], environment: environment, output: .null, error: .pipe)
         let deadline = Date(timeIntervalSinceNow: 10)
@@ -427,7 +427,7 @@ final class LiveViewTests: BinaryTestCase {
         let file = directory.appendingPathComponent("growing.yaml")
         try "source: { interval: 50ms }\nops:\n  - map: . * 2\nsink: { file: { path: out.jsonl } }\n".write(
             to: file, atomically: true, encoding: .utf8)
-        let port = LoopbackHTTP.freePort()
+        let port = freeLoopbackPort()
         let run = try startRivulet(
             ["run", file.path, "--watch", "--ui", "127.0.0.1:\(port)"], output: .null, error: .pipe)
         defer { if run.exited() == nil { run.send(SIGKILL) } }

@@ -54,7 +54,7 @@ final class MetricsEndpointTests: BinaryTestCase {
     }
 
     func testAPortInUseAndABadAddressAreClearErrors() throws {
-        let port = LoopbackHTTP.freePort()
+        let port = freeLoopbackPort()
         let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(holder) }
         XCTAssertEqual(LoopbackHTTP.withLoopback(port) { bind(holder, $0, $1) }, 0)

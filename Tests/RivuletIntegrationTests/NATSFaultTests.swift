@@ -182,7 +182,7 @@ final class NATSFaultTests: OneNATSServerTestCase {
     func testASinkUnansweredInTimeHalvesItsPublishesOutstandingAndGrowsThemBack() throws {
         let count = 12_000
         try makeStreamOUT()
-        let port = LoopbackHTTP.freePort()
+        let port = freeLoopbackPort()
         let file = path("window.yaml")
         try """
         source: { interval: 1ms }

@@ -555,7 +555,7 @@ final class NATSGroupTests: OneNATSServerTestCase {
     /// stalled at maxAckPending, and a stop wrote part of the windows.)
     func testAGroupsPartitionByWithoutStateEmitsWindowsAsTheyCloseAndTheRestOnSIGTERM() throws {
         try publishMinutes()
-        let port = LoopbackHTTP.freePort()
+        let port = freeLoopbackPort()
         let runner = try startRivulet(
             ["run", try minutesRunner("closed.jsonl"), "--metrics", "127.0.0.1:\(port)"], output: .null, error: .pipe)
         let deadline = Date(timeIntervalSinceNow: 30)

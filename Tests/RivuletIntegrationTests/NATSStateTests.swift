@@ -1,6 +1,7 @@
 import BinaryTestSupport
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// A durable source under `--state`: a message is acknowledged only once its effect is durable —
@@ -12,7 +13,7 @@ final class NATSStateTests: NATSTestCase {
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        monitorPort = LoopbackHTTP.freePort()
+        monitorPort = freeLoopbackPort()
         server = try NATSServer(arguments: [
             "-js", "-a", "127.0.0.1", "-p", "-1", "-m", "\(monitorPort)",
             "-sd", directory.appendingPathComponent("js").path,

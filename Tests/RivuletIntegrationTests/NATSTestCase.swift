@@ -2,6 +2,7 @@ import BinaryTestSupport
 import CNATS
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// A `nats-server` of the test's own on 127.0.0.1, stopped by `stop()` (and killed with the test
@@ -81,8 +82,8 @@ final class NATSCluster {
     private func configure() throws {
         let home = directory.appendingPathComponent("cluster")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
-        clientPorts = (0..<3).map { _ in LoopbackHTTP.freePort() }
-        let routePorts = (0..<3).map { _ in LoopbackHTTP.freePort() }
+        clientPorts = (0..<3).map { _ in freeLoopbackPort() }
+        let routePorts = (0..<3).map { _ in freeLoopbackPort() }
         let routes = routePorts.map { "nats-route://127.0.0.1:\($0)" }.joined(separator: ", ")
         for node in 0..<3 {
             try """

@@ -146,7 +146,7 @@ final class PluginTests: XCTestCase {
             + "{ at: 30s, next: x }"
         let file = directory.appendingPathComponent("split.yaml").path
         try pipeline("{ countBy: . }", events: events).write(toFile: file, atomically: true, encoding: .utf8)
-        let port = LoopbackHTTP.freePort()
+        let port = freeLoopbackPort()
         let run = try startRivulet(["run", file, "--metrics", "127.0.0.1:\(port)"], output: .pipe, error: .pipe)
         defer { if run.exited() == nil { run.send(SIGKILL) } }
         let elements = "rivulet_partition_elements_total"

@@ -444,7 +444,7 @@ final class PostgresSourceTests: PostgresBinaryTestCase {
         }
         let plain = try run(slot: "plain", arguments: [])
         let watched = try run(
-            slot: "watched", arguments: ["--metrics", "127.0.0.1:\(LoopbackHTTP.freePort())"])
+            slot: "watched", arguments: ["--metrics", "127.0.0.1:\(freeLoopbackPort())"])
         XCTAssertEqual(plain.split(separator: UInt8(ascii: "\n")).count, 360)
         XCTAssertEqual(plain, watched)
 

@@ -58,7 +58,7 @@ final class ReadmeWalkthroughTests: BinaryTestCase {
     }
 
     func testTheWebhookWalkthroughPrintsWhatItShows() throws {
-        let port = LoopbackHTTP.freePort()
+        let port = freeLoopbackPort()
         let stderr = try runWalkthrough(
             under: "## Webhooks into SQLite", pipeline: "webhook-to-sqlite.yaml", port: "8080", free: port,
             environment: ["WEBHOOK_ADDRESS": "127.0.0.1:\(port)"])
@@ -69,7 +69,7 @@ final class ReadmeWalkthroughTests: BinaryTestCase {
     }
 
     func testTheNATSWalkthroughPrintsWhatItShows() throws {
-        let port = LoopbackHTTP.freePort()
+        let port = freeLoopbackPort()
         let stderr = try runWalkthrough(
             under: "## Durable streams on NATS JetStream", pipeline: "nats-orders.yaml", port: "4222", free: port,
             environment: ["NATS_URL": "nats://127.0.0.1:\(port)"])

@@ -1,6 +1,7 @@
 import BinaryTestSupport
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// Headless Chromium driven through chromedriver's W3C WebDriver protocol (JSON over HTTP on
@@ -18,7 +19,7 @@ final class WebDriver {
 
     /// Starts chromedriver on a free port and a headless browser `width` × `height`.
     init(width: Int = 1280, height: Int = 800) throws {
-        port = LoopbackHTTP.freePort()
+        port = freeLoopbackPort()
         driver = try ChildProcess(
             executable: "/usr/bin/chromedriver", arguments: ["--port=\(port)", "--allowed-ips=127.0.0.1"],
             output: .null, error: .null)

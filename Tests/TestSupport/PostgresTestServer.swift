@@ -40,7 +40,7 @@ public final class PostgresTestServer: @unchecked Sendable {
     public func start() throws {
         var lastError: (any Error)?
         for _ in 0..<3 {
-            if port == 0 || lastError != nil { port = Self.freePort() }
+            if port == 0 || lastError != nil { port = freeLoopbackPort() }
             let options =
                 [
                     "-c listen_addresses=127.0.0.1", "-p \(port)", "-k \(directory.path)", "-c wal_level=logical",
@@ -130,26 +130,5 @@ public final class PostgresTestServer: @unchecked Sendable {
                 domain: "\(program) \(arguments.joined(separator: " ")) failed (\(exited)): \(text)", code: Int(exited))
         }
         return text.hasSuffix("\n") ? String(text.dropLast()) : text
-    }
-
-    /// A port nothing listens on now, for a test that needs a server that is not there.
-    public static func freePortForTests() -> Int { freePort() }
-
-    /// A port nothing listens on now.
-    static func freePort() -> Int {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) }
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

@@ -128,29 +128,9 @@ enum ParallelLines {
         _ reader: LineReader, workers: Workers, emit: (Value) -> Void, isLive: () -> Bool,
         advanced: (Int) -> Void, context: ComponentContext, what: String, failure: (any Error) -> any Error
     ) -> Ending {
-        var readFailure: (any Error)?
-        var exhausted = false
-        func nextBatch() -> Batch? {
-            guard readFailure == nil, !exhausted else { return nil }
-            let firstLine = reader.lineNumber + 1
-            do {
-                let batch = try reader.nextLines(limit: batchLimit) { bytes, ranges in
-                    Batch(copying: bytes, ranges: ranges, firstLine: firstLine, workers: workers)
-                }
-                guard let batch else {
-                    exhausted = true
-                    return nil
-                }
-                batch.endOffset = reader.offset
-                batch.start()
-                return batch
-            } catch {
-                readFailure = failure(error)
-                return nil
-            }
-        }
+        var batches = Batches(reader: reader, workers: workers)
         var failed: (any Error)?
-        var current = nextBatch()
+        var current = batches.next(failure: failure)
         while let batch = current {
             var upcoming: Batch?
             var dropped = 0
@@ -177,7 +157,7 @@ enum ParallelLines {
                     return true
                 },
                 allClaimed: {
-                    if upcoming == nil { upcoming = nextBatch() }
+                    if upcoming == nil { upcoming = batches.next(failure: failure) }
                     return upcoming
                 })
             workers.dropped(dropped)
@@ -187,10 +167,44 @@ enum ParallelLines {
                 return failed.map { .failed($0) } ?? .stopped
             }
             advanced(batch.endOffset)
-            current = upcoming ?? nextBatch()
+            current = upcoming ?? batches.next(failure: failure)
         }
-        if let readFailure { return .failed(readFailure) }
+        if let readFailure = batches.readFailure { return .failed(readFailure) }
         return isLive() ? .exhausted : .stopped
+    }
+
+    /// The reader's buffers of lines one after another, each handed to the helpers as it is read;
+    /// none after a read error (kept, worded by `failure`) or the reader's end.
+    private struct Batches {
+        let reader: LineReader
+        let workers: Workers
+        private(set) var readFailure: (any Error)?
+        private var exhausted = false
+
+        init(reader: LineReader, workers: Workers) {
+            self.reader = reader
+            self.workers = workers
+        }
+
+        mutating func next(failure: (any Error) -> any Error) -> Batch? {
+            guard readFailure == nil, !exhausted else { return nil }
+            let (firstLine, workers) = (reader.lineNumber + 1, workers)
+            do {
+                let batch = try reader.nextLines(limit: batchLimit) { bytes, ranges in
+                    Batch(copying: bytes, ranges: ranges, firstLine: firstLine, workers: workers)
+                }
+                guard let batch else {
+                    exhausted = true
+                    return nil
+                }
+                batch.endOffset = reader.offset
+                batch.start()
+                return batch
+            } catch {
+                readFailure = failure(error)
+                return nil
+            }
+        }
     }
 
     /// One buffer of lines, copied out of the reader so the next can be read while this one is

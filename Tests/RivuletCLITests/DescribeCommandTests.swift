@@ -4,8 +4,6 @@ import XCTest
 
 /// `rivulet graph` and `rivulet components`, run as a user would, compared with reviewed output.
 final class DescribeCommandTests: XCTestCase {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
     static let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
 
     private func golden(_ name: String) throws -> String {
@@ -15,7 +13,7 @@ final class DescribeCommandTests: XCTestCase {
     func testGraphInEveryFormat() throws {
         for pipeline in ["carousel", "search-as-you-type"] {
             for format in ["text", "dot", "mermaid"] {
-                let path = Self.repository.appendingPathComponent("Pipelines/\(pipeline).yaml").path
+                let path = Repository.root.appendingPathComponent("Pipelines/\(pipeline).yaml").path
                 let result = try runRivulet(["graph", path, "--format", format])
                 XCTAssertEqual(result.status, 0, result.stderr)
                 XCTAssertEqual(result.stdout, try golden("\(pipeline).\(format)"), "\(pipeline) as \(format)")
@@ -24,7 +22,7 @@ final class DescribeCommandTests: XCTestCase {
     }
 
     func testGraphOfAnInvalidFileReportsItsErrors() throws {
-        let path = Self.repository.appendingPathComponent("Tests/RivuletCLITests/LintCorpus/01-misspelt-operator.yaml")
+        let path = Repository.root.appendingPathComponent("Tests/RivuletCLITests/LintCorpus/01-misspelt-operator.yaml")
             .path
         let result = try runRivulet(["graph", path])
         XCTAssertEqual(result.status, 2)
@@ -67,12 +65,12 @@ final class DescribeCommandTests: XCTestCase {
         let result = try runRivulet(["components", "--format", "markdown"])
         XCTAssertEqual(result.status, 0)
         let committed = try String(
-            contentsOf: Self.repository.appendingPathComponent("docs/components.md"), encoding: .utf8)
+            contentsOf: Repository.root.appendingPathComponent("docs/components.md"), encoding: .utf8)
         XCTAssertEqual(result.stdout, committed, "docs/components.md is stale: run 'make docs'")
     }
 
     func testEveryExamplePipelineLintsClean() throws {
-        let directory = Self.repository.appendingPathComponent("Pipelines")
+        let directory = Repository.root.appendingPathComponent("Pipelines")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
             $0.hasSuffix(".yaml") && !$0.hasSuffix(".test.yaml")
         }

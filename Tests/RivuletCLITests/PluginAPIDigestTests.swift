@@ -7,8 +7,6 @@ import XCTest
 /// The plugin API's surface is recorded in Core/PluginAPI.digest, and CI's check fails when it
 /// changes unannounced (run after the build, as CI does).
 final class PluginAPIDigestTests: BinaryTestCase {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
 
     private func script(_ arguments: [String], digest: String? = nil, identifier: String? = nil) throws -> (
         status: Int32, output: String
@@ -18,7 +16,7 @@ final class PluginAPIDigestTests: BinaryTestCase {
         let process = try ChildProcess(
             executable: "env",
             arguments: environment.map { "\($0)=\($1)" } + [
-                "python3", Self.root.appendingPathComponent("scripts/plugin-api.py").path,
+                "python3", Repository.root.appendingPathComponent("scripts/plugin-api.py").path,
             ] + arguments, input: .pipe)
         let result = process.communicate(timeout: 60)
         return (
@@ -35,7 +33,7 @@ final class PluginAPIDigestTests: BinaryTestCase {
 
     func testARemovedDeclarationFailsTheCheckAndIsRecordedByUpdate() throws {
         let recorded = try String(
-            contentsOf: Self.root.appendingPathComponent("Core/PluginAPI.digest"), encoding: .utf8)
+            contentsOf: Repository.root.appendingPathComponent("Core/PluginAPI.digest"), encoding: .utf8)
         // A digest that lists one more declaration than the modules have: as if it had been removed.
         let doctored = directory.appendingPathComponent("PluginAPI.digest")
         try (recorded + "Func Pipeline.Value.removedMember() : Swift.Int\n").write(
@@ -167,7 +165,7 @@ final class PluginAPIDigestTests: BinaryTestCase {
 
     func testAnAddedDeclarationMustBeRecorded() throws {
         let recorded = try String(
-            contentsOf: Self.root.appendingPathComponent("Core/PluginAPI.digest"), encoding: .utf8)
+            contentsOf: Repository.root.appendingPathComponent("Core/PluginAPI.digest"), encoding: .utf8)
         let lines = recorded.split(separator: "\n", omittingEmptySubsequences: false)
         let withoutOne = lines.filter { !$0.hasPrefix("Func Reactive.ObservableType.amb(") }
         XCTAssertEqual(withoutOne.count, lines.count - 1)

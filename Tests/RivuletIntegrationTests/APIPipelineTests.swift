@@ -5,12 +5,10 @@ import XCTest
 /// The API pipelines of `Pipelines/` run offline from their recordings with the README's
 /// commands, and no recording holds a key or token.
 final class APIPipelineTests: XCTestCase {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
 
     /// The README's offline commands, pipeline and recording.
     private func readmeCommands() throws -> [(pipeline: String, recording: String)] {
-        let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
         return readme.split(separator: "\n").compactMap { line in
             let words = line.split(separator: " ")
             guard words.first == ".build/debug/rivulet", words.count >= 5, words[1] == "run",
@@ -26,8 +24,8 @@ final class APIPipelineTests: XCTestCase {
         for (pipeline, recording) in commands {
             let result = try runRivulet(
                 [
-                    "run", Self.repository.appendingPathComponent(pipeline).path, "--replay",
-                    Self.repository.appendingPathComponent(recording).path,
+                    "run", Repository.root.appendingPathComponent(pipeline).path, "--replay",
+                    Repository.root.appendingPathComponent(recording).path,
                 ], environment: ["NYT_API_KEY": "", "GITHUB_TOKEN": "", "GH_TOKEN": "", "FOURSQUARE_API_KEY": ""])
             XCTAssertEqual(result.status, 0, "\(pipeline): \(result.stderr)")
             XCTAssertFalse(result.stderr.contains("has no answer"), "\(pipeline): \(result.stderr)")
@@ -41,7 +39,7 @@ final class APIPipelineTests: XCTestCase {
     }
 
     func testNoRecordingHoldsAKeyOrToken() throws {
-        let directory = Self.repository.appendingPathComponent("Examples/recordings")
+        let directory = Repository.root.appendingPathComponent("Examples/recordings")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".json") }
         XCTAssertGreaterThanOrEqual(files.count, 6)
         for file in files {

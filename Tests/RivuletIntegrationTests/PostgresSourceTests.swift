@@ -147,7 +147,7 @@ final class PostgresSourceTests: PostgresBinaryTestCase {
         try server.psql(
             "CREATE TABLE orders (id bigserial PRIMARY KEY, customer text NOT NULL, qty int NOT NULL, price numeric(10,2) NOT NULL)"
         )
-        let file = APIPipelineTests.repository.appendingPathComponent("Pipelines/orders-cdc.yaml").path
+        let file = Repository.root.appendingPathComponent("Pipelines/orders-cdc.yaml").path
         let runner = try startRivulet(["run", file], environment: ["DATABASE_URL": server.url])
         let deadline = Date(timeIntervalSinceNow: 20)
         while try server.psql("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'rivulet_orders'") != "1",

@@ -9,7 +9,8 @@
 # itself runs alone: the tests that measure time under load (a client answered within a second
 # beside 20,000 idle connections, signals within 100 ms) and the two full-scale runner groups
 # (90,000 events, a cluster losing nodes), whose server once fell minutes behind beside the others.
-# With arguments (`--filter X`), one process runs what they select.
+# With arguments (`--filter X`), one process runs what they select. TEST_SHARDS_ONLY=1 checks that
+# the shards hold every test once and says how many classes or tests each runs, running none.
 set -uo pipefail
 log="$(mktemp -d)"
 trap 'rm -rf "$log"' EXIT
@@ -27,20 +28,25 @@ else
   # the others, and two opening the build's database at once failed ("database is locked").
   bundle=.build/debug/RivuletPackageTests.xctest
   "$bundle" --list-tests 2>/dev/null | grep -E '^[A-Za-z]+\.[A-Za-z]+/' > "$log/tests"
-  # The tests whose names match $1 and not $2 ("" matches nothing), comma separated.
-  selected() {
-    awk -F/ -v take="$1" -v leave="$2" '
-      { count[$1]++; if ($0 ~ take && (leave == "" || $0 !~ leave)) { chosen[$1]++; names[$1] = names[$1] "," $0 } }
+  if [ ! -s "$log/tests" ]; then
+    echo "error: $bundle lists no tests (build them first: swift build --build-tests)" >&2
+    exit 1
+  fi
+  # Writes $log/NAME.list, the tests whose names match $2 and not $3 ("" matches nothing), comma
+  # separated (whole classes where it can, to keep the list short), and adds them to $log/chosen.
+  plan() {
+    awk -F/ -v take="$2" -v leave="$3" -v chosen="$log/chosen" '
+      { count[$1]++; if ($0 ~ take && (leave == "" || $0 !~ leave)) { taken[$1]++; names[$1] = names[$1] "," $0; print $0 >> chosen } }
       END {
-        for (class in chosen) list = list "," (chosen[class] == count[class] ? class : substr(names[class], 2))
+        for (class in taken) list = list "," (taken[class] == count[class] ? class : substr(names[class], 2))
         print substr(list, 2)
-      }' "$log/tests"
+      }' "$log/tests" > "$log/$1.list"
   }
   shard() {
-    local name="$1" tests
-    tests="$(selected "$2" "$3")"
+    local name="$1"
     # Unbuffered, as `swift test` runs it: a shard killed by its timeout keeps its last lines.
-    NSUnbufferedIO=YES timeout 1800 "$bundle" "$tests" > >(sed -u "s/^/[$name] /" | tee "$log/$name") 2>&1
+    NSUnbufferedIO=YES timeout 1800 "$bundle" "$(cat "$log/$name.list")" \
+      > >(sed -u "s/^/[$name] /" | tee "$log/$name") 2>&1
     echo $? > "$log/$name.status"
   }
   alone="HTTPConnectionLimitsTests|SignalUnderLoadTests|testAtFullScale"
@@ -50,12 +56,32 @@ else
   # are a third of it), so the four take about as long each.
   nats_first="NATS(Fault|Group|StoredState|ScaleOut|LeaseBucket|Command)Tests|PluginTests"
   rest_first="CheckpointCommandTests|LauncherTests|HTTPServerSourceTests|ConsistentChecksTests"
-  shard rest1 "$rest_first" "$beside_nats|$alone" &
-  shard rest2 "." "$beside_nats|$alone|$rest_first" &
-  shard nats1 "$nats_first" "$alone" &
-  shard nats2 "$beside_nats" "$alone|$nats_first" &
+  plan rest1 "$rest_first" "$beside_nats|$alone"
+  plan rest2 "." "$beside_nats|$alone|$rest_first"
+  plan nats1 "$nats_first" "$alone"
+  plan nats2 "$beside_nats" "$alone|$nats_first"
+  plan alone "$alone" ""
+  # Every test in exactly one shard (an empty list would run them all), or nothing runs.
+  if ! cmp -s <(sort "$log/tests") <(sort "$log/chosen"); then
+    echo "error: the shards do not hold every test once; left out or twice:" >&2
+    diff <(sort "$log/tests") <(sort "$log/chosen") | grep '^[<>]' | head -20 >&2
+    exit 1
+  fi
+  for name in rest1 rest2 nats1 nats2 alone; do
+    [ -s "$log/$name.list" ] || { echo "error: shard $name selects no test" >&2; exit 1; }
+  done
+  if [ -n "${TEST_SHARDS_ONLY:-}" ]; then
+    for name in rest1 rest2 nats1 nats2 alone; do
+      echo "$name: $(grep -c . <(tr ',' '\n' < "$log/$name.list")) classes or tests"
+    done
+    exit 0
+  fi
+  shard rest1 &
+  shard rest2 &
+  shard nats1 &
+  shard nats2 &
   wait
-  shard alone "$alone" ""
+  shard alone
   # The sed of each shard may still be writing its last lines.
   sleep 1
   names="rest1 rest2 nats1 nats2 alone"

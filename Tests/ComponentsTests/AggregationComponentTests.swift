@@ -124,6 +124,15 @@ final class AggregationComponentTests: LeakCheckingTestCase {
         XCTAssertThrowsError(try run("  - aggregate: { time: .ts, fields: { n: count } }", events))
     }
 
+    /// A field named `key` or `start` gives that member its value, in the member's place.
+    func testAFieldNamedAsAnObjectsOwnMemberTakesItsPlace() throws {
+        let events = timeline([(0, "{ s: api, ms: 10 }"), (10, "{ s: api, ms: 30 }")], end: 100)
+        XCTAssertEqual(
+            try run(
+                "  - aggregate: { by: .s, every: 50ms, fields: { n: count, start: { max: .ms }, key: count } }", events),
+            ["50: {\"key\":2,\"start\":30,\"n\":2}", "100: completed"])
+    }
+
     func testGroupByRunsAChainPerKeyAndClosesIdleGroups() throws {
         let events = timeline(
             [(0, "{ u: a, n: 1 }"), (10, "{ u: b, n: 2 }"), (20, "{ u: a, n: 3 }"), (200, "{ u: a, n: 4 }")], end: 300)

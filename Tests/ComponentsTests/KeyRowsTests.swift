@@ -53,6 +53,27 @@ final class KeyRowsTests: LeakCheckingTestCase {
         XCTAssertEqual(rows.row(of: "k1"), 0)
     }
 
+    func testKeysOfEightBytesAndLongerAreToldApartPastTheirPrefixAcrossGrowth() {
+        var rows = KeyRows()
+        // Keys that share their first eight bytes (a slot's prefix) and differ after them, keys of
+        // exactly eight bytes, and keys a byte shorter: moved to new slots as the table grows.
+        for index in 0..<3000 {
+            rows.set(.string("prefix8_\(index)"), row: 3 * index)
+            rows.set(.string(String(format: "%08d", index)), row: 3 * index + 1)
+            rows.set(.string(String(format: "%07d", index)), row: 3 * index + 2)
+        }
+        XCTAssertEqual(rows.count, 9000)
+        for index in 0..<3000 {
+            XCTAssertEqual(row(rows, text: "prefix8_\(index)"), .some(3 * index))
+            XCTAssertEqual(row(rows, text: String(format: "%08d", index)), .some(3 * index + 1))
+            XCTAssertEqual(row(rows, text: String(format: "%07d", index)), .some(3 * index + 2))
+        }
+        XCTAssertEqual(row(rows, text: "prefix8_"), .some(nil), "the prefix alone is another key")
+        XCTAssertEqual(row(rows, text: "prefix8_3000"), .some(nil))
+        XCTAssertEqual(row(rows, text: "00000000\u{0}"), .some(nil), "a zero byte past the end counts")
+        XCTAssertEqual(row(rows, text: "0000000\u{0}"), .some(nil))
+    }
+
     func testTheHashSeesEveryByteAndRefusesAnyBeyondASCII() {
         func hash(_ text: String) -> UInt64? {
             Array(text.utf8).withUnsafeBufferPointer { KeyRows.hash($0, seed: 1) }

@@ -40,42 +40,11 @@ extension JSONParser {
             (members) throws(JSONError) -> Value? in
             var count = 0
             var plain = true
-            reader.position += 1
-            reader.skipSpace()
-            if reader.position < bytes.count && bytes[reader.position] == UInt8(ascii: "}") {
-                reader.position += 1
+            if let scan = PlainObjectScan.scan(bytes, at: start, spaced: reader.spaced, into: members) {
+                // Most lines: found in one pass. The general loop reads any other (and finds its errors).
+                (count, reader.position, reader.spaced) = (scan.count, scan.end, scan.spaced)
             } else {
-                members: while true {
-                    reader.skipSpace()
-                    try reader.checkKeyStarts()
-                    let keyStart = reader.position + 1
-                    let keyIsPlain = try reader.skipString()
-                    let keyEnd = reader.position - 1
-                    reader.skipSpace()
-                    try reader.passColon()
-                    reader.skipSpace()
-                    let valueStart = reader.position
-                    try reader.skipValue(depth: 1)
-                    if plain && keyIsPlain && count < limit {
-                        let length = keyEnd - keyStart
-                        for earlier in 0..<count
-                        where Int(members[earlier].keyEnd - members[earlier].keyStart) == length
-                            && memcmp(
-                                bytes.baseAddress! + keyStart,
-                                bytes.baseAddress! + start + Int(members[earlier].keyStart), length) == 0
-                        {
-                            plain = false
-                        }
-                        members[count] = RawObject.Member(
-                            keyStart: UInt32(keyStart - start), keyEnd: UInt32(keyEnd - start),
-                            valueStart: UInt32(valueStart - start), valueEnd: UInt32(reader.position - start))
-                        count += 1
-                    } else {
-                        plain = false
-                    }
-                    reader.skipSpace()
-                    if try reader.passSeparator(closing: UInt8(ascii: "}")) { break members }
-                }
+                count = try scanMembers(of: bytes, from: start, with: &reader, into: members, plain: &plain)
             }
             let end = reader.position
             let spacedInside = reader.spaced
@@ -96,6 +65,56 @@ extension JSONParser {
         }
         if let scanned { return scanned }
         return try parse(bytes)
+    }
+}
+
+extension JSONParser {
+    /// The general loop over an object's members from its `{` at `start`: every error found as
+    /// `parse` finds it; members kept in `members` while they are plain (`plain` false once one is
+    /// not: a key with an escape, a duplicate, or more than `members` has room for). Returns how
+    /// many were kept; `reader` ends past the `}`.
+    static func scanMembers(
+        of bytes: UnsafeBufferPointer<UInt8>, from start: Int, with reader: inout Reader,
+        into members: UnsafeMutableBufferPointer<RawObject.Member>, plain: inout Bool
+    ) throws(JSONError) -> Int {
+        var count = 0
+        reader.position = start + 1
+        reader.skipSpace()
+        if reader.position < bytes.count && bytes[reader.position] == UInt8(ascii: "}") {
+            reader.position += 1
+            return 0
+        }
+        while true {
+            reader.skipSpace()
+            try reader.checkKeyStarts()
+            let keyStart = reader.position + 1
+            let keyIsPlain = try reader.skipString()
+            let keyEnd = reader.position - 1
+            reader.skipSpace()
+            try reader.passColon()
+            reader.skipSpace()
+            let valueStart = reader.position
+            try reader.skipValue(depth: 1)
+            if plain && keyIsPlain && count < members.count {
+                let length = keyEnd - keyStart
+                for earlier in 0..<count
+                where Int(members[earlier].keyEnd - members[earlier].keyStart) == length
+                    && memcmp(
+                        bytes.baseAddress! + keyStart,
+                        bytes.baseAddress! + start + Int(members[earlier].keyStart), length) == 0
+                {
+                    plain = false
+                }
+                members[count] = RawObject.Member(
+                    keyStart: UInt32(keyStart - start), keyEnd: UInt32(keyEnd - start),
+                    valueStart: UInt32(valueStart - start), valueEnd: UInt32(reader.position - start))
+                count += 1
+            } else {
+                plain = false
+            }
+            reader.skipSpace()
+            if try reader.passSeparator(closing: UInt8(ascii: "}")) { return count }
+        }
     }
 }
 

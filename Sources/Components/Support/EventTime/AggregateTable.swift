@@ -43,6 +43,10 @@ final class AggregateTable {
     /// costs each a cache miss.)
     private let fieldNames: [String?]
 
+    /// The members of the objects of a keyed and of an unkeyed aggregate.
+    private let keyedLayout: OutputLayout
+    private let plainLayout: OutputLayout
+
     /// The operator's bounds on keys and bytes, shared with its other tables and copies; nil:
     /// only `maxKeys` of `add`, for this table.
     private let budget: AggregateBudget?
@@ -62,6 +66,8 @@ final class AggregateTable {
         }
         self.ordersByTime = ordersByTime
         evaluated = Array(repeating: nil, count: fields.count)
+        keyedLayout = OutputLayout(fields: fields, keyed: true)
+        plainLayout = OutputLayout(fields: fields, keyed: false)
     }
 
     /// Counts `element` under its key (`keyExpression` on it); `time` is its event time when the
@@ -260,22 +266,24 @@ final class AggregateTable {
     private func rows(start: Int64, keyed: Bool, only: Value? = nil, order: [Int]) -> [Value] {
         var outputs: [Value] = []
         outputs.reserveCapacity(only == nil ? keys.count : 1)
+        let layout = keyed ? keyedLayout : plainLayout
         for row in order where only == nil || only == keys[row] {
-            let key = keys[row]
-            var object = JSONObject()
-            if keyed { object["key"] = key }
-            object["start"] = .int(Int(start))
-            for (column, field) in fields.enumerated() {
+            var members = [Value](repeating: .null, count: layout.names.count)
+            if let place = layout.keyPlace { members[place] = keys[row] }
+            members[layout.startPlace] = .int(Int(start))
+            for column in 0..<fields.count {
                 let cell = row * fields.count + column
                 let result: Value
-                switch field.kind {
+                switch kinds[column] {
                 case .count: result = .int(counts[row])
                 case .sum: result = Self.number(numbers[cell])
                 case .avg: result = seen[cell] == 0 ? .null : .double(numbers[cell] / Double(seen[cell]))
                 case .min, .max, .first, .last: result = values[cell]
                 }
-                object[field.name] = result
+                members[layout.fieldPlaces[column]] = result
             }
+            // Every object shares the layout's names: one array of values is made per object.
+            let object = JSONObject(distinctKeys: layout.names, values: members)
             outputs.append(.object(object))
         }
         return outputs
@@ -376,5 +384,29 @@ extension Duration {
     /// The duration in whole milliseconds.
     var milliseconds: Int64 {
         components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    }
+}
+
+/// The members of an aggregate's objects, in order: `key` (when keyed), `start`, then each field;
+/// a field named as an earlier member takes that member's place (its value is the field's), as
+/// setting the member again would.
+private struct OutputLayout {
+    let names: [String]
+    let keyPlace: Int?
+    let startPlace: Int
+    /// Where each field's value goes, by column.
+    let fieldPlaces: [Int]
+
+    init(fields: [AggregateField], keyed: Bool) {
+        var names: [String] = []
+        func place(_ name: String) -> Int {
+            if let existing = names.firstIndex(of: name) { return existing }
+            names.append(name)
+            return names.count - 1
+        }
+        keyPlace = keyed ? place("key") : nil
+        startPlace = place("start")
+        fieldPlaces = fields.map { place($0.name) }
+        self.names = names
     }
 }

@@ -10,17 +10,27 @@ import Pipeline
 /// through a dictionary of values. (ASCII text is equal exactly when its bytes are; other text
 /// compares as Swift's strings do, by canonical equivalence, so it is left to them.)
 struct KeyRows {
+    /// 16 bytes, four to a cache line: with 10,000 keys the table is 256 KB, and finding a row
+    /// is mostly one load (the slot is where the time of a lookup goes: a miss of the cache).
     private struct Slot {
-        var hash: UInt64
+        /// The key's first eight bytes, zero past its end: a key of up to eight bytes is its
+        /// prefix and length, and a longer one is compared with its bytes in `text` only when
+        /// these match.
+        var prefix: UInt64
         /// -1 in an empty slot.
-        var row: Int
-        var start: Int
-        var length: Int
+        var row: Int32
+        var length: UInt32
     }
 
-    /// Open addressing, a power of two long, at most half full.
-    private var slots: [Slot] = Array(repeating: Slot(hash: 0, row: -1, start: 0, length: 0), count: 16)
-    /// The text keys' bytes, one after another.
+    private static let empty = Slot(prefix: 0, row: -1, length: 0)
+    /// Text keys longer than this many bytes go through the dictionary of values.
+    private static let longest = Int(UInt32.max)
+
+    /// Open addressing, a power of two long, at most about 3/4 full.
+    private var slots: [Slot] = Array(repeating: empty, count: 16)
+    /// Where each key longer than eight bytes has its bytes in `text`, by slot (0 for others).
+    private var starts: [Int] = Array(repeating: 0, count: 16)
+    /// The bytes of the keys longer than eight bytes, one after another.
     private var text: [UInt8] = []
     private var textKeys = 0
     private var others: [Value: Int] = [:]
@@ -33,7 +43,7 @@ struct KeyRows {
     /// The row of the text key written as `bytes` (UTF-8): nil when the text is not all ASCII
     /// (look it up as a value), `.some(nil)` when it has no row.
     func row(ofText bytes: UnsafeBufferPointer<UInt8>) -> Int?? {
-        guard let hash = Self.hash(bytes, seed: seed) else { return nil }
+        guard bytes.count <= Self.longest, let hash = Self.hash(bytes, seed: seed) else { return nil }
         return .some(find(bytes, hash: hash).row)
     }
 
@@ -47,9 +57,9 @@ struct KeyRows {
 
     /// Gives `key` row `row` (replacing any it had).
     mutating func set(_ key: Value, row: Int) {
-        if case .string(var string) = key {
+        if case .string(var string) = key, row <= Int(Int32.max) {
             let done = string.withUTF8 { bytes -> Bool in
-                guard let hash = Self.hash(bytes, seed: seed) else { return false }
+                guard bytes.count <= Self.longest, let hash = Self.hash(bytes, seed: seed) else { return false }
                 setText(bytes, hash: hash, row: row)
                 return true
             }
@@ -67,48 +77,82 @@ struct KeyRows {
         others.removeAll(keepingCapacity: true)
     }
 
+    /// The first eight bytes of `bytes`, zero past its end.
+    @inline(__always)
+    private static func prefix(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        guard let base = bytes.baseAddress else { return 0 }
+        if bytes.count >= 8 { return UInt64(littleEndian: UnsafeRawPointer(base).loadUnaligned(as: UInt64.self)) }
+        var word: UInt64 = 0
+        for index in 0..<bytes.count { word |= UInt64(base[index]) << (8 * UInt64(index)) }
+        return word
+    }
+
     /// The row of the text and the slot it is in, or the empty slot where it would go.
     private func find(_ bytes: UnsafeBufferPointer<UInt8>, hash: UInt64) -> (row: Int?, slot: Int) {
         let mask = slots.count - 1
         var slot = Int(truncatingIfNeeded: hash) & mask
+        let prefix = Self.prefix(bytes)
+        let length = UInt32(truncatingIfNeeded: bytes.count)
         return slots.withUnsafeBufferPointer { slots in
-            text.withUnsafeBufferPointer { text in
-                while true {
-                    let candidate = slots[slot]
-                    if candidate.row < 0 { return (nil, slot) }
-                    if candidate.hash == hash, candidate.length == bytes.count,
-                        bytes.count == 0
-                            || memcmp(text.baseAddress! + candidate.start, bytes.baseAddress!, bytes.count) == 0
-                    {
-                        return (candidate.row, slot)
-                    }
-                    slot = (slot + 1) & mask
+            while true {
+                let candidate = slots[slot]
+                if candidate.row < 0 { return (nil, slot) }
+                if candidate.prefix == prefix, candidate.length == length,
+                    bytes.count <= 8 || sameTail(bytes, at: starts[slot])
+                {
+                    return (Int(candidate.row), slot)
                 }
+                slot = (slot + 1) & mask
             }
+        }
+    }
+
+    /// Whether the bytes of `bytes` past the eighth are those kept from `start` on.
+    private func sameTail(_ bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> Bool {
+        text.withUnsafeBufferPointer { text in
+            memcmp(text.baseAddress! + start + 8, bytes.baseAddress! + 8, bytes.count - 8) == 0
         }
     }
 
     private mutating func setText(_ bytes: UnsafeBufferPointer<UInt8>, hash: UInt64, row: Int) {
         let (existing, slot) = find(bytes, hash: hash)
         if existing != nil {
-            slots[slot].row = row
+            slots[slot].row = Int32(row)
             return
         }
-        let start = text.count
-        text.append(contentsOf: bytes)
-        slots[slot] = Slot(hash: hash, row: row, start: start, length: bytes.count)
+        if bytes.count > 8 {
+            starts[slot] = text.count
+            text.append(contentsOf: bytes)
+        }
+        slots[slot] = Slot(prefix: Self.prefix(bytes), row: Int32(row), length: UInt32(bytes.count))
         textKeys += 1
-        if textKeys * 2 > slots.count { grow() }
+        if textKeys * 4 > slots.count * 3 { grow() }
     }
 
+    /// Twice the slots, each key moved to its place among them (by its hash, made again from its
+    /// bytes: the prefix and, past eight bytes, `text`).
     private mutating func grow() {
-        let old = slots
-        slots = Array(repeating: Slot(hash: 0, row: -1, start: 0, length: 0), count: old.count * 2)
+        let (oldSlots, oldStarts) = (slots, starts)
+        slots = Array(repeating: Self.empty, count: oldSlots.count * 2)
+        starts = Array(repeating: 0, count: slots.count)
         let mask = slots.count - 1
-        for entry in old where entry.row >= 0 {
-            var slot = Int(truncatingIfNeeded: entry.hash) & mask
+        for (index, entry) in oldSlots.enumerated() where entry.row >= 0 {
+            let length = Int(entry.length)
+            let hash: UInt64
+            if length > 8 {
+                hash = text.withUnsafeBufferPointer {
+                    Self.hash(
+                        UnsafeBufferPointer(rebasing: $0[oldStarts[index]..<oldStarts[index] + length]), seed: seed)!
+                }
+            } else {
+                hash = withUnsafeBytes(of: entry.prefix.littleEndian) {
+                    Self.hash(UnsafeBufferPointer(rebasing: $0.bindMemory(to: UInt8.self)[0..<length]), seed: seed)!
+                }
+            }
+            var slot = Int(truncatingIfNeeded: hash) & mask
             while slots[slot].row >= 0 { slot = (slot + 1) & mask }
             slots[slot] = entry
+            starts[slot] = oldStarts[index]
         }
     }
 

@@ -18,8 +18,16 @@ epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
 flow = Dataflow("w3")
 records = op.map("parse", op.input("in", flow, FileSource(Path(source))), json.loads)
 keyed = op.key_on("key", records, lambda record: record["key"])
+# The watermark on event time alone, as Rivulet's: Bytewax's EventClock adds the system time since
+# the latest element to it (`now_getter`), so a slow run closes windows early and drops elements
+# that a fast one counts; and it wakes to close a window at the system time of its end
+# (`to_system_utc`), which for times in 1970 is always past, so it never stops waking. A clock
+# that stands still and no wake-ups leave windows to close on elements and at the end of input.
 clock = EventClock(
-    lambda record: epoch + timedelta(milliseconds=record["ts"]), wait_for_system_duration=timedelta(seconds=10)
+    lambda record: epoch + timedelta(milliseconds=record["ts"]),
+    wait_for_system_duration=timedelta(seconds=10),
+    now_getter=lambda: epoch,
+    to_system_utc=lambda _: None,
 )
 windows = win.fold_window(
     "sum",

@@ -235,6 +235,24 @@ final class AggregationComponentTests: LeakCheckingTestCase {
             ])
     }
 
+    /// An element whose later field fails counts in none of its fields, however its earlier ones
+    /// were read (a plain integer read in place, or a value), and the next element counts alone.
+    func testAnElementThatFailsHalfWayCountsInNoneOfItsFields() throws {
+        let harness = try PipelineHarness().run(
+            """
+            source: { events: [{ at: 0ms, next: { k: a, v: 5, w: 1 } }, { at: 1ms, next: { k: a, v: 7, w: x } },
+                               { at: 2ms, next: { k: a, v: 1.5, w: y } }, { at: 3ms, next: { k: a, w: 2 } },
+                               { at: 160ms, complete: true }] }
+            ops:
+              - aggregate: { by: .k, every: 100ms, fields: { total: { sum: .v }, mean: { avg: .v }, top: { max: .w } } }
+                onError: skip
+            sink: record
+            """)
+        XCTAssertEqual(
+            harness.events(), [#"100: {"key":"a","start":0,"total":5,"mean":5.0,"top":2}"#, "160: completed"])
+        XCTAssertTrue(harness.skipped.first?.contains("skipped 2 elements") ?? false, "\(harness.skipped)")
+    }
+
     func testMoreKeysThanMaxKeysInAWindowAreElementErrors() throws {
         let harness = try PipelineHarness().run(
             """

@@ -24,6 +24,9 @@ final class JSONTests: LeakCheckingTestCase {
         let written = JSONSerializer.string(try JSONParser.parse("[1E+400]"))
         XCTAssertEqual(try JSONParser.parse(written), [.double(.greatestFiniteMagnitude)])
         XCTAssertEqual(JSONSerializer.string(.int(-42)), "-42")
+        for integer in [0, 7, -7, 10, 1_000_000, Int.max, Int.min, Int.min + 1] {
+            XCTAssertEqual(JSONSerializer.string(.int(integer)), String(integer))
+        }
         XCTAssertEqual(JSONSerializer.string(.double(.nan)), "null")
         for text in ["3.141592653589793", "1e-07", "-0.5", "12345678901234567890"] {
             let parsed = try JSONParser.parse(text)

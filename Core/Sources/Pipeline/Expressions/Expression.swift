@@ -209,10 +209,19 @@ public struct Expression {
             guard let position = raw.position(of: field) else { return nil }
             let text = raw.valueText(at: position)
             guard text.count >= 2, text[0] == UInt8(ascii: "\""),
-                memchr(text.baseAddress! + 1, Int32(UInt8(ascii: "\\")), text.count - 2) == nil
+                !Self.containsBackslash(UnsafeBufferPointer(rebasing: text[1..<(text.count - 1)]))
             else { return nil }
             return body(UnsafeBufferPointer(rebasing: text[1..<(text.count - 1)]))
         }
+    }
+
+    /// Whether `text` has a backslash: a loop for the short text of most keys, where a call to
+    /// `memchr` costs more than the search.
+    @inline(__always)
+    static func containsBackslash(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard text.count <= 16 else { return memchr(text.baseAddress!, Int32(UInt8(ascii: "\\")), text.count) != nil }
+        for byte in text where byte == UInt8(ascii: "\\") { return true }
+        return false
     }
 
     /// The member a plain `.name` reads, or nil for any other expression: read it from an object

@@ -86,20 +86,21 @@ public enum JSONSerializer {
     }
 
     static func writeInt(_ value: Int, to bytes: inout [UInt8]) {
-        if value == 0 {
-            bytes.append(UInt8(ascii: "0"))
-            return
-        }
-        var magnitude = value.magnitude
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        // Digits written from the end of a small buffer, then appended at once (an append a
+        // digit checks the array's room and uniqueness each time).
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var count = 0
-            while magnitude > 0 {
-                digits[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            var magnitude = value.magnitude
+            var start = 20
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
                 magnitude /= 10
-                count += 1
+            } while magnitude > 0
+            if value < 0 {
+                start -= 1
+                digits[start] = UInt8(ascii: "-")
             }
-            for index in stride(from: count - 1, through: 0, by: -1) { bytes.append(digits[index]) }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start..<20]))
         }
     }
 

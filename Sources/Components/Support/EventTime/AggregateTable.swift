@@ -22,6 +22,10 @@ final class AggregateTable {
     @exclusivity(unchecked) private var values: [Value] = []
     /// The fields' values of the element being added (kept, so no array is made per element).
     @exclusivity(unchecked) private var evaluated: [Value?]
+    /// The number of each `sum` and `avg` field of the element being added, when it has one (no
+    /// value is kept for those: only the number counts).
+    @exclusivity(unchecked) private var evaluatedNumbers: [Double]
+    @exclusivity(unchecked) private var hasNumber: [Bool]
     /// With `ordersByTime`: each key's earliest time and when that element came (how many came
     /// before it), and the time of each cell's value.
     @exclusivity(unchecked) private var firstTimes: [Int64] = []
@@ -66,6 +70,8 @@ final class AggregateTable {
         }
         self.ordersByTime = ordersByTime
         evaluated = Array(repeating: nil, count: fields.count)
+        evaluatedNumbers = Array(repeating: 0, count: fields.count)
+        hasNumber = Array(repeating: false, count: fields.count)
         keyedLayout = OutputLayout(fields: fields, keyed: true)
         plainLayout = OutputLayout(fields: fields, keyed: false)
     }
@@ -119,8 +125,18 @@ final class AggregateTable {
         // array's subscript does) per element costs a retain and a release of each of its parts.
         try expressions.withUnsafeBufferPointer { expressions in
             for column in 0..<width {
+                // Every cell of the last element is set again (it may have failed half-way).
+                hasNumber[column] = false
                 guard hasExpression[column] else {
                     evaluated[column] = nil
+                    continue
+                }
+                let kind = kinds[column]
+                let countsNumbers = kind == .sum || kind == .avg
+                // A member written as a plain integer: its number read in place, no value made.
+                if countsNumbers, fieldNames[column] != nil, let integer = expressions[column].fieldInteger(of: element)
+                {
+                    (evaluatedNumbers[column], hasNumber[column]) = (Double(integer), true)
                     continue
                 }
                 let value: Value
@@ -129,16 +145,20 @@ final class AggregateTable {
                 } else {
                     value = try context.evaluate(expressions[column], element, in: scope)
                 }
-                switch kinds[column] {
+                switch kind {
                 case .sum, .avg, .min, .max:
                     if case .null = value {
                         evaluated[column] = nil
                         continue
                     }
-                    guard value.doubleValue != nil else {
+                    guard let number = value.doubleValue else {
                         throw context.error(
-                            "aggregate: \(kinds[column].rawValue) of '\(fields[column].name)' needs numbers, got \(value)",
+                            "aggregate: \(kind.rawValue) of '\(fields[column].name)' needs numbers, got \(value)",
                             element: element)
+                    }
+                    if countsNumbers {
+                        (evaluatedNumbers[column], hasNumber[column]) = (number, true)
+                        continue
                     }
                 default: break
                 }
@@ -195,9 +215,15 @@ final class AggregateTable {
     private func accumulate(into row: Int, at: Int64) {
         let width = fields.count
         for column in 0..<width {
+            let cell = row * width + column
+            if hasNumber[column] {
+                hasNumber[column] = false
+                numbers[cell] += evaluatedNumbers[column]
+                seen[cell] += 1
+                continue
+            }
             guard let value = evaluated[column] else { continue }
             evaluated[column] = nil
-            let cell = row * width + column
             let kind = kinds[column]
             // Without ordersByTime every time is 0: arrival order decides, as it is time order.
             let first = seen[cell] == 0

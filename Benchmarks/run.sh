@@ -24,15 +24,16 @@ if [ "$1" = "images" ]; then
   swift build -c release --product rivulet-engine >&2 && swift build -c release --product rivulet >&2
   exec python3 Benchmarks/images.py
 fi
-if [ "$1" = "w2" ] || [ "$1" = "w3" ]; then
+if [ "$1" = "w2" ] || [ "$1" = "w3" ] || [ "$1" = "w3-scale" ]; then
   # Rivulet, and the same work in C++ on simdjson: the reference at the hardware's limit.
   echo "building rivulet (release) and the simdjson reference..." >&2
   swift build -c release --product rivulet-engine >&2 && swift build -c release --product rivulet >&2
   scripts/install-deps.sh bench
   mkdir -p Benchmarks/.build
-  c++ -O2 -std=c++17 -o "Benchmarks/.build/$1-simdjson" "Benchmarks/simdjson/$1.cpp" \
+  reference="${1%-scale}"
+  c++ -O2 -std=c++17 -o "Benchmarks/.build/$reference-simdjson" "Benchmarks/simdjson/$reference.cpp" \
     $(pkg-config --cflags --libs simdjson) >&2
-  exec python3 "Benchmarks/$1.py"
+  exec python3 "Benchmarks/${1//-/_}.py"
 fi
 if [ "$1" = "postgres" ]; then
   # A cluster of its own (PostgreSQL's programs from the postgresql package, as the tests use).

@@ -171,6 +171,9 @@ print(f"w2 with_state_s={best['rivulet_state']:.3f} without_s={best['rivulet_pla
       f"state_overhead={(best['rivulet_state'] / best['rivulet_plain_interleaved'] - 1) * 100:.1f}%")
 # The line to read: Rivulet against the simdjson reference, and the bytes a second each moves.
 megabytes = os.path.getsize(source) / 1e6
+# (Rivulet as written runs on every core; `one_thread` is `parallel: 1`, against simdjson's one.)
 print(f"w2 rivulet_s={best['rivulet']:.3f} simdjson_s={best['simdjson']:.3f} "
       f"rivulet_over_simdjson={best['rivulet'] / best['simdjson']:.2f} "
+      f"one_thread_s={best['rivulet_serial_interleaved']:.3f} "
+      f"one_thread_over_simdjson={best['rivulet_serial_interleaved'] / best['simdjson']:.2f} "
       f"rivulet_mb_s={megabytes / best['rivulet']:.0f} simdjson_mb_s={megabytes / best['simdjson']:.0f}")

@@ -12,13 +12,16 @@ with a 10 s allowance (exact windows, nothing late), five ways:
 - the same loop in C++ on simdjson's On-Demand API (Benchmarks/simdjson/w3.cpp): the reference at
   the hardware's limit;
 - Bytewax (PyPI `bytewax`, one worker): `EventClock` with a 10 s wait and a `TumblingWindower` of
-  1 minute aligned to the epoch, `fold_window`; installed into Benchmarks/.venv on first use;
+  1 minute aligned to the epoch, `fold_window`; installed into Benchmarks/.venv on first use. Its
+  clock is held still (`now_getter`) and never wakes on system time (`to_system_utc`): Bytewax's
+  watermark otherwise grows with the system time a run takes, so its output depended on its
+  speed (see Benchmarks/w3_bytewax.py);
 - DuckDB's batch `GROUP BY` over the same file, the reference of what two cores can do;
 - Rivulet again with the aggregate inside `partitionBy: {key: .key, partitions: 16}`, on one
   thread and on two (the keyed parallelism of several cores).
 
 Rivulet and the loop run five times, interleaved, and keep their best (this machine's times
-vary by a third from run to run); Bytewax and DuckDB once (Bytewax takes about four minutes
+vary by a third from run to run); Bytewax and DuckDB once (Bytewax takes about half a minute
 here). Peak RSS is printed for each. The four outputs are compared as
 sets of {key, start, count, sum}. The last line is the one to read.
 """

@@ -12,9 +12,9 @@ enum W3 {
     /// The out-of-order allowance, in milliseconds.
     static let maxDelay: Int64 = 10_000
 
-    /// Writes `count` records of 10,000 keys over 10 minutes of event time; 5% of them come up to
+    /// Writes `count` records of `keys` keys over 10 minutes of event time; 5% of them come up to
     /// 10 s later than their time (so none is behind a 10 s watermark).
-    static func generate(count: Int, path: String) {
+    static func generate(count: Int, keys: Int = 10_000, path: String) {
         guard let file = fopen(path, "w") else {
             print("cannot write \(path)")
             exit(1)
@@ -27,7 +27,7 @@ enum W3 {
             let hash = (i &* 2_654_435_761) & 0xFFFF_FFFF
             if hash % 100 < 5 { ts = max(0, ts - (hash / 100) % 10_001) }
             line.removeAll(keepingCapacity: true)
-            line.append(contentsOf: #"{"key": "k\#((i &* 7919) % 10_000)", "v": \#(i % 97), "ts": \#(ts)}"#.utf8)
+            line.append(contentsOf: #"{"key": "k\#((i &* 7919) % keys)", "v": \#(i % 97), "ts": \#(ts)}"#.utf8)
             line.append(0x0A)
             fwrite(line, 1, line.count, file)
         }

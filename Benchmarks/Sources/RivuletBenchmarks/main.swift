@@ -11,6 +11,10 @@ if arguments.first == "w3-generate", arguments.count == 3, let count = Int(argum
     W3.generate(count: count, path: arguments[2])
     exit(0)
 }
+if arguments.first == "w3-generate", arguments.count == 4, let count = Int(arguments[1]), let keys = Int(arguments[2]) {
+    W3.generate(count: count, keys: keys, path: arguments[3])
+    exit(0)
+}
 if arguments.first == "w3-loop", arguments.count == 3 {
     W3.loop(input: arguments[1], output: arguments[2])
     exit(0)

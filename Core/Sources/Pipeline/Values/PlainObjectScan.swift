@@ -123,14 +123,20 @@ struct PlainObjectScan {
         case UInt8(ascii: "t"): return endOfLiteral(base, count: count, from: start, "true")
         case UInt8(ascii: "f"): return endOfLiteral(base, count: count, from: start, "false")
         case UInt8(ascii: "n"): return endOfLiteral(base, count: count, from: start, "null")
-        case UInt8(ascii: "{"), UInt8(ascii: "["):
-            var reader = JSONParser.Reader(bytes: bytes)
-            reader.position = start
-            guard (try? reader.skipValue(depth: 1)) != nil else { return nil }
-            if reader.spaced { spaced = true }
-            return reader.position
+        case UInt8(ascii: "{"), UInt8(ascii: "["): return endOfNested(bytes, at: start, spaced: &spaced)
         default: return nil
         }
+    }
+
+    /// Where the object or array at `start` ends, by the general reader (apart, so that the rest
+    /// of `endOfValue` is inlined into the scan).
+    @inline(never)
+    private static func endOfNested(_ bytes: UnsafeBufferPointer<UInt8>, at start: Int, spaced: inout Bool) -> Int? {
+        var reader = JSONParser.Reader(bytes: bytes)
+        reader.position = start
+        guard (try? reader.skipValue(depth: 1)) != nil else { return nil }
+        if reader.spaced { spaced = true }
+        return reader.position
     }
 
     /// Where a number from `start` ends, when it has JSON's form: a minus, then `0` or digits not

@@ -16,23 +16,15 @@ doing the same with whole-parsed records and jq, outputs compared. And the main 
 """
 import os, subprocess, sys, time, resource
 
-root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-data = os.path.join(root, "Benchmarks", "data")
-os.makedirs(data, exist_ok=True)
-rivulet = os.path.join(root, ".build", "release", "rivulet")
-bench = os.path.join(root, "Benchmarks", ".build", "release", "RivuletBenchmarks")
+import common
+from common import bench, data, rivulet, root
+
 # The reference at the hardware's limit: the same work in C++ on simdjson's On-Demand API.
 simdjson = os.path.join(root, "Benchmarks", ".build", "w2-simdjson")
 simdjson_out = os.path.join(data, "w2-1000000-simdjson.jsonl")
 
 def timed(command, stdout=None):
-    start = time.monotonic()
-    process = subprocess.Popen(command, stdout=stdout or subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.monotonic() - start
-    if status != 0:
-        sys.exit(f"w2: {' '.join(command)} failed with status {status}")
-    return elapsed, usage.ru_maxrss / 1024.0
+    return common.timed(command, stdout, name="w2")
 
 def pipeline(lines, output, header="", name=None):
     path = os.path.join(data, name or f"w2-{lines}.yaml")

@@ -27,25 +27,17 @@ sets of {key, start, count, sum}. The last line is the one to read.
 """
 import json, os, subprocess, sys, time
 
-root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-data = os.path.join(root, "Benchmarks", "data")
-os.makedirs(data, exist_ok=True)
-rivulet = os.path.join(root, ".build", "release", "rivulet")
-bench = os.path.join(root, "Benchmarks", ".build", "release", "RivuletBenchmarks")
+import common
+from common import bench, data, rivulet, root
+
 # The reference at the hardware's limit: the loop's work in C++ on simdjson's On-Demand API.
 simdjson = os.path.join(root, "Benchmarks", ".build", "w3-simdjson")
 venv = os.path.join(root, "Benchmarks", ".venv")
 lines = 1_000_000
 
 
-def timed(command, stdout=subprocess.DEVNULL):
-    start = time.monotonic()
-    process = subprocess.Popen(command, stdout=stdout)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.monotonic() - start
-    if status != 0:
-        sys.exit(f"w3: {' '.join(command)} failed with status {status}")
-    return elapsed, usage.ru_maxrss / 1024.0
+def timed(command, stdout=None):
+    return common.timed(command, stdout, name="w3")
 
 
 def python_with(*packages):

@@ -16,22 +16,14 @@ of 10,000 and 1,000,000 keys, both over 10,000,000 records) and how time and mem
 """
 import os, subprocess, sys, time
 
-root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-data = os.path.join(root, "Benchmarks", "data")
-os.makedirs(data, exist_ok=True)
-rivulet = os.path.join(root, ".build", "release", "rivulet")
-bench = os.path.join(root, "Benchmarks", ".build", "release", "RivuletBenchmarks")
+import common
+from common import bench, data, rivulet, root
+
 simdjson = os.path.join(root, "Benchmarks", ".build", "w3-simdjson")
 
 
-def timed(command):
-    start = time.monotonic()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.monotonic() - start
-    if status != 0:
-        sys.exit(f"w3-scale: {' '.join(command)} failed with status {status}")
-    return elapsed, usage.ru_maxrss / 1024.0
+def timed(command, stdout=None):
+    return common.timed(command, stdout, name="w3-scale")
 
 
 def same_lines(first, second):

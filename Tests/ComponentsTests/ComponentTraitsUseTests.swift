@@ -10,7 +10,7 @@ import XCTest
 /// (`ComponentTraits`), so a plugin's component can declare the same. Validation reads
 /// parameters by their declarations, never by text.
 final class ComponentTraitsUseTests: LeakCheckingTestCase {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
+    static let root = Repository.root
         .standardizedFileURL
 
     /// Every Swift file of `Sources` and `Core/Sources`, with its lines.

@@ -28,8 +28,7 @@ final class HostAPIUseTests: LeakCheckingTestCase {
     ]
 
     func testOnlyListedComponentFilesImportTheHostOnlyAPI() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../Sources/Components").standardizedFileURL
+        let root = Repository.root.appendingPathComponent("Sources/Components")
         let files = try XCTUnwrap(FileManager.default.enumerator(atPath: root.path))
         var importing: Set<String> = []
         for case let file as String in files where file.hasSuffix(".swift") {

@@ -1,5 +1,6 @@
 import BinaryTestSupport
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// `rivulet graph` and `rivulet components`, run as a user would, compared with reviewed output.

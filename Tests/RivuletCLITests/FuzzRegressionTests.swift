@@ -8,8 +8,7 @@ import XCTest
 /// fuzz target without a crash: a crash found by `make fuzz` becomes a test by committing it.
 final class FuzzRegressionTests: XCTestCase {
     func testEverySeedAndEveryCrashFoundRunsThroughItsTargetWithoutCrashing() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
+        let root = Repository.root
         let binary = productsDirectory().appendingPathComponent("RivuletFuzz").path
         let inputs: [String: [String]] = [
             "pipeline": ["Pipelines", "Tests/RivuletCLITests/LintCorpus"], "testfile": ["Pipelines"],

@@ -1,5 +1,6 @@
 import BinaryTestSupport
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// The API pipelines of `Pipelines/` run offline from their recordings with the README's

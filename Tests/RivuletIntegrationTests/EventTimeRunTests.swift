@@ -11,8 +11,7 @@ final class EventTimeRunTests: BinaryTestCase {
 
     /// Sessions per user of the clickstream fixture, written to `sessions.jsonl`, from `source`.
     private func pipeline(source: String) throws -> String {
-        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Pipelines/fixtures/clickstream.jsonl").path
+        let fixture = Repository.root.appendingPathComponent("Pipelines/fixtures/clickstream.jsonl").path
         let file = path("sessions.yaml")
         try """
         name: sessions
@@ -32,8 +31,7 @@ final class EventTimeRunTests: BinaryTestCase {
     }
 
     func testTwoRunsOfPageViewsPerMinuteWriteTheSameBytesWithNoTrailingSpace() throws {
-        let pipeline = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Pipelines/page-views-per-minute.yaml").path
+        let pipeline = Repository.root.appendingPathComponent("Pipelines/page-views-per-minute.yaml").path
         var outputs: [Data] = []
         for (run, arguments) in [("one", ["--clock", "virtual"]), ("two", ["--metrics", "127.0.0.1:0"])] {
             let result = try runRivulet(

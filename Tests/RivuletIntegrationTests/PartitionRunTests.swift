@@ -322,8 +322,7 @@ final class PartitionRunTests: BinaryTestCase {
 /// The example of docs/pipelines.md's `partitionBy` section, run as written.
 final class PartitionDocsTests: BinaryTestCase {
     func testTheDocsExampleRunsAndCountsEachCustomerOnce() throws {
-        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("docs/pipelines.md")
+        let docs = Repository.root.appendingPathComponent("docs/pipelines.md")
         let text = try String(contentsOf: docs, encoding: .utf8)
         let section = try XCTUnwrap(text.range(of: "## Keyed state on several cores: `partitionBy`"))
         let block = try XCTUnwrap(text[section.upperBound...].range(of: "```yaml\n"))

@@ -1,5 +1,6 @@
 import BinaryTestSupport
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// docs/postgres.md as a user reads it: every pipeline it shows lints clean.

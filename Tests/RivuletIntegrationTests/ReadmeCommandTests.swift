@@ -1,6 +1,7 @@
 import BinaryTestSupport
 import Components
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// Every `rivulet` command of the README, run exactly as written (a shell line, comment and all)

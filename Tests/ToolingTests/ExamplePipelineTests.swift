@@ -7,8 +7,7 @@ import XCTest
 
 /// The pipelines in Pipelines/: every one has a test file, and every test passes.
 final class ExamplePipelineTests: LeakCheckingTestCase {
-    static let pipelines = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Pipelines")
+    static let pipelines = Repository.root.appendingPathComponent("Pipelines")
 
     func testEveryPipelineHasATestFileAndEveryTestPasses() throws {
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.pipelines.path).filter {

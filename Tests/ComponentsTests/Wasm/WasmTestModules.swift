@@ -1,13 +1,12 @@
 import Foundation
+import RivuletTestSupport
 import XCTest
 
 /// Plugin modules for the `wasm` tests, compiled from C with the toolchain's clang (as a plugin
 /// author would, with the example's `rivulet.h`), once per source.
 enum WasmTestModules {
     /// The repository's `Examples/WasmPlugin`, which holds `rivulet.h`.
-    static let exampleFolder = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Examples/WasmPlugin").path
+    static let exampleFolder = Repository.root.appendingPathComponent("Examples/WasmPlugin").path
 
     private static let folder: String = {
         let path = NSTemporaryDirectory() + "rivulet-wasm-tests-\(getpid())"

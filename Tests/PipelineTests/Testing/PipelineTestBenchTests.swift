@@ -120,11 +120,10 @@ final class PipelineTestBenchTests: LeakCheckingTestCase {
     /// The README shows the example plugin's test: each line of that block is in the test file,
     /// in order, so what the README shows is what `make test` runs.
     func testTheReadmesPluginTestIsTheExamplesOwn() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
         let example = try String(
-            contentsOf: root.appendingPathComponent("Examples/TextPlugin/Tests/TextPluginTests/TextPluginTests.swift"),
+            contentsOf: Repository.root.appendingPathComponent(
+                "Examples/TextPlugin/Tests/TextPluginTests/TextPluginTests.swift"),
             encoding: .utf8)
         let start = try XCTUnwrap(readme.range(of: "```swift\nimport PipelineTesting\n"))
         let end = try XCTUnwrap(readme.range(of: "```", range: start.upperBound..<readme.endIndex))

@@ -370,64 +370,31 @@ public enum JSONParser {
         }
 
         mutating func parseNumber() throws(JSONError) -> Value {
+            // Its form checked by the one statement of it (`numberEnd`), then its value.
             let start = position
-            var negative = false
-            if bytes[position] == UInt8(ascii: "-") {
-                negative = true
-                position += 1
+            try skipNumber()
+            if let integer = Self.integer(UnsafeBufferPointer(rebasing: bytes[start..<position])) {
+                return .int(integer)
             }
-            guard position < bytes.count, bytes[position] >= UInt8(ascii: "0"), bytes[position] <= UInt8(ascii: "9")
-            else {
-                throw JSONError("invalid number: expected a digit", offset: position)
-            }
-            var integer = 0
-            var overflow = false
-            if bytes[position] == UInt8(ascii: "0") {
-                position += 1
-                if position < bytes.count, bytes[position] >= UInt8(ascii: "0"), bytes[position] <= UInt8(ascii: "9") {
-                    throw JSONError("invalid number: leading zero", offset: start)
-                }
-            } else {
-                while position < bytes.count, bytes[position] >= UInt8(ascii: "0"), bytes[position] <= UInt8(ascii: "9")
-                {
-                    let digit = Int(bytes[position] - UInt8(ascii: "0"))
-                    let (times10, o1) = integer.multipliedReportingOverflow(by: 10)
-                    let (sum, o2) =
-                        negative ? times10.subtractingReportingOverflow(digit) : times10.addingReportingOverflow(digit)
-                    overflow = overflow || o1 || o2
-                    integer = sum
-                    position += 1
-                }
-            }
-            var isInteger = true
-            if position < bytes.count && bytes[position] == UInt8(ascii: ".") {
-                isInteger = false
-                position += 1
-                let digitsStart = position
-                while position < bytes.count, bytes[position] >= UInt8(ascii: "0"), bytes[position] <= UInt8(ascii: "9")
-                { position += 1 }
-                if position == digitsStart {
-                    throw JSONError("invalid number: expected a digit after '.'", offset: position)
-                }
-            }
-            if position < bytes.count && (bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E"))
-            {
-                isInteger = false
-                position += 1
-                if position < bytes.count
-                    && (bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-"))
-                {
-                    position += 1
-                }
-                let digitsStart = position
-                while position < bytes.count, bytes[position] >= UInt8(ascii: "0"), bytes[position] <= UInt8(ascii: "9")
-                { position += 1 }
-                if position == digitsStart {
-                    throw JSONError("invalid number: expected a digit in the exponent", offset: position)
-                }
-            }
-            if isInteger && !overflow { return .int(integer) }
             return .double(parseDouble(start..<position))
+        }
+
+        /// The integer a number's text (of JSON's form) writes, when it has no fraction or exponent
+        /// and fits an `Int`; else nil.
+        static func integer(_ text: UnsafeBufferPointer<UInt8>) -> Int? {
+            let negative = text[0] == UInt8(ascii: "-")
+            var integer = 0
+            for byte in text[(negative ? 1 : 0)...] {
+                let digit = byte &- UInt8(ascii: "0")
+                guard digit < 10 else { return nil }
+                let (times10, o1) = integer.multipliedReportingOverflow(by: 10)
+                let (sum, o2) =
+                    negative
+                    ? times10.subtractingReportingOverflow(Int(digit)) : times10.addingReportingOverflow(Int(digit))
+                guard !o1 && !o2 else { return nil }
+                integer = sum
+            }
+            return integer
         }
 
         func parseDouble(_ range: Range<Int>) -> Double {

@@ -177,19 +177,9 @@ extension JSONParser.Reader {
         var index = start + 1
         var highBits: UInt8 = 0
         let bytes = bytes
-        while index < bytes.count {
-            // Eight bytes at a time while eight remain: straight to the first that needs a look
-            // (a quote, a backslash, a control character or a byte of a longer character).
-            if index + 8 <= bytes.count {
-                let word = UInt64(
-                    littleEndian: UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self))
-                let special = Self.specialBytes(in: word)
-                if special == 0 {
-                    index += 8
-                    continue
-                }
-                index += special.trailingZeroBitCount / 8
-            }
+        while true {
+            index = Self.firstSpecial(in: bytes, from: index)
+            guard index < bytes.count else { throw JSONError("unterminated string", offset: start) }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 position = index + 1
@@ -209,7 +199,26 @@ extension JSONParser.Reader {
             highBits |= byte
             index += 1
         }
-        throw JSONError("unterminated string", offset: start)
+    }
+
+    /// The place of the first byte from `index` on that a string must look at — a quote, a
+    /// backslash, a control character or a byte of a longer character — or the end of `bytes`.
+    /// Eight bytes at a time while eight remain.
+    @inline(__always)
+    static func firstSpecial(in bytes: UnsafeBufferPointer<UInt8>, from index: Int) -> Int {
+        var index = index
+        while index + 8 <= bytes.count {
+            let word = UInt64(littleEndian: UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self))
+            let special = specialBytes(in: word)
+            if special != 0 { return index + special.trailingZeroBitCount / 8 }
+            index += 8
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { return index }
+            index += 1
+        }
+        return index
     }
 
     /// The top bit of each byte of `word` (in memory order, lowest first) that is a quote, a
@@ -269,46 +278,58 @@ extension JSONParser.Reader {
 
     /// Checks a number's form (the parser's rules, without computing it) and moves past it.
     mutating func skipNumber() throws(JSONError) {
-        let start = position
-        if bytes[position] == UInt8(ascii: "-") { position += 1 }
-        guard position < bytes.count, bytes[position] >= UInt8(ascii: "0"), bytes[position] <= UInt8(ascii: "9") else {
-            throw JSONError("invalid number: expected a digit", offset: position)
+        let scan = JSONParser.numberEnd(in: bytes, from: position)
+        guard let problem = scan.problem else {
+            position = scan.end
+            return
         }
-        if bytes[position] == UInt8(ascii: "0") {
-            position += 1
-            if position < bytes.count, bytes[position] >= UInt8(ascii: "0"), bytes[position] <= UInt8(ascii: "9") {
-                throw JSONError("invalid number: leading zero", offset: start)
-            }
-        } else {
-            skipDigits()
-        }
-        if position < bytes.count && bytes[position] == UInt8(ascii: ".") {
-            position += 1
-            let digitsStart = position
-            skipDigits()
-            if position == digitsStart {
-                throw JSONError("invalid number: expected a digit after '.'", offset: position)
-            }
-        }
-        if position < bytes.count && (bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E")) {
-            position += 1
-            if position < bytes.count && (bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-"))
-            {
-                position += 1
-            }
-            let digitsStart = position
-            skipDigits()
-            if position == digitsStart {
-                throw JSONError("invalid number: expected a digit in the exponent", offset: position)
-            }
-        }
+        throw JSONError("invalid number: \(problem.rawValue)", offset: scan.end)
+    }
+}
+
+extension JSONParser {
+    /// What is wrong with a number's form.
+    enum NumberProblem: String {
+        case expectedDigit = "expected a digit"
+        case leadingZero = "leading zero"
+        case expectedFractionDigit = "expected a digit after '.'"
+        case expectedExponentDigit = "expected a digit in the exponent"
     }
 
+    /// Where the number at `start` ends, by JSON's rules (a minus, then `0` or digits not starting
+    /// with 0, then perhaps a fraction and an exponent, each with digits); or the problem and
+    /// where it was found. The one statement of a number's form, for the reader and the one-pass scan.
     @inline(__always)
-    mutating func skipDigits() {
-        var index = position
-        let bytes = bytes
-        while index < bytes.count, bytes[index] &- UInt8(ascii: "0") < 10 { index += 1 }
-        position = index
+    static func numberEnd(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> (end: Int, problem: NumberProblem?)
+    {
+        let base = bytes.baseAddress!
+        let count = bytes.count
+        var index = start
+        @inline(__always) func digitsEnd(from start: Int) -> Int {
+            var end = start
+            while end < count, base[end] &- UInt8(ascii: "0") < 10 { end += 1 }
+            return end
+        }
+        if base[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < count, base[index] &- UInt8(ascii: "0") < 10 else { return (index, .expectedDigit) }
+        if base[index] == UInt8(ascii: "0") {
+            index += 1
+            if index < count, base[index] &- UInt8(ascii: "0") < 10 { return (start, .leadingZero) }
+        } else {
+            index = digitsEnd(from: index + 1)
+        }
+        if index < count && base[index] == UInt8(ascii: ".") {
+            let digits = index + 1
+            index = digitsEnd(from: digits)
+            guard index > digits else { return (index, .expectedFractionDigit) }
+        }
+        if index < count && base[index] | 0x20 == UInt8(ascii: "e") {
+            index += 1
+            if index < count && (base[index] == UInt8(ascii: "+") || base[index] == UInt8(ascii: "-")) { index += 1 }
+            let digits = index
+            index = digitsEnd(from: digits)
+            guard index > digits else { return (index, .expectedExponentDigit) }
+        }
+        return (index, nil)
     }
 }

@@ -35,7 +35,7 @@ struct PlainObjectScan {
         while true {
             guard cursor.skipSpace(), base[cursor.index] == UInt8(ascii: "\"") else { return nil }
             let keyStart = cursor.index + 1
-            guard let keyEnd = endOfPlainString(base, count: bytes.count, from: keyStart) else { return nil }
+            guard let keyEnd = endOfPlainString(bytes, from: keyStart) else { return nil }
             cursor.index = keyEnd + 1
             guard cursor.skipSpace(), base[cursor.index] == UInt8(ascii: ":") else { return nil }
             cursor.index += 1
@@ -87,25 +87,9 @@ struct PlainObjectScan {
     /// The place of the closing quote of a string from `start` (past its opening quote) when
     /// every byte before it is ASCII and neither an escape nor a control character; else nil.
     @inline(__always)
-    private static func endOfPlainString(_ base: UnsafePointer<UInt8>, count: Int, from start: Int) -> Int? {
-        var index = start
-        while index + 8 <= count {
-            let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
-            let special = JSONParser.Reader.specialBytes(in: word)
-            if special == 0 {
-                index += 8
-                continue
-            }
-            index += special.trailingZeroBitCount / 8
-            return base[index] == UInt8(ascii: "\"") ? index : nil
-        }
-        while index < count {
-            let byte = base[index]
-            if byte == UInt8(ascii: "\"") { return index }
-            if byte < 0x20 || byte >= 0x80 || byte == UInt8(ascii: "\\") { return nil }
-            index += 1
-        }
-        return nil
+    private static func endOfPlainString(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        let index = JSONParser.Reader.firstSpecial(in: bytes, from: start)
+        return index < bytes.count && bytes[index] == UInt8(ascii: "\"") ? index : nil
     }
 
     /// Where the value at `start` ends, when it is valid JSON: strings written plainly, numbers
@@ -117,9 +101,10 @@ struct PlainObjectScan {
         let count = bytes.count
         switch base[start] {
         case UInt8(ascii: "\""):
-            return endOfPlainString(base, count: count, from: start + 1).map { $0 + 1 }
+            return endOfPlainString(bytes, from: start + 1).map { $0 + 1 }
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return endOfNumber(base, count: count, from: start)
+            let scan = JSONParser.numberEnd(in: bytes, from: start)
+            return scan.problem == nil ? scan.end : nil
         case UInt8(ascii: "t"): return endOfLiteral(base, count: count, from: start, "true")
         case UInt8(ascii: "f"): return endOfLiteral(base, count: count, from: start, "false")
         case UInt8(ascii: "n"): return endOfLiteral(base, count: count, from: start, "null")
@@ -137,42 +122,6 @@ struct PlainObjectScan {
         guard (try? reader.skipValue(depth: 1)) != nil else { return nil }
         if reader.spaced { spaced = true }
         return reader.position
-    }
-
-    /// Where a number from `start` ends, when it has JSON's form: a minus, then `0` or digits not
-    /// starting with 0, then perhaps a fraction and an exponent, each with digits.
-    @inline(__always)
-    private static func endOfNumber(_ base: UnsafePointer<UInt8>, count: Int, from start: Int) -> Int? {
-        var index = start
-        if base[index] == UInt8(ascii: "-") { index += 1 }
-        guard index < count, base[index] &- UInt8(ascii: "0") < 10 else { return nil }
-        if base[index] == UInt8(ascii: "0") {
-            index += 1
-            if index < count, base[index] &- UInt8(ascii: "0") < 10 { return nil }  // A leading zero.
-        } else {
-            index = endOfDigits(base, count: count, from: index + 1)
-        }
-        if index < count && base[index] == UInt8(ascii: ".") {
-            let digits = index + 1
-            index = endOfDigits(base, count: count, from: digits)
-            guard index > digits else { return nil }
-        }
-        if index < count && base[index] | 0x20 == UInt8(ascii: "e") {
-            index += 1
-            if index < count && (base[index] == UInt8(ascii: "+") || base[index] == UInt8(ascii: "-")) { index += 1 }
-            let digits = index
-            index = endOfDigits(base, count: count, from: digits)
-            guard index > digits else { return nil }
-        }
-        return index
-    }
-
-    /// Past the digits from `start` (`start` itself when there are none).
-    @inline(__always)
-    private static func endOfDigits(_ base: UnsafePointer<UInt8>, count: Int, from start: Int) -> Int {
-        var index = start
-        while index < count, base[index] &- UInt8(ascii: "0") < 10 { index += 1 }
-        return index
     }
 
     /// Where `literal` ends when the text from `start` spells it; else nil.

@@ -133,12 +133,6 @@ final class AggregateTable {
                 }
                 let kind = kinds[column]
                 let countsNumbers = kind == .sum || kind == .avg
-                // A member written as a plain integer: its number read in place, no value made.
-                if countsNumbers, fieldNames[column] != nil, let integer = expressions[column].fieldInteger(of: element)
-                {
-                    (evaluatedNumbers[column], hasNumber[column]) = (Double(integer), true)
-                    continue
-                }
                 let value: Value
                 if let name = fieldNames[column], case .object(let object) = element {
                     value = object[name] ?? .null

@@ -89,6 +89,12 @@ final class ExpressionTests: LeakCheckingTestCase {
         XCTAssertEqual(key.withFieldText(of: try raw(#"{"key": "café ☕"}"#), text), "café ☕")
         XCTAssertEqual(key.withFieldText(of: try raw(#"{"key": ""}"#), text), "")
         XCTAssertNil(key.withFieldText(of: try raw(#"{"key": "a\"b"}"#), text), "an escape: decoded first")
+        // Past 16 bytes the backslash is searched with memchr, below in a loop: both ways.
+        XCTAssertNil(key.withFieldText(of: try raw(#"{"key": "a text of more than sixteen\"b"}"#), text))
+        XCTAssertEqual(
+            key.withFieldText(of: try raw(#"{"key": "a text of more than sixteen bytes"}"#), text),
+            "a text of more than sixteen bytes")
+        XCTAssertNil(key.withFieldText(of: try raw(#"{"key": "sixteen bytes\"x"}"#), text))
         XCTAssertNil(key.withFieldText(of: try raw(#"{"key": 42}"#), text), "not text")
         XCTAssertNil(key.withFieldText(of: try raw(#"{"other": "x"}"#), text), "missing")
         XCTAssertNil(key.withFieldText(of: ["key": "k7"], text), "not read on demand")

@@ -136,6 +136,8 @@ extension PipelineHost.Stopping {
         case .drainTimedOut:
             return "stopped: the run did not finish within --drain-timeout after the signal: what operators "
                 + "still held was dropped"
+        case .beforeStart:
+            return "stopped before the pipeline started: nothing was read"
         }
     }
 }

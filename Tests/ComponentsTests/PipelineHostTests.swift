@@ -137,4 +137,24 @@ final class PipelineHostTests: LeakCheckingTestCase {
         }
         XCTAssertEqual(host.stopping, .drained)
     }
+
+    /// A stop asked for before the run started (a signal in the process's first milliseconds,
+    /// before `runOnRealClock`) is not lost: the run is never started and `runOnRealClock`
+    /// returns at once. (It was: the stop found nothing to stop, the run started after it and
+    /// went on until the signal thread gave up, 35 s later.)
+    func testOnTheRealClockAStopAskedForBeforeTheRunStartsMeansItNeverStarts() throws {
+        let clock = SerialRunLoopScheduler()
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("before-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let host = try PipelineHost(
+            pipeline(Self.ticking.replacingOccurrences(of: "/dev/null", with: output.path)), on: clock)
+        host.requestStop(on: clock, keepsOnStop: false, drainTimeout: .seconds(5))
+        let started = DispatchTime.now().uptimeNanoseconds
+        host.runOnRealClock(clock, until: .seconds(30))
+        XCTAssertLessThan(DispatchTime.now().uptimeNanoseconds - started, 5_000_000_000)
+        XCTAssertNil(host.outcome)
+        XCTAssertNil(host.run)
+        XCTAssertEqual(host.stopping, .beforeStart)
+        XCTAssertEqual((try? Data(contentsOf: output))?.count ?? 0, 0, "nothing was read, so nothing written")
+    }
 }

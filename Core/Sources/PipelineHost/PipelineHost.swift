@@ -121,6 +121,9 @@ extension PipelineHost {
         case drained
         /// The sources completed, but the run did not finish within the drain timeout.
         case drainTimedOut
+        /// Asked for before the run had started (a signal in the process's first milliseconds):
+        /// it was never started, nothing was read.
+        case beforeStart
     }
 
     /// On the real clock, from the thread that runs it: starts the run on that thread with its
@@ -131,6 +134,8 @@ extension PipelineHost {
         let host = SchedulerBound(self)
         clock.enqueue {
             let host = host.value
+            // A stop asked for before this was queued has run already: nothing to start.
+            guard host.stopping != .beforeStart else { return clock.stop() }
             let timer = host.checkpoints?.startTimer()
             let run = host.start { _ in
                 timer?.dispose()
@@ -157,7 +162,10 @@ extension PipelineHost {
         let host = SchedulerBound(self)
         clock.interrupt {
             let host = host.value
-            if host.checkpoints != nil && keepsOnStop {
+            if host.run == nil {
+                // Not started yet: `runOnRealClock` does not start it.
+                host.stopping = .beforeStart
+            } else if host.checkpoints != nil && keepsOnStop {
                 host.stopping = .checkpointed
                 host.run?.dispose()
             } else if host.compiled.drains.drain() {

@@ -1,6 +1,6 @@
-import Pipeline
-import PipelineTesting
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
 
 /// Rivulet's built-in sources, operators and sinks.
 ///

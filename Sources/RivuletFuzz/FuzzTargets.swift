@@ -1,9 +1,9 @@
 import Foundation
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 @_spi(Host) import Tooling
 
 @_spi(Host) @testable import Components
-@testable import PipelineTesting
+@_spi(Components) @testable import PipelineTesting
 
 /// The parsers a user's file or a server's answer reaches, as libFuzzer targets: the YAML loader
 /// with the whole validation, test files, expressions (parsed and evaluated), the JSON parser,

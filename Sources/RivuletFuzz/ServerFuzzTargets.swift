@@ -2,10 +2,10 @@ import Foundation
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 @_spi(Host) import PipelineHost
 import Postgres
-import Reactive
+@_spi(Components) import Reactive
 import SQLite
 
 @_spi(Host) @testable import Components

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 
 @_spi(Host) @testable import Components
 

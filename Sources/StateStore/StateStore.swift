@@ -1,5 +1,5 @@
 import CSQLite
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 import SQLite
 
 #if canImport(Glibc)

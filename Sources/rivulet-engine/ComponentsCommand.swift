@@ -1,5 +1,5 @@
 import ArgumentParser
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 @_spi(Host) import Tooling
 
 /// `rivulet components [NAME]`: every source, operator and sink, or one in detail.

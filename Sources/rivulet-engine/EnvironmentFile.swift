@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 
 /// `--env-file PATH`: `NAME=VALUE` lines, as Docker, Vector and Redpanda Connect read them: blank
 /// lines and `#` comments are skipped, `export ` before a name is allowed, and a value in single or

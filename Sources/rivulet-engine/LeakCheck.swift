@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Reactive
+@_spi(Components) import Reactive
 
 /// Under the project's own tests (`RIVULET_LEAK_CHECK=1`, debug builds): after `run` and `test`
 /// every sink and disposable of the runtime must have been freed, as the in-process tests check

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 @_spi(Host) import Tooling
 
 /// `rivulet lint PATH...`: checks pipeline files and test files and reports every error, located.

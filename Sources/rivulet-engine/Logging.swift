@@ -2,7 +2,7 @@ import ArgumentParser
 import Components
 import Foundation
 import Logging
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 
 #if canImport(Glibc)
     import Glibc

@@ -4,7 +4,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 import Prometheus
 import Synchronization
 

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Components
 import Foundation
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 
 /// `rivulet partitions --nats URL --group NAME`: which runner of a group holds which partition,
 /// and how far behind each partition's consumer is.

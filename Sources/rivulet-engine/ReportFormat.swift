@@ -1,5 +1,5 @@
 import ArgumentParser
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 @_spi(Host) import Tooling
 
 /// `--format` of `test` and `lint`: text for people, JSON and JUnit XML for CI.

@@ -1,5 +1,5 @@
 import ArgumentParser
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 import Synchronization
 
 #if canImport(Glibc)

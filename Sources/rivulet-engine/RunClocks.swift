@@ -1,8 +1,8 @@
 @_spi(Host) import Components
 import Foundation
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 @_spi(Host) import PipelineHost
-import Reactive
+@_spi(Components) import Reactive
 import StateStore
 
 /// A run on either clock, driven by `PipelineHost`, with what the command adds: signals, the last

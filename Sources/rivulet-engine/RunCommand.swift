@@ -3,8 +3,8 @@ import Components
 import Foundation
 import Logging
 import NIOCore
-@_spi(Host) import Pipeline
-import Reactive
+@_spi(Host) @_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 import StateStore
 
 /// `rivulet run FILE`: runs a pipeline on the real clock (or a virtual one) until it ends.

@@ -1,7 +1,7 @@
 import Components
 import CoreMetrics
 import Foundation
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 import Prometheus
 import Synchronization
 

@@ -1,6 +1,6 @@
 import Components
 import Foundation
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 import Synchronization
 
 #if canImport(Glibc)

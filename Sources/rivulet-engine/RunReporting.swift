@@ -3,9 +3,9 @@ import Components
 import Foundation
 import Logging
 import NIOCore
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 @_spi(Host) import PipelineHost
-import Reactive
+@_spi(Components) import Reactive
 import StateStore
 
 /// What a run says while and after it runs: the summary, the progress line, the metrics endpoint

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Components
 import Foundation
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 
 /// `rivulet top HOST:PORT`: a live view of a run started with `--metrics HOST:PORT`, from its
 /// `/stats`: one row a component with its rates and totals, refreshed every second; `q` quits.

@@ -1,5 +1,5 @@
-@_spi(Host) import Pipeline
-import Reactive
+@_spi(Host) @_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// `--trace`: prints each event as it happens, then a marble timeline per source and operator.
 final class Tracer {

@@ -1,10 +1,11 @@
-import Reactive
-import ReactiveTesting
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
+@_spi(Components) import ReactiveTesting
 import RivuletTestSupport
 import XCTest
 
 @testable import Components
-@_spi(Host) @testable import Pipeline
+@_spi(Host) @_spi(Components) @testable import Pipeline
 
 /// One aggregate's bounds on keys and bytes, shared by every copy of it (its partitions).
 final class AggregateBudgetTests: LeakCheckingTestCase {

@@ -1,9 +1,11 @@
 import Components
 import Foundation
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
 import RivuletTestSupport
 import XCTest
 
-@_spi(Host) @testable import Pipeline
+@_spi(Host) @_spi(Components) @testable import Pipeline
 
 /// Nothing decides by a component's name or reads its parameters by a written name: the
 /// planner, lint, checkpoints and the docs read what each component declares

@@ -1,5 +1,6 @@
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
 import RivuletTestSupport
 import XCTest
 

@@ -1,10 +1,11 @@
 import Foundation
-import Reactive
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
 import RivuletTestSupport
 import XCTest
 
 @testable import Components
-@_spi(Host) @testable import Pipeline
+@_spi(Host) @_spi(Components) @testable import Pipeline
 
 /// What a watched `partitionBy` shows of each partition: elements sent, lag (sent and not done
 /// yet on its thread) and the bytes of its state in a checkpoint's snapshot.

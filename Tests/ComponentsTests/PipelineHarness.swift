@@ -1,8 +1,8 @@
 @_spi(Host) import Components
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 @_spi(Host) import PipelineHost
-import PipelineTesting
-import Reactive
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
 import XCTest
 
 /// Compiles pipeline text with the built-in components plus a `record` sink, runs it on a virtual

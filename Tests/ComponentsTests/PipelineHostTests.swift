@@ -1,9 +1,9 @@
 import Components
 import Foundation
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 @_spi(Host) import PipelineHost
-import PipelineTesting
-import Reactive
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
 import RivuletTestSupport
 import XCTest
 

@@ -1,7 +1,8 @@
 import Components
 import Foundation
-@_spi(Host) import Pipeline
-import Reactive
+@_spi(Host) @_spi(Components) import Pipeline
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
 import RivuletTestSupport
 import XCTest
 

@@ -31,6 +31,31 @@ final class PluginAPIDigestTests: BinaryTestCase {
         assertContains(result.output, "unchanged")
     }
 
+    /// The face plugins see stays narrow: at most 550 lines, and nothing of the host's machinery
+    /// (the checkpoint driver, the clocks a run is driven by, meters, delivery, the traits only the
+    /// planner reads), which is `@_spi(Host)`. A plugin keeps state through `operatorState()` and
+    /// `keepState`, and declares itself keyed through `ComponentTraits.keyed(by:)`.
+    func testTheRecordedSurfaceIsNarrowAndHoldsNoHostMachinery() throws {
+        let recorded = try String(
+            contentsOf: Repository.root.appendingPathComponent("Core/PluginAPI.digest"), encoding: .utf8)
+        let lines = recorded.split(separator: "\n")
+        XCTAssertLessThanOrEqual(lines.count, 550)
+        for hostOnly in [
+            "Pipeline.Checkpoints", "Reactive.SerialRunLoopScheduler", "Reactive.VirtualTimeScheduler",
+            "Reactive.EventTimeScheduler", "Pipeline.ComponentMeter", "Pipeline.Delivery", "Pipeline.SourceDrains",
+            "ComponentTraits.splitOrder", "ComponentContext.existing", "ComponentContext.shared",
+            "ParameterValues.values",
+        ] {
+            XCTAssertFalse(lines.contains { $0.contains(hostOnly) }, "\(hostOnly) is host-only")
+        }
+        for pluginFacing in [
+            "ComponentContext.operatorState()", "ComponentContext.keepState", "ComponentTraits.keyed(by:)",
+            "ComponentSpec.runningOnAnyThread()", "ComponentSpec.declaring",
+        ] {
+            XCTAssertTrue(lines.contains { $0.contains(pluginFacing) }, "\(pluginFacing) is what plugins use")
+        }
+    }
+
     func testARemovedDeclarationFailsTheCheckAndIsRecordedByUpdate() throws {
         let recorded = try String(
             contentsOf: Repository.root.appendingPathComponent("Core/PluginAPI.digest"), encoding: .utf8)

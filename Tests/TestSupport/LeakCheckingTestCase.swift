@@ -1,5 +1,6 @@
 import Foundation
-import Reactive
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
 import XCTest
 
 /// A test case that fails when it ends with more live sinks and disposables than it began with:

@@ -1,5 +1,6 @@
 import Components
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 import RivuletTestSupport
 @_spi(Host) import Tooling
 import XCTest

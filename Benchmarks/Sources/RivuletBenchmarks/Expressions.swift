@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 
 /// EXPR: the cost of evaluating a compiled `filter` expression on a small object, beside the same
 /// test written by hand in Swift over the same values.

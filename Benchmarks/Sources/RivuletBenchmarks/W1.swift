@@ -1,4 +1,4 @@
-import Reactive
+@_spi(Components) import Reactive
 
 #if canImport(Glibc)
     import Glibc

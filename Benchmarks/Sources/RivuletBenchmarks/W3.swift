@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,5 @@
-@_spi(Host) import Pipeline
-import Reactive
+@_spi(Host) @_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// One way to run a checked pipeline: compiled on a clock with the run's services (checkpoints,
 /// meters, a tracer, what components share), started, driven, stopped, and its outcome kept.

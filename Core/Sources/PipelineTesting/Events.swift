@@ -1,5 +1,5 @@
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 private enum Key {
     static let events = Parameter<Value?>(
@@ -24,7 +24,7 @@ private enum Key {
 /// The timeline source: how `rivulet test`, the component tests and a plugin's tests play
 /// elements, errors and completion at set times on a virtual clock (and a built-in source of
 /// `rivulet` like any other).
-public enum Timelines {
+@_spi(Components) public enum Timelines {
     /// `events` — a timeline of elements: inline, as marbles, or from an expression.
     public static let events = ComponentSpec(
         name: "events",

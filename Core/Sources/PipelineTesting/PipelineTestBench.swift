@@ -1,7 +1,7 @@
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 @_spi(Host) import PipelineHost
-@_spi(Host) import PluginAPI
-import Reactive
+@_spi(Host) @_spi(Components) import PluginAPI
+@_spi(Components) import Reactive
 
 /// Runs pipelines made of a plugin's components on a virtual clock, through the host `rivulet`
 /// runs them with, and keeps what reaches their sink: a plugin's tests in a few lines.

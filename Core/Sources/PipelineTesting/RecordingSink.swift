@@ -5,7 +5,7 @@ import Reactive
 /// the one recording sink of `rivulet test`, the component and compiler tests, and
 /// `PipelineTestBench`. `time` reads the clock in
 /// the unit its owner compares (a virtual clock's ticks, microseconds).
-public final class RecordingSink: PipelineSink {
+@_spi(Components) public final class RecordingSink: PipelineSink {
     /// What it received, in order, each with the time it came.
     public private(set) var events: [(time: Int, event: Event<Value>)] = []
     /// How many times it was closed (once, in a run that ended or was stopped).

@@ -1,5 +1,5 @@
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// A timed event of an `events` source: at a time after subscription (or pipeline start, when
 /// hot), an element, an error or completion.

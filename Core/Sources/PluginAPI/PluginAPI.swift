@@ -1,5 +1,5 @@
 @_exported import Pipeline
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 @_exported import Reactive
 
 /// The surface operator plugins build against: what a plugin registers and how.

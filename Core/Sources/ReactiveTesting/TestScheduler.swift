@@ -1,11 +1,11 @@
-import Reactive
+@_spi(Components) import Reactive
 
 /// A virtual-time scheduler for tests, following RxTest's conventions so cases translate one to one.
 ///
 /// Anything scheduled for the current tick or earlier runs at the next tick; actions due at the
 /// same tick run in the order they were scheduled. `start(create:)` builds the observable at 100,
 /// subscribes at 200 and disposes at 1000 by default.
-public final class TestScheduler: VirtualTimeScheduler {
+@_spi(Components) public final class TestScheduler: VirtualTimeScheduler {
     /// The defaults of `start`: created 100, subscribed 200, disposed 1000.
     public enum Defaults {
         /// When the observable is built.

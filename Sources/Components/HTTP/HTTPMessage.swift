@@ -1,5 +1,5 @@
 import Foundation
-import Pipeline
+@_spi(Components) import Pipeline
 
 /// An HTTP request as a source makes it.
 public struct HTTPRequestData: Sendable, Equatable {

@@ -1,6 +1,6 @@
 import Foundation
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// Reads an HTTP source a page at a time.
 final class HTTPPageReader: CheckpointedPageReader {

@@ -1,5 +1,5 @@
 import Foundation
-import Pipeline
+@_spi(Components) import Pipeline
 
 /// A file of recorded HTTP exchanges (`rivulet run --record`), replayed by `--replay`.
 ///

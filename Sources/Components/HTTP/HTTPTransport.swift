@@ -2,8 +2,8 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// Sends requests. Every transport calls `completion` on the pipeline's scheduler, once, unless
 /// the returned disposable was disposed first (which, for the network, closes the connection).

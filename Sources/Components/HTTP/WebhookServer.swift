@@ -2,7 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Pipeline
+@_spi(Components) import Pipeline
 import Synchronization
 
 /// How an `httpServer` source is set up: where it listens and what it accepts.

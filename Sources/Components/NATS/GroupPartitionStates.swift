@@ -1,6 +1,6 @@
 import Foundation
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// The state of a group's partitions under `--state`, kept in JetStream so that it moves with
 /// its partition from runner to runner (Kafka Streams' state stores, on NATS).

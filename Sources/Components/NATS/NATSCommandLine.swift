@@ -1,6 +1,6 @@
 import CNATS
 import Foundation
-import Pipeline
+@_spi(Components) import Pipeline
 
 /// What `rivulet nats read`, `publish` and `list` do, as kcat and the `nats` tool do for their
 /// servers: read a stream or a subject with a consumer of its own that is deleted after (and that

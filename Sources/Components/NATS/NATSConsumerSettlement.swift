@@ -1,6 +1,6 @@
 import CNATS
 import Foundation
-import Pipeline
+@_spi(Components) import Pipeline
 
 // How a fetched message leaves the consumer: acknowledged, given back, sent to the dead letters,
 // with the copies JetStream delivered while it was processed, and the room this frees for fetches.

@@ -1,7 +1,7 @@
 import CNATS
 import Foundation
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// One message from a durable consumer, as the origin of what it causes: when nothing holds it
 /// any more, it is acknowledged, or sent back if something failed or the run was abandoned.

@@ -1,6 +1,6 @@
 import CNATS
 import Foundation
-import Pipeline
+@_spi(Components) import Pipeline
 
 /// A runner group as `rivulet partitions` shows it: which runner holds which partition (from the
 /// group's lease bucket) and how far each partition's consumer is behind (from JetStream).

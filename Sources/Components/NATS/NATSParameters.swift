@@ -1,6 +1,6 @@
 import Foundation
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// The parameters the `nats` source and sink share: where the server is and how to log in.
 enum NATSParameters {

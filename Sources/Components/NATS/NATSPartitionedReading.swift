@@ -1,7 +1,7 @@
 import CNATS
 import Foundation
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// A `nats` source with `group` and `partitions`: the runners of the group divide the partitions
 /// among themselves through leases in a JetStream key-value bucket (`PartitionLeases`), and this

@@ -1,7 +1,7 @@
 import CNATS
 import Foundation
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// What every JetStream consumer of one `nats` source shares: where its messages go (the
 /// pipeline's thread), how they are decoded, and where what a user should see is said.

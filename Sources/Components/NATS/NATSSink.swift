@@ -1,7 +1,7 @@
 import CNATS
 import Foundation
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 private enum Key {
     static let subject = Parameter<Template>(

@@ -1,6 +1,6 @@
 import Foundation
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 extension NATSSink {
     /// How the sink connects, when it first publishes: a connection whose JetStream answers go to

@@ -1,7 +1,7 @@
 import CNATS
 import Foundation
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// The `nats` sink. JetStream publishes are asynchronous: each keeps its element, the origin
 /// of the element and its tries until JetStream answers (on the client's thread, handed to the

@@ -1,5 +1,5 @@
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 private enum Key {
     static let attempts = Parameter<Int>("max", default: 3, doc: "Attempts in all.", example: "5").atLeast(1)

@@ -1,5 +1,5 @@
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 private enum Key {
     static let values = Parameter<[Value]>("values", doc: "The values.", example: "0")

@@ -1,5 +1,5 @@
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 private enum Key {
     static let condition = Parameter<Expression>("expression", doc: "The condition.", example: ". < 10")

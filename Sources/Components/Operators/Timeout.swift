@@ -1,5 +1,5 @@
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 private enum Key {
     static let dueTime = Parameter<RxTimeInterval>("dueTime", doc: "The longest wait for an element.", example: "5s")

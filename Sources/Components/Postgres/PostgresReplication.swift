@@ -1,7 +1,7 @@
 import Foundation
-import Pipeline
+@_spi(Components) import Pipeline
 import Postgres
-import Reactive
+@_spi(Components) import Reactive
 
 /// The thread that reads a replication slot for the `postgres` source: it makes the publication
 /// and the slot when asked, streams `pgoutput`'s changes into the pipeline (on its thread, at

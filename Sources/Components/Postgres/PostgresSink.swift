@@ -1,7 +1,7 @@
 import Dispatch
-import Pipeline
+@_spi(Components) import Pipeline
 import Postgres
-import Reactive
+@_spi(Components) import Reactive
 
 private enum Key {
     static let table = Parameter<String>(

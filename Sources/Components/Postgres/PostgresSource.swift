@@ -1,6 +1,6 @@
-import Pipeline
+@_spi(Components) import Pipeline
 import Postgres
-import Reactive
+@_spi(Components) import Reactive
 
 private enum Key {
     static let query = Parameter<String?>(

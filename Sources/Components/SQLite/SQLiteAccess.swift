@@ -1,6 +1,6 @@
 import Foundation
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 import SQLite
 
 /// What the `sqlite` source and sink share: the busy timeout, opening a database, the error a

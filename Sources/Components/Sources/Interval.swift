@@ -1,5 +1,5 @@
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 private enum Key {
     static let period = Parameter<RxTimeInterval>("period", doc: "The time between elements.", example: "1s").atLeast(

@@ -1,5 +1,5 @@
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// What `skip` and `take` share: they act on the first elements, given as a count (`N`, kept in
 /// checkpoints as how many are left) or a duration from subscription (`{for: DURATION}`, which a

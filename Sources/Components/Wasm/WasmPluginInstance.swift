@@ -1,5 +1,5 @@
 import Foundation
-import Pipeline
+@_spi(Components) import Pipeline
 import WASI
 // The store's resource limiter (the memory cap) is behind WasmKit's `Fuzzing` SPI in 0.4.
 @_spi(Fuzzing) import WasmKit

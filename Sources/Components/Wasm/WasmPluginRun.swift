@@ -1,6 +1,6 @@
 import Foundation
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// Given to a run under `rivulet run --watch`: its `wasm` operators look, between elements and
 /// at most every quarter second of the pipeline's clock, for a changed module file, and swap it in.

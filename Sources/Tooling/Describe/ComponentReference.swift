@@ -1,5 +1,5 @@
-@_spi(Host) import Pipeline
-import Reactive
+@_spi(Host) @_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// The reference documentation of components, generated from their specs: the text of
 /// `rivulet components` and the Markdown of docs/components.md.

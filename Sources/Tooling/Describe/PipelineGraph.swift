@@ -1,6 +1,6 @@
 @_spi(Host) import Components
-@_spi(Host) import Pipeline
-import Reactive
+@_spi(Host) @_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// A checked pipeline drawn as a graph: each stream's source and operators in a chain, edges
 /// for streams read by other streams, dashed edges for side streams, and the sinks.

@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 
 /// JSON Schemas (draft-07) of pipeline files and test files, generated from the component specs
 /// of a registry (plugins' components included once loaded): what `rivulet schema` writes for

@@ -1,4 +1,4 @@
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 
 /// `rivulet test --update`: a test file's text with the `expect` lists of failed cases replaced by
 /// what the pipeline produced, the rest of the file (comments, layout) left as it was.

@@ -1,6 +1,6 @@
 import Components
-@_spi(Host) import Pipeline
-import Reactive
+@_spi(Host) @_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// How a case's expectations are compared with what its run produced: events (times included),
 /// requests sent, and the diff and marbles shown when they differ.

@@ -1,6 +1,6 @@
 import Components
-@_spi(Host) import Pipeline
-import Reactive
+@_spi(Host) @_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// A `*.test.yaml` file: the pipeline it tests and its cases.
 @_spi(Host) public struct PipelineTestFile {

@@ -1,8 +1,8 @@
 @_spi(Host) import Components
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
 @_spi(Host) import PipelineHost
-import PipelineTesting
-import Reactive
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
 
 /// Runs the cases of `*.test.yaml` files on a virtual clock and checks their expectations.
 @_spi(Host) public struct PipelineTestRunner {

@@ -1,8 +1,9 @@
-import Reactive
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
 import RivuletTestSupport
 import XCTest
 
-@_spi(Host) @testable import Pipeline
+@_spi(Host) @_spi(Components) @testable import Pipeline
 
 /// The order of a checkpoint, on which a durable source's exactness rests: sinks hand over what
 /// they wrote, the state is read, the messages it holds are told, the sources' positions are read

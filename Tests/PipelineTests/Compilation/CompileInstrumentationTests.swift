@@ -1,8 +1,9 @@
-import Reactive
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
 import RivuletTestSupport
 import XCTest
 
-@_spi(Host) @testable import Pipeline
+@_spi(Host) @_spi(Components) @testable import Pipeline
 
 /// How the compiler makes a run watchable: each meter knows the one upstream of it (across a
 /// stream that reads another), operators are metered only when asked, and a trace records every

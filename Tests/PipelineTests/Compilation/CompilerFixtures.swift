@@ -1,6 +1,6 @@
-@_spi(Host) import Pipeline
-import PipelineTesting
-import Reactive
+@_spi(Host) @_spi(Components) import Pipeline
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
 
 /// A registry of components of the tests' own (no I/O): `numbers` emits 1...count, `times`
 /// multiplies each element (`sharedTimes` the same on the pipeline's thread only, `splitTimes`

@@ -1,8 +1,9 @@
-import Reactive
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
 import RivuletTestSupport
 import XCTest
 
-@_spi(Host) @testable import Pipeline
+@_spi(Host) @_spi(Components) @testable import Pipeline
 
 /// What components are built with: streams found by name until the compiler is done, contexts
 /// on the run's clock or a stream's own.

@@ -1,7 +1,9 @@
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
 import RivuletTestSupport
 import XCTest
 
-@_spi(Host) @testable import Pipeline
+@_spi(Host) @_spi(Components) @testable import Pipeline
 
 final class TimeTextTests: LeakCheckingTestCase {
     private let scope = EvaluationScope(environment: ExpressionEnvironment(seed: 1))

@@ -1,6 +1,7 @@
-@_spi(Host) import Pipeline
-import Reactive
-import ReactiveTesting
+@_spi(Host) @_spi(Components) import Pipeline
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
+@_spi(Components) import ReactiveTesting
 import RivuletTestSupport
 import XCTest
 

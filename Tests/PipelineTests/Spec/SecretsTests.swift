@@ -1,7 +1,9 @@
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
 import RivuletTestSupport
 import XCTest
 
-@_spi(Host) @testable import Pipeline
+@_spi(Host) @_spi(Components) @testable import Pipeline
 
 /// Which parts of what a file writes are secret, and how they are masked.
 final class SecretsTests: LeakCheckingTestCase {

@@ -1,7 +1,8 @@
+@_spi(Components) import Reactive
 import RivuletTestSupport
 import XCTest
 
-@testable @_spi(Host) import Pipeline
+@testable @_spi(Host) @_spi(Components) import Pipeline
 
 final class JSONScannerTests: LeakCheckingTestCase {
     private func onDemand(_ text: String) throws -> Value {

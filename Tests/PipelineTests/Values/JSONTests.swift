@@ -1,4 +1,6 @@
-@_spi(Host) import Pipeline
+@_spi(Host) @_spi(Components) import Pipeline
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
 import RivuletTestSupport
 import XCTest
 

@@ -1,7 +1,8 @@
+@_spi(Components) import Reactive
 import RivuletTestSupport
 import XCTest
 
-@testable @_spi(Host) import Pipeline
+@testable @_spi(Host) @_spi(Components) import Pipeline
 
 final class RawObjectTests: LeakCheckingTestCase {
     private func raw(_ text: String) throws -> RawObject {

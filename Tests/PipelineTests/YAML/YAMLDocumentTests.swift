@@ -1,5 +1,7 @@
 import Foundation
-import Pipeline
+@_spi(Components) import Pipeline
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
 import RivuletTestSupport
 import XCTest
 

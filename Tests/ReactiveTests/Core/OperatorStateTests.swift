@@ -1,5 +1,5 @@
-import Reactive
-import ReactiveTesting
+@_spi(Components) import Reactive
+@_spi(Components) import ReactiveTesting
 import XCTest
 
 /// An element that can spell state, as the pipeline's values do.

@@ -1,7 +1,7 @@
-import ReactiveTesting
+@_spi(Components) import ReactiveTesting
 import XCTest
 
-@testable import Reactive
+@_spi(Components) @testable import Reactive
 
 /// An origin that writes down when it is let go (and whether something failed it) on the test
 /// scheduler's clock.

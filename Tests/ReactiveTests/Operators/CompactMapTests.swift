@@ -1,5 +1,6 @@
-import Reactive
-import ReactiveTesting
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
+@_spi(Components) import ReactiveTesting
 import XCTest
 
 final class CompactMapTests: ReactiveTestCase {

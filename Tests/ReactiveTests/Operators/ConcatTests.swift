@@ -1,5 +1,5 @@
-import Reactive
-import ReactiveTesting
+@_spi(Components) import Reactive
+@_spi(Components) import ReactiveTesting
 import XCTest
 
 /// RxSwift's `concat` cases: each source in turn, the next subscribed as the one before completes.

@@ -1,5 +1,6 @@
-import Reactive
-import ReactiveTesting
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
+@_spi(Components) import ReactiveTesting
 import XCTest
 
 /// `distinct`: each key once; with a time to live, once per period; with a bound, memory bounded.

@@ -1,5 +1,5 @@
-import Reactive
-import ReactiveTesting
+@_spi(Components) import Reactive
+@_spi(Components) import ReactiveTesting
 import XCTest
 
 /// RxSwift's `groupBy` cases: groups open at their first element, the end reaches every open

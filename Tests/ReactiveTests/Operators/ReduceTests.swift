@@ -1,5 +1,6 @@
-import Reactive
-import ReactiveTesting
+@_spi(Components) import PipelineTesting
+@_spi(Components) import Reactive
+@_spi(Components) import ReactiveTesting
 import XCTest
 
 /// RxSwift's `reduce` cases: the total comes only at completion, then completion in that tick.

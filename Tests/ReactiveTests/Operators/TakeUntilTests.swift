@@ -1,5 +1,5 @@
-import Reactive
-import ReactiveTesting
+@_spi(Components) import Reactive
+@_spi(Components) import ReactiveTesting
 import XCTest
 
 final class TakeUntilTests: ReactiveTestCase {

@@ -1,5 +1,5 @@
-import Reactive
-import ReactiveTesting
+@_spi(Components) import Reactive
+@_spi(Components) import ReactiveTesting
 import XCTest
 
 /// RxSwift's `zip` cases: pairs by position; the two-source form completes when both have, the

@@ -1,5 +1,5 @@
 import Foundation
-import Reactive
+@_spi(Components) import Reactive
 import RivuletTestSupport
 import XCTest
 

@@ -16,13 +16,13 @@ public indirect enum Checkpointing {
     case depending(String, on: (ParameterValues) -> Checkpointing)
 
     /// What it is for the values `values`.
-    public func resolved(for values: ParameterValues) -> Checkpointing {
+    @_spi(Components) public func resolved(for values: ParameterValues) -> Checkpointing {
         if case .depending(_, let choose) = self { return choose(values).resolved(for: values) }
         return self
     }
 
     /// One line for the component reference.
-    public var summary: String {
+    @_spi(Components) public var summary: String {
         switch self {
         case .stateless: return "stateless: nothing to keep"
         case .keepsState(let what): return "keeps \(what)"
@@ -37,7 +37,7 @@ extension Checkpointing {
     /// For a component that runs the inner chain under `ops` (`groupBy`, `partitionBy`): it keeps
     /// `what`, each of the chain's operators keeping its own state, unless one of them cannot be
     /// checkpointed.
-    public static func ofInnerChain(
+    @_spi(Components) public static func ofInnerChain(
         _ ops: Parameter<ParameterValues.OperatorChain>, keeping what: String, described description: String
     ) -> Checkpointing {
         .depending(

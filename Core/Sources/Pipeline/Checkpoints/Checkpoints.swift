@@ -1,10 +1,10 @@
-import Reactive
+@_spi(Components) import Reactive
 
 /// The checkpoints of one run. Every stateful component registers how to read its state; between
 /// two events on the pipeline's scheduler (when every operator's state is consistent) the run
 /// reads them all into one snapshot and hands it to `commit` (the state store's transaction).
 /// Components find it as a service of the run; without one, a run keeps no state.
-public final class Checkpoints {
+@_spi(Components) public final class Checkpoints {
     /// What each component held at the checkpoint this run resumes from, by component key, until
     /// the component takes it.
     public private(set) var restored: [String: Value]

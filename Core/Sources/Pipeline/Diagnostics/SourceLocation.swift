@@ -15,7 +15,7 @@ public struct SourceLocation: Hashable, Sendable, Comparable, CustomStringConver
     }
 
     /// The same location moved `offset` columns right.
-    public func advanced(by offset: Int) -> SourceLocation {
+    @_spi(Components) public func advanced(by offset: Int) -> SourceLocation {
         SourceLocation(file: file, line: line, column: column + offset)
     }
 

@@ -36,9 +36,9 @@ public final class EvaluationScope {
     }
     /// The accumulator, `acc` (null outside `scan`).
     @exclusivity(unchecked)
-    public var accumulator: Value
+    @_spi(Components) public var accumulator: Value
     /// The pipeline's clock and random numbers.
-    public let environment: ExpressionEnvironment
+    @_spi(Components) public let environment: ExpressionEnvironment
     // The argument lists of one- and two-argument calls, reused from element to element: a
     // function call then allocates nothing (a function keeping its list gets its own copy).
     @exclusivity(unchecked)
@@ -76,7 +76,9 @@ public final class EvaluationScope {
     }
 
     /// A scope over `environment`.
-    public init(element: Value = .null, accumulator: Value = .null, environment: ExpressionEnvironment) {
+    @_spi(Components) public init(
+        element: Value = .null, accumulator: Value = .null, environment: ExpressionEnvironment
+    ) {
         self.objectElement = Self.unretainedStorage(element)
         self.storedElement = element
         self.accumulator = accumulator
@@ -86,18 +88,18 @@ public final class EvaluationScope {
 
 /// The parts of a pipeline that expressions may read: its scheduler's clock (`now()`) and its
 /// seeded random numbers (`random(lo, hi)`), so tests give the same answers every time.
-public final class ExpressionEnvironment {
+@_spi(Components) public final class ExpressionEnvironment {
     /// The time on the pipeline's scheduler.
     public let clock: () -> RxTime
     /// The time since the Unix epoch at which `clock` read zero (the wall clock when a run
     /// started, or a test's `startAt`), so that `now()` is a date.
     public let epoch: RxTime
     /// The pipeline's random numbers.
-    public var random: SeededRandom
+    @_spi(Components) public var random: SeededRandom
 
     /// An environment reading `clock`, which started `epoch` after the Unix epoch, with random
     /// numbers from `seed`.
-    public init(seed: UInt64, epoch: RxTime, clock: @escaping () -> RxTime) {
+    @_spi(Components) public init(seed: UInt64, epoch: RxTime, clock: @escaping () -> RxTime) {
         self.clock = clock
         self.epoch = epoch
         self.random = SeededRandom(seed: seed)
@@ -105,7 +107,7 @@ public final class ExpressionEnvironment {
 
     /// An environment reading `clock`, which started at the Unix epoch, with random numbers from
     /// `seed` (the form plugins built before `epoch` call).
-    public convenience init(seed: UInt64, clock: @escaping () -> RxTime = { .zero }) {
+    @_spi(Components) public convenience init(seed: UInt64, clock: @escaping () -> RxTime = { .zero }) {
         self.init(seed: seed, epoch: .zero, clock: clock)
     }
 }
@@ -113,18 +115,18 @@ public final class ExpressionEnvironment {
 extension ExpressionEnvironment {
     /// The time since the Unix epoch of an RFC 3339 text (`2026-11-25T10:00:00Z`), for an
     /// environment's `epoch`; nil if it is not one.
-    public static func epoch(rfc3339 text: String) -> RxTime? {
+    @_spi(Components) public static func epoch(rfc3339 text: String) -> RxTime? {
         TimeText.parseRFC3339(Substring(text)).map { .milliseconds($0) }
     }
 
     /// A time in milliseconds since the Unix epoch as RFC 3339 text in UTC, as `formatTime` writes it.
-    public static func rfc3339(epochMilliseconds milliseconds: Int) -> String {
+    @_spi(Components) public static func rfc3339(epochMilliseconds milliseconds: Int) -> String {
         TimeText.rfc3339(milliseconds)
     }
 }
 
 /// A small, fast, seedable random number generator (SplitMix64).
-public struct SeededRandom: RandomNumberGenerator, Sendable {
+@_spi(Components) public struct SeededRandom: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
     /// A generator that always produces the same numbers for the same seed.
@@ -149,13 +151,13 @@ public struct Expression {
     @usableFromInline
     let evaluator: (EvaluationScope) throws -> Value
     /// Whether it needs `acc` (only `scan` provides one).
-    public let usesAccumulator: Bool
+    @_spi(Components) public let usesAccumulator: Bool
     /// The member of the element it reads, when it is just that (`.name`): an object of such
     /// expressions copies the members' text from an object read on demand.
     let field: String?
     /// Whether it calls nothing that depends on time or order (`now()`, `random()`), so it may be
     /// evaluated on several threads at once (`parallel:`).
-    public let isPure: Bool
+    @_spi(Components) public let isPure: Bool
 
     /// Compiles `source`; a syntax error gives the offset inside it.
     public init(_ source: String) throws(ExpressionSyntaxError) {
@@ -168,7 +170,7 @@ public struct Expression {
     }
 
     /// An expression that always gives `value`.
-    public init(constant value: Value) {
+    @_spi(Components) public init(constant value: Value) {
         source = value.description
         evaluator = { _ in value }
         usesAccumulator = false
@@ -203,7 +205,7 @@ public struct Expression {
     /// For a plain `.name` on an object read on demand whose member is text written without
     /// escapes: `body` of the text's UTF-8 bytes, read in place (no string is made); else nil
     /// (evaluate the expression instead). The bytes are those of the string evaluating gives.
-    public func withFieldText<R>(of element: Value, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+    @_spi(Components) public func withFieldText<R>(of element: Value, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
         guard let field, let raw = element.unretainedRawObject else { return nil }
         return raw._withUnsafeGuaranteedRef { raw in
             guard let position = raw.position(of: field) else { return nil }
@@ -226,12 +228,12 @@ public struct Expression {
 
     /// The member a plain `.name` reads, or nil for any other expression: read it from an object
     /// with `object[name]` (nil there means null), which is what evaluating gives.
-    public var fieldName: String? { field }
+    @_spi(Components) public var fieldName: String? { field }
 
     /// For a plain `.name` on an object read on demand whose member is an integer written plainly
     /// (digits, perhaps a minus, at most 18 of them): the integer, read in place; else nil
     /// (evaluate the expression instead, which gives `.int` of the same).
-    public func fieldInteger(of element: Value) -> Int? {
+    @_spi(Components) public func fieldInteger(of element: Value) -> Int? {
         guard let field, let raw = element.unretainedRawObject else { return nil }
         return raw._withUnsafeGuaranteedRef { $0.integer(ofMember: field) }
     }
@@ -243,7 +245,7 @@ public struct Expression {
     }
 
     /// An expression building an object (or list) from others: what `map: {title: .x}` compiles to.
-    public static func object(_ members: [(String, Expression)]) -> Expression {
+    @_spi(Components) public static func object(_ members: [(String, Expression)]) -> Expression {
         let keys = members.map(\.0)
         let evaluators = members.map(\.1.evaluator)
         let source = "{" + members.map { "\($0.0): \($0.1.source)" }.joined(separator: ", ") + "}"
@@ -255,7 +257,7 @@ public struct Expression {
     }
 
     /// An expression building a list from others.
-    public static func array(_ elements: [Expression]) -> Expression {
+    @_spi(Components) public static func array(_ elements: [Expression]) -> Expression {
         let evaluators = elements.map(\.evaluator)
         return Expression(
             source: "[" + elements.map(\.source).joined(separator: ", ") + "]",

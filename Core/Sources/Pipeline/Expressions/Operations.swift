@@ -7,7 +7,7 @@
 extension Value {
     /// Equality as expressions see it: deep, with integers and doubles equal by value (`1 == 1.0`,
     /// also inside lists and objects). `distinctUntilChanged` uses it too, so the two agree.
-    public func isEqualInExpressions(to other: Value) -> Bool {
+    @_spi(Components) public func isEqualInExpressions(to other: Value) -> Bool {
         Operations.equal(self, other)
     }
 }

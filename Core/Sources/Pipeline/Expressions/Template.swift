@@ -67,7 +67,7 @@ public struct Template {
     }
 
     /// Whether it has any `{{ }}` part (otherwise it is a constant string).
-    public var isConstant: Bool {
+    @_spi(Components) public var isConstant: Bool {
         !parts.contains { if case .expression = $0 { return true } else { return false } }
     }
 

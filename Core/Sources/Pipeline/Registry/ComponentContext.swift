@@ -6,13 +6,13 @@ public final class ComponentContext {
     /// The pipeline's scheduler: every timer and every event of the pipeline runs on it.
     public let scheduler: any SchedulerType
     /// The clock and random numbers expressions read.
-    public let environment: ExpressionEnvironment
+    @_spi(Components) public let environment: ExpressionEnvironment
     /// The component's name.
     public let componentName: String
     /// Where the component is in the pipeline file.
     public let location: SourceLocation
     /// The directory of the pipeline file, against which relative paths are resolved.
-    public let baseDirectory: String
+    @_spi(Components) public let baseDirectory: String
     /// Where the lines `log` writes go (the run's log on standard error, by default).
     let logRecord: (LogRecord) -> Void
     let streamResolver: (String) -> Observable<Value>?
@@ -22,12 +22,12 @@ public final class ComponentContext {
     /// The side streams the pipeline reads from this component, by name (`executing`, `errors`).
     public let sideStreams: [String: PublishSubject<Value>]
     /// For a sink, the stream it reads.
-    public let streamName: String?
+    @_spi(Components) public let streamName: String?
     let services: SharedServices
     /// The component's name in checkpoints: its stream and place (`main#2 scan`). Empty for a
     /// source inside another component (`flatMap`'s, `scanPaginate`'s): its owner keeps the state
     /// of the work it starts, and the source itself sees no checkpoints.
-    public let checkpointKey: String
+    @_spi(Components) public let checkpointKey: String
     /// For a component of one `groupBy` group's chain: the group's key prefix, under which the
     /// checkpoints let go of the chain's state once the group's chain completed.
     let checkpointGroup: String?
@@ -35,7 +35,7 @@ public final class ComponentContext {
     /// component inside another's inner chain or source, its owner's.
     let meterKey: String
     /// What an element it cannot handle does (`onError`); `fail` for components without it.
-    public let onError: ElementErrorPolicy
+    @_spi(Components) public let onError: ElementErrorPolicy
 
     init(
         scheduler: any SchedulerType, environment: ExpressionEnvironment, componentName: String,
@@ -74,29 +74,29 @@ public final class ComponentContext {
     }
 
     /// The pipeline's object of type `T`, if there is one (canned test responses, run settings).
-    public func existing<T: AnyObject>(_ type: T.Type) -> T? {
+    @_spi(Components) public func existing<T: AnyObject>(_ type: T.Type) -> T? {
         services.existing(type)
     }
 
     /// The object of type `T` that every component of this pipeline shares (the terminal screen
     /// that `prompt` and `table` draw on, say), made by `make` the first time it is asked for.
-    public func shared<T: AnyObject>(_ type: T.Type, _ make: () -> T) -> T {
+    @_spi(Components) public func shared<T: AnyObject>(_ type: T.Type, _ make: () -> T) -> T {
         services.object(type, make)
     }
 
     /// The clock the operators after this one run on, when this one changes it (`eventTime`
     /// sets its event-time clock here while it is built); nil to keep this component's.
-    public var clockAfter: (any SchedulerType)?
+    @_spi(Components) public var clockAfter: (any SchedulerType)?
 
     /// What this operator offers the operator built right after it in the same stream (`eventTime`
     /// offers an `aggregate` right behind it its elements as they come); set while it is built.
-    public var handOn: (any OperatorOffer)?
+    @_spi(Components) public var handOn: (any OperatorOffer)?
 
     /// What the operator right before this one in the same stream offered (see `handOn`).
-    public var handedOn: (any OperatorOffer)?
+    @_spi(Components) public var handedOn: (any OperatorOffer)?
 
     /// The offer of kind `kind` the operator right before this one made, if it made one.
-    public func offered<Offer: OperatorOffer>(_ kind: Offer.Type) -> Offer? { handedOn as? Offer }
+    @_spi(Components) public func offered<Offer: OperatorOffer>(_ kind: Offer.Type) -> Offer? { handedOn as? Offer }
 
     /// Where this operator's state is kept to be measured when the run keeps no checkpoints (an
     /// operator of a watched `partitionBy`'s partition); see `operatorState()`.
@@ -104,14 +104,14 @@ public final class ComponentContext {
 
     /// Whether a source of the run sets message origins (`ComponentTraits.setsOrigins`): they are
     /// counted on the pipeline's thread only, so nothing may run on other threads.
-    public var sourcesSetOrigins: Bool { services.existing(RunSources.self)?.setOrigins ?? false }
+    @_spi(Components) public var sourcesSetOrigins: Bool { services.existing(RunSources.self)?.setOrigins ?? false }
 
     /// The runner group's partitions a source of the run reads (`ComponentTraits.groupPartitions`):
     /// after it, `partitionBy` runs the group's partitions.
-    public var groupPartitions: GroupPartitions? { services.existing(RunSources.self)?.group }
+    @_spi(Components) public var groupPartitions: GroupPartitions? { services.existing(RunSources.self)?.group }
 
     /// The run's checkpoints, when it keeps state (`rivulet run --state`).
-    public var checkpoints: Checkpoints? {
+    @_spi(Components) public var checkpoints: Checkpoints? {
         checkpointKey.isEmpty ? nil : services.existing(Checkpoints.self)
     }
 
@@ -132,7 +132,7 @@ public final class ComponentContext {
     /// operator's state was read and the messages the checkpoint keeps were told so
     /// (`Origin.checkpointing()`); `committed` once the checkpoint is committed. What `read`
     /// returned comes back as `restoredState` when a run resumes from it.
-    public func keepPosition(read: @escaping () throws -> Value, committed: @escaping () -> Void) {
+    @_spi(Components) public func keepPosition(read: @escaping () throws -> Value, committed: @escaping () -> Void) {
         checkpoints?.registerPosition(checkpointKey, read: read, committed: committed)
     }
 
@@ -187,7 +187,7 @@ public final class ComponentContext {
     /// Builds an inner chain whose operators keep checkpoints of their own, under keys that
     /// start with `keyPrefix` (one `groupBy` group's chain): `Checkpoints.forget(group:)` with
     /// the same prefix lets go of them. Without checkpoints it is `build(_:)`.
-    public func build(_ chain: ParameterValues.OperatorChain, checkpointedAs keyPrefix: String) throws
+    @_spi(Components) public func build(_ chain: ParameterValues.OperatorChain, checkpointedAs keyPrefix: String) throws
         -> PipelineOperator
     {
         try chainBuilder(chain, checkpoints == nil ? "" : keyPrefix, nil)

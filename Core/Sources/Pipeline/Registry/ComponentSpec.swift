@@ -1,7 +1,7 @@
 import Reactive
 
 /// Whether a component produces, transforms or consumes a stream.
-public enum ComponentKind: String, Sendable, CaseIterable {
+@_spi(Components) public enum ComponentKind: String, Sendable, CaseIterable {
     /// Produces elements (`events`, `fixture`, `http`, ...).
     case source
     /// Transforms a stream (`filter`, `debounce`, ...).
@@ -24,7 +24,7 @@ public enum ComponentFactory {
     case sink((ParameterValues, ComponentContext) throws -> any PipelineSink)
 
     /// The kind of component it builds.
-    public var kind: ComponentKind {
+    @_spi(Components) public var kind: ComponentKind {
         switch self {
         case .source: return .source
         case .operator, .elementwise: return .operator
@@ -43,7 +43,7 @@ public enum ComponentFactory {
 }
 
 /// Which threads a component may run on; the compiler reads it, never the component's values.
-public enum Threading: Sendable, Equatable {
+@_spi(Components) public enum Threading: Sendable, Equatable {
     /// Only on the pipeline's thread: it does I/O, reads a service the run shares, or counts on
     /// the pipeline's thread (the default of every component that is not element-wise).
     case pipelineThread
@@ -58,37 +58,37 @@ public enum Threading: Sendable, Equatable {
 /// parameters, docs, an example, the side streams it offers, and the checks its values must pass.
 public struct ComponentSpec {
     /// The name used in pipeline files (`debounce`, `nyt.search`).
-    public var name: String
+    @_spi(Components) public var name: String
     /// One line saying what it does.
-    public var summary: String
+    @_spi(Components) public var summary: String
     /// More about it: semantics, edge cases, what it does on errors.
-    public var docs: String
+    @_spi(Components) public var docs: String
     /// Its parameters.
-    public var parameters: [ParameterSpec]
+    @_spi(Components) public var parameters: [ParameterSpec]
     /// The parameter a short form sets: `debounce: 500ms` sets `dueTime`.
-    public var primary: String?
+    @_spi(Components) public var primary: String?
     /// An example of its use, as it would appear in a pipeline file.
-    public var example: String
+    @_spi(Components) public var example: String
     /// The side streams it exposes, such as `executing` and `errors`.
-    public var sideStreams: [String]
+    @_spi(Components) public var sideStreams: [String]
     /// How to build it.
-    public var factory: ComponentFactory
+    @_spi(Components) public var factory: ComponentFactory
     /// The checks of its values beyond their types (across parameters, files that must exist,
     /// URLs that must be absolute), run by `lint`, `test` and `run` alike before anything is
     /// built, so a factory never fails on configuration.
-    public var validate: ((ParameterValues, ComponentValidation) -> Void)?
+    @_spi(Components) public var validate: ((ParameterValues, ComponentValidation) -> Void)?
     /// How it takes part in checkpoints (`rivulet run --state`); unsupported unless it says.
-    public var checkpointing: Checkpointing
+    @_spi(Components) public var checkpointing: Checkpointing
     /// For a source or a sink: its delivery guarantee (at-most-once, at-least-once, exactly-once).
-    public var delivery: Delivery?
+    @_spi(Components) public var delivery: Delivery?
     /// Whether it handles elements one at a time and can fail on one: it then takes `onError`
     /// (`ElementErrors.onError`) and offers the `errors` side stream.
-    public var routesElementErrors: Bool
+    @_spi(Components) public var routesElementErrors: Bool
     /// Which threads it may run on.
-    public var threading: Threading
+    @_spi(Components) public var threading: Threading
     /// What it declares about how it treats a stream (keyed, holding until completion,
     /// awaiting acknowledgements): what the planner reads instead of its name.
-    public var traits = ComponentTraits()
+    @_spi(Components) public var traits = ComponentTraits()
 
     /// A component.
     public init(
@@ -96,7 +96,21 @@ public struct ComponentSpec {
         primary: (any ParameterDeclaration)? = nil, example: String, sideStreams: [String] = [],
         validate: ((ParameterValues, ComponentValidation) -> Void)? = nil,
         checkpointing: Checkpointing = .unsupported("it does not keep its state in checkpoints yet"),
-        delivery: Delivery? = nil, elementErrors: Bool = false, factory: ComponentFactory
+        elementErrors: Bool = false, factory: ComponentFactory
+    ) {
+        self.init(
+            name: name, summary: summary, docs: docs, parameters: parameters, primary: primary, example: example,
+            sideStreams: sideStreams, validate: validate, checkpointing: checkpointing, delivery: nil,
+            elementErrors: elementErrors, factory: factory)
+    }
+
+    /// A source or a sink, with its delivery guarantee.
+    @_spi(Components) public init(
+        name: String, summary: String, docs: String = "", parameters: [any ParameterDeclaration] = [],
+        primary: (any ParameterDeclaration)? = nil, example: String, sideStreams: [String] = [],
+        validate: ((ParameterValues, ComponentValidation) -> Void)? = nil,
+        checkpointing: Checkpointing = .unsupported("it does not keep its state in checkpoints yet"),
+        delivery: Delivery?, elementErrors: Bool = false, factory: ComponentFactory
     ) {
         self.delivery = delivery
         self.routesElementErrors = elementErrors
@@ -123,7 +137,7 @@ public struct ComponentSpec {
     /// checkpoint records their values as written, and a run whose file changed one of them is
     /// refused, since the state no longer means what it did. Others (a filter's expression, a
     /// sink's path) may change between runs.
-    public var stateParameters: [String] = []
+    @_spi(Components) public var stateParameters: [String] = []
 
     /// The same component, with the parameters its checkpointed state depends on.
     public func keepingState(of parameters: [any ParameterDeclaration]) -> ComponentSpec {
@@ -141,10 +155,10 @@ public struct ComponentSpec {
     }
 
     /// Whether it is a source, an operator or a sink.
-    public var kind: ComponentKind { factory.kind }
+    @_spi(Components) public var kind: ComponentKind { factory.kind }
 
     /// The parameter called `name`.
-    public func parameter(_ name: String) -> ParameterSpec? {
+    @_spi(Components) public func parameter(_ name: String) -> ParameterSpec? {
         parameters.first { $0.name == name }
     }
 }

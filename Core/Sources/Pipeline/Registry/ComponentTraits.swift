@@ -15,7 +15,7 @@ public enum Partitioning {
 
 /// Whether the results of an operator split by its key can be put back in the order one thread
 /// gives them: then it may run split over the cores and still write the same bytes.
-public enum SplitOrder: Sendable, Equatable {
+@_spi(Components) public enum SplitOrder: Sendable, Equatable {
     /// They cannot (a result comes as elements do, at times that depend on the split).
     case never
     /// Only on event time, where results come at watermarks every partition sees alike.
@@ -26,7 +26,7 @@ public enum SplitOrder: Sendable, Equatable {
 
 /// The partitions a source gives a runner group (a `nats` source with `group`): every
 /// `partitionBy` after it runs these partitions.
-public struct GroupPartitions: Sendable, Equatable {
+@_spi(Components) public struct GroupPartitions: Sendable, Equatable {
     /// The group's name.
     public var group: String
     /// How many partitions the group's stream has.
@@ -47,41 +47,41 @@ public struct ComponentTraits {
     /// takes any key, any other needs the whole stream.
     public var partitioning: ((ParameterValues) -> Partitioning)?
     /// Whether its results, split by its key, can be put back in one thread's order.
-    public var splitOrder: (ParameterValues) -> SplitOrder = { _ in .never }
+    @_spi(Components) public var splitOrder: (ParameterValues) -> SplitOrder = { _ in .never }
     /// Whether a real run splits it over the cores by its key by default (as if written inside
     /// `partitionBy`), where its split order allows.
-    public var splitsByDefault = false
+    @_spi(Components) public var splitsByDefault = false
     /// Whether, first after `eventTime`, it takes elements as they come, each with its time,
     /// instead of in time order once the watermark reaches them.
-    public var takesEventTimeAsItComes: (ParameterValues) -> Bool = { _ in false }
+    @_spi(Components) public var takesEventTimeAsItComes: (ParameterValues) -> Bool = { _ in false }
     /// Whether the operators after it run on event time (`eventTime`).
-    public var startsEventTime = false
+    @_spi(Components) public var startsEventTime = false
     /// Whether it holds every element it takes until its stream completes (`reduce`): with a
     /// source whose messages await acknowledgement, they wait as long.
     public var holdsUntilCompletion = false
     /// For a source: whether its messages wait for an acknowledgement, and stop coming when too
     /// many wait (a `nats` source reading a JetStream stream).
-    public var awaitsAcknowledgement: (ParameterValues) -> Bool = { _ in false }
+    @_spi(Components) public var awaitsAcknowledgement: (ParameterValues) -> Bool = { _ in false }
     /// For a source: whether its elements carry their message's origin (`Origin`), settled once
     /// all the work they caused is done (`nats`, `httpServer`, `postgres` changes). Origins are
     /// counted on the pipeline's thread only, so in a run with such a source every operator
     /// stays on it (`ComponentContext.sourcesSetOrigins`).
-    public var setsOrigins: (ParameterValues) -> Bool = { _ in false }
+    @_spi(Components) public var setsOrigins: (ParameterValues) -> Bool = { _ in false }
     /// For a source: the runner group's partitions it reads, if any.
-    public var groupPartitions: (ParameterValues) -> GroupPartitions? = { _ in nil }
+    @_spi(Components) public var groupPartitions: (ParameterValues) -> GroupPartitions? = { _ in nil }
     /// For an operator that runs its ops in partitions (`partitionBy`): how many, and the
     /// parameter that says so.
-    public var partitions: ((ParameterValues) -> (count: Int, parameter: String))?
+    @_spi(Components) public var partitions: ((ParameterValues) -> (count: Int, parameter: String))?
     /// Whether its expressions read beside its parameters' own (text it parses when built, such
     /// as an `aggregate`'s fields) call nothing that depends on time or order.
-    public var builtExpressionsArePure: (ParameterValues) -> Bool = { _ in true }
+    @_spi(Components) public var builtExpressionsArePure: (ParameterValues) -> Bool = { _ in true }
     /// For a sink: whether it also runs for real under a test, against the test's canned HTTP
     /// answers, so that `expectRequests` sees what it sends.
-    public var runsUnderTests = false
+    @_spi(Components) public var runsUnderTests = false
 
     /// For an operator that runs inner chains of operators: what one run of its chain is called
     /// (`each partition`, `each group`), as `rivulet graph` says it.
-    public var innerRun = "each run"
+    @_spi(Components) public var innerRun = "each run"
 
     /// No traits beyond those of its factory.
     public init() {}
@@ -108,7 +108,7 @@ extension ComponentSpec {
     }
 
     /// How its results depend on the elements it sees together, for the values written.
-    public func partitioning(_ values: ParameterValues) -> Partitioning {
+    @_spi(Components) public func partitioning(_ values: ParameterValues) -> Partitioning {
         if let partitioning = traits.partitioning { return partitioning(values) }
         if case .elementwise = factory { return .anyKey }
         return .wholeStream

@@ -8,9 +8,9 @@
 /// the component when no single value is), with the pipeline's directory for checking paths.
 public final class ComponentValidation {
     /// The directory of the pipeline file, against which relative paths are resolved.
-    public let baseDirectory: String
+    @_spi(Components) public let baseDirectory: String
     /// Where the component is written.
-    public let location: SourceLocation
+    @_spi(Components) public let location: SourceLocation
     let owner: String
     private(set) var diagnostics: [Diagnostic] = []
 

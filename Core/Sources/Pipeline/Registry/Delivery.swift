@@ -1,6 +1,6 @@
 /// What a source or a sink promises about the elements it carries when a run is stopped, killed
 /// or started again: the delivery guarantee the component reference shows beside it.
-public struct Delivery: Sendable {
+@_spi(Components) public struct Delivery: Sendable {
     /// How often an element can arrive at the other end.
     public enum Guarantee: String, Sendable {
         /// Never twice; lost when a run dies at the wrong moment.

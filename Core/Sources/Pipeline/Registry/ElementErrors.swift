@@ -2,7 +2,7 @@ import Reactive
 
 /// What a component does with one element it cannot handle (a line that is not JSON, an
 /// expression that fails on it, a row the database refuses): the `onError` parameter.
-public enum ElementErrorPolicy: String, ParameterChoice, Sendable {
+@_spi(Components) public enum ElementErrorPolicy: String, ParameterChoice, Sendable {
     /// Fail the pipeline, naming the component and the element (the default).
     case fail
     /// Drop the element and go on; the run's summary counts what was dropped.
@@ -15,7 +15,7 @@ public enum ElementErrorPolicy: String, ParameterChoice, Sendable {
 /// shape of what it sends to `NAME.errors`.
 public enum ElementErrors {
     /// `onError: fail | skip | errors`.
-    public static let onError = Parameter<ElementErrorPolicy>(
+    @_spi(Components) public static let onError = Parameter<ElementErrorPolicy>(
         "onError", default: .fail,
         doc:
             "What an element this component cannot handle does. fail: the pipeline fails. skip: it is dropped and counted. errors: it is dropped and reported on NAME.errors as {error, element, component, location, at}."
@@ -24,7 +24,7 @@ public enum ElementErrors {
     /// The report of a failed element: the message, the element (or the text that could not be
     /// read as one), the component and its place in the file, and the time in milliseconds since
     /// the pipeline started, on its clock (as `now()` reads it).
-    public static func report(
+    @_spi(Components) public static func report(
         message: String, element: Value?, component: String, location: SourceLocation, at time: RxTime
     ) -> Value {
         var report = JSONObject()
@@ -106,7 +106,7 @@ extension ComponentContext {
 
     /// Counts an element this component dropped on purpose (a late element), saying why
     /// (`reason`) in the run's summary, with the first one's `message`.
-    public func dropped(reason: String, message: String) {
+    @_spi(Components) public func dropped(reason: String, message: String) {
         shared(SkippedElements.self) { SkippedElements() }.dropped(
             component: componentName, location: location, reason: reason, message: message)
     }

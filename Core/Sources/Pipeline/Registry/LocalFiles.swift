@@ -7,7 +7,7 @@
 /// Files on the machine as components read them: a path's folder (to resolve a path given
 /// relative to another file) and a file's whole contents. The pipeline's own folder is
 /// `context.baseDirectory`.
-public enum LocalFiles {
+@_spi(Components) public enum LocalFiles {
     /// The directory part of `path` (`.` for a bare file name).
     public static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }

@@ -3,7 +3,7 @@ public enum LogLevel: Int, Comparable, Sendable, CaseIterable {
     case trace, debug, info, warning, error
 
     /// The level's name, as `--log-level` takes it and the JSON log writes it.
-    public var name: String {
+    @_spi(Components) public var name: String {
         switch self {
         case .trace: return "trace"
         case .debug: return "debug"
@@ -14,7 +14,7 @@ public enum LogLevel: Int, Comparable, Sendable, CaseIterable {
     }
 
     /// The level named `name` (`trace` … `error`), if there is one.
-    public init?(name: String) {
+    @_spi(Components) public init?(name: String) {
         guard let level = Self.allCases.first(where: { $0.name == name.lowercased() }) else { return nil }
         self = level
     }
@@ -25,7 +25,7 @@ public enum LogLevel: Int, Comparable, Sendable, CaseIterable {
 
 /// One line of a run's log and the component that wrote it, for the host to print as it is told
 /// (plain text, or JSON with the component's place in the file).
-public struct LogRecord: Sendable {
+@_spi(Components) public struct LogRecord: Sendable {
     /// How much it matters.
     public var level: LogLevel
     /// The text, without a level prefix.

@@ -3,7 +3,7 @@
 /// order, which an `aggregate` right behind it takes, so nothing waits for the watermark. The
 /// offering operator sets `ComponentContext.handOn` while it is built; the next one asks for the
 /// kind it knows with `ComponentContext.offered(_:)` and says it took it.
-public protocol OperatorOffer: AnyObject {
+@_spi(Components) public protocol OperatorOffer: AnyObject {
     /// Whether the operator after the offering one took the offer (set while that one is built).
     var isTaken: Bool { get set }
 }

@@ -231,7 +231,7 @@ extension Array: ParameterConvertible where Element: ParameterConvertible {
 
 /// The name of a stream of the pipeline (checked to exist; the stream is read through the
 /// component context).
-public struct StreamName: ParameterConvertible, Hashable, Sendable {
+@_spi(Components) public struct StreamName: ParameterConvertible, Hashable, Sendable {
     /// The stream's name, or `ID.side` for a side stream.
     public let name: String
 

@@ -20,9 +20,9 @@ public struct ParameterValues {
     /// An inner source, checked: which source and its parameters.
     public struct InnerSource {
         /// The source's spec.
-        public let spec: ComponentSpec
+        @_spi(Components) public let spec: ComponentSpec
         /// Its checked parameters.
-        public let parameters: ParameterValues
+        @_spi(Components) public let parameters: ParameterValues
         /// Where it is in the file.
         public let location: SourceLocation
     }
@@ -30,14 +30,14 @@ public struct ParameterValues {
     /// The given values by parameter name: `String`, `Int`, `Double`, `Bool`, `RxTimeInterval`,
     /// `Expression`, `Template`, `Value`, `StreamName`, `InnerSource`, `ParameterValues` (a nested
     /// mapping), `[Any]` (a list) or `[(String, Any)]` (a mapping with free keys).
-    public var values: [String: Any]
+    @_spi(Components) public var values: [String: Any]
     /// Where each given value is in the file.
-    public var locations: [String: SourceLocation]
+    @_spi(Components) public var locations: [String: SourceLocation]
     /// Where each item of a value written as a list is in the file.
-    public var itemLocations: [String: [SourceLocation]]
+    @_spi(Components) public var itemLocations: [String: [SourceLocation]]
 
     /// Checked values.
-    public init(
+    @_spi(Components) public init(
         values: [String: Any] = [:], locations: [String: SourceLocation] = [:],
         itemLocations: [String: [SourceLocation]] = [:]
     ) {

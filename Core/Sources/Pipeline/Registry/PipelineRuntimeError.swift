@@ -12,7 +12,8 @@ public struct PipelineRuntimeError: Error, Sendable, CustomStringConvertible {
     public var element: Value?
 
     /// An error in `component` at `location`.
-    public init(_ message: String, component: String, location: SourceLocation, element: Value? = nil) {
+    @_spi(Components) public init(_ message: String, component: String, location: SourceLocation, element: Value? = nil)
+    {
         self.message = message
         self.component = component
         self.location = location

@@ -11,7 +11,7 @@ public protocol PipelineSink: AnyObject {
 
 /// A sink whose work goes on after `receive` returns (requests still in flight, say): the run
 /// waits for it before it ends, and it can fail the run later.
-public protocol AsynchronousSink: PipelineSink {
+@_spi(Components) public protocol AsynchronousSink: PipelineSink {
     /// Called once, before the first event, on the pipeline's scheduler: `fail` ends the run with
     /// an error met after `receive` returned.
     func start(failing fail: @escaping (any Error) -> Void)
@@ -23,7 +23,7 @@ public protocol AsynchronousSink: PipelineSink {
 /// A sink that buffers what it writes: `flush` makes what it received so far durable (in the
 /// file, on the terminal). A message from a durable source is acknowledged once every sink that
 /// received something it caused has flushed.
-public protocol FlushingSink: PipelineSink {
+@_spi(Components) public protocol FlushingSink: PipelineSink {
     /// Writes out everything received so far.
     func flush() throws
 }
@@ -31,4 +31,4 @@ public protocol FlushingSink: PipelineSink {
 /// A sink that settles the messages behind what it receives itself: it keeps `Origin.current`
 /// with each element until its write is confirmed (a publish acknowledged, a response received),
 /// and fails it when the write fails.
-public protocol OriginKeepingSink: PipelineSink {}
+@_spi(Components) public protocol OriginKeepingSink: PipelineSink {}

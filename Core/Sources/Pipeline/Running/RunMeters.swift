@@ -7,7 +7,7 @@ import Synchronization
 /// relaxed load and store. A component, built in or a plugin, finds its own as `context.meter`
 /// and counts on it what it does beside its elements (`count`, `gauge`, `observe`), which
 /// `/metrics` exports; the rest is the host's.
-public final class ComponentMeter: Sendable {
+@_spi(Components) public final class ComponentMeter: Sendable {
     /// Its place in the file: `source`, `ops.2`, `streams.typed.ops.0`, `sinks.1`.
     public let place: String
     /// Whether it is a source, an operator or a sink.
@@ -187,7 +187,7 @@ public final class ComponentMeter: Sendable {
 
 /// How far a source is through an input of known size (a file's bytes, a fixture's elements):
 /// two relaxed stores as it reads, read by the progress line from another thread.
-public final class InputProgress: Sendable {
+@_spi(Components) public final class InputProgress: Sendable {
     private let doneCount = Atomic<Int>(0)
     private let totalCount = Atomic<Int>(-1)
 
@@ -357,7 +357,7 @@ extension ComponentContext {
     /// Says that this source is connecting (to a server) after the run started: a watched run is
     /// not ready (`/ready`) until the returned function is called, once it is connected (only
     /// the first call counts). Without a watched run, it does nothing.
-    public func connecting() -> @Sendable () -> Void {
+    @_spi(Components) public func connecting() -> @Sendable () -> Void {
         guard let readiness = existing(SourceReadiness.self) else { return {} }
         return readiness.connecting()
     }
@@ -365,7 +365,7 @@ extension ComponentContext {
     /// This component's meter, for what it counts beside its elements (a component inside
     /// another's inner chain or source: its owner's, so `flatMapLatest`'s requests are counted
     /// on it); nil when nothing meters the run or the component, and then it counts nothing.
-    public var meter: ComponentMeter? {
+    @_spi(Components) public var meter: ComponentMeter? {
         meterKey.isEmpty ? nil : existing(RunMeters.self)?.meter(forKey: meterKey)
     }
 }

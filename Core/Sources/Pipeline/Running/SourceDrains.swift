@@ -3,7 +3,7 @@ import Reactive
 /// What the run asks of sources that read a stream without end (NATS) when a signal stops it:
 /// `drain` stops their reading so the stream completes and what is in flight finishes; after the
 /// run, `finish` lets them send what they still owe the server (acknowledgements).
-public final class SourceDrains {
+@_spi(Components) public final class SourceDrains {
     /// The drains not yet run, by the order they were added in.
     private var drains: [Int: () -> Void] = [:]
     private var finishers: [() -> Void] = []

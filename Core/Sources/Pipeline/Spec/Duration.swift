@@ -1,7 +1,7 @@
 import Reactive
 
 /// Durations as pipeline files write them: `250ms`, `1.5s`, `2m`, `1h`, `100us`.
-public enum DurationSyntax {
+@_spi(Components) public enum DurationSyntax {
     /// The longest duration a file may write, 100,000 hours (about 11 years): far beyond any
     /// timer's use, and far from where a deadline (now + duration) would overflow.
     public static let maximum: RxTimeInterval = .seconds(100_000 * 3600)

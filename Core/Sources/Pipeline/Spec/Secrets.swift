@@ -5,7 +5,7 @@ import Synchronization
 /// under `secrets:`), and the keys API sources send — and their masking wherever rivulet writes
 /// text: errors, logs, traces, recordings, sinks. A value is masked as written and in the forms
 /// it takes on the way: percent-encoded, form-encoded, base64 and JSON-escaped.
-public final class Secrets: Sendable {
+@_spi(Components) public final class Secrets: Sendable {
     /// The one set of a process.
     public static let shared = Secrets()
     /// What a secret is replaced by.

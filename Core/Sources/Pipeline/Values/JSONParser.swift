@@ -27,7 +27,7 @@ public struct JSONError: Error, Equatable, CustomStringConvertible {
 /// fit (otherwise `Double`), duplicate keys (the last wins, as in most parsers), and a nesting limit.
 public enum JSONParser {
     /// The deepest nesting of arrays and objects accepted.
-    public static let maximumDepth = 512
+    @_spi(Components) public static let maximumDepth = 512
 
     /// Parses one JSON document from `text`.
     public static func parse(_ text: String) throws(JSONError) -> Value {
@@ -52,7 +52,7 @@ public enum JSONParser {
     }
 
     /// Parses one JSON document from `bytes`.
-    public static func parse(_ bytes: [UInt8]) throws(JSONError) -> Value {
+    @_spi(Components) public static func parse(_ bytes: [UInt8]) throws(JSONError) -> Value {
         let result: Result<Value, JSONError> = bytes.withUnsafeBufferPointer { buffer in
             do throws(JSONError) { return .success(try parse(buffer)) } catch { return .failure(error) }
         }

@@ -8,14 +8,14 @@ public enum JSONSerializer {
     }
 
     /// The value as JSON indented by two spaces per level.
-    public static func prettyString(_ value: Value) -> String {
+    @_spi(Components) public static func prettyString(_ value: Value) -> String {
         var bytes: [UInt8] = []
         writePretty(value, indent: 0, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Appends the value as compact JSON to `bytes`.
-    public static func write(_ value: Value, to bytes: inout [UInt8]) {
+    @_spi(Components) public static func write(_ value: Value, to bytes: inout [UInt8]) {
         switch value {
         case .null: bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
         case .bool(let bool):

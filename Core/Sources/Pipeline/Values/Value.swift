@@ -237,7 +237,7 @@ public struct JSONObject: Hashable, Sendable, Sequence {
 
     /// An object of these members; the keys must be distinct. Objects built from one key list
     /// (the objects a `map` expression makes) share its storage.
-    public init(distinctKeys keys: [String], values: [Value]) {
+    @_spi(Components) public init(distinctKeys keys: [String], values: [Value]) {
         precondition(keys.count == values.count, "one value per key")
         let members = Members(keys: keys, values: values)
         if keys.count > Self.indexThreshold { members.rebuildIndex() }
@@ -250,7 +250,7 @@ public struct JSONObject: Hashable, Sendable, Sequence {
     }
 
     /// An empty object with room for `capacity` members.
-    public init(capacity: Int) {
+    @_spi(Components) public init(capacity: Int) {
         var keys: [String] = []
         var values: [Value] = []
         keys.reserveCapacity(capacity)
@@ -318,7 +318,7 @@ public struct JSONObject: Hashable, Sendable, Sequence {
 
     /// Appends a member known not to be present yet (the JSON parser and object expressions check
     /// duplicates themselves).
-    public mutating func appendUnchecked(_ key: String, _ value: Value) {
+    @_spi(Components) public mutating func appendUnchecked(_ key: String, _ value: Value) {
         uniqueMembers().append(key, value)
     }
 

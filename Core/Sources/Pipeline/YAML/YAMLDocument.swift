@@ -1,6 +1,6 @@
 /// YAML as components read it: a whole document (a fixture, a timeline file) to a value, and a
 /// plain scalar typed as YAML types it. The same reader as pipeline files', without `${VAR}`.
-public enum YAMLDocument {
+@_spi(Components) public enum YAMLDocument {
     /// The value of the YAML document `text` (null when it is empty); `file` names it in errors.
     public static func value(of text: String, file: String) throws(YAMLDocumentError) -> Value {
         do {
@@ -18,7 +18,7 @@ public enum YAMLDocument {
 }
 
 /// Why a YAML document could not be read: its first problem, located (`file:line:col: error: ...`).
-public struct YAMLDocumentError: Error, CustomStringConvertible {
+@_spi(Components) public struct YAMLDocumentError: Error, CustomStringConvertible {
     /// The problem, with where it is.
     public let description: String
 }

@@ -13,7 +13,7 @@ public enum Resources {
     #endif
 
     /// How many sinks and disposables are alive (always 0 in release builds).
-    public static var total: Int {
+    @_spi(Components) public static var total: Int {
         #if DEBUG
             return counter.load(ordering: .relaxed)
         #else
@@ -22,7 +22,7 @@ public enum Resources {
     }
 
     /// Whether this build counts (debug builds do).
-    public static var isCounting: Bool {
+    @_spi(Components) public static var isCounting: Bool {
         #if DEBUG
             return true
         #else

@@ -37,7 +37,7 @@ final class NopDisposable: Disposable, Sendable {
 }
 
 /// Runs an action on its first disposal.
-public final class AnonymousDisposable: Disposable {
+@_spi(Components) public final class AnonymousDisposable: Disposable {
     private var action: (() -> Void)?
 
     /// A disposable that runs `action` once, on the first `dispose()`.
@@ -60,7 +60,7 @@ public final class AnonymousDisposable: Disposable {
 }
 
 /// A flag that records whether `dispose()` was called.
-public final class BooleanDisposable: Disposable {
+@_spi(Components) public final class BooleanDisposable: Disposable {
     deinit { Resources.freed() }
 
     /// Whether `dispose()` was called.

@@ -75,7 +75,7 @@ public final class Lifetime: Disposable {
     }
 
     /// Forgets a resource without disposing it.
-    public func remove(_ key: Key) {
+    @_spi(Components) public func remove(_ key: Key) {
         if key.rawValue == 0 { first = nil } else { others[key.rawValue] = nil }
     }
 

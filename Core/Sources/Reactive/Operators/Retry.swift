@@ -42,13 +42,13 @@ extension ObservableType {
 /// Delays that grow exponentially between retries, with optional jitter.
 public struct ExponentialBackoff: Sendable {
     /// The delay after the first failure.
-    public var initial: RxTimeInterval
+    @_spi(Components) public var initial: RxTimeInterval
     /// The factor applied to the delay after each further failure.
-    public var multiplier: Double
+    @_spi(Components) public var multiplier: Double
     /// The largest delay.
-    public var maximum: RxTimeInterval
+    @_spi(Components) public var maximum: RxTimeInterval
     /// The fraction of each delay (0 to 1) that is random: 0.5 picks between 50% and 100% of it.
-    public var jitter: Double
+    @_spi(Components) public var jitter: Double
     /// The source of randomness for jitter, a number in 0..<1; inject a seeded one for tests.
     public var random: @Sendable () -> Double
 

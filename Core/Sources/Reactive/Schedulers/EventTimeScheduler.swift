@@ -9,7 +9,7 @@
 /// period, a `timeout`) is counted from the first element's time, as if the stream had been
 /// subscribed then. Immediate work scheduled from outside an advance (not caused by an element)
 /// is run soon on `base`, the pipeline's own scheduler, whose thread this clock shares.
-public final class EventTimeScheduler: SchedulerType {
+@_spi(Components) public final class EventTimeScheduler: SchedulerType {
     private struct Item {
         let time: Int64
         let sequence: UInt64

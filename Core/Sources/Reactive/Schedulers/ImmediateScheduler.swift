@@ -1,5 +1,5 @@
 /// Runs work at once, on the calling thread, in the call to `schedule`.
-public final class ImmediateScheduler: ImmediateSchedulerType, Sendable {
+@_spi(Components) public final class ImmediateScheduler: ImmediateSchedulerType, Sendable {
     /// The shared instance.
     public static let instance = ImmediateScheduler()
 

@@ -2,7 +2,7 @@
 // elements waiting for the watermark is popped once per element).
 /// A binary min-heap ordered by `areInIncreasingOrder` (the schedulers' queues, and elements
 /// waiting for an event-time watermark).
-public struct PriorityQueue<Element> {
+@_spi(Components) public struct PriorityQueue<Element> {
     @usableFromInline var storage: [Element] = []
     @usableFromInline let areInIncreasingOrder: (Element, Element) -> Bool
 

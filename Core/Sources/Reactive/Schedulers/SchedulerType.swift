@@ -25,7 +25,7 @@ extension ImmediateSchedulerType {
 }
 
 /// A flag raised once, from any thread, and read by the scheduler's thread.
-public final class InterruptionFlag: Sendable {
+@_spi(Components) public final class InterruptionFlag: Sendable {
     private let raised = Atomic<Bool>(false)
 
     /// A lowered flag.
@@ -115,7 +115,7 @@ final class ScheduledAction: Disposable {
 /// A scheduler that accepts work from any thread, for sources fed by I/O threads (stdin, a
 /// terminal, network responses). Virtual-time schedulers are not: under them such sources read
 /// synchronously.
-public protocol ConcurrentDeliveryScheduler: SchedulerType, Sendable {
+@_spi(Components) public protocol ConcurrentDeliveryScheduler: SchedulerType, Sendable {
     /// Runs `action` on the scheduler's thread, soon; callable from any thread.
     func enqueue(_ action: @escaping @Sendable () -> Void)
 }
@@ -124,7 +124,7 @@ public protocol ConcurrentDeliveryScheduler: SchedulerType, Sendable {
 ///
 /// Observers and sinks belong to their pipeline's thread; an I/O thread hands them back through
 /// `enqueue` inside this box and never touches them itself.
-public struct SchedulerBound<Value>: @unchecked Sendable {
+@_spi(Components) public struct SchedulerBound<Value>: @unchecked Sendable {
     /// The value; use it only on the scheduler's thread.
     public let value: Value
 

@@ -10,7 +10,7 @@
 /// with `schedule` must be scheduled from that thread (that is where operators run); work from
 /// other threads (I/O completions, signal handlers) comes in through `enqueue`, which is
 /// thread-safe. Because one thread runs all of a pipeline's events, operators take no locks.
-public final class SerialRunLoopScheduler: ConcurrentDeliveryScheduler, @unchecked Sendable {
+@_spi(Components) public final class SerialRunLoopScheduler: ConcurrentDeliveryScheduler, @unchecked Sendable {
     private struct Item {
         let due: Int64
         let sequence: UInt64

@@ -4,7 +4,7 @@
 /// Actions due at the same tick run in the order they were scheduled (FIFO), which is the tie rule
 /// RxSwift's virtual-time tests rely on. `resolution` converts durations to ticks (RxTest uses one
 /// second per tick; pipeline tests use one millisecond).
-open class VirtualTimeScheduler: SchedulerType {
+@_spi(Components) open class VirtualTimeScheduler: SchedulerType {
     private struct Item {
         let time: Int
         let sequence: UInt64
@@ -22,7 +22,7 @@ open class VirtualTimeScheduler: SchedulerType {
     private var isRunning = false
     /// Raised from any thread (a signal) to stop the run: a source emitting in a loop returns,
     /// and whoever drives the clock stops.
-    public let interruption = InterruptionFlag()
+    @_spi(Components) public let interruption = InterruptionFlag()
 
     /// Whether `interruption` was raised.
     public var isInterrupted: Bool { interruption.isRaised }
@@ -38,7 +38,7 @@ open class VirtualTimeScheduler: SchedulerType {
     public var now: RxTime { resolution * clock }
 
     /// The number of ticks in `duration`, rounded to the nearest tick.
-    public func ticks(_ duration: RxTimeInterval) -> Int {
+    @_spi(Components) public func ticks(_ duration: RxTimeInterval) -> Int {
         let resolutionNanoseconds = resolution.totalNanoseconds
         let nanoseconds = duration.totalNanoseconds
         let (rounded, overflow) = nanoseconds.addingReportingOverflow(resolutionNanoseconds / 2)
@@ -51,7 +51,7 @@ open class VirtualTimeScheduler: SchedulerType {
 
     /// Runs `action` at tick `time` (adjusted by `adjustScheduledTime`).
     @discardableResult
-    public func scheduleAt(_ time: Int, _ action: @escaping () -> Void) -> any Disposable {
+    @_spi(Components) public func scheduleAt(_ time: Int, _ action: @escaping () -> Void) -> any Disposable {
         let scheduled = ScheduledAction(action, origin: Origin.current)
         sequence += 1
         queue.push(Item(time: adjustScheduledTime(time), sequence: sequence, action: scheduled))
@@ -72,19 +72,19 @@ open class VirtualTimeScheduler: SchedulerType {
     }
 
     /// Runs every scheduled action, moving the clock forward, until none is left or `stop()`.
-    public func start() {
+    @_spi(Components) public func start() {
         run(until: nil)
     }
 
     /// Runs the actions due at or before `time`, then sets the clock to `time`.
-    public func advance(to time: Int) {
+    @_spi(Components) public func advance(to time: Int) {
         run(until: time)
         if clock < time { clock = time }
     }
 
     /// Runs the next action not cancelled, moving the clock to its time; false when none is left.
     @discardableResult
-    public func runNext() -> Bool {
+    @_spi(Components) public func runNext() -> Bool {
         while let next = queue.popFirst() {
             if next.action.isCancelled { continue }
             if next.time > clock { clock = next.time }
@@ -95,15 +95,15 @@ open class VirtualTimeScheduler: SchedulerType {
     }
 
     /// Stops `start()` or `advance(to:)` after the action that is running.
-    public func stop() { isRunning = false }
+    @_spi(Components) public func stop() { isRunning = false }
 
     /// Whether any action (cancelled or not) is still queued.
-    public var hasPendingWork: Bool { !queue.isEmpty }
+    @_spi(Components) public var hasPendingWork: Bool { !queue.isEmpty }
 
     /// Whether two actions still to run (not cancelled) are due at the same tick: they run in the
     /// order they were scheduled, an order that whoever schedules both again (a run resumed from
     /// a checkpoint, restoring its timers) may not keep.
-    public var hasActionsDueTogether: Bool {
+    @_spi(Components) public var hasActionsDueTogether: Bool {
         var times = Set<Int>()
         for item in queue.elements where !item.action.isCancelled {
             if !times.insert(item.time).inserted { return true }

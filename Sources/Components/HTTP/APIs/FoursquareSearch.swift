@@ -1,5 +1,5 @@
 import Foundation
-import Pipeline
+@_spi(Components) import Pipeline
 
 private enum Key {
     static let query = Parameter<Template?>("query", doc: "What to look for.", example: "\"{{ . }}\"")

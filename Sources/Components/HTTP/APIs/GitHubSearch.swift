@@ -1,5 +1,5 @@
 import Foundation
-import Pipeline
+@_spi(Components) import Pipeline
 
 private enum RepositoryOrder: String, ParameterChoice {
     case bestMatch = "best-match"

@@ -1,5 +1,5 @@
 import Foundation
-import Pipeline
+@_spi(Components) import Pipeline
 
 private enum Affiliation: String, ParameterChoice {
     case owner, all, member

@@ -1,4 +1,4 @@
-import Pipeline
+@_spi(Components) import Pipeline
 
 private enum Key {
     static let q = Parameter<Template?>("q", doc: "Optional search text.", example: "climate")

@@ -1,4 +1,4 @@
-import Pipeline
+@_spi(Components) import Pipeline
 
 private enum ArticleOrder: String, ParameterChoice {
     case relevance, newest, oldest

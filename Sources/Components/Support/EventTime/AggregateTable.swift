@@ -1,5 +1,5 @@
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// The accumulators of one window, per key, in the order the keys came.
 final class AggregateTable {

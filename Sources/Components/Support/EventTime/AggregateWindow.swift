@@ -1,5 +1,5 @@
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// One subscription of `aggregate`: its open windows (one, unless elements come as they come on
 /// event time), where its clock's windows start, and the messages of what each window counted.

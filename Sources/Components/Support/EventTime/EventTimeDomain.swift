@@ -1,5 +1,5 @@
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 import Synchronization
 
 /// The event time of a run: one clock (an `EventTimeScheduler`) shared by every stream that

@@ -1,5 +1,5 @@
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// What `flatMap`, `flatMapLatest` and `concatMap` share: running an inner source per element,
 /// reporting on the `executing` side stream whether any inner runs, reporting every inner's

@@ -1,4 +1,4 @@
-import Pipeline
+@_spi(Components) import Pipeline
 
 /// How the `file` and `stdin` sources read CSV (`format: csv`): one record a line, its fields
 /// split at `separator` outside double quotes, a quoted field's `""` read as one quote (RFC

@@ -1,4 +1,4 @@
-import Pipeline
+@_spi(Components) import Pipeline
 
 #if canImport(Glibc)
     import Glibc

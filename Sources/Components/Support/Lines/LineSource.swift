@@ -1,6 +1,6 @@
 import Foundation
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// Where lines come from: a descriptor read to its end, the event that ends the source then
 /// (called on the reading thread: it may wait for a program to exit), and what stops the producer

@@ -1,4 +1,4 @@
-import Pipeline
+@_spi(Components) import Pipeline
 import SQLite
 import Synchronization
 

@@ -1,5 +1,5 @@
-import Pipeline
-import Reactive
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 import Synchronization
 
 /// What a watched run shows of each partition of a `partitionBy` (`/metrics`, `/stats`, `top`):

@@ -1,4 +1,4 @@
-import Pipeline
+@_spi(Components) import Pipeline
 
 /// Which partition a key belongs to, the same in every run, on every machine and in every
 /// version: FNV-1a (32 bits) of the key's bytes, modulo the number of partitions.

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
-@_spi(Host) import Pipeline
-import Reactive
+@_spi(Host) @_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,5 @@
-@_spi(Host) import Pipeline
-import Reactive
+@_spi(Host) @_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 
 /// How `partitionBy` runs its partitions: all on the stream's own thread, or on threads of their
 /// own. Either way each partition is one copy of the chain, fed its keys' elements in order.

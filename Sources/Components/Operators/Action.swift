@@ -42,61 +42,33 @@ extension BuiltinComponents {
                 + "resumes, so what it had emitted comes again"),
         factory: .operator { parameters, context in
             let work = try context.build(parameters[InnerWork.source])
-            let condition = parameters[Key.enabledIf].map { context.stream($0.name) }
+            let gate = parameters[Key.enabledIf].map { context.stream($0.name).map(\.isTruthy) }
             let state = context.operatorState()
             return { [weak state] inputs in
-                ActionSink.observable(inputs, work: work, enabledIf: condition, context: context, state: state)
+                inputs.exclusiveWork(gate: gate) {
+                    ActionRules(work: work, context: context, hasCondition: gate != nil, state: state)
+                }
             }
         })
 }
 
-/// The state of one `action` subscription, on the pipeline's thread.
-final class ActionSink {
+/// `action`'s rules over the runtime's `exclusiveWork` (one piece of work at a time): the side
+/// streams it feeds, the refusals it reports, and the element whose work runs, for checkpoints.
+final class ActionRules: ExclusiveWorkRules {
     private let work: PipelineSource
     private let context: ComponentContext
-    private let observer: AnyObserver<Value>
-    private let lifetime: Lifetime
+    private weak var state: OperatorState<Value>?
     private var executing = false
     /// The element whose work runs, and its message, for checkpoints.
     private var current: (input: Value, origin: Origin?)?
     /// The latest value of enabledIf (true when there is none).
     private var condition: Bool
-    private var inputsDone = false
 
-    private init(
-        work: PipelineSource, context: ComponentContext, hasCondition: Bool, observer: AnyObserver<Value>,
-        lifetime: Lifetime
-    ) {
+    init(work: PipelineSource, context: ComponentContext, hasCondition: Bool, state: OperatorState<Value>?) {
         self.work = work
         self.context = context
         self.condition = !hasCondition
-        self.observer = observer
-        self.lifetime = lifetime
-    }
-
-    static func observable(
-        _ inputs: Observable<Value>, work: PipelineSource, enabledIf: Observable<Value>?, context: ComponentContext,
-        state: OperatorState<Value>? = nil
-    ) -> Observable<Value> {
-        Observable { observer, lifetime in
-            let sink = ActionSink(
-                work: work, context: context, hasCondition: enabledIf != nil, observer: observer, lifetime: lifetime)
-            let restored = state?.takeRestored()?.arrayValue?.first
-            state?.keep(
-                { .array(sink.current.map { [$0.input] } ?? []) },
-                origins: { sink.current?.origin.map { [$0] } ?? [] }, until: lifetime)
-            sink.publish("executing", .bool(false))
-            sink.publish("enabled", .bool(false))
-            if let enabledIf {
-                enabledIf.subscribe(AnyObserver { sink.onCondition($0) }, in: lifetime.makeChild())
-            } else {
-                sink.publish("enabled", .bool(sink.isEnabled))
-            }
-            // The work a checkpoint kept runs again, as the work in progress.
-            if let restored { sink.start(restored) }
-            // A child lifetime: the inputs ending must not end the work in progress.
-            inputs.subscribe(AnyObserver { sink.onInput($0) }, in: lifetime.makeChild())
-        }
+        self.state = state
     }
 
     private var isEnabled: Bool { !executing && condition }
@@ -105,76 +77,45 @@ final class ActionSink {
         context.sideStreams[side]?.onNext(value)
     }
 
-    private func onCondition(_ event: Event<Value>) {
-        guard !lifetime.isDisposed else { return }
-        switch event {
-        case .next(let value):
-            condition = value.isTruthy
-            publish("enabled", .bool(isEnabled))
-        case .error:
-            fail(event)
-        case .completed:
-            break  // the last value stays, as in combineLatest
-        }
+    func subscribed(in lifetime: Lifetime) -> Value? {
+        // The work a checkpoint kept runs again first, as the work in progress.
+        let restored = state?.takeRestored()?.arrayValue?.first
+        state?.keep(
+            { .array(self.current.map { [$0.input] } ?? []) }, origins: { self.current?.origin.map { [$0] } ?? [] },
+            until: lifetime)
+        publish("executing", .bool(false))
+        publish("enabled", .bool(false))
+        if condition { publish("enabled", .bool(isEnabled)) }
+        return restored
     }
 
-    private func onInput(_ event: Event<Value>) {
-        guard !lifetime.isDisposed else { return }
-        switch event {
-        case .next(let input):
-            guard isEnabled else {
-                publish("errors", Self.refusal(input, context: context))
-                return
-            }
-            start(input)
-        case .error:
-            fail(event)
-        case .completed:
-            inputsDone = true
-            if !executing { finish() }
-        }
+    func gateChanged(open: Bool) {
+        condition = open
+        publish("enabled", .bool(isEnabled))
     }
 
-    private func start(_ input: Value) {
+    func refused(_ input: Value) {
+        publish("errors", Self.refusal(input, context: context))
+    }
+
+    func work(for input: Value, running: Lifetime) -> Observable<Value> {
         current = (input, Origin.current)
         executing = true
         publish("executing", .bool(true))
         publish("enabled", .bool(false))
-        let running = lifetime.makeChild()
-        work.make(input).subscribe(
-            AnyObserver { [self] event in
-                guard !running.isDisposed else { return }
-                switch event {
-                case .next(let value):
-                    observer.on(.next(value))
-                    publish("elements", value)
-                case .error(let error):
-                    publish(
-                        "errors", InnerWork.describe(error, context: context, element: input, kind: "underlyingError"))
-                    ended(running)
-                case .completed:
-                    ended(running)
-                }
-            }, in: running)
+        return work.make(input).do(afterNext: { [context] value in context.sideStreams["elements"]?.onNext(value) })
     }
 
-    private func ended(_ running: Lifetime) {
-        running.dispose()
+    func failed(_ error: any Error, input: Value) -> (any Error)? {
+        publish("errors", InnerWork.describe(error, context: context, element: input, kind: "underlyingError"))
+        return nil
+    }
+
+    func ended() {
         current = nil
         executing = false
         publish("executing", .bool(false))
         publish("enabled", .bool(isEnabled))
-        if inputsDone { finish() }
-    }
-
-    private func finish() {
-        observer.on(.completed)
-        lifetime.dispose()
-    }
-
-    private func fail(_ event: Event<Value>) {
-        observer.on(event)
-        lifetime.dispose()
     }
 
     /// An element refused because the action was busy or disabled, as an element of `errors`.

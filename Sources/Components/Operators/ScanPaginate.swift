@@ -43,7 +43,7 @@ extension BuiltinComponents {
                 accumulate: parameters[Key.emit] == .accumulated, maxPages: parameters[Key.maxPages],
                 skipErrors: parameters[InnerWork.onError] != .fail)
             return { triggers in
-                ScanPaginateSink.observable(triggers, source: source, options: options, context: context)
+                triggers.exclusiveWork { PageFetchRules(source: source, options: options, context: context) }
             }
         })
 }
@@ -55,50 +55,34 @@ struct ScanPaginateOptions {
     let skipErrors: Bool
 }
 
-/// The state of one `scanPaginate` subscription, on the pipeline's thread.
-final class ScanPaginateSink {
+/// `scanPaginate`'s rules over the runtime's `exclusiveWork` (one page at a time, a trigger
+/// ignored while one is in flight): the reader, the pages fetched and their items, and what a
+/// checkpoint keeps.
+final class PageFetchRules: ExclusiveWorkRules {
     private let source: PipelineSource
     private let options: ScanPaginateOptions
     private let context: ComponentContext
-    private let observer: AnyObserver<Value>
-    private let lifetime: Lifetime
     private var reader: (any PageReader)?
     private var accumulated: [Value] = []
     private var pages = 0
-    private var inFlight: Lifetime?
-    private var triggersDone = false
     /// The trigger the reader was made for, and the one of the page in flight.
     private var firstTrigger: Value?
     private var fetching: Value?
     /// What a checkpoint keeps, updated at every change; the checkpoint reads only this box.
     private let state = StateBox<Value>(.null)
 
-    private init(
-        source: PipelineSource, options: ScanPaginateOptions, context: ComponentContext, observer: AnyObserver<Value>,
-        lifetime: Lifetime
-    ) {
+    init(source: PipelineSource, options: ScanPaginateOptions, context: ComponentContext) {
         self.source = source
         self.options = options
         self.context = context
-        self.observer = observer
-        self.lifetime = lifetime
     }
 
-    static func observable(
-        _ triggers: Observable<Value>, source: PipelineSource, options: ScanPaginateOptions, context: ComponentContext
-    ) -> Observable<Value> {
-        Observable { observer, lifetime in
-            let sink = ScanPaginateSink(
-                source: source, options: options, context: context, observer: observer, lifetime: lifetime)
-            let restoredFetch = context.restoredState.flatMap { sink.restore($0) }
-            sink.keep()
-            let state = sink.state
-            context.keepState { state.value }
-            // The page in flight at the checkpoint is fetched again before any new trigger.
-            if let trigger = restoredFetch { sink.fetch(trigger) }
-            // A child lifetime: the triggers ending must not end the page in flight.
-            triggers.subscribe(AnyObserver { sink.on($0) }, in: lifetime.makeChild())
-        }
+    func subscribed(in lifetime: Lifetime) -> Value? {
+        let restoredFetch = context.restoredState.flatMap { restore($0) }
+        keep()
+        context.keepState { [state] in state.value }
+        // The page in flight at the checkpoint is fetched again before any new trigger.
+        return restoredFetch
     }
 
     /// Takes back what a checkpoint kept; returns the trigger of the page that was in flight.
@@ -132,75 +116,40 @@ final class ScanPaginateSink {
         source.pages?(trigger) ?? CollectingPageReader(source: source, trigger: trigger)
     }
 
-    private var isExhausted: Bool {
-        if let maxPages = options.maxPages, pages >= maxPages { return true }
-        return reader?.isFinished ?? false
+    func admits(_ trigger: Value) -> Bool {
+        if let maxPages = options.maxPages, pages >= maxPages { return false }
+        return !(reader?.isFinished ?? false)
     }
 
-    private func on(_ event: Event<Value>) {
-        if lifetime.isDisposed { return }
-        switch event {
-        case .next(let trigger):
-            guard inFlight == nil, !isExhausted else { return }
-            fetch(trigger)
-        case .error:
-            finish(event)
-        case .completed:
-            triggersDone = true
-            if inFlight == nil { finish(.completed) }
-        }
-    }
-
-    private func fetch(_ trigger: Value) {
+    func work(for trigger: Value, running: Lifetime) -> Observable<Value> {
         let reader = self.reader ?? makeReader(trigger)
         if self.reader == nil { firstTrigger = trigger }
         (reader as? CollectingPageReader)?.trigger = trigger
         self.reader = reader
-        let work = lifetime.makeChild()
-        inFlight = work
         fetching = trigger
         keep()
-        work.onDispose { [weak self] in self?.context.sideStreams["executing"]?.onNext(.bool(false)) }
+        running.onDispose { [context] in context.sideStreams["executing"]?.onNext(.bool(false)) }
         context.sideStreams["executing"]?.onNext(.bool(true))
-        // The page holds the sink (the triggers may have ended and let go of it); disposing of
-        // the page lets go again.
-        reader.nextPage().subscribe(
-            AnyObserver { [self] event in
-                guard !work.isDisposed else { return }
-                switch event {
-                case .next(let page):
-                    guard case .array(let items) = page else { return }
-                    self.pages += 1
-                    self.accumulated.append(contentsOf: items)
-                    self.fetching = nil
-                    self.keep()
-                    self.observer.on(.next(self.options.accumulate ? .array(self.accumulated) : page))
-                case .error(let error):
-                    self.inFlight = nil
-                    self.fetching = nil
-                    self.keep()
-                    work.dispose()
-                    let report = InnerWork.describe(error, context: self.context, element: trigger)
-                    self.context.sideStreams["errors"]?.onNext(report)
-                    if self.options.skipErrors {
-                        if self.triggersDone { self.finish(.completed) }
-                    } else {
-                        self.finish(.error(error))
-                    }
-                case .completed:
-                    self.inFlight = nil
-                    self.fetching = nil
-                    self.keep()
-                    work.dispose()
-                    if self.triggersDone { self.finish(.completed) }
-                }
-            }, in: work)
+        return reader.nextPage().compactMap { [self] page in
+            guard case .array(let items) = page else { return nil }
+            pages += 1
+            accumulated.append(contentsOf: items)
+            fetching = nil
+            keep()
+            return options.accumulate ? .array(accumulated) : page
+        }
     }
 
-    private func finish(_ event: Event<Value>) {
-        if lifetime.isDisposed { return }
-        observer.on(event)
-        lifetime.dispose()
+    func failed(_ error: any Error, input trigger: Value) -> (any Error)? {
+        fetching = nil
+        keep()
+        context.sideStreams["errors"]?.onNext(InnerWork.describe(error, context: context, element: trigger))
+        return options.skipErrors ? nil : error
+    }
+
+    func ended() {
+        fetching = nil
+        keep()
     }
 }
 

@@ -219,8 +219,11 @@
     /// Checks every `interval` whether a checkpoint is due, for the times no source is emitting
     /// in a loop (a followed file that is idle, timers). Dispose of it when the run ends.
     public func startTimer() -> any Disposable {
-        scheduler.schedulePeriodic(startAfter: interval, period: interval) { [weak self] in
-            guard let self, self.scheduler.now >= self.nextDue else { return }
+        // Unowned, not weak: a weak reference gives this object a side table, and every retain
+        // and release of it (a source's `checkpointIfDue` per element) takes the slow path. The
+        // timer is disposed when the run ends, before the checkpoints go.
+        scheduler.schedulePeriodic(startAfter: interval, period: interval) { [unowned self] in
+            guard self.scheduler.now >= self.nextDue else { return }
             self.checkpointIfExact()
         }
     }

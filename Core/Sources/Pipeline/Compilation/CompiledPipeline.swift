@@ -92,8 +92,12 @@ import Reactive
     private static func observer(
         for compiled: CompiledSink, run: PipelineRun, lifetime: Lifetime, origins: SinkOrigins?, isSideStream: Bool
     ) -> AnyObserver<Value> {
-        AnyObserver { event in
-            guard !run.lifetime.isDisposed else { return }
+        // The run's lifetime, read per event, is captured itself: the run may be weakly referenced
+        // (by the checkpoints' failure handler), and reaching it per event took the slow path of
+        // reference counting.
+        let runLifetime = run.lifetime
+        return AnyObserver { event in
+            guard !runLifetime.isDisposed else { return }
             compiled.meter?.record(event)
             do {
                 try compiled.sink.receive(event)

@@ -157,4 +157,28 @@ final class PipelineHostTests: LeakCheckingTestCase {
         XCTAssertEqual(host.stopping, .beforeStart)
         XCTAssertEqual((try? Data(contentsOf: output))?.count ?? 0, 0, "nothing was read, so nothing written")
     }
+
+    /// A resumed run stopped before it started still checkpoints at its stop (as `rivulet run
+    /// --state` does after a signal): what it resumed from must be committed again whole, not an
+    /// empty snapshot that would make the next run start over.
+    func testARunStoppedBeforeItStartedCommitsWhatItResumedFromUnchanged() throws {
+        final class Store { var last: Value? }
+        let store = Store()
+        func run(restoring restored: [String: Value], stopFirst: Bool) throws {
+            let clock = SerialRunLoopScheduler()
+            var setup = PipelineHost.Setup()
+            setup.checkpoints = { scheduler in
+                Checkpoints(restored: restored, interval: .seconds(60), scheduler: scheduler) { store.last = $0 }
+            }
+            let host = try PipelineHost(pipeline(Self.ticking), on: clock, setup)
+            if stopFirst { host.requestStop(on: clock, keepsOnStop: true, drainTimeout: .seconds(5)) }
+            host.runOnRealClock(clock, until: .milliseconds(60))
+            host.checkpoints?.checkpoint()
+        }
+        try run(restoring: [:], stopFirst: false)
+        let first = try XCTUnwrap(store.last?.objectValue)
+        XCTAssertFalse(first.isEmpty)
+        try run(restoring: Dictionary(uniqueKeysWithValues: first.map { ($0.0, $0.1) }), stopFirst: true)
+        XCTAssertEqual(store.last?.objectValue, first, "nothing of the checkpoint it resumed from is lost")
+    }
 }

@@ -119,6 +119,43 @@ final class OperatorStateTests: ReactiveTestCase {
         }
     }
 
+    func testBoundedGroupByGoesOnWithItsOpenGroupsTheirNumbersAndQuietTimes() {
+        // Keys 1, 2, 0, 1, 2: at most two open, each closed after 40 quiet; each element shown
+        // with its group's number, each group's closing too.
+        for stop in [212, 220, 245, 260, 285, 292, 300] {
+            assertResumes(input, stoppedAt: stop) { source, scheduler, state in
+                source.groupBy(
+                    keySelector: { Saved.integer(($0.stateInteger ?? 0) % 3) },
+                    limits: GroupLimits(maxGroups: 2, idle: .seconds(40), scheduler: scheduler), state: state
+                ).flatMap { group in
+                    group.map { Saved.list([.integer(group.number), $0]) }
+                        .concat(Observable.just(Saved.list([.integer(group.number)])))
+                }
+            }
+        }
+    }
+
+    func testBoundedGroupByReopensTheGroupsOfACheckpointThatKeptTheListAlone() {
+        // An earlier version kept only the list; the next number then follows the highest kept.
+        let kept = Saved.list([.record(["slot", "key", "quiet"], [.integer(4), .integer(1), .integer(0)])])
+        let scheduler = makeScheduler()
+        let xs = scheduler.createHotObservable(input)
+        let res = scheduler.start {
+            xs.groupBy(
+                keySelector: { Saved.integer(($0.stateInteger ?? 0) % 2) },
+                limits: GroupLimits(scheduler: scheduler), state: OperatorState(restoring: kept)
+            ).flatMap { group in
+                Observable.just(Saved.list([.integer(group.number), group.key]))
+            }
+        }
+        XCTAssertEqual(
+            res.events,
+            [
+                next(200, .list([.integer(4), .integer(1)])), next(215, .list([.integer(5), .integer(0)])),
+                completed(350),
+            ])
+    }
+
     /// As `assertResumes`, for an operator over two sources.
     private func assertResumes(
         _ first: [Recorded<Event<Saved>>], _ second: [Recorded<Event<Saved>>], stoppedAt stop: Int,

@@ -210,6 +210,24 @@ final class CheckpointTests: LeakCheckingTestCase {
         XCTAssertEqual(resumed, ["90: 3", "120: completed"], "run again from the start of its ops after the restore")
     }
 
+    func testWindowCompletesOnceItsOpsAreDoneAndItsLastStateHoldsNoneRunning() throws {
+        // The stream ends at 55 ms while the ops of the window closed at 50 ms run until 80 ms.
+        let text = """
+            source: { events: [{ at: 10ms, next: 1 }, { at: 20ms, next: 2 }, { at: 55ms, complete: true }] }
+            ops:
+              - window: { every: 50ms, ops: [{ reduce: { seed: 0, accumulator: acc + . } }, { delay: 30ms }] }
+            sink: record
+            """
+        let (whole, resumed) = try timedOutputs(text, stoppedAt: 70)
+        XCTAssertEqual(whole, ["80: 3", "80: completed"])
+        XCTAssertEqual(resumed, ["100: 3", "100: completed"], "stopped while they ran, the ops run again")
+        _ = try timedOutputs(text, stoppedAt: 90)
+        let states = (lastSnapshot?.objectValue ?? JSONObject()).map { "\($0.1)" }
+        XCTAssertTrue(
+            states.contains { $0.contains("\"running\":[]") } && !states.contains { $0.contains("\"running\":[[") },
+            "the state read after the end holds no window still running: \(states)")
+    }
+
     func testZipKeepsEachStreamsElementsWaitingForAPartner() throws {
         let text = PipelineHarness.zippedStreams
         try assertResumesAsOneRun(

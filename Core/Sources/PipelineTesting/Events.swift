@@ -79,7 +79,7 @@ private enum Key {
         checkpointing: .keepsState("how many entries of its timeline it emitted"),
         delivery: Delivery(
             .atLeastOnce,
-            "with --state, a resumed run emits again what came after the last checkpoint; without it, a new run starts the timeline over"
+            "with --state, a resumed run emits again what came after the last checkpoint (a timeline that had ended ends again at once); without it, a new run starts the timeline over"
         ),
         factory: .source { parameters, context in
             let hot = parameters[Key.hot]

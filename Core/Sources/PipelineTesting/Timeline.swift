@@ -109,7 +109,8 @@ struct TimelineEntry {
     /// An observable playing `entries`: relative to subscription, or (hot) to the clock's zero.
     /// The timeline, keeping in checkpoints how many entries it emitted and how far along it was;
     /// resumed, it goes on as if no time had passed while the pipeline was down: the next entry
-    /// comes when it had left to come (the entries before it are not repeated).
+    /// comes when it had left to come (the entries before it are not repeated). One that had ended
+    /// ends again at once.
     static func checkpointed(_ entries: [TimelineEntry], hot: Bool, context: ComponentContext) -> Observable<Value> {
         let scheduler = context.scheduler
         guard context.checkpoints != nil else { return observable(entries, hot: hot, scheduler: scheduler) }
@@ -123,8 +124,13 @@ struct TimelineEntry {
             checkpoints?.register(key) {
                 ["emitted": .int(emitted.value), "elapsed": Value(stateDuration: elapsed + scheduler.now - start)]
             }
-            let rest = entries.dropFirst(emitted.value).map {
+            var rest = entries.dropFirst(emitted.value).map {
                 TimelineEntry(at: max(.zero, $0.at - elapsed), event: $0.event)
+            }
+            if rest.isEmpty, let last = entries.last, last.event.isStopEvent, emitted.value > 0 {
+                // It had ended before the checkpoint: it ends again at once, or the resumed
+                // pipeline (an operator's work still running then) would never end.
+                rest = [TimelineEntry(at: .zero, event: last.event)]
             }
             return observable(rest, hot: hot, scheduler: scheduler).do(
                 onNext: { _ in emitted.value += 1 }, onError: { _ in emitted.value += 1 },

@@ -89,11 +89,19 @@ extension BuiltinComponents {
             let chain = try parameters[Key.ops].map { try context.build($0) }
             let state = context.operatorState()
             return { [weak state] source in
-                Observable { observer, lifetime in
-                    WindowSink(
-                        shape: shape, scheduler: scheduler, lateness: lateness, chain: chain, observer: observer,
-                        lifetime: lifetime
-                    ).run(source, state: state)
+                Observable.deferred {
+                    // With ops, each window's list goes through the chain under the runtime's
+                    // flatMap (the one merge of inner streams), which keeps the window's messages
+                    // open until its chain is done.
+                    let runs = chain.map(WindowRuns.init)
+                    let lists = Observable { observer, lifetime in
+                        WindowSink(
+                            shape: shape, scheduler: scheduler, lateness: lateness, runs: runs, observer: observer,
+                            lifetime: lifetime
+                        ).run(source, state: state)
+                    }
+                    guard let runs else { return lists }
+                    return lists.flatMap { list in runs.run(list.arrayValue ?? []) }
                 }
             }
         }
@@ -102,8 +110,41 @@ extension BuiltinComponents {
     }
 }
 
-/// One subscription of `window`: its windows, the timer set for the earliest one's end, and the
-/// inner chains its windows run through (`ops`), merged into its output.
+/// The chains of one `window` subscription's windows (`ops`) still running: what each was given,
+/// with its message, so a checkpoint keeps them to run again after a restart; and who to tell
+/// when the last is done.
+private final class WindowRuns {
+    private let chain: PipelineOperator
+    private var inputs: [Int: (items: [Value], origin: Origin?)] = [:]
+    private var nextInput = 0
+    /// Called when no chain runs any more.
+    var idle: (() -> Void)?
+
+    init(chain: @escaping PipelineOperator) {
+        self.chain = chain
+    }
+
+    /// The chain over `items`, on behalf of the current message, kept until it completes.
+    func run(_ items: [Value]) -> Observable<Value> {
+        let number = nextInput
+        nextInput += 1
+        inputs[number] = (items, Origin.current)
+        return chain(Observable.from(items)).do(onCompleted: { [weak self] in
+            guard let self else { return }
+            inputs[number] = nil
+            if inputs.isEmpty { idle?() }
+        })
+    }
+
+    var isIdle: Bool { inputs.isEmpty }
+    /// The items of every chain still running, in the order they started.
+    var running: [[Value]] { inputs.keys.sorted().compactMap { inputs[$0]?.items } }
+    var origins: [Origin] { inputs.keys.sorted().compactMap { inputs[$0]?.origin } }
+}
+
+/// One subscription of `window`: its windows and the timer set for the earliest one's end. It
+/// emits each closed window's list; with ops, it completes only once every window's chain has
+/// (so the last checkpoint finds none still running).
 private final class WindowSink {
     private let scheduler: any SchedulerType
     private let lateness: (domain: EventTimeDomain, allowed: RxTimeInterval)?
@@ -111,13 +152,13 @@ private final class WindowSink {
     private let lifetime: Lifetime
     private let windows: Windows
     private let timer = SerialDisposable()
-    private let chains: MergedChains?
+    private let runs: WindowRuns?
     /// The window end the timer is set for: set again only when that changes.
     private var armedFor: RxTime?
 
     init(
         shape: WindowShape, scheduler: any SchedulerType, lateness: (EventTimeDomain, RxTimeInterval)?,
-        chain: PipelineOperator?, observer: AnyObserver<Value>, lifetime: Lifetime
+        runs: WindowRuns?, observer: AnyObserver<Value>, lifetime: Lifetime
     ) {
         self.scheduler = scheduler
         self.lateness = lateness
@@ -125,7 +166,7 @@ private final class WindowSink {
         self.lifetime = lifetime
         // On event time windows are aligned to the epoch, not to where reading started.
         windows = Windows(shape: shape, origin: scheduler is EventTimeScheduler ? .zero : scheduler.now)
-        chains = chain.map { MergedChains(chain: $0, observer: observer, lifetime: lifetime) }
+        self.runs = runs
         lifetime.add(timer)
     }
 
@@ -152,29 +193,27 @@ private final class WindowSink {
             },
             completed: { [self] in
                 emit(windows.closeAll())
-                if let chains {
-                    chains.completeWhenDone()
-                } else {
-                    observer.on(.completed)
-                    lifetime.dispose()
-                }
+                guard let runs, !runs.isIdle else { return complete() }
+                runs.idle = { [weak self] in self?.complete() }
             })
+    }
+
+    private func complete() {
+        if lifetime.isDisposed { return }
+        observer.on(.completed)
+        lifetime.dispose()
     }
 
     private func keep(in state: OperatorState<Value>) {
         if let restored = state.takeRestored() {
             let rerun = windows.restore(restored, now: scheduler.now)
             // Windows whose ops were running at the checkpoint run again.
-            for items in rerun { chains?.run(items, origin: nil) }
+            if runs != nil { for items in rerun { Origin.with(nil) { observer.on(.next(.array(items))) } } }
             arm()
         }
         state.keep(
-            { [windows, chains, scheduler] in
-                windows.saved(now: scheduler.now, running: chains.map { Array($0.inputs.values.map(\.items)) } ?? [])
-            },
-            origins: { [windows, chains] in
-                windows.open.flatMap(\.origins) + (chains?.inputs.values.compactMap(\.origin) ?? [])
-            }, until: lifetime)
+            { [windows, runs, scheduler] in windows.saved(now: scheduler.now, running: runs?.running ?? []) },
+            origins: { [windows, runs] in windows.open.flatMap(\.origins) + (runs?.origins ?? []) }, until: lifetime)
     }
 
     private func emit(_ closed: [Windows.Window]) {
@@ -186,11 +225,7 @@ private final class WindowSink {
         for window in closed where !window.items.isEmpty {
             // A window goes out on behalf of every message it holds.
             let origin = Origin.joining(window.origins)
-            if let chains {
-                chains.run(window.items, origin: origin)
-            } else {
-                Origin.with(origin) { observer.on(.next(.array(window.items))) }
-            }
+            Origin.with(origin) { observer.on(.next(.array(window.items))) }
         }
     }
 

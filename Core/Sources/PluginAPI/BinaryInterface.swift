@@ -5,5 +5,5 @@ extension PluginAPI {
     /// declaration a compiled plugin can depend on (layouts, symbols, inlined bodies). Emitted
     /// into the client, so a plugin's `rivulet_plugin_interface` entry point returns the one it
     /// was built with, and `rivulet` refuses a plugin whose interface is not its own.
-    @_alwaysEmitIntoClient public static var binaryInterface: UInt64 { 0xb31f_88ff_36a4_9b1f }
+    @_alwaysEmitIntoClient public static var binaryInterface: UInt64 { 0x36b5_ca96_9870_1e11 }
 }

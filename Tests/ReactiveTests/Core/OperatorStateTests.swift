@@ -2,37 +2,6 @@
 @_spi(Components) import ReactiveTesting
 import XCTest
 
-/// An element that can spell state, as the pipeline's values do.
-private indirect enum Saved: StateRepresentable, Hashable, CustomStringConvertible {
-    case integer(Int)
-    case list([Saved])
-    case record([String], [Saved])
-
-    init(stateInteger: Int) { self = .integer(stateInteger) }
-    var stateInteger: Int? {
-        if case .integer(let value) = self { return value }
-        return nil
-    }
-    init(stateList: [Saved]) { self = .list(stateList) }
-    var stateList: [Saved]? {
-        if case .list(let items) = self { return items }
-        return nil
-    }
-    init(stateRecord: [(String, Saved)]) { self = .record(stateRecord.map(\.0), stateRecord.map(\.1)) }
-    func stateField(_ name: String) -> Saved? {
-        guard case .record(let names, let values) = self, let index = names.firstIndex(of: name) else { return nil }
-        return values[index]
-    }
-    var description: String {
-        switch self {
-        case .integer(let value): return "\(value)"
-        case .list(let items): return "\(items)"
-        case .record(let names, let values):
-            return "{" + zip(names, values).map { "\($0): \($1)" }.joined(separator: ", ") + "}"
-        }
-    }
-}
-
 /// An origin that notes whether a checkpoint settled it.
 private final class NotedOrigin: Origin {
     var checkpointedCount = 0
@@ -154,6 +123,31 @@ final class OperatorStateTests: ReactiveTestCase {
                 next(200, .list([.integer(4), .integer(1)])), next(215, .list([.integer(5), .integer(0)])),
                 completed(350),
             ])
+    }
+
+    func testBufferWithAWindowShapeGoesOnWithItsOpenWindowsAndTheTimeEachHasLeft() {
+        let shapes = [
+            WindowShape(every: .seconds(30), count: 2, slide: nil, sessionGap: nil),
+            WindowShape(every: .seconds(40), count: nil, slide: .seconds(20), sessionGap: nil),
+            WindowShape(every: nil, count: nil, slide: nil, sessionGap: .seconds(20)),
+        ]
+        for shape in shapes {
+            // Not stopped on a window's end: restored, a wait of zero runs a tick later.
+            for stop in [212, 225, 245, 292, 305] {
+                assertResumes(input, stoppedAt: stop) {
+                    $0.buffer(shape, scheduler: $1, state: $2).map { Saved.list($0) }
+                }
+            }
+        }
+        // Through a chain, stopped while none runs (a list's chain lasts 5 ticks).
+        for stop in [212, 245, 275, 300] {
+            assertResumes(input, stoppedAt: stop) { source, scheduler, state in
+                source.buffer(
+                    WindowShape(every: .seconds(30), count: nil, slide: nil, sessionGap: nil),
+                    scheduler: scheduler, state: state
+                ) { $0.delay(.seconds(5), scheduler: scheduler) }
+            }
+        }
     }
 
     /// As `assertResumes`, for an operator over two sources.

@@ -121,6 +121,13 @@ final class CheckpointCommandTests: BinaryTestCase {
             "distinct": "- dedupe: { key: .v, ttl: 300ms }",
             "zip": "- zip: [other]",
             "groupBy": "- groupBy: { key: .k, ops: [{ debounce: 4ms }, { scan: { seed: 0, accumulator: acc + .v } }] }",
+            // One piece of work at a time, 5 ms long: of two elements 2 ms apart the second is
+            // refused; the one 9 ms later is taken. Work running at a checkpoint runs again first
+            // when the run resumes, and ends before the next element is due.
+            "action":
+                "- action: { source: { events: { timeline: \"{{ [{at: '5ms', next: {k: .k, v: .v}}, {at: '5ms', complete: true}] }}\" } } }",
+            "scanPaginate":
+                "- scanPaginate: { source: { events: [{ at: 5ms, next: 1 }, { at: 5ms, next: 2 }, { at: 5ms, complete: true }] }, emit: page, maxPages: 400 }",
         ]
         for (name, step) in operators.sorted(by: { $0.key < $1.key }) {
             let output = "timed-\(name).jsonl"

@@ -150,6 +150,44 @@ final class OperatorStateTests: ReactiveTestCase {
         }
     }
 
+    /// A source that schedules its elements as it is subscribed (as a pipeline's timeline does):
+    /// in the uninterrupted run an element due with a timer set later comes first; resumed, the
+    /// timer a checkpoint restored must still come after it.
+    func testARestoredTimerDueWithTheSourcesNextElementComesAfterIt() {
+        typealias Operator = (Observable<Saved>, TestScheduler, OperatorState<Saved>?) -> Observable<Saved>
+        let operators: [(String, Operator)] = [
+            ("throttle", { $0.throttle(.seconds(20), latest: true, scheduler: $1, state: $2) }),
+            ("debounce", { $0.debounce(.seconds(15), scheduler: $1, state: $2) }),
+            (
+                "buffer",
+                { $0.buffer(timeSpan: .seconds(30), count: 10, scheduler: $1, state: $2).map { Saved.list($0) } }
+            ),
+        ]
+        // Elements at 210, 215 and 230: a throttle's window, a debounce's wait and a buffer's span
+        // all end at 230 too. Stopped at 220. (A buffer's first span is set at subscription, before
+        // the source is subscribed, in both runs: its end comes first.)
+        let events: [Recorded<Event<Saved>>] = [next(10, 1), next(15, 2), next(30, 3), completed(50)]
+        for (name, apply) in operators {
+            let wholeScheduler = makeScheduler()
+            let wholeInput = wholeScheduler.createColdObservable(events)
+            let whole = wholeScheduler.start { apply(wholeInput.asObservable(), wholeScheduler, nil) }.events
+
+            let firstScheduler = makeScheduler()
+            let firstInput = firstScheduler.createColdObservable(events)
+            let state = OperatorState<Saved>()
+            let first = firstScheduler.start(disposed: 220) {
+                apply(firstInput.asObservable(), firstScheduler, state)
+            }.events
+            let secondScheduler = makeScheduler()
+            let rest = events.filter { $0.time > 20 }.map { Recorded(time: $0.time - 20, value: $0.value) }
+            let secondInput = secondScheduler.createColdObservable(rest)
+            let restored = OperatorState<Saved>(restoring: state.read())
+            let second = secondScheduler.start { apply(secondInput.asObservable(), secondScheduler, restored) }.events
+                .map { Recorded(time: $0.time + 20, value: $0.value) }
+            XCTAssertEqual(first + second, whole, name)
+        }
+    }
+
     /// As `assertResumes`, for an operator over two sources.
     private func assertResumes(
         _ first: [Recorded<Event<Saved>>], _ second: [Recorded<Event<Saved>>], stoppedAt stop: Int,

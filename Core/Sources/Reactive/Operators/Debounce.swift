@@ -86,7 +86,10 @@ extension DebounceSink where Element: StateRepresentable {
     func keep(in state: OperatorState<Element>) {
         if let restored = state.takeRestored(), let element = restored.stateField("pending") {
             pending = element
-            arm(after: max(.zero, restored.stateField("left")?.stateDuration ?? .zero))
+            generation &+= 1
+            let current = generation
+            due = scheduler.now + max(.zero, restored.stateField("left")?.stateDuration ?? .zero)
+            armRestored(at: due) { self.fire(current) }
         }
         state.keep(
             {

@@ -121,7 +121,7 @@ extension ThrottleSink where Element: StateRepresentable {
             lastSentTime = scheduler.now - since
             if let element = restored.stateField("pending") {
                 pending = element
-                timer.disposable = scheduler.schedule(after: max(.zero, dueTime - since)) { self.propagate() }
+                armRestored(at: scheduler.now + max(.zero, dueTime - since)) { self.propagate() }
             }
         }
         state.keep(

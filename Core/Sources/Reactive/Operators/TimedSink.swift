@@ -23,6 +23,28 @@ class TimedSink<Element, Output>: Sink<Output> {
         lifetime.add(timer)
     }
 
+    /// A timer a checkpoint restored, set only once the source is subscribed (`sourceSubscribed`).
+    @usableFromInline
+    final var restoredTimer: (due: RxTime, action: () -> Void)?
+
+    /// Sets `action` for `due` once the source is subscribed, unless the sink set a timer first.
+    /// In the run that took the checkpoint this timer was set by an element, after whatever the
+    /// source scheduled as it was subscribed (a timeline's entries): set after them again, it
+    /// comes after the one due at the same time, as it did then.
+    @inlinable
+    final func armRestored(at due: RxTime, _ action: @escaping () -> Void) {
+        restoredTimer = (due, action)
+    }
+
+    /// The source is subscribed: sets the restored timer, if any.
+    @inlinable
+    final func sourceSubscribed() {
+        guard let restored = restoredTimer else { return }
+        restoredTimer = nil
+        guard !isDisposed, timer.disposable == nil else { return }
+        timer.disposable = scheduler.schedule(after: max(.zero, restored.due - scheduler.now), restored.action)
+    }
+
     /// Takes one event of the source; every timed sink says what it does.
     @inlinable
     func on(_ event: Event<Element>) {
@@ -41,6 +63,7 @@ extension ObservableType {
         return Observable { observer, lifetime in
             let sink = make(observer, lifetime)
             source.subscribe(AnyObserver(sink.on), in: sink.upstream)
+            sink.sourceSubscribed()
         }
     }
 }

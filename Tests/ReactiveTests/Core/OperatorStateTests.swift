@@ -155,19 +155,25 @@ final class OperatorStateTests: ReactiveTestCase {
     /// timer a checkpoint restored must still come after it.
     func testARestoredTimerDueWithTheSourcesNextElementComesAfterIt() {
         typealias Operator = (Observable<Saved>, TestScheduler, OperatorState<Saved>?) -> Observable<Saved>
-        let operators: [(String, Operator)] = [
-            ("throttle", { $0.throttle(.seconds(20), latest: true, scheduler: $1, state: $2) }),
-            ("debounce", { $0.debounce(.seconds(15), scheduler: $1, state: $2) }),
+        let buffer: Operator = {
+            $0.buffer(timeSpan: .seconds(30), count: 10, scheduler: $1, state: $2).map { Saved.list($0) }
+        }
+        // Elements at 210, 215 and 230: a throttle's window, a debounce's wait and a buffer's first
+        // span all end at 230 too (that span is set at subscription, before the source, in both
+        // runs: its end comes first). (A later span, set by an emission, would tie the other way
+        // after a restore: its state does not say it was not the first. Left, see the docs.)
+        let cases: [(String, [Recorded<Event<Saved>>], Int, Operator)] = [
             (
-                "buffer",
-                { $0.buffer(timeSpan: .seconds(30), count: 10, scheduler: $1, state: $2).map { Saved.list($0) } }
+                "throttle", [next(10, 1), next(15, 2), next(30, 3), completed(50)], 220,
+                { $0.throttle(.seconds(20), latest: true, scheduler: $1, state: $2) }
             ),
+            (
+                "debounce", [next(10, 1), next(15, 2), next(30, 3), completed(50)], 220,
+                { $0.debounce(.seconds(15), scheduler: $1, state: $2) }
+            ),
+            ("buffer, first span", [next(10, 1), next(15, 2), next(30, 3), completed(50)], 220, buffer),
         ]
-        // Elements at 210, 215 and 230: a throttle's window, a debounce's wait and a buffer's span
-        // all end at 230 too. Stopped at 220. (A buffer's first span is set at subscription, before
-        // the source is subscribed, in both runs: its end comes first.)
-        let events: [Recorded<Event<Saved>>] = [next(10, 1), next(15, 2), next(30, 3), completed(50)]
-        for (name, apply) in operators {
+        for (name, events, stop, apply) in cases {
             let wholeScheduler = makeScheduler()
             let wholeInput = wholeScheduler.createColdObservable(events)
             let whole = wholeScheduler.start { apply(wholeInput.asObservable(), wholeScheduler, nil) }.events
@@ -175,15 +181,16 @@ final class OperatorStateTests: ReactiveTestCase {
             let firstScheduler = makeScheduler()
             let firstInput = firstScheduler.createColdObservable(events)
             let state = OperatorState<Saved>()
-            let first = firstScheduler.start(disposed: 220) {
+            let first = firstScheduler.start(disposed: stop) {
                 apply(firstInput.asObservable(), firstScheduler, state)
             }.events
+            let shift = stop - 200
             let secondScheduler = makeScheduler()
-            let rest = events.filter { $0.time > 20 }.map { Recorded(time: $0.time - 20, value: $0.value) }
+            let rest = events.filter { $0.time > shift }.map { Recorded(time: $0.time - shift, value: $0.value) }
             let secondInput = secondScheduler.createColdObservable(rest)
             let restored = OperatorState<Saved>(restoring: state.read())
             let second = secondScheduler.start { apply(secondInput.asObservable(), secondScheduler, restored) }.events
-                .map { Recorded(time: $0.time + 20, value: $0.value) }
+                .map { Recorded(time: $0.time + shift, value: $0.value) }
             XCTAssertEqual(first + second, whole, name)
         }
     }

@@ -42,7 +42,10 @@ class TimedSink<Element, Output>: Sink<Output> {
         guard let restored = restoredTimer else { return }
         restoredTimer = nil
         guard !isDisposed, timer.disposable == nil else { return }
-        timer.disposable = scheduler.schedule(after: max(.zero, restored.due - scheduler.now), restored.action)
+        // The timer works for no message of its own.
+        timer.disposable = Origin.with(nil) {
+            scheduler.schedule(after: max(.zero, restored.due - scheduler.now), restored.action)
+        }
     }
 
     /// Takes one event of the source; every timed sink says what it does.

@@ -14,29 +14,41 @@ private final class NotedOrigin: Origin {
 final class OperatorStateTests: ReactiveTestCase {
     private typealias Operator = (Observable<Saved>, TestScheduler, OperatorState<Saved>?) -> Observable<Saved>
 
+    /// Checks that `apply` stopped at `stop`, its state read and given to a fresh subscription on
+    /// a fresh clock, gives the rest of an uninterrupted run's output at the same times. `events`
+    /// are at the first run's ticks; `cold`, the source schedules them as it is subscribed (as a
+    /// pipeline's timeline does), else they were scheduled before (hot).
     private func assertResumes(
-        _ events: [Recorded<Event<Saved>>], stoppedAt stop: Int, _ apply: @escaping Operator,
+        _ events: [Recorded<Event<Saved>>], stoppedAt stop: Int, cold: Bool = false, _ apply: @escaping Operator,
         file: StaticString = #filePath, line: UInt = #line
     ) {
+        // A subscription at 200 standing for the first run's `start`: the events after it.
+        func input(_ scheduler: TestScheduler, from start: Int) -> Observable<Saved> {
+            let later = events.filter { $0.time > start }
+            if cold {
+                return scheduler.createColdObservable(later.map { Recorded(time: $0.time - start, value: $0.value) })
+                    .asObservable()
+            }
+            return scheduler.createHotObservable(later.map { Recorded(time: $0.time - start + 200, value: $0.value) })
+                .asObservable()
+        }
         let wholeScheduler = makeScheduler()
-        let wholeInput = wholeScheduler.createHotObservable(events)
-        let whole = wholeScheduler.start { apply(wholeInput.asObservable(), wholeScheduler, nil) }.events
+        let wholeInput = input(wholeScheduler, from: 200)
+        let whole = wholeScheduler.start { apply(wholeInput, wholeScheduler, nil) }.events
 
         let firstScheduler = makeScheduler()
-        let firstInput = firstScheduler.createHotObservable(events)
+        let firstInput = input(firstScheduler, from: 200)
         let state = OperatorState<Saved>()
-        let first = firstScheduler.start(disposed: stop) { apply(firstInput.asObservable(), firstScheduler, state) }
-            .events
+        let first = firstScheduler.start(disposed: stop) { apply(firstInput, firstScheduler, state) }.events
         let kept = state.read()
         XCTAssertNotNil(kept, "the state is readable after the subscription ended", file: file, line: line)
 
         // The second run subscribes at 200: its tick t stands for the first run's t + shift.
         let shift = stop - 200
         let secondScheduler = makeScheduler()
-        let secondInput = secondScheduler.createHotObservable(
-            events.filter { $0.time > stop }.map { Recorded(time: $0.time - shift, value: $0.value) })
+        let secondInput = input(secondScheduler, from: stop)
         let restored = OperatorState<Saved>(restoring: kept)
-        let second = secondScheduler.start { apply(secondInput.asObservable(), secondScheduler, restored) }.events
+        let second = secondScheduler.start { apply(secondInput, secondScheduler, restored) }.events
             .map { Recorded(time: $0.time + shift, value: $0.value) }
 
         XCTAssertEqual(
@@ -154,44 +166,17 @@ final class OperatorStateTests: ReactiveTestCase {
     /// in the uninterrupted run an element due with a timer set later comes first; resumed, the
     /// timer a checkpoint restored must still come after it.
     func testARestoredTimerDueWithTheSourcesNextElementComesAfterIt() {
-        typealias Operator = (Observable<Saved>, TestScheduler, OperatorState<Saved>?) -> Observable<Saved>
-        let buffer: Operator = {
-            $0.buffer(timeSpan: .seconds(30), count: 10, scheduler: $1, state: $2).map { Saved.list($0) }
-        }
         // Elements at 210, 215 and 230: a throttle's window, a debounce's wait and a buffer's first
         // span all end at 230 too (that span is set at subscription, before the source, in both
         // runs: its end comes first). (A later span, set by an emission, would tie the other way
         // after a restore: its state does not say it was not the first. Left, see the docs.)
-        let cases: [(String, [Recorded<Event<Saved>>], Int, Operator)] = [
-            (
-                "throttle", [next(10, 1), next(15, 2), next(30, 3), completed(50)], 220,
-                { $0.throttle(.seconds(20), latest: true, scheduler: $1, state: $2) }
-            ),
-            (
-                "debounce", [next(10, 1), next(15, 2), next(30, 3), completed(50)], 220,
-                { $0.debounce(.seconds(15), scheduler: $1, state: $2) }
-            ),
-            ("buffer, first span", [next(10, 1), next(15, 2), next(30, 3), completed(50)], 220, buffer),
-        ]
-        for (name, events, stop, apply) in cases {
-            let wholeScheduler = makeScheduler()
-            let wholeInput = wholeScheduler.createColdObservable(events)
-            let whole = wholeScheduler.start { apply(wholeInput.asObservable(), wholeScheduler, nil) }.events
-
-            let firstScheduler = makeScheduler()
-            let firstInput = firstScheduler.createColdObservable(events)
-            let state = OperatorState<Saved>()
-            let first = firstScheduler.start(disposed: stop) {
-                apply(firstInput.asObservable(), firstScheduler, state)
-            }.events
-            let shift = stop - 200
-            let secondScheduler = makeScheduler()
-            let rest = events.filter { $0.time > shift }.map { Recorded(time: $0.time - shift, value: $0.value) }
-            let secondInput = secondScheduler.createColdObservable(rest)
-            let restored = OperatorState<Saved>(restoring: state.read())
-            let second = secondScheduler.start { apply(secondInput.asObservable(), secondScheduler, restored) }.events
-                .map { Recorded(time: $0.time + shift, value: $0.value) }
-            XCTAssertEqual(first + second, whole, name)
+        let events: [Recorded<Event<Saved>>] = [next(210, 1), next(215, 2), next(230, 3), completed(250)]
+        assertResumes(events, stoppedAt: 220, cold: true) {
+            $0.throttle(.seconds(20), latest: true, scheduler: $1, state: $2)
+        }
+        assertResumes(events, stoppedAt: 220, cold: true) { $0.debounce(.seconds(15), scheduler: $1, state: $2) }
+        assertResumes(events, stoppedAt: 220, cold: true) {
+            $0.buffer(timeSpan: .seconds(30), count: 10, scheduler: $1, state: $2).map { Saved.list($0) }
         }
     }
 

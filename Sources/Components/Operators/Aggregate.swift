@@ -148,7 +148,7 @@ extension BuiltinComponents {
             // One budget for every copy of this aggregate (the partitions it is split into).
             let budget = context.shared(AggregateBudgets.self) { AggregateBudgets() }.budget(
                 for: context.location, maxKeys: maxKeys, maxBytes: parameters[Key.maxMemory] << 20)
-            EventTimeDomain.countWindows(of: budget, in: context)
+            EventTimeDomain<Value>.countWindows(of: budget, in: context)
             // Read in place per element (an optional's copy costs a retain and a release).
             let keyExpression = by ?? Expression(constant: .null)
             let every = parameters[Key.every]
@@ -158,12 +158,12 @@ extension BuiltinComponents {
             let everyMilliseconds = every.map(\.milliseconds)
             // Late elements reach it only on event time, from the clock's eventTime.
             let lateness = try parameters[Key.allowedLateness].map {
-                (try EventTimeDomain.allowing($0, in: context), $0.totalNanoseconds / 1_000_000)
+                (try EventTimeDomain<Value>.allowing($0, in: context), $0.totalNanoseconds / 1_000_000)
             }
             // Right behind eventTime, each element is counted in the window of its own time as it
             // comes (nothing waits for the watermark); the watermark closes the windows. The
             // objects are the same as if the elements had waited (see AggregateTable.ordersByTime).
-            let asTheyCome = context.offered(EventTimeDomain.Offer.self).flatMap { offer -> EventTimeDomain? in
+            let asTheyCome = context.offered(EventTimeOffer.self).flatMap { offer -> EventTimeDomain<Value>? in
                 guard every != nil, time == nil else { return nil }
                 offer.isTaken = true
                 return offer.domain
@@ -215,9 +215,9 @@ private struct AggregateSettings {
     let everyMilliseconds: Int64?
     let time: Expression?
     /// Where late elements come from, and how long after its end a window takes them (ms).
-    let lateness: (domain: EventTimeDomain, allowed: Int64)?
+    let lateness: (domain: EventTimeDomain<Value>, allowed: Int64)?
     /// Right behind eventTime, the domain whose elements come as they come.
-    let asTheyCome: EventTimeDomain?
+    let asTheyCome: EventTimeDomain<Value>?
     let order: PartitionOrder?
     let context: ComponentContext
     let scheduler: any SchedulerType

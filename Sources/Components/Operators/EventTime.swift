@@ -111,29 +111,48 @@ extension BuiltinComponents {
         elementErrors: true,
         factory: .operator { parameters, context in
             let time = parameters[Key.time]
-            let maxDelay = parameters[Key.maxDelay].totalNanoseconds / 1_000_000
-            let idle = parameters[Key.idle]
-            let late = parameters[Key.late]
-            let maxAhead = parameters[Key.maxAhead].map { $0.totalNanoseconds / 1_000_000 }
+            let rules = EventTimeRules(
+                maxDelay: parameters[Key.maxDelay].totalNanoseconds / 1_000_000, idle: parameters[Key.idle],
+                maxAhead: parameters[Key.maxAhead].map { $0.totalNanoseconds / 1_000_000 },
+                seenLanesOnly: context.existing(SeenLanesOnly.self) != nil)
             let wall = context.scheduler
-            let domain = context.shared(EventTimeDomain.self) { EventTimeDomain(base: wall) }
+            let domain = context.shared(EventTimeDomain<Value>.self) { EventTimeDomain(base: wall) }
             let partitionWatermarks = context.shared(PartitionWatermarks.self) { PartitionWatermarks() }
             // The clock is set before any operator after this one subscribes (and restores its timers).
             if let saved = context.checkpoints?.restored[context.checkpointKey], let clock = saved["clock"]?.intValue {
                 if !domain.clock.isStarted { domain.clock.restore(clock: Int64(clock)) }
             }
             context.clockAfter = domain.clock
-            let offer = EventTimeDomain.Offer(domain: domain)
+            let offer = EventTimeOffer(domain: domain)
             context.handOn = offer
             let state = context.operatorState()
-            let settings = EventTimeSettings(
-                time: time, maxDelay: maxDelay, idle: idle, late: late, maxAhead: maxAhead, domain: domain,
-                partitionWatermarks: partitionWatermarks, offer: offer)
+            let refusals = EventTimeRefusals(context: context, late: parameters[Key.late], domain: domain)
+            let watch = EventTimeWatch<Value>(
+                subscribed: context.meter.map { meter in
+                    { inputs, lifetime in
+                        EventTimeGauges(
+                            meter: meter, domain: domain, inputs: inputs,
+                            ownWatermark: context.existing(SeenLanesOnly.self) == nil,
+                            wallEpoch: context.environment.epoch, wall: wall
+                        ).start(until: lifetime)
+                    }
+                }, lanes: partitionWatermarks.publish)
             return { [weak state] source in
-                Observable { observer, lifetime in
-                    EventTimeSink(settings: settings, context: context, observer: observer, lifetime: lifetime)
-                        .run(source, state: state)
-                }
+                let scope = context.makeScope()
+                return source.eventTime(
+                    on: domain, wall: wall, rules: rules, asTheyCome: { offer.isTaken },
+                    time: { element in
+                        do {
+                            // Most times are plain integers in the line: read in place, no scope or Value.
+                            if let milliseconds = time.fieldInteger(of: element) { return Int64(milliseconds) }
+                            return try BuiltinComponents.eventTimeMilliseconds(
+                                context.evaluate(time, element, in: scope), element: element, context: context)
+                        } catch {
+                            // Dropped as onError says (nil), or the run fails.
+                            try context.elementFailed(error, element: element)
+                            return nil
+                        }
+                    }, refused: refusals.refuse, watch: watch, state: state)
             }
         }
     ).keepingState(of: [Key.maxDelay]).declaring { traits in
@@ -141,31 +160,6 @@ extension BuiltinComponents {
         // carries its event time with it to its next runner).
         traits.partitioning = { _ in .anyKey }
         traits.startsEventTime = true
-    }
-
-    /// What a checkpoint keeps of an `eventTime` subscription: the elements waiting in its own
-    /// input and in its lanes', in time order. (Lanes are not kept: a restored run opens its own.)
-    static func eventTimeState(domain: EventTimeDomain, inputs: EventTimeInputs, held: [AheadGuard.Held] = [])
-        -> Value
-    {
-        var waiting: [Value] = []
-        // A candidate of maxAhead is kept with them: restored, it goes on as they do.
-        let entries =
-            inputs.all.flatMap { domain.waitingElements(of: $0) }
-            + held.map { (time: $0.time, element: $0.element, origin: $0.origin) }
-        for entry in entries.sorted(by: { $0.time < $1.time }) {
-            var object = JSONObject()
-            object["time"] = .int(Int(entry.time))
-            object["element"] = entry.element
-            waiting.append(.object(object))
-        }
-        var latest = Value.null
-        if let seen = inputs.base.latest { latest = .int(Int(seen)) }
-        var state = JSONObject()
-        state["clock"] = .int(Int(domain.clock.clock))
-        state["latest"] = latest
-        state["waiting"] = .array(waiting)
-        return .object(state)
     }
 
     /// An element's time as `time` gave it: milliseconds, or RFC 3339 text.
@@ -185,270 +179,51 @@ extension BuiltinComponents {
     }
 }
 
-/// What every subscription of one `eventTime` shares: its parameters and the clock's domain.
-private struct EventTimeSettings {
-    let time: Expression
-    /// In milliseconds, as the domain counts.
-    let maxDelay: Int64
-    let idle: RxTimeInterval?
-    let late: LateElements
-    let maxAhead: Int64?
-    let domain: EventTimeDomain
-    let partitionWatermarks: PartitionWatermarks
-    let offer: EventTimeDomain.Offer
-}
+/// Found by an `eventTime` in a group's partition chain: the chain gets the elements of its own
+/// partition's lane only, so only the lanes it gets elements from hold its watermark back.
+final class SeenLanesOnly {}
 
-/// One subscription of `eventTime`: its inputs in the clock's domain (its own, and one a lane of
-/// a group's partitions), their idle timers and `maxAhead` guards, and what becomes of an element
-/// the domain does not take.
-private final class EventTimeSink {
-    private let settings: EventTimeSettings
+/// What `eventTime` does with an element it did not take: late (behind the watermark) or refused
+/// as far ahead: dropped and counted, or sent to the side stream, as `late` says.
+private final class EventTimeRefusals {
     private let context: ComponentContext
-    private let observer: AnyObserver<Value>
-    private let lifetime: Lifetime
-    private let scope: EvaluationScope
-    private let base: EventTimeDomain.Input
-    private let inputs: EventTimeInputs
-    private let idleTimers: IdleTimers
-    /// With maxAhead: each input's guard against one element far ahead of the others.
-    private var guards: [ObjectIdentifier: AheadGuard] = [:]
+    private let late: LateElements
+    private let domain: EventTimeDomain<Value>
     private var saidAhead = false
-    private var domain: EventTimeDomain { settings.domain }
 
-    init(settings: EventTimeSettings, context: ComponentContext, observer: AnyObserver<Value>, lifetime: Lifetime) {
-        self.settings = settings
+    init(context: ComponentContext, late: LateElements, domain: EventTimeDomain<Value>) {
         self.context = context
-        self.observer = observer
-        self.lifetime = lifetime
-        scope = context.makeScope()
-        let (domain, wall, maxDelay, offer) = (settings.domain, context.scheduler, settings.maxDelay, settings.offer)
-        func makeInput() -> EventTimeDomain.Input {
-            let input = EventTimeDomain.Input(maxDelay: maxDelay) { observer.on(.next($0)) }
-            input.asTheyCome = offer.isTaken
-            return input
-        }
-        base = makeInput()
-        // No weak reference to the input: one would move every retain of it (one per waiting
-        // element) onto the runtime's slow path.
-        base.ended = {
-            guard !lifetime.isDisposed else { return }
-            observer.on(.completed)
-            lifetime.dispose()
-        }
-        domain.add(base)
-        let idleTimers = IdleTimers(domain: domain, wall: wall, idle: settings.idle, lifetime: lifetime)
-        self.idleTimers = idleTimers
-        // A group's partitions: their watermarks published for the runner's lease entry every
-        // second, from the first partition seen (nothing else needs it).
-        let published = SerialDisposable()
-        lifetime.add(published)
-        weak var inputsMade: EventTimeInputs?
-        let partitionWatermarks = settings.partitionWatermarks
-        func madeLaneInput(_ input: EventTimeDomain.Input) {
-            idleTimers.arm(input)
-            guard published.disposable == nil else { return }
-            published.disposable = Origin.with(nil) {
-                wall.schedulePeriodic(startAfter: .zero, period: .seconds(1)) {
-                    partitionWatermarks.publish(
-                        (inputsMade?.all ?? []).compactMap { input in input.lane.map { ($0, input.watermark) } })
-                }
-            }
-        }
-        inputs = EventTimeInputs(
-            domain: domain, base: base, makeInput: makeInput, madeLaneInput: madeLaneInput,
-            laneInputLeft: idleTimers.forget, seenLanesOnly: context.existing(SeenLanesOnly.self) != nil)
-        inputsMade = inputs
-        lifetime.onDispose { [inputs, base] in
-            inputs.remove()
-            domain.remove(base)
-        }
+        self.late = late
+        self.domain = domain
     }
 
-    /// Restores and keeps what waits (when the run keeps state), starts the gauges, and reads
-    /// `source` at once: a partition's lane or an inner stream is hot, and what it delivers before
-    /// this subscribes would be lost. (Deferring the read until the pipeline is subscribed, so that
-    /// a file read while subscribed comes after sample's ticks are armed, lost a takeover's first
-    /// messages in a group: a file is read at the next turn instead, `subscribedAtNextTurn`.)
-    func run(_ source: Observable<Value>, state: OperatorState<Value>?) {
-        if let state { keep(in: state) }
-        idleTimers.arm(base)
-        if let meter = context.meter {
-            EventTimeGauges(
-                meter: meter, domain: domain, inputs: inputs,
-                ownWatermark: context.existing(SeenLanesOnly.self) == nil,
-                wallEpoch: context.environment.epoch, wall: context.scheduler
-            ).start(until: lifetime)
-        }
-        readEach(
-            source, while: lifetime, in: lifetime.makeChild(), routing: context,
-            element: { [self] element in
-                if let at = try lateTime(of: element) { notTaken(element, at: at) }
-            },
-            failed: { [observer, lifetime] in
-                observer.on(.error($0))
-                lifetime.dispose()
-            },
-            completed: { [self] in
-                idleTimers.stop()
-                // Nothing came to refuse a candidate: it goes on.
-                for input in inputs.all {
-                    if let held = guards[ObjectIdentifier(input)]?.end() { takeHeld(held, into: input) }
-                }
-                inputs.endLanes()
-                domain.end(base)
-            })
-    }
-
-    private func keep(in state: OperatorState<Value>) {
-        if let restored = state.takeRestored() {
-            base.latest = restored["latest"]?.intValue.map(Int64.init)
-            for entry in restored["waiting"]?.arrayValue ?? [] {
-                guard let at = entry["time"]?.intValue, let element = entry["element"] else { continue }
-                _ = Origin.with(nil) { domain.take(element, at: Int64(at), from: base) }
-            }
-        }
-        state.keep(
-            { [self] in
-                BuiltinComponents.eventTimeState(
-                    domain: domain, inputs: inputs, held: guards.values.compactMap(\.candidate))
-            },
-            origins: { [self] in
-                inputs.all.flatMap { domain.waitingElements(of: $0) }.compactMap(\.origin)
-                    + guards.values.compactMap { $0.candidate?.origin }
-            },
-            until: lifetime)
-    }
-
-    /// Gives `element` to the domain by its input; the time of an element it did not take (late),
-    /// else nil.
-    @inline(__always)
-    private func lateTime(of element: Value) throws -> Int64? {
-        try inputs.withInput { input -> Int64? in
-            idleTimers.arm(input)
-            // Most times are plain integers in the line: read in place, no scope or Value.
-            let at =
-                try settings.time.fieldInteger(of: element).map(Int64.init)
-                ?? BuiltinComponents.eventTimeMilliseconds(
-                    context.evaluate(settings.time, element, in: scope), element: element, context: context)
-            if let maxAhead = settings.maxAhead, !passesGuard(element, at: at, into: input, maxAhead: maxAhead) {
-                return nil
-            }
-            return domain.take(element, at: at, from: input) ? nil : at
-        }
-    }
-
-    /// With maxAhead: settles the candidate the input's guard held before `element` and says
-    /// whether `element` is taken now (else it is held as the next candidate).
-    private func passesGuard(_ element: Value, at: Int64, into input: EventTimeDomain.Input, maxAhead: Int64) -> Bool {
-        let key = ObjectIdentifier(input)
-        let guardian =
-            guards[key]
-            ?? {
-                let made = AheadGuard(maxAhead: maxAhead, latest: input.latest)
-                guards[key] = made
-                return made
-            }()
-        let (before, takeNow) = guardian.consider(element, at: at, origin: Origin.current)
-        switch before {
-        case .confirmed(let held)?: takeHeld(held, into: input)
-        case .refused(let held)?:
-            Origin.with(held.origin) { notTaken(held.element, at: held.time, ahead: input.latest ?? at) }
-        case nil: break
-        }
-        return takeNow
-    }
-
-    /// Takes a candidate the next element confirmed, or the end let go on.
-    private func takeHeld(_ held: AheadGuard.Held, into input: EventTimeDomain.Input) {
-        Origin.with(held.origin) {
-            if !domain.take(held.element, at: held.time, from: input) { notTaken(held.element, at: held.time) }
-        }
-    }
-
-    /// An element behind the watermark, or refused as ahead: dropped and counted, or sent to the
-    /// side stream, as `late` says.
-    private func notTaken(_ element: Value, at: Int64, ahead: Int64? = nil) {
+    func refuse(_ element: Value, _ refusal: EventTimeRefusal) {
         let shown = { (time: Int64) in ExpressionEnvironment.rfc3339(epochMilliseconds: Int(time)) }
-        if let ahead {
+        switch refusal {
+        case .ahead(let at, let latest):
             context.meter?.count("elements_ahead_total")
             let message =
-                "time \(shown(at)) more than maxAhead past the latest time taken, \(shown(ahead)), and the "
+                "time \(shown(at)) more than maxAhead past the latest time taken, \(shown(latest)), and the "
                 + "next element did not follow it there"
             if !saidAhead {
                 // Said as it happens (the summary counts them at the end).
                 saidAhead = true
                 context.log("eventTime refused an element: \(message)", level: .warning)
             }
-            switch settings.late {
+            switch late {
             case .drop: context.dropped(reason: "far ahead of the others (maxAhead)", message: message)
             case .side: context.sideStreams["late"]?.onNext(element)
             }
-            return
-        }
-        context.meter?.count("elements_late_total")
-        switch settings.late {
-        case .drop:
-            context.dropped(
-                reason: "late, behind the watermark (late: drop)",
-                message: "time \(shown(at)) behind the watermark \(shown(domain.clock.clock))")
-        case .side: context.sideStreams["late"]?.onNext(element)
-        }
-    }
-}
-
-/// `idle` for each input of an `eventTime` subscription: after that much wall time without an
-/// element, the input no longer holds the watermark back, which then goes on with the wall clock.
-private final class IdleTimers {
-    private let domain: EventTimeDomain
-    private let wall: any SchedulerType
-    private let idle: RxTimeInterval?
-    private let lifetime: Lifetime
-    private var timers: [ObjectIdentifier: SerialDisposable] = [:]
-
-    init(domain: EventTimeDomain, wall: any SchedulerType, idle: RxTimeInterval?, lifetime: Lifetime) {
-        self.domain = domain
-        self.wall = wall
-        self.idle = idle
-        self.lifetime = lifetime
-    }
-
-    /// `input` took an element (or began): its idle time starts again.
-    func arm(_ input: EventTimeDomain.Input) {
-        guard let idle else { return }
-        let wall = wall
-        timer(of: input).disposable = Origin.with(nil) {
-            wall.schedule(after: idle) { [weak self] in self?.follow(input, since: wall.now - idle) }
-        }
-    }
-
-    /// Idle: the watermark goes on with the wall clock, to the next work due.
-    private func follow(_ input: EventTimeDomain.Input, since lastInput: RxTime) {
-        guard !lifetime.isDisposed, !input.hasEnded else { return }
-        domain.idle(input, quietFor: (wall.now - lastInput).totalNanoseconds / 1_000_000)
-        guard let due = domain.clock.nextDue, let mark = input.idleMark else { return }
-        timer(of: input).disposable = Origin.with(nil) {
-            wall.schedule(after: .milliseconds(max(1, due - mark))) { [weak self] in
-                self?.follow(input, since: lastInput)
+        case .late(let at):
+            context.meter?.count("elements_late_total")
+            switch late {
+            case .drop:
+                context.dropped(
+                    reason: "late, behind the watermark (late: drop)",
+                    message: "time \(shown(at)) behind the watermark \(shown(domain.clock.clock))")
+            case .side: context.sideStreams["late"]?.onNext(element)
             }
         }
-    }
-
-    private func timer(of input: EventTimeDomain.Input) -> SerialDisposable {
-        if let timer = timers[ObjectIdentifier(input)] { return timer }
-        let timer = SerialDisposable()
-        timers[ObjectIdentifier(input)] = timer
-        lifetime.add(timer)
-        return timer
-    }
-
-    /// A lane's input left: its timer goes.
-    func forget(_ input: EventTimeDomain.Input) {
-        timers.removeValue(forKey: ObjectIdentifier(input))?.dispose()
-    }
-
-    /// The source ended: no timer is needed any more.
-    func stop() {
-        for timer in timers.values { timer.dispose() }
     }
 }
 
@@ -458,8 +233,8 @@ private final class IdleTimers {
 /// the stream's back can be seen (quiet, taken over, behind).
 private struct EventTimeGauges {
     let meter: ComponentMeter
-    let domain: EventTimeDomain
-    let inputs: EventTimeInputs
+    let domain: EventTimeDomain<Value>
+    let inputs: EventTimeInputs<Value>
     /// Whether the stream's watermark is this subscription's to show (a group's partition chain
     /// shows only its partition's: every chain of a `partitionBy` counts on its row).
     let ownWatermark: Bool

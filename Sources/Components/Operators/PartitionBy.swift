@@ -218,12 +218,12 @@ extension BuiltinComponents {
         // when the partitions' first operator takes them so (an aggregate); else in time order, at
         // the clock's time. Either way nothing waits in a partition for the watermark: what waits
         // is in eventTime's checkpointed state.
-        let offer = context.offered(EventTimeDomain.Offer.self).flatMap { offer in
+        let offer = context.offered(EventTimeOffer.self).flatMap { offer in
             ops.operators.first.map(PartitionSafety.takesElementsAsTheyCome) == true ? offer : nil
         }
         offer?.isTaken = true
         let domain = layout.eventClock.flatMap { clock in
-            offer?.domain ?? context.existing(EventTimeDomain.self).flatMap { $0.clock === clock ? $0 : nil }
+            offer?.domain ?? context.existing(EventTimeDomain<Value>.self).flatMap { $0.clock === clock ? $0 : nil }
         }
         return PartitionedRun.threaded(
             partitions: layout.partitions, threads: layout.threads, key: parameters[Key.key], context: context,
@@ -271,7 +271,7 @@ extension BuiltinComponents {
         // watermark over every partition's lane would wait on lanes that never feed the chain.
         let buildOwn = { (index: Int) in
             let own = ChainPlacement(
-                clock: context.scheduler, services: [EventTimeDomain(base: context.scheduler), SeenLanesOnly()],
+                clock: context.scheduler, services: [EventTimeDomain<Value>(base: context.scheduler), SeenLanesOnly()],
                 handedOn: context.handedOn)
             return try context.build(ops, checkpointedAs: "\(prefix) [p\(index)]", placement: own)
         }

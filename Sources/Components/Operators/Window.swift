@@ -84,7 +84,7 @@ extension BuiltinComponents {
             let scheduler = context.scheduler
             // Late elements reach it only on event time, from the clock's eventTime.
             let lateness = try parameters[Key.allowedLateness].map { allowed in
-                let domain = try EventTimeDomain.allowing(allowed, in: context)
+                let domain = try EventTimeDomain<Value>.allowing(allowed, in: context)
                 return WindowLateness(allowed: allowed, lateTime: { domain.lateTime.map { .milliseconds($0) } })
             }
             let chain = try parameters[Key.ops].map { try context.build($0) }

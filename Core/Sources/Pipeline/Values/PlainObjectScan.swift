@@ -47,7 +47,9 @@ struct PlainObjectScan {
             guard found < members.count else { return nil }
             for earlier in 0..<found where Int(members[earlier].keyEnd - members[earlier].keyStart) == length {
                 // A duplicate key: the general loop parses the object whole.
-                if memcmp(base + keyStart, base + start + Int(members[earlier].keyStart), length) == 0 { return nil }
+                if RawObject.sameBytes(base + keyStart, base + start + Int(members[earlier].keyStart), count: length) {
+                    return nil
+                }
             }
             members[found] = RawObject.Member(
                 keyStart: UInt32(keyStart - start), keyEnd: UInt32(keyEnd - start),

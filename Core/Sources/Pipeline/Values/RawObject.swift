@@ -106,6 +106,19 @@ final class RawObject: ObjectBox, @unchecked Sendable {
         return key.withUTF8(body)
     }
 
+    /// Whether the `count` bytes at `a` and at `b` are the same. Keys are mostly a few bytes:
+    /// compared here, short ones cost less than a call to `memcmp` (several per element).
+    @inline(__always)
+    static func sameBytes(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, count: Int) -> Bool {
+        guard count <= 16 else { return memcmp(a, b, count) == 0 }
+        var index = 0
+        while index < count {
+            if a[index] != b[index] { return false }
+            index += 1
+        }
+        return true
+    }
+
     /// The position of the member whose key is `wanted` (UTF-8, without quotes), or nil.
     @inline(__always)
     func position(ofKeyBytes wanted: UnsafeBufferPointer<UInt8>) -> Int? {
@@ -113,7 +126,7 @@ final class RawObject: ObjectBox, @unchecked Sendable {
             let member = members[position]
             guard Int(member.keyEnd - member.keyStart) == wanted.count else { continue }
             if wanted.isEmpty
-                || memcmp(bytes.baseAddress! + Int(member.keyStart), wanted.baseAddress!, wanted.count) == 0
+                || Self.sameBytes(bytes.baseAddress! + Int(member.keyStart), wanted.baseAddress!, count: wanted.count)
             {
                 return position
             }
@@ -217,7 +230,8 @@ final class RawObject: ObjectBox, @unchecked Sendable {
             let valueStart = scanner.position
             scanner.skipValue()
             if keyEnd - keyStart == wanted.count
-                && (wanted.isEmpty || memcmp(bytes.baseAddress! + keyStart, wanted.baseAddress!, wanted.count) == 0)
+                && (wanted.isEmpty
+                    || sameBytes(bytes.baseAddress! + keyStart, wanted.baseAddress!, count: wanted.count))
             {
                 found = valueStart..<scanner.position
             }

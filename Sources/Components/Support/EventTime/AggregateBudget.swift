@@ -1,11 +1,12 @@
-import Pipeline
+@_spi(Components) import Pipeline
+@_spi(Components) import Reactive
 import Synchronization
 
 /// What one `aggregate` may hold at once, over every table of every copy of it (the partitions it
 /// is split into, on whatever threads): keys, and about how many bytes they take. A table reserves
 /// a key's share when it takes the key, and gives all of its shares back when it is emptied or
 /// freed, so the bounds hold for the operator as written, not for each partition.
-final class AggregateBudget: Sendable {
+final class AggregateBudget: EventTimeHolding {
     let maxKeys: Int
     let maxBytes: Int
     private let keys = Atomic<Int>(0)
@@ -24,6 +25,9 @@ final class AggregateBudget: Sendable {
 
     /// How many windows its copies hold open now.
     var windowsOpen: Int { windows.load(ordering: .relaxed) }
+
+    /// How many keys its copies hold now.
+    var keysHeld: Int { keys.load(ordering: .relaxed) }
 
     /// Counts windows opened (`count` > 0) or closed (`count` < 0) by one copy.
     func windowsOpened(_ count: Int) {

@@ -190,9 +190,9 @@ final class ReturnedBatches: @unchecked Sendable {
 final class PartitionLane: @unchecked Sendable {
     /// Its own event time, following the run's (nil off event time), and what it offers the
     /// chain's first operator.
-    let domain: EventTimeDomain?
-    let offer: EventTimeDomain.Offer?
-    private var input: EventTimeDomain.Input?
+    let domain: EventTimeDomain<Value>?
+    let offer: EventTimeOffer?
+    private var input: EventTimeDomain<Value>.Input?
     /// The chain's input, once the chain subscribed.
     private var feed: AnyObserver<Value>?
     let lifetime: Lifetime
@@ -201,11 +201,11 @@ final class PartitionLane: @unchecked Sendable {
     /// The stream's clock this partition has done, once a batch was delivered (with `order`).
     private var doneUpTo: Int64?
 
-    init(domain: EventTimeDomain?, lifetime: Lifetime, order: PartitionOrder? = nil) {
+    init(domain: EventTimeDomain<Value>?, lifetime: Lifetime, order: PartitionOrder? = nil) {
         self.domain = domain
         self.lifetime = lifetime
         self.order = order
-        offer = domain.map { EventTimeDomain.Offer(domain: $0) }
+        offer = domain.map { EventTimeOffer(domain: $0) }
     }
 
     /// The chain as its elements come in: subscribe to it on the lane's thread.
@@ -222,7 +222,7 @@ final class PartitionLane: @unchecked Sendable {
             }
             guard let domain, let offer else { return }
             // Its watermark is given (`drive`), not read from its elements.
-            let input = EventTimeDomain.Input(maxDelay: 0) { observer.on(.next($0)) }
+            let input = EventTimeDomain<Value>.Input(maxDelay: 0) { observer.on(.next($0)) }
             input.isDriven = true
             input.asTheyCome = offer.isTaken
             input.ended = { observer.on(.completed) }

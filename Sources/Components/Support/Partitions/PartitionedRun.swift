@@ -176,7 +176,8 @@ enum PartitionedRun {
     /// a time) whose results are put back in the order the one-thread run gives (`OrderedResults`).
     static func threaded(
         partitions: Int, threads: Int, key: Expression, context: ComponentContext, runLoop: SerialRunLoopScheduler,
-        eventTime: EventTimeDomain?, ordered: Bool = false, state: OperatorState<Value>?, gauges: PartitionGauges?,
+        eventTime: EventTimeDomain<Value>?, ordered: Bool = false, state: OperatorState<Value>?,
+        gauges: PartitionGauges?,
         build: @escaping (Int, ChainPlacement) throws -> PipelineOperator
     ) -> PipelineOperator {
         let run = ThreadedRun(
@@ -197,7 +198,7 @@ enum PartitionedRun {
         let key: Expression
         let context: ComponentContext
         let runLoop: SerialRunLoopScheduler
-        let eventTime: EventTimeDomain?
+        let eventTime: EventTimeDomain<Value>?
         let ordered: Bool
         let gauges: PartitionGauges?
         let build: (Int, ChainPlacement) throws -> PipelineOperator
@@ -342,11 +343,11 @@ enum PartitionedRun {
     }
 
     /// A partition's lane: on event time with a clock of its own on `base`, following the stream's.
-    private static func makeLane(eventTime: EventTimeDomain?, base: SerialRunLoopScheduler, ordered: Bool)
+    private static func makeLane(eventTime: EventTimeDomain<Value>?, base: SerialRunLoopScheduler, ordered: Bool)
         -> PartitionLane
     {
         let domain = eventTime.map { eventTime in
-            let domain = EventTimeDomain(base: base)
+            let domain = EventTimeDomain<Value>(base: base)
             // A resumed run's partitions start where the stream's watermark was kept.
             if eventTime.clock.isStarted { domain.clock.restore(clock: eventTime.clock.clock) }
             return domain
@@ -401,7 +402,7 @@ final class PartitionDispatch {
     // properties buy nothing.
     private let pool: PartitionThreads
     private let lanes: [PartitionLane]
-    private let eventTime: EventTimeDomain?
+    private let eventTime: EventTimeDomain<Value>?
     private let runLoop: SerialRunLoopScheduler
     private let lifetime: Lifetime
     /// What a watched run counts of each partition.
@@ -422,7 +423,8 @@ final class PartitionDispatch {
     private static let batchSize = 1024
 
     init(
-        pool: PartitionThreads, lanes: [PartitionLane], eventTime: EventTimeDomain?, runLoop: SerialRunLoopScheduler,
+        pool: PartitionThreads, lanes: [PartitionLane], eventTime: EventTimeDomain<Value>?,
+        runLoop: SerialRunLoopScheduler,
         lifetime: Lifetime, gauges: PartitionGauges?, drain: @escaping () -> Void
     ) {
         self.drain = drain

@@ -1,15 +1,14 @@
-import Reactive
-
 /// One input of a source that is read in order on its own, beside others read at their own pace:
 /// a partition of a `nats` group runner. `eventTime` keeps a watermark per lane (Flink's minimum
 /// over input partitions), so a partition read ahead of the others does not make theirs late.
-final class EventLane {
+@_spi(Components) public final class EventLane {
     /// The partition it reads (for what a user sees).
-    let number: Int
+    public let number: Int
     /// The source's lanes; weak, since the source keeps its open lanes.
-    weak var lanes: EventLanes?
+    public private(set) weak var lanes: EventLanes?
 
-    init(number: Int, lanes: EventLanes) {
+    /// Lane `number` of `lanes`.
+    public init(number: Int, lanes: EventLanes) {
         self.number = number
         self.lanes = lanes
     }
@@ -19,22 +18,23 @@ final class EventLane {
 /// elements: a lane opens before its first element and closes after its last. `eventTime` takes a
 /// lane's elements as one input from the moment the lane opens, so a partition that has not
 /// delivered yet holds the watermark back (until it does, closes, or is idle).
-final class EventLanes {
+@_spi(Components) public final class EventLanes {
     /// The lanes open now, oldest first.
-    private(set) var open: [EventLane] = []
+    public private(set) var open: [EventLane] = []
     private var watchers: [Int: (EventLane, _ isOpen: Bool) -> Void] = [:]
     private var nextWatcher = 0
 
-    init() {}
+    /// A source's lanes, none open yet.
+    public init() {}
 
     /// `lane` delivers from now on.
-    func opened(_ lane: EventLane) {
+    public func opened(_ lane: EventLane) {
         open.append(lane)
         for watcher in watchers.values { watcher(lane, true) }
     }
 
     /// `lane` delivers no more (its partition was handed over, lost, or the run drained).
-    func closed(_ lane: EventLane) {
+    public func closed(_ lane: EventLane) {
         guard open.contains(where: { $0 === lane }) else { return }
         open.removeAll { $0 === lane }
         for watcher in watchers.values { watcher(lane, false) }
@@ -52,31 +52,30 @@ final class EventLanes {
 }
 
 /// An origin that names the lane its element came by.
-class LanedOrigin: Origin {
+@_spi(Components) open class LanedOrigin: Origin {
     /// Nil for a source without lanes.
-    let lane: EventLane?
+    public let lane: EventLane?
 
-    init(lane: EventLane?) {
+    /// An origin naming `lane`.
+    public init(lane: EventLane?) {
         self.lane = lane
     }
 }
 
-/// Found by an `eventTime` in a group's partition chain: the chain gets the elements of its own
-/// partition's lane only, so only the lanes it gets elements from hold its watermark back.
-final class SeenLanesOnly {}
-
 /// The inputs one `eventTime` subscription gives the domain: its own, for elements that came by
 /// no lane, and one per open lane of the sources it has seen elements from.
-final class EventTimeInputs {
-    let domain: EventTimeDomain
+@_spi(Components) public final class EventTimeInputs<Element> {
+    /// One input of the domain.
+    public typealias Input = EventTimeDomain<Element>.Input
+    let domain: EventTimeDomain<Element>
     /// For elements without a lane; once lanes are seen it holds the watermark only if such an
     /// element came.
-    let base: EventTimeDomain.Input
-    private let makeInput: () -> EventTimeDomain.Input
+    let base: Input
+    private let makeInput: () -> Input
     /// Called with each lane input made (to arm its idle timer) and when one leaves.
-    private let madeLaneInput: (EventTimeDomain.Input) -> Void
-    private let laneInputLeft: (EventTimeDomain.Input) -> Void
-    private(set) var byLane: [ObjectIdentifier: EventTimeDomain.Input] = [:]
+    private let madeLaneInput: (Input) -> Void
+    private let laneInputLeft: (Input) -> Void
+    private(set) var byLane: [ObjectIdentifier: Input] = [:]
     private var watched: [(EventLanes, Int)] = []
     private var baseTookOwn = false
     /// Whether only the lanes this subscription gets elements from are inputs (a group's
@@ -84,9 +83,9 @@ final class EventTimeInputs {
     private let seenLanesOnly: Bool
 
     init(
-        domain: EventTimeDomain, base: EventTimeDomain.Input, makeInput: @escaping () -> EventTimeDomain.Input,
-        madeLaneInput: @escaping (EventTimeDomain.Input) -> Void,
-        laneInputLeft: @escaping (EventTimeDomain.Input) -> Void, seenLanesOnly: Bool = false
+        domain: EventTimeDomain<Element>, base: Input, makeInput: @escaping () -> Input,
+        madeLaneInput: @escaping (Input) -> Void,
+        laneInputLeft: @escaping (Input) -> Void, seenLanesOnly: Bool = false
     ) {
         self.seenLanesOnly = seenLanesOnly
         self.domain = domain
@@ -97,13 +96,13 @@ final class EventTimeInputs {
     }
 
     /// Every input of this subscription, its own first.
-    var all: [EventTimeDomain.Input] { [base] + byLane.values.sorted { $0.order < $1.order } }
+    public var all: [Input] { [base] + byLane.values.sorted { $0.order < $1.order } }
 
     /// `body` with the input an element with the current origin goes to. The stream's own (most
     /// elements) is lent, held by this object: returned, it was retained and released for every
     /// element, and the release waited on the stores before it (atomic).
     @inline(__always)
-    func withInput<Result>(_ body: (EventTimeDomain.Input) throws -> Result) rethrows -> Result {
+    func withInput<Result>(_ body: (Input) throws -> Result) rethrows -> Result {
         guard let origin = Origin.current, let laned = origin as? LanedOrigin, let lane = laned.lane else {
             if !baseTookOwn { tookOwn() }
             return try body(base)
@@ -117,7 +116,7 @@ final class EventTimeInputs {
     }
 
     /// An element of a lane not seen yet: from now on every open lane of its source is an input.
-    private func firstOf(_ lane: EventLane) -> EventTimeDomain.Input {
+    private func firstOf(_ lane: EventLane) -> Input {
         if let lanes = lane.lanes, !watched.contains(where: { $0.0 === lanes }) {
             if !baseTookOwn { base.standsAside = true }
             let key = lanes.watch { [unowned self] lane, isOpen in
@@ -138,7 +137,7 @@ final class EventTimeInputs {
     private var made = 0
 
     @discardableResult
-    private func add(_ lane: EventLane) -> EventTimeDomain.Input {
+    private func add(_ lane: EventLane) -> Input {
         let input = makeInput()
         made += 1
         input.order = made

@@ -1,13 +1,12 @@
-import Pipeline
 import RivuletTestSupport
 import XCTest
 
-@testable import Components
+@_spi(Components) @testable import Reactive
 
 /// `eventTime`'s `maxAhead` for one input: a candidate far ahead, and what the next element says of it.
 final class AheadGuardTests: LeakCheckingTestCase {
     func testAnElementFarAheadWaitsAndIsRefusedWhenTheNextIsFarBehindIt() {
-        let guardian = AheadGuard(maxAhead: 1000)
+        let guardian = AheadGuard<Int>(maxAhead: 1000)
         XCTAssertTrue(guardian.consider(1, at: 0, origin: nil).takeNow, "the first is taken: nothing to judge it by")
         XCTAssertTrue(guardian.consider(2, at: 1000, origin: nil).takeNow, "exactly maxAhead ahead is taken")
         let ahead = guardian.consider(3, at: 253_402_300_799_000, origin: nil)
@@ -21,7 +20,7 @@ final class AheadGuardTests: LeakCheckingTestCase {
     }
 
     func testAJumpTheNextElementFollowsGoesOnFirst() {
-        let guardian = AheadGuard(maxAhead: 1000, latest: 500)
+        let guardian = AheadGuard<Int>(maxAhead: 1000, latest: 500)
         XCTAssertFalse(guardian.consider(1, at: 100_000, origin: nil).takeNow)
         let next = guardian.consider(2, at: 99_000, origin: nil)
         XCTAssertTrue(next.takeNow, "within maxAhead of the candidate: time did jump")
@@ -31,9 +30,9 @@ final class AheadGuardTests: LeakCheckingTestCase {
     }
 
     func testTheEndLetsACandidateGoOnAndTimesAtTheEdgesDoNotOverflow() {
-        let guardian = AheadGuard(maxAhead: .max, latest: .max)
+        let guardian = AheadGuard<Int>(maxAhead: .max, latest: .max)
         XCTAssertTrue(guardian.consider(1, at: .min, origin: nil).takeNow)
-        let edge = AheadGuard(maxAhead: 10, latest: 0)
+        let edge = AheadGuard<Int>(maxAhead: 10, latest: 0)
         XCTAssertFalse(edge.consider(1, at: .max, origin: nil).takeNow)
         XCTAssertEqual(edge.end()?.time, .max)
         XCTAssertNil(edge.end())

@@ -1,6 +1,3 @@
-import Pipeline
-import Reactive
-
 /// `eventTime`'s `maxAhead`, for one input: an element stamped far ahead of the others (a clock
 /// set to the year 9999) would move the watermark there and make everything after it late. An
 /// element more than `maxAhead` past the latest time the input has taken waits as a candidate,
@@ -8,10 +5,10 @@ import Reactive
 /// says time did jump, and the candidate goes on first; one further behind says it did not, and
 /// the candidate is refused. The end of the input lets a candidate go on. A pure state machine:
 /// the operator acts on what it decides.
-final class AheadGuard {
+final class AheadGuard<Element> {
     /// An element waiting for the next to decide, with its message.
     struct Held {
-        let element: Value
+        let element: Element
         let time: Int64
         let origin: Origin?
     }
@@ -37,7 +34,7 @@ final class AheadGuard {
 
     /// Decides on `element` at `time`: what became of the candidate before it, if there was one,
     /// and whether this one is taken now (true) or waits as the candidate (false).
-    func consider(_ element: Value, at time: Int64, origin: Origin?) -> (before: Outcome?, takeNow: Bool) {
+    func consider(_ element: Element, at time: Int64, origin: Origin?) -> (before: Outcome?, takeNow: Bool) {
         var before: Outcome?
         if let held = candidate {
             candidate = nil

@@ -1,9 +1,63 @@
-@_spi(Components) import Pipeline
-@_spi(Components) import Reactive
 import Synchronization
 
+/// What holds windows and keys on an event-time clock (an `aggregate`'s copies), for a watched
+/// run to show.
+@_spi(Components) public protocol EventTimeHolding: AnyObject, Sendable {
+    /// Windows open now.
+    var windowsOpen: Int { get }
+    /// Keys held now.
+    var keysHeld: Int { get }
+}
+
+/// What the domain knows of one input, whatever its elements: its times, whether it is idle or
+/// ended, how many of its elements wait. (Not generic: the domain reads it for every element, and
+/// in code not specialised for the element type a generic one costs a type lookup each time.)
+@_spi(Components) public class EventTimeInput {
+    /// How far out of order its elements may come (ms).
+    public let maxDelay: Int64
+    /// Whether its elements go on as they come, each with its time in `elementTime`, instead
+    /// of in time order once the watermark reaches them: an operator for which the order does
+    /// not matter, only each element's time and the watermark (`aggregate`), takes them so.
+    @exclusivity(unchecked) public var asTheyCome = false
+    /// Whether its watermark is given (`drive`: a partition following the run's event time)
+    /// rather than read from its elements.
+    @exclusivity(unchecked) public var isDriven = false
+    // Those read per element are unchecked, as the domain's own (see `inOrder`).
+    /// The largest time seen; nil before the first element.
+    @exclusivity(unchecked) public var latest: Int64?
+    /// Whether it has had no element for its `idle` time; then its watermark is `idleMark`.
+    @exclusivity(unchecked) public var isIdle = false
+    /// Its watermark while idle: where its own would be had its time gone on with the wall's.
+    @exclusivity(unchecked) public var idleMark: Int64?
+    /// Whether it has no more elements (`EventTimeDomain.end`).
+    @exclusivity(unchecked) public fileprivate(set) var hasEnded = false
+    /// Called once it has ended and nothing of it waits.
+    public var ended: (() -> Void)?
+    /// How many of its elements wait.
+    @exclusivity(unchecked) public internal(set) var waiting = 0
+    /// Whether it holds nothing back for now: a subscription's own input once its elements
+    /// come by lanes (`EventTimeInputs`), each lane an input of its own.
+    @exclusivity(unchecked) public var standsAside = false
+    /// Its place among a subscription's lane inputs (for a checkpoint's order).
+    public var order = 0
+    /// The partition of the lane it takes (nil: a subscription's own input).
+    public var lane: Int?
+    /// The watermark it allows: its latest time less `maxDelay`, or its idle mark; nil before
+    /// its first element (it then holds the stream's back, unless idle).
+    public var watermark: Int64? {
+        if isIdle { return idleMark }
+        return latest.map { $0 - maxDelay }
+    }
+
+    init(maxDelay: Int64) {
+        self.maxDelay = maxDelay
+    }
+}
+
 /// The event time of a run: one clock (an `EventTimeScheduler`) shared by every stream that
-/// declares `eventTime`, and the elements waiting for its watermark.
+/// declares `eventTime`, and the elements waiting for its watermark. The `eventTime` operator
+/// gives it its elements; other operators on the clock read what it is delivering
+/// (`elementTime`, `lateTime`).
 ///
 /// Each `eventTime` subscription is an input. An input's own watermark is the largest time it has
 /// seen minus its `maxDelay`; the clock's watermark is the smallest of the inputs that are neither
@@ -11,67 +65,29 @@ import Synchronization
 /// watermark reaches their time and are then delivered in time order (arrival order within one
 /// millisecond), with the clock at their time and after the work due then: downstream, every
 /// operator sees time go forward only, as on a virtual clock, whatever order the elements came in.
-final class EventTimeDomain {
-    let clock: EventTimeScheduler
-
-    /// What `eventTime` offers the operator right behind it: its elements as they come, each with
-    /// its time in `elementTime`, instead of in time order once the watermark reaches them. An
-    /// operator for which the order does not matter, only each element's time and the watermark
-    /// (`aggregate`), takes it: then nothing waits, and only the clock follows the watermark.
-    final class Offer: OperatorOffer {
-        let domain: EventTimeDomain
-        var isTaken = false
-
-        init(domain: EventTimeDomain) {
-            self.domain = domain
-        }
-    }
+@_spi(Components) public final class EventTimeDomain<Element> {
+    /// The clock every operator after an `eventTime` runs on.
+    public let clock: EventTimeScheduler
 
     /// One input: a stream's `eventTime`.
-    final class Input {
-        let maxDelay: Int64
-        /// Whether its elements go on as they come (see `Offer`).
-        @exclusivity(unchecked) var asTheyCome = false
-        /// Whether its watermark is given (`drive`: a partition following the run's event time)
-        /// rather than read from its elements.
-        @exclusivity(unchecked) var isDriven = false
-        // Those read per element are unchecked, as the domain's own (see `inOrder`).
-        /// The largest time seen; nil before the first element.
-        @exclusivity(unchecked) var latest: Int64?
-        /// Whether it has had no element for its `idle` time; then its watermark is `idleMark`.
-        @exclusivity(unchecked) var isIdle = false
-        @exclusivity(unchecked) var idleMark: Int64?
-        @exclusivity(unchecked) fileprivate(set) var hasEnded = false
-        var ended: (() -> Void)?
-        let deliver: (Value) -> Void
-        /// How many of its elements wait.
-        @exclusivity(unchecked) var waiting = 0
-        /// Whether it holds nothing back for now: a subscription's own input once its elements
-        /// come by lanes (`EventTimeInputs`), each lane an input of its own.
-        @exclusivity(unchecked) var standsAside = false
-        /// Its place among a subscription's lane inputs (for a checkpoint's order).
-        var order = 0
-        /// The partition of the lane it takes (nil: a subscription's own input).
-        var lane: Int?
-        /// The watermark it allows: its latest time less `maxDelay`, or its idle mark; nil before
-        /// its first element (it then holds the stream's back, unless idle).
-        var watermark: Int64? {
-            if isIdle { return idleMark }
-            return latest.map { $0 - maxDelay }
-        }
+    public final class Input: EventTimeInput {
+        let deliver: (Element) -> Void
         /// What waited when it was removed (the run stopped): the run's last checkpoint keeps it.
-        var waitingWhenRemoved: [(time: Int64, element: Value, origin: Origin?)]?
+        var waitingWhenRemoved: [(time: Int64, element: Element, origin: Origin?)]?
 
-        init(maxDelay: Int64, deliver: @escaping (Value) -> Void) {
-            self.maxDelay = maxDelay
+        /// An input whose own watermark is its latest time less `maxDelay`; `deliver` takes its
+        /// elements once the watermark reaches them.
+        public init(maxDelay: Int64, deliver: @escaping (Element) -> Void) {
             self.deliver = deliver
+            super.init(maxDelay: maxDelay)
         }
     }
 
     struct Waiting {
         let time: Int64
         let arrival: UInt64
-        var element: Value
+        /// Nil once delivered (its slot waits to be compacted).
+        var element: Element?
         var origin: Origin?
         // Unowned: the domain holds every input with elements waiting (`remove` takes them out
         // first), and a retain per waiting element is measurable.
@@ -94,71 +110,73 @@ final class EventTimeDomain {
     /// The others, in a heap by (time, arrival).
     @exclusivity(unchecked) private var outOfOrder = PriorityQueue<Waiting>(by: Waiting.before)
     @exclusivity(unchecked) private var arrivals: UInt64 = 0
-    @exclusivity(unchecked) private var inputs: [Input] = []
+    @exclusivity(unchecked) private var inputs: [EventTimeInput] = []
+    /// How many elements wait in `inOrder` and `outOfOrder`: most of the time none, which is
+    /// known without touching either.
+    @exclusivity(unchecked) private var waitingCount = 0
     @exclusivity(unchecked) private var releasing = false
     /// How far behind the watermark an element may be and still go on (as a late one, for an
     /// `aggregate` with `allowedLateness` to update a window it emitted): the largest asked for.
-    @exclusivity(unchecked) var allowedLateness: Int64 = 0
+    public var allowedLateness: Int64 {
+        get { allowance }
+        set { allowance = newValue }
+    }
     /// The time of the late element being delivered now; nil while an on-time one is.
-    @exclusivity(unchecked) private(set) var lateTime: Int64?
-    /// The time of the element being delivered as it came (see `Offer`).
-    @exclusivity(unchecked) private(set) var elementTime: Int64?
+    public var lateTime: Int64? { late }
+    /// The time of the element being delivered as it came (see `EventTimeInput.asTheyCome`).
+    public var elementTime: Int64? { asItCame }
+    // Read by the operators after it for every element: other modules read them through these
+    // getters, as `@exclusivity(unchecked)` does not reach past the module (a stored property
+    // read from one is checked each time).
+    @exclusivity(unchecked) private var allowance: Int64 = 0
+    @exclusivity(unchecked) private var late: Int64?
+    @exclusivity(unchecked) private var asItCame: Int64?
 
-    init(base: any SchedulerType) {
+    /// A domain whose clock has not started, on `base`'s thread.
+    public init(base: any SchedulerType) {
         clock = EventTimeScheduler(base: base)
     }
 
-    func add(_ input: Input) { inputs.append(input) }
+    /// `input` holds the watermark back from now on (until it ends or is removed).
+    public func add(_ input: Input) { inputs.append(input) }
 
-    /// The aggregates on this clock, whose open windows and keys a watched run shows as the
-    /// stream's (registered as they are built, perhaps on a partition's thread).
-    private let windowBudgets = Mutex<[AggregateBudget]>([])
+    /// What holds windows and keys on this clock, for a watched run to show (registered as each
+    /// is built, perhaps on a partition's thread).
+    private let holders = Mutex<[any EventTimeHolding]>([])
 
-    /// The domain of a component on event time (nil on the run clock), told that the aggregate
-    /// behind `budget` holds windows on it.
-    static func countWindows(of budget: AggregateBudget, in context: ComponentContext) {
-        guard let domain = context.existing(EventTimeDomain.self), domain.clock === context.scheduler as AnyObject
-        else { return }
-        domain.windowBudgets.withLock { budgets in
-            if !budgets.contains(where: { $0 === budget }) { budgets.append(budget) }
+    /// Counts what `holder` holds in `held` from now on (once, however often it is given).
+    public func count(_ holder: any EventTimeHolding) {
+        holders.withLock { holders in
+            if !holders.contains(where: { $0 === holder }) { holders.append(holder) }
         }
     }
 
-    /// The windows and keys the aggregates on this clock hold now, over their partitions.
-    var held: (windows: Int, keys: Int) {
-        windowBudgets.withLock { budgets in
-            budgets.reduce((0, 0)) { ($0.0 + $1.windowsOpen, $0.1 + $1.held.keys) }
+    /// The windows and keys held on this clock now, over every holder.
+    public var held: (windows: Int, keys: Int) {
+        holders.withLock { holders in
+            holders.reduce((0, 0)) { ($0.0 + $1.windowsOpen, $0.1 + $1.keysHeld) }
         }
-    }
-
-    /// The event-time domain of a component's clock, whose `allowedLateness` it raises to
-    /// `lateness` (the component's own); an error if the component is not on event time.
-    static func allowing(_ lateness: RxTimeInterval, in context: ComponentContext) throws -> EventTimeDomain {
-        guard let domain = context.existing(EventTimeDomain.self), domain.clock === context.scheduler as AnyObject
-        else {
-            throw context.error(
-                "\(context.componentName): allowedLateness is for an event-time stream; declare eventTime above it")
-        }
-        domain.allowedLateness = max(domain.allowedLateness, lateness.totalNanoseconds / 1_000_000)
-        return domain
     }
 
     /// Whether an input has ended (until then, nothing is looked for to end).
     @exclusivity(unchecked) private var anyEnded = false
 
     /// `input` has no more elements: what waits goes on as the watermark allows, then it ends.
-    func end(_ input: Input) {
+    public func end(_ input: Input) {
         input.hasEnded = true
         anyEnded = true
         release()
     }
 
-    func remove(_ input: Input) {
+    /// `input` leaves: what waits in it is dropped (kept in `waitingElements(of:)` for the run's
+    /// last checkpoint).
+    public func remove(_ input: Input) {
         input.waitingWhenRemoved = waitingElements(of: input)
         inputs.removeAll { $0 === input }
         compact()
         inOrder.removeAll { $0.input === input }
         outOfOrder.removeAll { $0.input === input }
+        waitingCount = inOrder.count + outOfOrder.count
         input.waiting = 0
         release()
     }
@@ -188,7 +206,7 @@ final class EventTimeDomain {
 
     /// Takes an element at `time` (its origin is the current one): false if it is late (behind
     /// the watermark) beyond `allowedLateness`; one within it goes on at once, with `lateTime` set.
-    func take(_ element: Value, at time: Int64, from input: Input) -> Bool {
+    public func take(_ element: Element, at time: Int64, from input: Input) -> Bool {
         if !clock.isStarted {
             if !input.isDriven { input.latest = max(input.latest ?? time, time) }
             // An input (a partition's lane) that has delivered nothing yet holds the start: a
@@ -200,9 +218,9 @@ final class EventTimeDomain {
             clock.start(at: min(allowed, earliestWaiting ?? allowed))
         }
         if time < clock.clock {
-            guard time >= clock.clock - allowedLateness else { return false }
-            lateTime = time
-            defer { lateTime = nil }
+            guard time >= clock.clock - allowance else { return false }
+            late = time
+            defer { late = nil }
             input.deliver(element)
             return true
         }
@@ -211,13 +229,13 @@ final class EventTimeDomain {
         input.isIdle = false
         input.idleMark = nil
         if input.asTheyCome {
-            elementTime = time
+            asItCame = time
             input.deliver(element)
-            elementTime = nil
+            asItCame = nil
             // A driven input's element (a partition's) moves no watermark: its clock is where
             // `drive` left it, so unless the element left work due by then, or others wait,
             // releasing would find nothing to do (per element, a tenth of a partition's time).
-            if input.isDriven, !wasIdle, !anyEnded, head == inOrder.count, outOfOrder.isEmpty,
+            if input.isDriven, !wasIdle, !anyEnded, waitingCount == 0,
                 clock.nextDue ?? .max > clock.clock
             {
                 return true
@@ -231,7 +249,7 @@ final class EventTimeDomain {
     }
 
     /// Keeps an element until the watermark reaches its time.
-    private func wait(_ element: Value, at time: Int64, from input: Input) {
+    private func wait(_ element: Element, at time: Int64, from input: Input) {
         arrivals &+= 1
         let entry = Waiting(time: time, arrival: arrivals, element: element, origin: Origin.current, input: input)
         if time >= inOrderLatest {
@@ -240,6 +258,7 @@ final class EventTimeDomain {
         } else {
             outOfOrder.push(entry)
         }
+        waitingCount += 1
         input.waiting += 1
     }
 
@@ -264,42 +283,52 @@ final class EventTimeDomain {
             if runFirst {
                 guard time <= limit else { return nil }
                 // The slot stays until compacted; its element and message leave with it.
-                var taken = Waiting(time: 0, arrival: 0, element: .null, origin: nil, input: vacant)
+                var taken = Waiting(time: 0, arrival: 0, element: nil, origin: nil, input: vacant)
                 swap(&taken, &inOrder[head])
                 head += 1
+                waitingCount -= 1
                 return taken
             }
         }
         guard let heapFirst, heapFirst.0 <= limit else { return nil }
+        waitingCount -= 1
         return outOfOrder.popFirst()
     }
 
     /// Delivers what the watermark allows, in time order, and moves the clock to it.
-    func release() {
+    public func release() {
         guard !releasing else { return }
         releasing = true
         defer { releasing = false }
         guard let allowed else { return endInputs() }
-        if !clock.isStarted, let earliest = earliestWaiting {
-            // Held until now by an input that had delivered nothing (it went idle, or ended).
-            clock.start(at: min(allowed, earliest))
-        }
-        // Most elements go on as they come (or wait): nothing to look for then, once an element.
-        while head < inOrder.count || !outOfOrder.isEmpty, let entry = next(upTo: allowed) {
-            entry.input.waiting -= 1
-            clock.advance(toElementAt: entry.time)
-            // One that came before the clock started, of an input taken as they come.
-            if entry.input.asTheyCome { elementTime = entry.time }
-            Origin.with(entry.origin) { entry.input.deliver(entry.element) }
-            elementTime = nil
-        }
+        // Most elements go on as they come (or wait): nothing to look for then. (What waits is
+        // looked at apart: its types are the element's, and code not specialised for it looks
+        // them up on entry.)
+        if waitingCount > 0 { deliverWaiting(upTo: allowed) }
         // Every input ended: nothing more can come. The clock then goes on with the run's own
         // (what is still timed — a `delay`'s last elements — comes in its time); running it to
         // the end of time at once would never end a periodic timer.
         // Elements at the watermark itself are still on time: work due then waits for them.
         if allowed != .max { clock.advance(toElementAt: allowed) } else { followRunClock() }
-        if head > 1024 && head * 2 > inOrder.count { compact() }
-        endInputs()
+        // Per element: nothing to look at until an input has ended.
+        if anyEnded { endInputs() }
+    }
+
+    /// Delivers what waits up to `allowed`, in time order, the clock at each element's time.
+    private func deliverWaiting(upTo allowed: Int64) {
+        if !clock.isStarted, let earliest = earliestWaiting {
+            // Held until now by an input that had delivered nothing (it went idle, or ended).
+            clock.start(at: min(allowed, earliest))
+        }
+        while waitingCount > 0, let entry = next(upTo: allowed) {
+            entry.input.waiting -= 1
+            clock.advance(toElementAt: entry.time)
+            // One that came before the clock started, of an input taken as they come.
+            if entry.input.asTheyCome { asItCame = entry.time }
+            if let element = entry.element { Origin.with(entry.origin) { entry.input.deliver(element) } }
+            asItCame = nil
+        }
+        if head > 1024, head * 2 > inOrder.count { compact() }
     }
 
     private func compact() {
@@ -309,7 +338,6 @@ final class EventTimeDomain {
 
     /// Ends the inputs that have ended and have nothing waiting.
     private func endInputs() {
-        // Per element: nothing to look at until an input has ended.
         guard anyEnded else { return }
         for input in inputs where input.hasEnded && input.waiting == 0 {
             if let ended = input.ended {
@@ -320,15 +348,17 @@ final class EventTimeDomain {
     }
 
     /// The elements of `input` that wait, in time order, for a checkpoint.
-    func waitingElements(of input: Input) -> [(time: Int64, element: Value, origin: Origin?)] {
+    public func waitingElements(of input: Input) -> [(time: Int64, element: Element, origin: Origin?)] {
         if let removed = input.waitingWhenRemoved { return removed }
         let mine = inOrder[head...].filter { $0.input === input } + outOfOrder.elements.filter { $0.input === input }
-        return mine.sorted(by: Waiting.before).map { ($0.time, $0.element, $0.origin) }
+        return mine.sorted(by: Waiting.before).compactMap { entry in
+            entry.element.map { (entry.time, $0, entry.origin) }
+        }
     }
 
     /// A driven input's watermark is now `mark`: what waits up to it goes on, and the clock
     /// follows.
-    func drive(_ input: Input, to mark: Int64) {
+    public func drive(_ input: Input, to mark: Int64) {
         if !clock.isStarted { clock.start(at: mark) }
         guard input.latest != mark else { return }
         input.latest = mark
@@ -337,7 +367,7 @@ final class EventTimeDomain {
 
     /// `input` has had no element for `quiet` milliseconds of wall time (at least its `idle`): it
     /// no longer holds the watermark back, and its own goes on as if its time had kept going.
-    func idle(_ input: Input, quietFor quiet: Int64) {
+    public func idle(_ input: Input, quietFor quiet: Int64) {
         input.isIdle = true
         // An input that has seen nothing on a clock already going (a partition's chain rebuilt
         // after a takeover, its clock restored) goes on from the clock: else it never would.

@@ -149,36 +149,33 @@ extension BuiltinComponents {
             let budget = context.shared(AggregateBudgets.self) { AggregateBudgets() }.budget(
                 for: context.location, maxKeys: maxKeys, maxBytes: parameters[Key.maxMemory] << 20)
             EventTimeDomain<Value>.countWindows(of: budget, in: context)
-            // Read in place per element (an optional's copy costs a retain and a release).
-            let keyExpression = by ?? Expression(constant: .null)
             let every = parameters[Key.every]
-            let time = parameters[Key.time]
-            let scheduler = context.scheduler
-            let eventClock = scheduler as? EventTimeScheduler
-            let everyMilliseconds = every.map(\.milliseconds)
             // Late elements reach it only on event time, from the clock's eventTime.
             let lateness = try parameters[Key.allowedLateness].map {
-                (try EventTimeDomain<Value>.allowing($0, in: context), $0.totalNanoseconds / 1_000_000)
+                (domain: try EventTimeDomain<Value>.allowing($0, in: context), allowed: $0.totalNanoseconds / 1_000_000)
             }
             // Right behind eventTime, each element is counted in the window of its own time as it
             // comes (nothing waits for the watermark); the watermark closes the windows. The
             // objects are the same as if the elements had waited (see AggregateTable.ordersByTime).
             let asTheyCome = context.offered(EventTimeOffer.self).flatMap { offer -> EventTimeDomain<Value>? in
-                guard every != nil, time == nil else { return nil }
+                guard every != nil, parameters[Key.time] == nil else { return nil }
                 offer.isTaken = true
                 return offer.domain
             }
             let settings = AggregateSettings(
-                fields: fields, by: by, keyExpression: keyExpression, maxKeys: maxKeys, budget: budget, every: every,
-                everyMilliseconds: everyMilliseconds, time: time, lateness: lateness, asTheyCome: asTheyCome,
+                fields: fields, by: by, keyExpression: by ?? Expression(constant: .null), maxKeys: maxKeys,
+                budget: budget, everyMilliseconds: every?.milliseconds, time: parameters[Key.time],
+                keepsEmitted: lateness != nil, ordersByTime: asTheyCome != nil,
                 // Split over threads by partitionBy, which puts the results back in this order.
-                order: context.existing(PartitionOrder.self), context: context, scheduler: scheduler,
-                eventClock: eventClock)
+                order: context.existing(PartitionOrder.self), context: context)
+            let windowing = AggregateWindowing(
+                every: every, lateness: lateness, asTheyCome: asTheyCome, scheduler: context.scheduler)
             let state = context.operatorState()
             return { [weak state] source in
-                Observable { observer, lifetime in
-                    AggregateSink(settings, observer: observer, lifetime: lifetime).run(source, state: state)
-                }
+                source.aggregate(
+                    windowing, accumulator: { AggregateTables(settings).accumulator },
+                    elementFailed: { error, element in try context.elementFailed(error, element: element) },
+                    state: state)
             }
         }
     ).keepingState(of: [Key.by, Key.every, Key.time, Key.fields]).runningOnAnyThread().declaring { traits in
@@ -194,13 +191,6 @@ extension BuiltinComponents {
         traits.splitsByDefault = true
         traits.takesEventTimeAsItComes = { values in values.has(Key.every) && !values.has(Key.time) }
     }
-
-    /// The number of the window of length `every` that holds `milliseconds` (rounded down, also
-    /// below zero).
-    static func windowNumber(_ milliseconds: Int64, every: Int64) -> Int64 {
-        let quotient = milliseconds / every
-        return milliseconds % every != 0 && (milliseconds < 0) != (every < 0) ? quotient - 1 : quotient
-    }
 }
 
 /// What every subscription of one `aggregate` shares: its parameters read, and what it runs with.
@@ -211,203 +201,93 @@ private struct AggregateSettings {
     let keyExpression: Expression
     let maxKeys: Int
     let budget: AggregateBudget
-    let every: RxTimeInterval?
     let everyMilliseconds: Int64?
     let time: Expression?
-    /// Where late elements come from, and how long after its end a window takes them (ms).
-    let lateness: (domain: EventTimeDomain<Value>, allowed: Int64)?
-    /// Right behind eventTime, the domain whose elements come as they come.
-    let asTheyCome: EventTimeDomain<Value>?
+    /// With allowedLateness: emitted windows are kept for late elements.
+    let keepsEmitted: Bool
+    /// Right behind eventTime: tables keep each key's time (see `AggregateTable.ordersByTime`).
+    let ordersByTime: Bool
     let order: PartitionOrder?
     let context: ComponentContext
-    let scheduler: any SchedulerType
-    let eventClock: EventTimeScheduler?
 }
 
-/// One subscription of `aggregate`: its open windows (one, or every one not closed by the
-/// watermark when elements come as they come), the timer for the earliest one's end, and the
-/// windows late elements may still update.
-private final class AggregateSink {
+/// The tables of one subscription of `aggregate`, as the runtime's operator counts in them: each
+/// element in its window's table, each table's objects when its window closes.
+private final class AggregateTables {
     private let settings: AggregateSettings
-    private let observer: AnyObserver<Value>
-    private let lifetime: Lifetime
     private let scope: EvaluationScope
     private let window: AggregateWindow
-    private let timer = SerialDisposable()
 
-    init(_ settings: AggregateSettings, observer: AnyObserver<Value>, lifetime: Lifetime) {
+    init(_ settings: AggregateSettings) {
         self.settings = settings
-        self.observer = observer
-        self.lifetime = lifetime
         scope = settings.context.makeScope()
         window = AggregateWindow(
-            fields: settings.fields, now: settings.scheduler.now, ordersByTime: settings.asTheyCome != nil,
-            sequenced: settings.order != nil, budget: settings.budget)
-        lifetime.add(timer)
+            fields: settings.fields, ordersByTime: settings.ordersByTime, sequenced: settings.order != nil,
+            budget: settings.budget)
     }
 
-    /// Restores and keeps the open window in `state` (when the run keeps it), then reads `source`.
-    func run(_ source: Observable<Value>, state: OperatorState<Value>?) {
-        if let state {
-            if let restored = state.takeRestored() {
-                window.restore(restored, now: settings.scheduler.now)
-                armClock()
-            }
-            state.keep(
-                { [window, scheduler = settings.scheduler] in window.saved(now: scheduler.now) },
-                origins: { [window] in window.held.values.flatMap { $0 } }, until: lifetime)
+    var accumulator: WindowAccumulator<Value> {
+        WindowAccumulator(
+            time: settings.time.map { time in { [self] element in try self.time(of: element, by: time) } },
+            count: { [self] element, number, time in try count(element, in: number, time: time) },
+            close: { [self] number, start, end, emit in close(number, start: start, end: end, emit: emit) },
+            update: { [self] element, number, time, emit in try update(element, in: number, at: time, emit: emit) },
+            forget: { [window] number in window.forgetEmitted(before: number) },
+            save: { [window] in window.saved() }, restore: { [window] saved in window.restore(saved) })
+    }
+
+    /// `time` of `element`, in milliseconds.
+    private func time(of element: Value, by time: Expression) throws -> Double {
+        let context = settings.context
+        guard let at = try context.evaluate(time, element, in: scope).doubleValue else {
+            throw context.error("aggregate: 'time' is not a number", element: element)
         }
-        source.subscribe(
-            AnyObserver { [self] event in
-                if lifetime.isDisposed { return }
-                switch event {
-                case .next(let element):
-                    do {
-                        try add(element)
-                    } catch {
-                        do { try settings.context.elementFailed(error, element: element) } catch {
-                            observer.on(.error(error))
-                            lifetime.dispose()
-                        }
-                    }
-                case .error:
-                    observer.on(event)
-                    lifetime.dispose()
-                case .completed:
-                    while let first = window.earliest { flush(first) }
-                    observer.on(.completed)
-                    lifetime.dispose()
-                }
-            }, in: lifetime.makeChild())
+        // Beyond ±2^53 ms a window number is no longer exact (nor, far enough, representable):
+        // an element error, not a trap.
+        guard at.magnitude < 9.007e15 else {
+            throw context.error(
+                "aggregate: 'time' \(at) is out of range (milliseconds since the epoch)", element: element)
+        }
+        return at
     }
 
-    /// Counts `element` in its window (a late one updates an emitted window instead).
-    private func add(_ element: Value) throws {
-        let elementTime = settings.asTheyCome.flatMap { $0.elementTime ?? $0.lateTime }
-        if let domain = settings.lateness?.domain, let late = domain.lateTime, try update(element, at: late) {
+    private func count(_ element: Value, in number: Int64, time: Int64?) throws {
+        try window.table(number).add(
+            element, keyedBy: settings.keyExpression, scope: scope, context: settings.context,
+            maxKeys: settings.maxKeys, time: time, sequence: settings.order?.sequence ?? 0)
+    }
+
+    /// Emits window `number`'s objects: each with its place among every partition's (its
+    /// window's end on the clock, its key's earliest time and number in the stream) when split.
+    private func close(_ number: Int64, start: Int64, end: Int64, emit: (Value) -> Void) {
+        guard let table = window.close(number) else { return }
+        let keyed = settings.by != nil
+        guard let order = settings.order else {
+            let outputs = table.rows(start: start, keyed: keyed)
+            if settings.keepsEmitted { window.keepEmitted(number, table) } else { window.recycle(table) }
+            for output in outputs { emit(output) }
             return
         }
-        var index = try windowNumber(of: element, elementTime: elementTime)
-        // One window open at a time, unless elements come as they come: a later one closes it, an
-        // earlier one counts in it.
-        if settings.asTheyCome == nil, let current = window.earliest {
-            if index > current { flush(current) } else { index = current }
+        let (outputs, places) = table.placedRows(start: start, keyed: keyed, end: end)
+        if settings.keepsEmitted { window.keepEmitted(number, table) } else { window.recycle(table) }
+        for (output, place) in Swift.zip(outputs, places) {
+            order.place = place
+            emit(output)
         }
-        let table = window.table(index)
-        armClock()
-        try table.add(
-            element, keyedBy: settings.keyExpression, scope: scope, context: settings.context,
-            maxKeys: settings.maxKeys, time: elementTime, sequence: settings.order?.sequence ?? 0)
-        if let origin = Origin.current { window.held[index, default: []].append(origin) }
     }
 
-    /// The number of the window `element` counts in: by its `time`, its own event time, the
-    /// event clock, or the run's clock; 0 without `every`.
-    private func windowNumber(of element: Value, elementTime: Int64?) throws -> Int64 {
-        guard let every = settings.every, let everyMilliseconds = settings.everyMilliseconds else { return 0 }
-        if let time = settings.time {
-            let context = settings.context
-            guard let at = try context.evaluate(time, element, in: scope).doubleValue else {
-                throw context.error("aggregate: 'time' is not a number", element: element)
-            }
-            // Beyond ±2^53 ms a window number is no longer exact (nor, far enough, representable):
-            // an element error, not a trap.
-            guard at.magnitude < 9.007e15 else {
-                throw context.error(
-                    "aggregate: 'time' \(at) is out of range (milliseconds since the epoch)", element: element)
-            }
-            return Int64((at / Double(everyMilliseconds)).rounded(.down))
-        } else if let elementTime {
-            return BuiltinComponents.windowNumber(elementTime, every: everyMilliseconds)
-        } else if let eventClock = settings.eventClock {
-            // Whole milliseconds already: no Duration arithmetic per element.
-            return BuiltinComponents.windowNumber(
-                eventClock.clock - window.clockStartMilliseconds, every: everyMilliseconds)
-        }
-        let milliseconds = Double((settings.scheduler.now - window.clockStart).milliseconds)
-        return Int64((milliseconds / Double(every.milliseconds)).rounded(.down))
-    }
-
-    /// Forgets the windows emitted that late elements may no longer update: those whose end is
-    /// more than `allowedLateness` behind the watermark.
-    private func forgetExpired() {
-        guard let allowed = settings.lateness?.allowed, let every = settings.every else { return }
-        let now = settings.scheduler.now.totalNanoseconds / 1_000_000
-        let length = every.totalNanoseconds / 1_000_000
-        // Window n ends at (n + 1)·length: kept while that plus the allowance is ahead.
-        window.forgetEmitted(before: BuiltinComponents.windowNumber(now - allowed, every: length))
-    }
-
-    /// Emits the open window `number`.
-    private func flush(_ number: Int64) {
-        guard let table = window.close(number) else { return }
-        let start = settings.every.map { ($0 * number).milliseconds } ?? 0
-        let keyed = settings.by != nil
-        let keepsEmitted = settings.lateness != nil
-        // The window's objects go out on behalf of every message counted in it.
-        let origin = Origin.joining(window.held.removeValue(forKey: number) ?? [])
-        Origin.with(origin) {
-            guard let order = settings.order else {
-                let outputs = table.rows(start: start, keyed: keyed)
-                if keepsEmitted { window.keepEmitted(number, table) } else { window.recycle(table) }
-                for output in outputs { observer.on(.next(output)) }
-                return
-            }
-            // Each object with its place among every partition's: its window's end on the clock,
-            // its key's earliest time and number in the stream.
-            let end =
-                settings.everyMilliseconds.map { length in
-                    (settings.asTheyCome != nil ? 0 : window.clockStartMilliseconds) + length * (number + 1)
-                } ?? .max
-            let (outputs, places) = table.placedRows(start: start, keyed: keyed, end: end)
-            if keepsEmitted { window.keepEmitted(number, table) } else { window.recycle(table) }
-            for (output, place) in Swift.zip(outputs, places) {
-                order.place = place
-                observer.on(.next(output))
-            }
-        }
-        forgetExpired()
-    }
-
-    /// A late element for a window already emitted: the window's row for its key again, updated.
-    private func update(_ element: Value, at late: Int64) throws -> Bool {
-        guard let every = settings.every else { return false }
-        let length = every.totalNanoseconds / 1_000_000
-        let index = BuiltinComponents.windowNumber(late, every: length)
-        let now = settings.scheduler.now.totalNanoseconds / 1_000_000
-        guard index < BuiltinComponents.windowNumber(now, every: length), window.open[index] == nil else {
-            return false
-        }
-        forgetExpired()
-        let table = window.emitted[index] ?? window.makeTable()
+    /// A late element for window `number`, emitted already: that key's object again, updated.
+    private func update(_ element: Value, in number: Int64, at late: Int64, emit: (Value) -> Void) throws {
+        guard let length = settings.everyMilliseconds else { return }
+        let table = window.emitted[number] ?? window.makeTable()
         let key = try settings.context.evaluate(settings.keyExpression, element, in: scope)
         try table.add(
             element, keyedBy: settings.keyExpression, scope: scope, context: settings.context,
             maxKeys: settings.maxKeys, time: late)
-        window.keepEmitted(index, table)
-        for case .object(var row) in table.rows(start: index * length, keyed: settings.by != nil, only: key) {
+        window.keepEmitted(number, table)
+        for case .object(var row) in table.rows(start: number * length, keyed: settings.by != nil, only: key) {
             row["update"] = .bool(true)
-            observer.on(.next(.object(row)))
-        }
-        return true
-    }
-
-    /// Arms the clock for the end of the earliest open window (on the pipeline's clock, not with
-    /// `time`), then for the next.
-    private func armClock() {
-        guard let every = settings.every, settings.time == nil, let first = window.earliest else { return }
-        guard window.armedFor != first else { return }
-        window.armedFor = first
-        let end = window.clockStart + every * (first + 1)
-        let scheduler = settings.scheduler
-        // The timer works for no message of its own: the window carries its elements'.
-        timer.disposable = Origin.with(nil) {
-            scheduler.schedule(after: Swift.max(.zero, end - scheduler.now)) { [self] in
-                guard !lifetime.isDisposed else { return }
-                window.armedFor = nil
-                flush(first)
-                armClock()
-            }
+            emit(.object(row))
         }
     }
 }

@@ -34,3 +34,7 @@ indirect enum Saved: StateRepresentable, Hashable, CustomStringConvertible {
 extension Saved: ExpressibleByIntegerLiteral {
     init(integerLiteral value: Int) { self = .integer(value) }
 }
+
+extension Saved: ExpressibleByArrayLiteral {
+    init(arrayLiteral elements: Saved...) { self = .list(elements) }
+}

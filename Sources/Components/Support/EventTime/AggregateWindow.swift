@@ -1,18 +1,15 @@
 @_spi(Components) import Pipeline
 @_spi(Components) import Reactive
 
-/// One subscription of `aggregate`: its open windows (one, unless elements come as they come on
-/// event time), where its clock's windows start, and the messages of what each window counted.
+/// The tables of one subscription of `aggregate`, by window number: the open windows' (one, unless
+/// elements come as they come on event time) and, with allowedLateness, the emitted ones late
+/// elements may still update. The runtime's `aggregate` decides which window is which.
 final class AggregateWindow {
     let fields: [AggregateField]
     /// Whether tables keep the event time of what they count (see `AggregateTable.ordersByTime`).
     let ordersByTime: Bool
     /// The open windows by number (start over the window length).
     private(set) var open: [Int64: AggregateTable] = [:]
-    /// The earliest open window's number; nil while none is open.
-    private(set) var earliest: Int64?
-    /// The window the clock is armed for.
-    var armedFor: Int64?
     /// The last window added to, and its table: most elements go to the same one as the last.
     private var last: (number: Int64, table: AggregateTable)?
     /// A table emptied, kept to be filled again (its storage stays allocated).
@@ -36,12 +33,6 @@ final class AggregateWindow {
             emitted[first] = nil
         }
     }
-    /// The pipeline-clock time windows are counted from (without `time`).
-    var clockStart: RxTime { didSet { clockStartMilliseconds = clockStart.milliseconds } }
-    /// `clockStart` in whole milliseconds (read per element on event time).
-    private(set) var clockStartMilliseconds: Int64
-    /// The origins of the elements counted in each open window.
-    var held: [Int64: [Origin]] = [:]
 
     /// What the operator may hold, shared with its other copies; nil: no bound.
     let budget: AggregateBudget?
@@ -49,16 +40,11 @@ final class AggregateWindow {
     /// Whether its tables keep each key's place among every partition's results.
     let sequenced: Bool
 
-    init(
-        fields: [AggregateField], now: RxTime, ordersByTime: Bool, sequenced: Bool = false,
-        budget: AggregateBudget? = nil
-    ) {
+    init(fields: [AggregateField], ordersByTime: Bool, sequenced: Bool = false, budget: AggregateBudget? = nil) {
         self.fields = fields
         self.ordersByTime = ordersByTime
         self.sequenced = sequenced
         self.budget = budget
-        clockStart = now
-        clockStartMilliseconds = now.milliseconds
     }
 
     // A copy that ends with windows open (its partition lost) no longer holds them.
@@ -83,7 +69,6 @@ final class AggregateWindow {
             table = makeTable()
             open[number] = table
             budget?.windowsOpened(1)
-            earliest = Swift.min(earliest ?? number, number)
         }
         last = (number, table)
         return table
@@ -94,7 +79,6 @@ final class AggregateWindow {
         guard let table = open.removeValue(forKey: number) else { return nil }
         budget?.windowsOpened(-1)
         if last?.number == number { last = nil }
-        if earliest == number { earliest = open.keys.min() }
         return table
     }
 
@@ -104,35 +88,39 @@ final class AggregateWindow {
         spare = table
     }
 
-    /// What a checkpoint keeps: the time since the clock's start (so a resumed run goes on as if
-    /// no time had passed), the earliest open window's number and table, and any later ones.
-    func saved(now: RxTime) -> Value {
-        var object = JSONObject()
-        object["elapsed"] = Value(stateDuration: now - clockStart)
+    /// What a checkpoint keeps of the tables (after the operator's `elapsed`): the earliest open
+    /// window's number and table, any later ones, and the emitted ones kept for late elements.
+    func saved() -> [(String, Value)] {
+        var fields: [(String, Value)] = []
         let numbers = open.keys.sorted()
         if let first = numbers.first, let table = open[first] {
-            object["window"] = .int(Int(first))
-            object["table"] = table.saved()
+            fields.append(("window", .int(Int(first))))
+            fields.append(("table", table.saved()))
         }
         if numbers.count > 1 {
-            object["later"] = .array(numbers.dropFirst().map { .array([.int(Int($0)), open[$0]!.saved()]) })
+            fields.append(("later", .array(numbers.dropFirst().map { .array([.int(Int($0)), open[$0]!.saved()]) })))
         }
         if !emitted.isEmpty {
-            object["emitted"] = .array(
-                emitted.sorted { $0.key < $1.key }.map { .array([.int(Int($0.key)), $0.value.saved()]) })
+            fields.append(
+                (
+                    "emitted",
+                    .array(emitted.sorted { $0.key < $1.key }.map { .array([.int(Int($0.key)), $0.value.saved()]) })
+                ))
         }
-        return .object(object)
+        return fields
     }
 
-    /// Goes on from what `saved` kept.
-    func restore(_ saved: Value, now: RxTime) {
-        clockStart = now - (saved["elapsed"]?.stateDuration ?? .zero)
+    /// Goes on from what `saved` kept; the open windows' numbers.
+    func restore(_ saved: Value) -> [Int64] {
+        var opened: [Int64] = []
         if let number = saved["window"]?.intValue, let table = saved["table"] {
             self.table(Int64(number)).restore(table)
+            opened.append(Int64(number))
         }
         for entry in saved["later"]?.arrayValue ?? [] {
             guard let pair = entry.arrayValue, pair.count == 2, let number = pair[0].intValue else { continue }
             self.table(Int64(number)).restore(pair[1])
+            opened.append(Int64(number))
         }
         for entry in saved["emitted"]?.arrayValue ?? [] {
             guard let pair = entry.arrayValue, pair.count == 2, let number = pair[0].intValue else { continue }
@@ -140,5 +128,6 @@ final class AggregateWindow {
             kept.restore(pair[1])
             keepEmitted(Int64(number), kept)
         }
+        return opened
     }
 }

@@ -185,7 +185,7 @@ final class EventTimeSink<Element: StateRepresentable>: Sink<Element> {
     func start() { idleTimers.arm(base) }
 
     func take(_ element: Element) {
-        if isDisposed { return }
+        if lifetime.isDisposed { return }  // (read from the non-generic lifetime: no call per element)
         do {
             if let at = try lateTime(of: element) { refused(element, .late(at: at)) }
         } catch {

@@ -122,9 +122,13 @@ import Synchronization
         set { allowance = newValue }
     }
     /// The time of the late element being delivered now; nil while an on-time one is.
-    public var lateTime: Int64? { late }
+    public var lateTime: Int64? {
+        @inline(__always) get { late }
+    }
     /// The time of the element being delivered as it came (see `EventTimeInput.asTheyCome`).
-    public var elementTime: Int64? { asItCame }
+    public var elementTime: Int64? {
+        @inline(__always) get { asItCame }
+    }
     // Read by the operators after it for every element: other modules read them through these
     // getters, as `@exclusivity(unchecked)` does not reach past the module (a stored property
     // read from one is checked each time).

@@ -5,5 +5,5 @@ extension PluginAPI {
     /// declaration a compiled plugin can depend on (layouts, symbols, inlined bodies). Emitted
     /// into the client, so a plugin's `rivulet_plugin_interface` entry point returns the one it
     /// was built with, and `rivulet` refuses a plugin whose interface is not its own.
-    @_alwaysEmitIntoClient public static var binaryInterface: UInt64 { 0xfc8c_b93e_7fc7_d56d }
+    @_alwaysEmitIntoClient public static var binaryInterface: UInt64 { 0x01be_34ba_cfab_d1fa }
 }

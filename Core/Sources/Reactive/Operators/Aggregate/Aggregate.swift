@@ -92,20 +92,13 @@ extension ObservableType where Element: StateRepresentable {
             let feed = AggregateFeed(
                 windowing, accumulator: accumulator(), elementFailed: elementFailed, state: state,
                 downstream: observer, lifetime: lifetime)
-            source.subscribe(
-                AnyObserver { event in
-                    switch event {
-                    case .next(let element): feed.take(element)
-                    case .error(let error): feed.fail(error)
-                    case .completed: feed.complete()
-                    }
-                }, in: lifetime.makeChild())
+            source.subscribe(feeding: feed, in: lifetime.makeChild())
         }
     }
 }
 
 /// What `aggregate`'s inlined entry point sees of its sink: three calls. (Not for use elsewhere.)
-@_spi(Components) public final class AggregateFeed<Element: StateRepresentable> {
+@_spi(Components) public final class AggregateFeed<Element: StateRepresentable>: ElementFeed {
     private let sink: AggregateSink<Element>
 
     /// The sink of one subscription, restored from `state`.

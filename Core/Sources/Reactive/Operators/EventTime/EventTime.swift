@@ -77,20 +77,13 @@ extension ObservableType where Element: StateRepresentable {
                 lifetime: lifetime)
             // Read at once: a partition's lane or an inner stream is hot, and what it delivers
             // before this subscribes would be lost.
-            source.subscribe(
-                AnyObserver { event in
-                    switch event {
-                    case .next(let element): feed.take(element)
-                    case .error(let error): feed.fail(error)
-                    case .completed: feed.complete()
-                    }
-                }, in: lifetime.makeChild())
+            source.subscribe(feeding: feed, in: lifetime.makeChild())
         }
     }
 }
 
 /// What `eventTime`'s inlined entry point sees of its sink: three calls. (Not for use elsewhere.)
-@_spi(Components) public final class EventTimeFeed<Element: StateRepresentable> {
+@_spi(Components) public final class EventTimeFeed<Element: StateRepresentable>: ElementFeed {
     private let sink: EventTimeSink<Element>
 
     /// The sink of one subscription, restored from `state` and started.

@@ -101,8 +101,8 @@
     private func visit(testFile path: String, execute: Bool, filter: String? = nil) -> FileResult {
         let opened: OpenedTestFile
         switch open(testFile: path, execute: execute) {
-        case .success(let file): opened = file
-        case .failure(let early): return early.result
+        case .opened(let file): opened = file
+        case .unvisitable(let result): return result
         }
         let (text, testFile, diagnostics, pipeline) = (
             opened.text, opened.testFile, opened.diagnostics, opened.pipeline
@@ -140,18 +140,18 @@
         let pipeline: PipelineUnderTest
     }
 
-    /// Why a test file has no cases to visit: the result that says so.
-    private struct Unvisitable: Error {
-        let result: FileResult
+    /// A test file opened, or the result saying why it has no cases to visit. (Not a `Result`:
+    /// its failure would have to be a `Sendable` error, and a file's result need not be.)
+    private enum Opening {
+        case opened(OpenedTestFile)
+        case unvisitable(FileResult)
     }
 
     /// Reads and parses the test file at `path` and the pipeline it names; the pipeline as written
     /// is checked first, so a test reports exactly what lint and run do.
-    private func open(testFile path: String, execute: Bool) -> Result<OpenedTestFile, Unvisitable> {
-        func unvisitable(_ diagnostics: [Diagnostic], source: String?) -> Result<OpenedTestFile, Unvisitable> {
-            .failure(
-                Unvisitable(
-                    result: FileResult(path: path, cases: [], diagnostics: diagnostics, diagnosticSource: source)))
+    private func open(testFile path: String, execute: Bool) -> Opening {
+        func unvisitable(_ diagnostics: [Diagnostic], source: String?) -> Opening {
+            .unvisitable(FileResult(path: path, cases: [], diagnostics: diagnostics, diagnosticSource: source))
         }
         let directory = LocalFiles.directory(of: path)
         let text: String
@@ -194,7 +194,7 @@
         {
             return unvisitable(diagnostics + asWritten.diagnostics, source: pipelineText)
         }
-        return .success(OpenedTestFile(text: text, testFile: testFile, diagnostics: diagnostics, pipeline: pipeline))
+        return .opened(OpenedTestFile(text: text, testFile: testFile, diagnostics: diagnostics, pipeline: pipeline))
     }
 
     /// One case of the test file at `path` (text `text`): the pipeline loaded with what the case

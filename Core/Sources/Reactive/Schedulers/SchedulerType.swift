@@ -75,6 +75,12 @@ extension Duration {
         let (seconds, attoseconds) = components
         return seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
     }
+
+    /// The duration in whole milliseconds (rounded toward zero): what event time counts in.
+    @_spi(Components) @inlinable
+    public var milliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    }
 }
 
 /// A scheduled action that can be cancelled before it runs.

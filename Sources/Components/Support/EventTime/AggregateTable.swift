@@ -400,13 +400,6 @@ final class AggregateTable {
     }
 }
 
-extension Duration {
-    /// The duration in whole milliseconds.
-    var milliseconds: Int64 {
-        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
-    }
-}
-
 /// The members of an aggregate's objects, in order: `key` (when keyed), `start`, then each field;
 /// a field named as an earlier member takes that member's place (its value is the field's), as
 /// setting the member again would.

@@ -326,10 +326,3 @@ final class AggregateSink<Element: StateRepresentable>: Sink<Element> {
             origins: { [self] in held.values.flatMap { $0 } }, until: lifetime)
     }
 }
-
-extension Duration {
-    /// The duration in whole milliseconds.
-    var milliseconds: Int64 {
-        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
-    }
-}

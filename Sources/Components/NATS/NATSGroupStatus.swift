@@ -121,7 +121,7 @@ public struct NATSGroupStatus: Sendable {
         for runner in runners {
             toldWatermarks[runner] = watermarks(inRunnerEntry: entries[PartitionLeases.runnerKey(runner)]?.value ?? "")
         }
-        let stored = storedPartitions(group: group, js: js)
+        let stored = try storedPartitions(group: group, js: js)
         let timeToLive = leaseTimeToLive(group: group, js: js)
         let partitions = (0..<count).map { number in
             let lease = entries[PartitionLeases.partitionKey(number)]
@@ -179,16 +179,22 @@ public struct NATSGroupStatus: Sendable {
 
     /// When each partition's state was last stored, and the consumer it is read through, from
     /// the group's state bucket (none when its runners keep no state).
-    private static func storedPartitions(group: String, js: OpaquePointer) -> [Int: (
+    /// What each partition's last holder stored, from the group's state bucket (none without
+    /// --state). Throws when the bucket is there but cannot be read: a floor shown as "-" because
+    /// a read timed out would look like a partition never acknowledged.
+    private static func storedPartitions(group: String, js: OpaquePointer) throws -> [Int: (
         time: Int64, consumer: String?, floor: UInt64?
     )] {
         var store: OpaquePointer?
-        guard js_KeyValue(&store, js, GroupPartitionStates.bucketName(group)) == NATS_OK, let store else { return [:] }
+        let opened = js_KeyValue(&store, js, GroupPartitionStates.bucketName(group))
+        guard opened == NATS_OK, let store else {
+            if opened == NATS_NOT_FOUND { return [:] }
+            throw NATSError(opened, doing: "cannot open the state bucket of group '\(group)'")
+        }
         kvStore_Destroy(store)
-        let bucket = try? NATSLeaseBucket(name: GroupPartitionStates.bucketName(group), timeToLive: .zero, js: js)
-        guard let entries = try? bucket?.entries() else { return [:] }
+        let bucket = try NATSLeaseBucket(name: GroupPartitionStates.bucketName(group), timeToLive: .zero, js: js)
         var stored: [Int: (time: Int64, consumer: String?, floor: UInt64?)] = [:]
-        for (key, entry) in entries where key.hasPrefix("partitions.") {
+        for (key, entry) in try bucket.entries() where key.hasPrefix("partitions.") {
             guard let partition = Int(key.dropFirst("partitions.".count)) else { continue }
             let parsed = try? JSONParser.parse(entry.value)
             let floor = parsed?["position"]?["floor"]?.intValue.flatMap { $0 >= 0 ? UInt64($0) : nil }

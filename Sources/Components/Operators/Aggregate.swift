@@ -252,9 +252,11 @@ private final class AggregateTables {
     }
 
     private func count(_ element: Value, in number: Int64, time: Int64?) throws {
-        try window.table(number).add(
-            element, keyedBy: settings.keyExpression, scope: scope, context: settings.context,
-            maxKeys: settings.maxKeys, time: time, sequence: settings.order?.sequence ?? 0)
+        try window.withTable(number) { table in
+            try table.add(
+                element, keyedBy: settings.keyExpression, scope: scope, context: settings.context,
+                maxKeys: settings.maxKeys, time: time, sequence: settings.order?.sequence ?? 0)
+        }
     }
 
     /// Emits window `number`'s objects: each with its place among every partition's (its

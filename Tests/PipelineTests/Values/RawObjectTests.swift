@@ -38,6 +38,36 @@ final class RawObjectTests: LeakCheckingTestCase {
         }
     }
 
+    /// Integers are read eight digits at a time from the word that ends with them: every length
+    /// from 1 to 18 digits, signed or not, near the line's start (too near for a whole word before
+    /// it) and far from it, reads as the digit-at-a-time way and the parser read it; a byte that is
+    /// not a digit anywhere in the word is never taken for one.
+    func testAnIntegerReadsTheSameAtEveryLengthAndPlaceInTheLine() throws {
+        var generator = SystemRandomNumberGenerator()
+        for digits in 1...18 {
+            for _ in 0..<50 {
+                let magnitude = (0..<digits).map { place in
+                    String(place == 0 && digits > 1 ? Int.random(in: 1...9, using: &generator) : Int.random(in: 0...9))
+                }.joined()
+                for sign in ["", "-"] {
+                    for padding in ["", "      ", String(repeating: " ", count: 17)] {
+                        let text = #"{"t":"# + padding + sign + magnitude + #", "x": 1.5e3}"#
+                        let object = try raw(text)
+                        let expected = Int(sign + magnitude)
+                        XCTAssertEqual(object.integer(ofMember: "t"), expected, text)
+                        let oneByOne = Array((sign + magnitude).utf8).withUnsafeBufferPointer(RawObject.plainInteger)
+                        XCTAssertEqual(oneByOne, expected, text)
+                        XCTAssertEqual(try JSONParser.parse(text)["t"], expected.map(Value.int), text)
+                        XCTAssertNil(object.integer(ofMember: "x"), "1.5e3: left to the parser")
+                    }
+                }
+            }
+        }
+        for text in [#"{"t": 12.5}"#, #"{"t": 1e9}"#, #"{"t": 123456789.25}"#, #"{"t": -1.0}"#, #"{"t": "12"}"#] {
+            XCTAssertNil(try raw(text).integer(ofMember: "t"), text)
+        }
+    }
+
     /// Plain integers are computed from their text at once, others parsed: both read as the parser
     /// reads them, at the edges of the short way too.
     func testEveryNumberMemberReadsAsTheParserReadsIt() throws {

@@ -234,7 +234,15 @@ public struct Expression {
     /// (digits, perhaps a minus, at most 18 of them): the integer, read in place; else nil
     /// (evaluate the expression instead, which gives `.int` of the same).
     @_spi(Components) public func fieldInteger(of element: Value) -> Int? {
-        guard let field, let raw = element.unretainedRawObject else { return nil }
+        guard let field else { return nil }
+        return Self.fieldInteger(named: field, of: element)
+    }
+
+    /// `fieldInteger(of:)` of the expression whose `fieldName` is `field`: for a caller that keeps
+    /// the name, not the expression (reading an expression from an array copies it, a retain and a
+    /// release of each of its parts).
+    @_spi(Components) public static func fieldInteger(named field: String, of element: Value) -> Int? {
+        guard let raw = element.unretainedRawObject else { return nil }
         return raw._withUnsafeGuaranteedRef { $0.integer(ofMember: field) }
     }
 

@@ -13,29 +13,29 @@ final class AggregateTable {
     // exclusivity check costs a thread-local lookup each time.
     @exclusivity(unchecked) private var rowsByKey = KeyRows()
     @exclusivity(unchecked) private var keys: [Value] = []
-    @exclusivity(unchecked) private var counts: [Int] = []
+    @exclusivity(unchecked) private var counts = AggregateColumn<Int>()
     /// One running value per field per key, row after row (`row * fields.count + column`): sums
     /// and avg totals as numbers, extremes and firsts as values. Flat, so that an update is one
     /// store, not a nested array's uniqueness check.
-    @exclusivity(unchecked) private var numbers: [Double] = []
-    @exclusivity(unchecked) private var seen: [Int] = []
+    @exclusivity(unchecked) private var numbers = AggregateColumn<Double>()
+    @exclusivity(unchecked) private var seen = AggregateColumn<Int>()
     @exclusivity(unchecked) private var values: [Value] = []
     /// The fields' values of the element being added (kept, so no array is made per element).
     @exclusivity(unchecked) private var evaluated: [Value?]
     /// The number of each `sum` and `avg` field of the element being added, when it has one (no
     /// value is kept for those: only the number counts).
-    @exclusivity(unchecked) private var evaluatedNumbers: [Double]
-    @exclusivity(unchecked) private var hasNumber: [Bool]
+    @exclusivity(unchecked) private var evaluatedNumbers: AggregateColumn<Double>
+    @exclusivity(unchecked) private var hasNumber: AggregateColumn<Bool>
     /// With `ordersByTime`: each key's earliest time and when that element came (how many came
     /// before it), and the time of each cell's value.
-    @exclusivity(unchecked) private var firstTimes: [Int64] = []
-    @exclusivity(unchecked) private var firstArrivals: [Int] = []
+    @exclusivity(unchecked) private var firstTimes = AggregateColumn<Int64>()
+    @exclusivity(unchecked) private var firstArrivals = AggregateColumn<Int>()
     @exclusivity(unchecked) private var arrivals = 0
-    @exclusivity(unchecked) private var cellTimes: [Int64] = []
+    @exclusivity(unchecked) private var cellTimes = AggregateColumn<Int64>()
     /// Whether each key's place among every partition's results is kept (`PartitionOrder`): the
     /// stream-wide number of the element that put it first.
     let sequenced: Bool
-    @exclusivity(unchecked) private var firstSequences: [Int64] = []
+    @exclusivity(unchecked) private var firstSequences = AggregateColumn<Int64>()
 
     /// Each field's kind and expression (a constant for `count`), apart, to be read in place.
     private let kinds: [AggregateField.Kind]
@@ -70,8 +70,8 @@ final class AggregateTable {
         }
         self.ordersByTime = ordersByTime
         evaluated = Array(repeating: nil, count: fields.count)
-        evaluatedNumbers = Array(repeating: 0, count: fields.count)
-        hasNumber = Array(repeating: false, count: fields.count)
+        evaluatedNumbers = AggregateColumn(repeating: 0, count: fields.count)
+        hasNumber = AggregateColumn(repeating: false, count: fields.count)
         keyedLayout = OutputLayout(fields: fields, keyed: true)
         plainLayout = OutputLayout(fields: fields, keyed: false)
     }
@@ -128,11 +128,19 @@ final class AggregateTable {
                 // Every cell of the last element is set again (it may have failed half-way).
                 hasNumber[column] = false
                 guard hasExpression[column] else {
-                    evaluated[column] = nil
+                    if evaluated[column] != nil { evaluated[column] = nil }
                     continue
                 }
                 let kind = kinds[column]
                 let countsNumbers = kind == .sum || kind == .avg
+                // A sum's integer read where it lies in the line: no value made (what evaluating
+                // gives is `.int` of the same, whose doubleValue this is).
+                if countsNumbers, let name = fieldNames[column],
+                    let integer = Expression.fieldInteger(named: name, of: element)
+                {
+                    (evaluatedNumbers[column], hasNumber[column]) = (Double(integer), true)
+                    continue
+                }
                 let value: Value
                 if let name = fieldNames[column], case .object(let object) = element {
                     value = object[name] ?? .null
@@ -187,18 +195,18 @@ final class AggregateTable {
         rowsByKey.set(key, row: row)
         keys.append(key)
         counts.append(0)
-        numbers.append(contentsOf: repeatElement(0, count: width))
-        seen.append(contentsOf: repeatElement(0, count: width))
+        numbers.append(0, times: width)
+        seen.append(0, times: width)
         values.append(contentsOf: repeatElement(.null, count: width))
         if sequenced {
             // Rows restored from a checkpoint have no number: they go first.
-            if firstSequences.count < row { firstSequences += repeatElement(0, count: row - firstSequences.count) }
+            if firstSequences.count < row { firstSequences.append(0, times: row - firstSequences.count) }
             firstSequences.append(sequence)
         }
         if ordersByTime {
             firstTimes.append(time ?? 0)
             firstArrivals.append(arrivals)
-            cellTimes.append(contentsOf: repeatElement(time ?? 0, count: width))
+            cellTimes.append(time ?? 0, times: width)
         }
         return row
     }
@@ -317,15 +325,15 @@ final class AggregateTable {
         reservedBytes = 0
         rowsByKey.removeAll()
         keys.removeAll(keepingCapacity: true)
-        counts.removeAll(keepingCapacity: true)
-        numbers.removeAll(keepingCapacity: true)
-        seen.removeAll(keepingCapacity: true)
+        counts.removeAll()
+        numbers.removeAll()
+        seen.removeAll()
         values.removeAll(keepingCapacity: true)
-        firstTimes.removeAll(keepingCapacity: true)
-        firstArrivals.removeAll(keepingCapacity: true)
-        firstSequences.removeAll(keepingCapacity: true)
+        firstTimes.removeAll()
+        firstArrivals.removeAll()
+        firstSequences.removeAll()
         arrivals = 0
-        cellTimes.removeAll(keepingCapacity: true)
+        cellTimes.removeAll()
     }
 
     /// The table as a checkpoint keeps it: each key with its count and running values.
@@ -337,15 +345,15 @@ final class AggregateTable {
         }
         var saved = JSONObject()
         saved["keys"] = .array(keys)
-        saved["counts"] = .array(counts.map { .int($0) })
-        saved["numbers"] = rows(numbers) { .double($0) }
-        saved["seen"] = rows(seen) { .int($0) }
+        saved["counts"] = .array(counts.array.map { .int($0) })
+        saved["numbers"] = rows(numbers.array) { .double($0) }
+        saved["seen"] = rows(seen.array) { .int($0) }
         saved["values"] = rows(values) { $0 }
         if ordersByTime {
-            saved["firstTimes"] = .array(firstTimes.map { .int(Int($0)) })
-            saved["firstArrivals"] = .array(firstArrivals.map { .int($0) })
+            saved["firstTimes"] = .array(firstTimes.array.map { .int(Int($0)) })
+            saved["firstArrivals"] = .array(firstArrivals.array.map { .int($0) })
             saved["arrivals"] = .int(arrivals)
-            saved["cellTimes"] = rows(cellTimes) { .int(Int($0)) }
+            saved["cellTimes"] = rows(cellTimes.array) { .int(Int($0)) }
         }
         return .object(saved)
     }

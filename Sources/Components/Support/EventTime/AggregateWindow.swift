@@ -12,6 +12,10 @@ final class AggregateWindow {
     private(set) var open: [Int64: AggregateTable] = [:]
     /// The last window added to, and its table: most elements go to the same one as the last.
     private var last: (number: Int64, table: AggregateTable)?
+    /// `last`, unretained (`open` holds it): read for every element, where a retain and a
+    /// release of the table would cost more than the lookup.
+    private var lastNumber = Int64.min
+    private var lastTable: Unmanaged<AggregateTable>?
     /// A table emptied, kept to be filled again (its storage stays allocated).
     private var spare: AggregateTable?
     /// With allowedLateness: the windows emitted that late elements may still update, by number.
@@ -71,14 +75,22 @@ final class AggregateWindow {
             budget?.windowsOpened(1)
         }
         last = (number, table)
+        (lastNumber, lastTable) = (number, .passUnretained(table))
         return table
+    }
+
+    /// Calls `body` with window `number`'s table (opened if it is not), borrowed.
+    @inline(__always)
+    func withTable<R>(_ number: Int64, _ body: (AggregateTable) throws -> R) rethrows -> R {
+        if number == lastNumber, let table = lastTable { return try table._withUnsafeGuaranteedRef(body) }
+        return try body(table(number))
     }
 
     /// Closes window `number`, handing its table back; nil if it is not open.
     func close(_ number: Int64) -> AggregateTable? {
         guard let table = open.removeValue(forKey: number) else { return nil }
         budget?.windowsOpened(-1)
-        if last?.number == number { last = nil }
+        if last?.number == number { (last, lastTable) = (nil, nil) }
         return table
     }
 

@@ -13,8 +13,9 @@ final class LineReader {
     let descriptor: Int32
     private let ownsDescriptor: Bool
     // A reader is used by one thread, and the closures it calls never reach back into it: the
-    // dynamic exclusivity checks on every line's accesses would buy nothing.
-    @exclusivity(unchecked) private var buffer: [UInt8]
+    // dynamic exclusivity checks on every line's accesses would buy nothing. Its memory is its
+    // own, not an array's: reaching an array's bytes retains and releases it, twice a line.
+    @exclusivity(unchecked) private var buffer: UnsafeMutableBufferPointer<UInt8>
     @exclusivity(unchecked) private var start = 0
     @exclusivity(unchecked) private var end = 0
     private var atEOF = false
@@ -44,42 +45,39 @@ final class LineReader {
         self.lineNumber = lineNumber
         self.descriptor = descriptor
         self.ownsDescriptor = true
-        buffer = [UInt8](repeating: 0, count: bufferSize)
+        buffer = .allocate(capacity: bufferSize)
+        buffer.initialize(repeating: 0)
     }
 
     /// A reader of an open descriptor (standard input), which it does not close.
     init(descriptor: Int32) {
         self.descriptor = descriptor
         self.ownsDescriptor = false
-        buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        buffer = .allocate(capacity: 64 * 1024)
+        buffer.initialize(repeating: 0)
     }
 
     deinit {
         if ownsDescriptor { close(descriptor) }
+        buffer.deallocate()
     }
 
     /// Whether a whole line is already buffered (so reading it will not block).
     var hasBufferedLine: Bool {
-        buffer.withUnsafeBufferPointer { pointer in
-            end > start && memchr(pointer.baseAddress! + start, 0x0A, end - start) != nil
-        }
+        end > start && memchr(buffer.baseAddress! + start, 0x0A, end - start) != nil
     }
 
     /// Calls `body` with the next line (without its newline or a trailing carriage return);
     /// returns false at the end of the input. A read error throws.
     func nextLine<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) throws -> Result? {
         while true {
-            let found = buffer.withUnsafeBufferPointer { pointer -> Int? in
-                guard end > start, let hit = memchr(pointer.baseAddress! + start, 0x0A, end - start) else { return nil }
-                return pointer.baseAddress!.distance(to: hit.assumingMemoryBound(to: UInt8.self))
-            }
-            if let newline = found {
+            let bytes = UnsafeBufferPointer(buffer)
+            if end > start, let hit = memchr(bytes.baseAddress! + start, 0x0A, end - start) {
+                let newline = bytes.baseAddress!.distance(to: hit.assumingMemoryBound(to: UInt8.self))
                 lineNumber += 1
-                let lineEnd = newline > start && buffer[newline - 1] == 0x0D ? newline - 1 : newline
+                let lineEnd = newline > start && bytes[newline - 1] == 0x0D ? newline - 1 : newline
                 defer { start = newline + 1 }
-                return try buffer.withUnsafeBufferPointer {
-                    try body(UnsafeBufferPointer(rebasing: $0[start..<lineEnd]))
-                }
+                return try body(UnsafeBufferPointer(rebasing: bytes[start..<lineEnd]))
             }
             if atEOF {
                 if holdsPartialLine {
@@ -89,7 +87,7 @@ final class LineReader {
                 guard start < end else { return nil }
                 lineNumber += 1
                 defer { start = end }
-                return try buffer.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[start..<end])) }
+                return try body(UnsafeBufferPointer(rebasing: UnsafeBufferPointer(buffer)[start..<end]))
             }
             try fill()
         }
@@ -104,7 +102,8 @@ final class LineReader {
         while true {
             var ranges: [Range<Int>] = []
             var consumed = start
-            buffer.withUnsafeBufferPointer { pointer in
+            do {
+                let pointer = UnsafeBufferPointer(buffer)
                 let base = pointer.baseAddress!
                 var lineStart = start
                 while ranges.count < limit, lineStart < end,
@@ -126,7 +125,7 @@ final class LineReader {
                     start = consumed
                     lineNumber += ranges.count
                 }
-                return try buffer.withUnsafeBufferPointer { try body($0, ranges) }
+                return try body(UnsafeBufferPointer(buffer), ranges)
             }
             if atEOF { return nil }
             try fill()
@@ -135,10 +134,8 @@ final class LineReader {
 
     private func fill() throws {
         if start > 0 {
-            buffer.withUnsafeMutableBufferPointer { pointer in
-                let count = end - start
-                if count > 0 { memmove(pointer.baseAddress!, pointer.baseAddress! + start, count) }
-            }
+            let count = end - start
+            if count > 0 { memmove(buffer.baseAddress!, buffer.baseAddress! + start, count) }
             end -= start
             bufferOffset += start
             start = 0
@@ -148,13 +145,13 @@ final class LineReader {
                 throw LineReaderError(
                     message: "line \(lineNumber + 1) is longer than \(Self.maximumLineBytes >> 20) MiB")
             }
-            // Doubled with one allocation and a memset (appending a repeated element went byte by
-            // byte: a 50 MB line took 21 s).
-            buffer += [UInt8](repeating: 0, count: buffer.count)
+            let grown = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: buffer.count * 2)
+            grown.initialize(repeating: 0)
+            _ = grown.update(fromContentsOf: buffer)
+            buffer.deallocate()
+            buffer = grown
         }
-        let count = buffer.withUnsafeMutableBufferPointer { pointer in
-            read(descriptor, pointer.baseAddress! + end, pointer.count - end)
-        }
+        let count = read(descriptor, buffer.baseAddress! + end, buffer.count - end)
         if count < 0 {
             if errno == EINTR { return }
             throw LineReaderError(message: String(cString: strerror(errno)))

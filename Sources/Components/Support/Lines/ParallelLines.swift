@@ -68,22 +68,22 @@ enum ParallelLines {
         /// written.
         struct Memory: @unchecked Sendable {
             var bytes: UnsafeMutableBufferPointer<UInt8>
+            var lines: UnsafeMutableBufferPointer<Range<Int>>
             var outcomes: UnsafeMutableBufferPointer<Outcome>
         }
         private var spare: [Memory] = []
 
         deinit {
-            for memory in spare {
-                memory.bytes.deallocate()
-                memory.outcomes.deallocate()
-            }
+            for memory in spare { Self.free(memory) }
         }
 
-        /// Memory for a batch of `byteCount` bytes and `lineCount` lines (outcomes not initialized).
+        /// Memory for a batch of `byteCount` bytes and `lineCount` lines (lines and outcomes not
+        /// initialized).
         func memory(byteCount: Int, lineCount: Int) -> Memory {
             guard var memory = lock.withLock({ spare.popLast() }) else {
                 return Memory(
                     bytes: .allocate(capacity: max(byteCount, ParallelLines.bufferSize)),
+                    lines: .allocate(capacity: max(lineCount, ParallelLines.batchLimit)),
                     outcomes: .allocate(capacity: max(lineCount, ParallelLines.batchLimit)))
             }
             if memory.bytes.count < byteCount {
@@ -91,10 +91,18 @@ enum ParallelLines {
                 memory.bytes = .allocate(capacity: byteCount)
             }
             if memory.outcomes.count < lineCount {
+                memory.lines.deallocate()
                 memory.outcomes.deallocate()
+                memory.lines = .allocate(capacity: lineCount)
                 memory.outcomes = .allocate(capacity: lineCount)
             }
             return memory
+        }
+
+        private static func free(_ memory: Memory) {
+            memory.bytes.deallocate()
+            memory.lines.deallocate()
+            memory.outcomes.deallocate()
         }
 
         /// Takes back a batch's memory (its outcomes deinitialized) for the next.
@@ -104,10 +112,7 @@ enum ParallelLines {
                 spare.append(memory)
                 return true
             }
-            if !kept {
-                memory.bytes.deallocate()
-                memory.outcomes.deallocate()
-            }
+            if !kept { Self.free(memory) }
         }
 
         /// Runs `body` with a step no other thread is using.
@@ -214,7 +219,8 @@ enum ParallelLines {
     final class Batch: @unchecked Sendable {
         private let memory: Workers.Memory
         let bytes: UnsafeMutableBufferPointer<UInt8>
-        let ranges: [Range<Int>]
+        /// Where each line is in `bytes` (in the batch's memory: kept from batch to batch).
+        let ranges: UnsafeMutableBufferPointer<Range<Int>>
         /// The number of the first line, from 1.
         let firstLine: Int
         /// The reader's offset after the batch's lines.
@@ -230,13 +236,19 @@ enum ParallelLines {
         private let finished = Atomic<UInt64>(0)
         private let helpersRunning = Atomic<Int>(0)
 
-        init(copying source: UnsafeBufferPointer<UInt8>, ranges: [Range<Int>], firstLine: Int, workers: Workers) {
-            let base = ranges.first?.lowerBound ?? 0
-            let top = ranges.last?.upperBound ?? 0
-            memory = workers.memory(byteCount: top - base, lineCount: ranges.count)
+        init(
+            copying source: UnsafeBufferPointer<UInt8>, ranges lines: UnsafeBufferPointer<Range<Int>>, firstLine: Int,
+            workers: Workers
+        ) {
+            let base = lines.first?.lowerBound ?? 0
+            let top = lines.last?.upperBound ?? 0
+            memory = workers.memory(byteCount: top - base, lineCount: lines.count)
             bytes = UnsafeMutableBufferPointer(rebasing: memory.bytes[0..<(top - base)])
             _ = bytes.initialize(from: source[base..<top])
-            self.ranges = base == 0 ? ranges : ranges.map { ($0.lowerBound - base)..<($0.upperBound - base) }
+            ranges = UnsafeMutableBufferPointer(rebasing: memory.lines[0..<lines.count])
+            for (index, line) in lines.enumerated() {
+                (ranges.baseAddress! + index).initialize(to: (line.lowerBound - base)..<(line.upperBound - base))
+            }
             self.firstLine = firstLine
             self.workers = workers
             chunkLines = max(256, (ranges.count + 63) / 64)

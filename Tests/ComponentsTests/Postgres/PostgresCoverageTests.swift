@@ -30,11 +30,11 @@ final class PostgresCoverageTests: LeakCheckingTestCase {
     func testWithoutCheckpointsTheSlotMovesOverEachTransactionOnceItsChangesAreDone() {
         let confirmations = PostgresConfirmations()
         var (first, second) = twoTransactions(confirmations, nil)
-        second = []
+        second.removeAll()
         XCTAssertEqual(confirmations.confirmed, .zero)
         first.removeFirst()
         XCTAssertEqual(confirmations.confirmed, .zero, "a change of the first transaction is still on its way")
-        first = []
+        first.removeAll()
         XCTAssertEqual(confirmations.confirmed, lsn(41))
         XCTAssertTrue(confirmations.isIdle)
     }
@@ -43,7 +43,7 @@ final class PostgresCoverageTests: LeakCheckingTestCase {
         let confirmations = PostgresConfirmations()
         let coverage = PostgresCoverage(restoring: nil, confirmations: confirmations)
         var (first, second) = twoTransactions(confirmations, coverage)
-        first = []
+        first.removeAll()
         XCTAssertEqual(coverage.waiting, 2)
         XCTAssertEqual(confirmations.confirmed, .zero, "done, but no checkpoint holds its effect yet")
         // The second transaction's first change is held by an operator's state at the checkpoint.
@@ -56,7 +56,7 @@ final class PostgresCoverageTests: LeakCheckingTestCase {
         coverage.committed()
         XCTAssertEqual(confirmations.confirmed, lsn(21))
         second[0].checkpointed()
-        second = []
+        second.removeAll()
         XCTAssertEqual(confirmations.confirmed, lsn(21), "the last change is done but not yet in a checkpoint")
         // Until the server is told, a checkpoint still lists the confirmed transaction: a runner
         // killed before the telling is sent it again.
@@ -95,8 +95,8 @@ final class PostgresCoverageTests: LeakCheckingTestCase {
         var (first, second) = twoTransactions(confirmations, coverage)
         first[1].fail(PostgresError("refused"))
         first[1].checkpointing()
-        first = []
-        second = []
+        first.removeAll()
+        second.removeAll()
         XCTAssertEqual(
             coverage.position(), ["transactions": ["0/14": ["0/A"], "0/28": ["0/1E", "0/1F"]]] as Value,
             "the failed change is not held: a resumed run reads it again")

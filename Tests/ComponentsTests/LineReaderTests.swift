@@ -1,0 +1,90 @@
+import Foundation
+import Pipeline
+import RivuletTestSupport
+import XCTest
+
+@testable import Components
+
+/// The line reader over a buffer far smaller than its lines, so that every path is taken: a line
+/// cut by the buffer's end, a line longer than the whole buffer (which doubles it), a carriage
+/// return before a newline, a last line without one, and resuming from an offset.
+final class LineReaderTests: LeakCheckingTestCase {
+    private var path = ""
+
+    override func setUpWithError() throws {
+        path =
+            FileManager.default.temporaryDirectory.appendingPathComponent("rivulet-lines-\(UUID().uuidString)")
+            .path
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: path)
+        super.tearDown()
+    }
+
+    private let lines = [
+        "short", "", "a line longer than the sixteen bytes of the buffer, twice over at least",
+        String(repeating: "x", count: 200), "crlf\r", "last without a newline",
+    ]
+
+    private func write() throws {
+        try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    private func readAll(_ reader: LineReader) throws -> [String] {
+        var read: [String] = []
+        while let line = try reader.nextLine({ String(decoding: $0, as: UTF8.self) }) { read.append(line) }
+        return read
+    }
+
+    func testEveryLineIsReadWholeWhateverTheBufferCutsAndGrows() throws {
+        try write()
+        let reader = try XCTUnwrap(LineReader(path: path, bufferSize: 16))
+        XCTAssertEqual(try readAll(reader), lines.map { $0.hasSuffix("\r") ? String($0.dropLast()) : $0 })
+        XCTAssertEqual(reader.lineNumber, lines.count)
+        XCTAssertEqual(reader.offset, lines.joined(separator: "\n").utf8.count)
+    }
+
+    func testReadingResumesAtAnOffsetWithItsLineNumber() throws {
+        try write()
+        let first = try XCTUnwrap(LineReader(path: path, bufferSize: 16))
+        _ = try first.nextLine { _ in }
+        _ = try first.nextLine { _ in }
+        let resumed = try XCTUnwrap(
+            LineReader(path: path, offset: first.offset, lineNumber: first.lineNumber, bufferSize: 16))
+        XCTAssertEqual(try readAll(resumed).first, lines[2])
+        XCTAssertEqual(resumed.lineNumber, lines.count)
+    }
+
+    /// `nextLines` hands over the whole lines of one buffer at a time, each range without its
+    /// newline or carriage return; together they are every line, in order.
+    func testLinesComeABufferAtATimeAndTogetherAreEveryLine() throws {
+        try write()
+        let reader = try XCTUnwrap(LineReader(path: path, bufferSize: 16))
+        var read: [String] = []
+        var calls = 0
+        while let batch = try reader.nextLines(
+            limit: 3,
+            { bytes, ranges in ranges.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
+            })
+        {
+            XCTAssertLessThanOrEqual(batch.count, 3)
+            read += batch
+            calls += 1
+        }
+        XCTAssertEqual(read, lines.map { $0.hasSuffix("\r") ? String($0.dropLast()) : $0 })
+        XCTAssertGreaterThan(calls, 2)
+    }
+
+    func testAFollowedFileHoldsBackALastLineWithoutItsNewline() throws {
+        try write()
+        let reader = try XCTUnwrap(LineReader(path: path, bufferSize: 16))
+        reader.holdsPartialLine = true
+        XCTAssertEqual(try readAll(reader).last, "crlf")
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data("!\n".utf8))
+        try handle.close()
+        XCTAssertEqual(try readAll(reader), ["last without a newline!"])
+    }
+}

@@ -203,11 +203,14 @@ class NATSTestCase: BinaryTestCase {
     }
 
     /// Publishes orders.jsonl to the ORDERS stream (created by a consumer first) with msgId.
-    func publish() throws -> ProcessResult {
+    /// Publishes orders.jsonl to `orders.new`. With `stream`, the sink checks that stream first and
+    /// then waits out "no responders" (a stream electing its leader, as a cluster's just made may
+    /// be) instead of failing after its six tries.
+    func publish(stream: String? = nil) throws -> ProcessResult {
         try run(
             """
             source: { fixture: \(path("orders.jsonl")) }
-            sink: { nats: { url: "\(natsURL)", subject: orders.new, msgId: "{{ .id }}" } }
+            sink: { nats: { url: "\(natsURL)", subject: orders.new, msgId: "{{ .id }}"\(stream.map { ", stream: \($0)" } ?? "") } }
             """)
     }
 

@@ -23,7 +23,7 @@ private enum Key {
     static let stream = Parameter<String?>(
         "stream",
         doc:
-            "The JetStream stream the subject is stored in, checked when the run starts (a missing one is an error naming it, unless create).",
+            "The JetStream stream the subject is stored in, checked when the run starts (a missing one is an error naming it, unless create). Named, a stream that does not answer for a moment (a cluster's electing its leader) is waited for until lostAfter; unnamed, such a publish fails after retries.",
         example: "INVOICES")
     static let create = Parameter<Bool>(
         "create", default: false,

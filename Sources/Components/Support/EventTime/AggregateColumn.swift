@@ -21,15 +21,16 @@ struct AggregateColumn<Cell: BitwiseCopyable>: ~Copyable {
 
     deinit { cells.deallocate() }
 
-    /// The cell at `index` (below `count`: checked in debug builds, as the table's rows are).
+    /// The cell at `index` (below `count`: checked, as an array's would be — a wrong row is a trap,
+    /// never another key's cell written).
     @inline(__always)
     subscript(index: Int) -> Cell {
         get {
-            assert(index >= 0 && index < count, "cell \(index) of \(count)")
+            precondition(index >= 0 && index < count, "cell out of the column")
             return cells[index]
         }
         set {
-            assert(index >= 0 && index < count, "cell \(index) of \(count)")
+            precondition(index >= 0 && index < count, "cell out of the column")
             cells[index] = newValue
         }
     }

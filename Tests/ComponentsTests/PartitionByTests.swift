@@ -266,6 +266,19 @@ final class PartitionSafetyTests: LeakCheckingTestCase {
         XCTAssertEqual(PartitionHash.partition(of: .string("c7"), count: 16), 15)
     }
 
+    /// A power of two of partitions takes the hash's low bits (no division): the same partition as
+    /// the remainder, for every count.
+    func testAKeysPartitionIsItsHashModuloTheCount() {
+        for key in ["", "a", "c7", "k7919", "caf\u{e9}", String(repeating: "z", count: 40)] {
+            let hash = key.utf8.withContiguousStorageIfAvailable { PartitionHash.fnv1a($0) }!
+            for count in 1...130 {
+                XCTAssertEqual(
+                    PartitionHash.partition(of: .string(key), count: count), Int(hash % UInt32(count)),
+                    "\(key) among \(count)")
+            }
+        }
+    }
+
     /// A key read in place from a line as read (text hashed where it lies) lands where the same key
     /// read as a value lands: escapes, other scripts, numbers, lists, a missing member.
     func testAKeyReadInPlaceLandsWhereTheKeysValueDoes() throws {

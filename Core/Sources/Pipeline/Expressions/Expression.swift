@@ -208,13 +208,33 @@ public struct Expression {
     @_spi(Components) public func withFieldText<R>(of element: Value, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
         guard let field, let raw = element.unretainedRawObject else { return nil }
         return raw._withUnsafeGuaranteedRef { raw in
-            guard let position = raw.position(of: field) else { return nil }
-            let text = raw.valueText(at: position)
-            guard text.count >= 2, text[0] == UInt8(ascii: "\""),
-                !Self.containsBackslash(UnsafeBufferPointer(rebasing: text[1..<(text.count - 1)]))
-            else { return nil }
-            return body(UnsafeBufferPointer(rebasing: text[1..<(text.count - 1)]))
+            guard let text = Self.plainText(ofMember: field, in: raw) else { return nil }
+            return body(text)
         }
+    }
+
+    /// `withFieldText(of:_:)` for a body that gives an integer (a key's partition): not
+    /// generic, so the result comes back without the generic value witnesses a caller in another
+    /// module would otherwise go through for every element.
+    @_spi(Components) public func withFieldText(of element: Value, _ body: (UnsafeBufferPointer<UInt8>) -> Int) -> Int?
+    {
+        guard let field, let raw = element.unretainedRawObject else { return nil }
+        return raw._withUnsafeGuaranteedRef { raw in
+            guard let text = Self.plainText(ofMember: field, in: raw) else { return nil }
+            return body(text)
+        }
+    }
+
+    /// The text of member `field` of `raw` without its quotes, when it is text written without
+    /// escapes; else nil.
+    @inline(__always)
+    static func plainText(ofMember field: String, in raw: RawObject) -> UnsafeBufferPointer<UInt8>? {
+        guard let position = raw.position(of: field) else { return nil }
+        let text = raw.valueText(at: position)
+        guard text.count >= 2, text[0] == UInt8(ascii: "\""),
+            !containsBackslash(UnsafeBufferPointer(rebasing: text[1..<(text.count - 1)]))
+        else { return nil }
+        return UnsafeBufferPointer(rebasing: text[1..<(text.count - 1)])
     }
 
     /// Whether `text` has a backslash: a loop for the short text of most keys, where a call to

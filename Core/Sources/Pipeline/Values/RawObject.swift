@@ -338,6 +338,12 @@ final class RawObject: ObjectBox, @unchecked Sendable {
         return written
     }
 
+    /// An object of no members: what `projecting` is called on when every key is computed.
+    static let empty = RawObject(memberCount: 0, byteCount: 2, isCompact: true) { _, bytes in
+        bytes[0] = UInt8(ascii: "{")
+        bytes[1] = UInt8(ascii: "}")
+    }
+
     /// A new object of `shape`'s keys, each the value of this object's member of the same source
     /// name (null when it has none): the members' text copied as it is, so numbers and strings keep
     /// their exact form.

@@ -50,6 +50,8 @@ final class AggregateTable {
     /// The members of the objects of a keyed and of an unkeyed aggregate.
     private let keyedLayout: OutputLayout
     private let plainLayout: OutputLayout
+    /// Room for the text of the row being made, kept from row to row.
+    private var rowText: [UInt8] = []
 
     /// The operator's bounds on keys and bytes, shared with its other tables and copies; nil:
     /// only `maxKeys` of `add`, for this table.
@@ -310,9 +312,8 @@ final class AggregateTable {
                 }
                 members[layout.fieldPlaces[column]] = result
             }
-            // Every object shares the layout's names: one array of values is made per object.
-            let object = JSONObject(distinctKeys: layout.names, values: members)
-            outputs.append(.object(object))
+            // Written as its text here (on a partition's thread, when split), copied out by the sink.
+            outputs.append(layout.objects.object(members, scratch: &rowText))
         }
         return outputs
     }
@@ -413,6 +414,8 @@ final class AggregateTable {
 /// setting the member again would.
 private struct OutputLayout {
     let names: [String]
+    /// How each row is made (as its text, when its values allow).
+    let objects: ObjectLayout
     let keyPlace: Int?
     let startPlace: Int
     /// Where each field's value goes, by column.
@@ -429,5 +432,6 @@ private struct OutputLayout {
         startPlace = place("start")
         fieldPlaces = fields.map { place($0.name) }
         self.names = names
+        objects = ObjectLayout(names: names)
     }
 }

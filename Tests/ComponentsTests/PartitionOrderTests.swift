@@ -41,4 +41,92 @@ final class PartitionOrderTests: LeakCheckingTestCase {
         results.completed(0)
         XCTAssertEqual(results.released().map(\.value), [.int(3)])
     }
+
+    /// The values given are moved in: the array is left holding nulls (freed where it was made),
+    /// and what comes out is the only reference.
+    func testResultsAreMovedInAndOut() {
+        var results = OrderedResults(partitions: 1)
+        let object: Value = ["a": .string(String(repeating: "x", count: 40))]
+        var given = [object]
+        results.add(&given, at: [place(1, 0, 0)], from: 0, doneUpTo: 2)
+        XCTAssertEqual(given, [.null])
+        XCTAssertEqual(results.released().map(\.value), [object])
+    }
+
+    /// Many partitions, results of random windows and marks, long queues (past the 1,024 where a
+    /// queue's front is cut off): what comes out is what sorting everything released would give,
+    /// released as soon as every partition has done the clock past its window.
+    func testAnyInterleavingReleasesWhatSortingWould() {
+        var generator = SeededGenerator(seed: 7)
+        for round in 0..<20 {
+            let partitions = 1 + round % 6
+            var results = OrderedResults(partitions: partitions)
+            var held: [(ResultPlace, Value)] = []
+            var done = Array(repeating: Int64.min, count: partitions)
+            var windows = Array(repeating: Int64(0), count: partitions)
+            var sequence: Int64 = 0
+            var released: [Value] = []
+            var expected: [Value] = []
+            for _ in 0..<300 {
+                let partition = Int.random(in: 0..<partitions, using: &generator)
+                var values: [Value] = []
+                var places: [ResultPlace] = []
+                // A partition's next results are of later windows than those it emitted before.
+                windows[partition] += 1
+                for _ in 0..<Int.random(in: 0..<12, using: &generator) {
+                    windows[partition] += Int64.random(in: 0...1, using: &generator)
+                    let place = ResultPlace(
+                        end: windows[partition] * 10, time: Int64.random(in: 0..<3, using: &generator),
+                        sequence: sequence)
+                    sequence += 1
+                    values.append(.int(Int(sequence)))
+                    places.append(place)
+                }
+                // Within a partition, places come in order (windows by their end, keys by place).
+                let order = places.indices.sorted { places[$0] < places[$1] }
+                places = order.map { places[$0] }
+                let given = order.map { values[$0] }
+                values = given
+                held += zip(places, given)
+                let mark = max(done[partition], windows[partition] * 10 + Int64.random(in: -5...5, using: &generator))
+                done[partition] = mark
+                results.add(&values, at: places, from: partition, doneUpTo: mark)
+                released += results.released().map(\.value)
+                let lowest = done.min()!
+                held.sort { $0.0 < $1.0 }
+                while let first = held.first, first.0.end < lowest {
+                    expected.append(first.1)
+                    held.removeFirst()
+                }
+                XCTAssertEqual(released, expected, "round \(round)")
+            }
+            for partition in 0..<partitions { results.completed(partition) }
+            released += results.released().map(\.value)
+            expected += held.sorted { $0.0 < $1.0 }.map(\.1)
+            XCTAssertEqual(released, expected, "round \(round), at the end")
+            XCTAssertEqual(results.count, 0)
+        }
+    }
+}
+
+extension OrderedResults {
+    fileprivate mutating func add(
+        _ values: [Value], at places: [ResultPlace], from partition: Int, doneUpTo mark: Int64?
+    ) {
+        var moved = values
+        add(&moved, at: places, from: partition, doneUpTo: mark)
+    }
+}
+
+/// SplitMix64: the same numbers on every run.
+private struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }

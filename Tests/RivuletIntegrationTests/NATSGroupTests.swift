@@ -464,12 +464,23 @@ final class NATSGroupTests: OneNATSServerTestCase {
         let first = try startRunner("a")
         var floors: [Int: UInt64] = [:]
         var killed = ""
-        try waitForGroup("every message read and acknowledged by the first runner") { status in
+        var settled: Date?
+        // A checkpoint stores the floor the server had confirmed when it was taken; an idle runner
+        // asks for it once a second. So the stored floors are the acknowledged ones once every
+        // partition was stored again more than a second after everything was acknowledged.
+        try waitForGroup("every message acknowledged by the first runner, and its floor stored") { status in
             killed = status.runners.first ?? ""
-            guard status.partitions.allSatisfy({ $0.pending == 0 && $0.unacknowledged == 0 }) else { return false }
+            guard status.partitions.allSatisfy({ $0.pending == 0 && $0.unacknowledged == 0 }) else {
+                settled = nil
+                return false
+            }
+            let since = settled ?? Date()
+            settled = since
             floors = Dictionary(
                 uniqueKeysWithValues: status.partitions.map { ($0.number, $0.acknowledgedThrough ?? 0) })
-            return floors.values.allSatisfy { $0 > 0 } && status.partitions.allSatisfy { $0.checkpointedAt != nil }
+            let storedAfter = Int64((since.timeIntervalSince1970 + 1.5) * 1e9)
+            return floors.values.allSatisfy { $0 > 0 }
+                && status.partitions.allSatisfy { ($0.checkpointedAt ?? 0) > storedAfter }
         }
         first.send(SIGKILL)
         _ = first.wait()

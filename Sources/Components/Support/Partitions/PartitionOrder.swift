@@ -40,9 +40,15 @@ final class PartitionOrder {
 /// order (windows by their end, each window's keys by place), so the held ones are merged, not
 /// sorted: the next is the least of the partitions' first.
 struct OrderedResults {
-    /// Each partition's results not passed on, in the order it emitted them, from `heads`.
-    private var queues: [[(place: ResultPlace, value: Value)]]
+    /// Each partition's results not passed on, in the order it emitted them, from `heads`, and
+    /// their places (`places[p][i]` is the place of `values[p][i]`).
+    private var values: [[Value]]
+    private var places: [[ResultPlace]]
     private var heads: [Int]
+    /// The place of each partition's first held result (meaningless where `holding` is false):
+    /// kept side by side, so finding the next result reads one small array.
+    private var firstPlaces: [ResultPlace]
+    private var holding: [Bool]
     /// How far each partition has done the stream's clock (`Int64.min` before its first batch,
     /// `Int64.max` once it completed).
     private var done: [Int64]
@@ -50,18 +56,37 @@ struct OrderedResults {
     private var lowest = Int64.min
 
     init(partitions: Int) {
-        queues = Array(repeating: [], count: partitions)
+        values = Array(repeating: [], count: partitions)
+        places = Array(repeating: [], count: partitions)
         heads = Array(repeating: 0, count: partitions)
+        firstPlaces = Array(repeating: .last, count: partitions)
+        holding = Array(repeating: false, count: partitions)
         done = Array(repeating: .min, count: partitions)
     }
 
     /// How many results wait.
-    var count: Int { queues.indices.reduce(0) { $0 + queues[$1].count - heads[$1] } }
+    var count: Int { values.indices.reduce(0) { $0 + values[$1].count - heads[$1] } }
 
-    /// Partition `partition` emitted `values` at `places` (one each), and has done the clock up to
-    /// `mark` (nil: no news of it).
-    mutating func add(_ values: [Value], at places: [ResultPlace], from partition: Int, doneUpTo mark: Int64?) {
-        for (value, place) in zip(values, places) { queues[partition].append((place, value)) }
+    /// Partition `partition` emitted `new` at `newPlaces` (one each), and has done the clock up to
+    /// `mark` (nil: no news of it). The values are moved out of `new`, which is left holding nulls
+    /// (its memory is freed where it was made; no reference count changes hands).
+    mutating func add(
+        _ new: inout [Value], at newPlaces: [ResultPlace], from partition: Int, doneUpTo mark: Int64?
+    ) {
+        if !new.isEmpty {
+            new.withUnsafeMutableBufferPointer { moved in
+                for index in moved.indices { values[partition].append((moved.baseAddress! + index).move()) }
+                moved.baseAddress!.initialize(repeating: .null, count: moved.count)
+            }
+            places[partition].append(contentsOf: newPlaces.prefix(new.count))
+            if newPlaces.count < new.count {
+                places[partition].append(contentsOf: repeatElement(.last, count: new.count - newPlaces.count))
+            }
+            if !holding[partition] {
+                holding[partition] = true
+                firstPlaces[partition] = places[partition][heads[partition]]
+            }
+        }
         guard let mark, mark > done[partition] else { return }
         let wasLowest = done[partition] == lowest
         done[partition] = mark
@@ -70,45 +95,57 @@ struct OrderedResults {
 
     /// Partition `partition` completed: it emits nothing more.
     mutating func completed(_ partition: Int) {
-        add([], at: [], from: partition, doneUpTo: .max)
+        var none: [Value] = []
+        add(&none, at: [], from: partition, doneUpTo: .max)
     }
 
     /// The partition whose first held result goes first (nil: none is held).
     private func first() -> Int? {
         var best: Int?
-        for partition in queues.indices where heads[partition] < queues[partition].count {
+        for partition in holding.indices where holding[partition] {
             guard let current = best else {
                 best = partition
                 continue
             }
-            if queues[partition][heads[partition]].place < queues[current][heads[current]].place { best = partition }
+            if firstPlaces[partition] < firstPlaces[current] { best = partition }
         }
         return best
     }
 
     /// The results no partition can emit one before any more, in order, each with the partition
-    /// that made it. Once every partition completed, all of them.
+    /// that made it (moved out: the caller holds the only reference). Once every partition
+    /// completed, all of them.
     mutating func released() -> [(partition: Int, value: Value)] {
-        var values: [(partition: Int, value: Value)] = []
+        var released: [(partition: Int, value: Value)] = []
         while let partition = first() {
+            guard firstPlaces[partition].end < lowest || lowest == .max else { break }
             let head = heads[partition]
-            guard queues[partition][head].place.end < lowest || lowest == .max else { break }
-            values.append((partition, queues[partition][head].value))
+            var value = Value.null
+            swap(&value, &values[partition][head])
+            released.append((partition, value))
             heads[partition] = head + 1
-            if head + 1 == queues[partition].count {
-                queues[partition].removeAll(keepingCapacity: true)
+            if head + 1 == values[partition].count {
+                values[partition].removeAll(keepingCapacity: true)
+                places[partition].removeAll(keepingCapacity: true)
                 heads[partition] = 0
-            } else if head + 1 >= 1024 && (head + 1) * 2 >= queues[partition].count {
-                queues[partition].removeFirst(head + 1)
+                holding[partition] = false
+                continue
+            }
+            if head + 1 >= 1024 && (head + 1) * 2 >= values[partition].count {
+                values[partition].removeFirst(head + 1)
+                places[partition].removeFirst(head + 1)
                 heads[partition] = 0
             }
+            firstPlaces[partition] = places[partition][heads[partition]]
         }
-        return values
+        return released
     }
 
     /// Every result held, in order, left held (for a checkpoint: the run that resumes emits them
     /// first).
     var heldInOrder: [Value] {
-        queues.indices.flatMap { queues[$0][heads[$0]...] }.sorted { $0.place < $1.place }.map(\.value)
+        values.indices.flatMap { partition in
+            zip(places[partition][heads[partition]...], values[partition][heads[partition]...])
+        }.sorted { $0.0 < $1.0 }.map(\.1)
     }
 }

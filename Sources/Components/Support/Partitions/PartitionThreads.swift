@@ -307,10 +307,12 @@ final class PartitionLane: @unchecked Sendable {
     func outbox(on loop: SerialRunLoopScheduler, _ send: @escaping (PartitionOutput) -> Void) -> AnyObserver<Value> {
         self.send = send
         return AnyObserver { [self] event in
-            outgoing.events.append(event)
-            if let order, case .next = event {
+            if let order, case .next(let value) = event {
+                outgoing.values.append(value)
                 outgoing.places.append(order.place ?? .last)
                 order.place = nil
+            } else {
+                outgoing.events.append(event)
             }
             guard !outgoingPending else { return }
             outgoingPending = true
@@ -323,7 +325,7 @@ final class PartitionLane: @unchecked Sendable {
     /// Sends what the chain emitted so far now (a checkpoint's pause, the end).
     func flushOutbox(evenIfEmpty: Bool = false) {
         outgoingPending = false
-        guard !outgoing.events.isEmpty || evenIfEmpty, let send else { return }
+        guard !outgoing.isEmpty || evenIfEmpty, let send else { return }
         var output = PartitionOutput()
         swap(&output, &outgoing)
         output.doneUpTo = doneUpTo
@@ -342,12 +344,31 @@ final class PartitionLane: @unchecked Sendable {
     }
 }
 
-/// What a partition emitted in one turn of its thread: the events, with `PartitionOrder` each
-/// object's place and how far the partition has done the stream's clock.
+/// What a partition emitted in one turn of its thread: the events, and how far the partition has
+/// done the stream's clock. With `PartitionOrder`, the objects it emitted are in `values`, each
+/// with its place (so they move into the order's queues without a reference count changing
+/// hands), and only its end is in `events`.
 struct PartitionOutput {
     var events: [Event<Value>] = []
+    var values: [Value] = []
     var places: [ResultPlace] = []
     var doneUpTo: Int64?
+
+    var isEmpty: Bool { events.isEmpty && values.isEmpty }
+
+    init(doneUpTo: Int64? = nil) {
+        self.doneUpTo = doneUpTo
+    }
+
+    /// One event of an ordered partition (on the pipeline's thread): an object, at `place`.
+    init(_ event: Event<Value>, at place: ResultPlace) {
+        if case .next(let value) = event {
+            values = [value]
+            places = [place]
+        } else {
+            events = [event]
+        }
+    }
 }
 
 /// One partition's output on its way to the pipeline's thread, with the thread that made it.
@@ -394,9 +415,12 @@ final class PartitionMailbox: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return .array(
-            posts.flatMap(\.events).compactMap { event in
-                if case .next(let element) = event { return element }
-                return nil
+            posts.flatMap { post in
+                post.output.values
+                    + post.events.compactMap { event in
+                        if case .next(let element) = event { return element }
+                        return nil
+                    }
             })
     }
 }

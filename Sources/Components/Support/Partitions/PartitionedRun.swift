@@ -51,8 +51,8 @@ enum PartitionedRun {
                 : AnyObserver { event in
                     let place = orders[partition].place ?? .last
                     orders[partition].place = nil
-                    merge.take(
-                        PartitionOutput(events: [event], places: event.isStopEvent ? [] : [place]), from: partition)
+                    var output = PartitionOutput(event, at: place)
+                    merge.take(&output, from: partition)
                     if !event.isStopEvent { releaseAtTurnsEnd() }
                 }
             chain(lane.source).subscribe(observer, in: lane.lifetime)
@@ -109,7 +109,8 @@ enum PartitionedRun {
                 clock.schedule {
                     releaseAsked = false
                     for partition in 0..<partitions {
-                        merge.take(PartitionOutput(doneUpTo: eventClock.clock), from: partition)
+                        var progress = PartitionOutput(doneUpTo: eventClock.clock)
+                        merge.take(&progress, from: partition)
                     }
                 }
             }
@@ -323,20 +324,20 @@ enum PartitionedRun {
             { [weak pool] in
                 var posts = mailbox.take()
                 for index in posts.indices {
-                    merge.take(posts[index].output, from: posts[index].partition)
+                    merge.take(&posts[index].output, from: posts[index].partition)
                     // A post of nothing but how far its partition got has nothing to free.
-                    if posts[index].events.isEmpty { continue }
+                    if posts[index].output.isEmpty { continue }
                     // What is left of the elements is freed on the thread that made them (glibc
                     // frees a block under its arena's lock, and that arena reuses it): the box
                     // holds the only reference, let go of there.
-                    let leftovers = Leftovers(posts[index].events)
-                    posts[index].events = []
-                    pool?.control(posts[index].thread) { leftovers.events = [] }
+                    let leftovers = Leftovers(posts[index].output.events, posts[index].output.values)
+                    posts[index].output = PartitionOutput()
+                    pool?.control(posts[index].thread) { leftovers.free() }
                 }
                 // Results held for their place and passed on are freed where they were made too.
-                for (partition, values) in merge.takeSpent() {
-                    let leftovers = Leftovers(values.map { .next($0) })
-                    pool?.control(partition % threads) { leftovers.events = [] }
+                for (partition, values) in merge.takeSpent() where !values.isEmpty {
+                    let leftovers = Leftovers([], values)
+                    pool?.control(partition % threads) { leftovers.free() }
                 }
             }
         }
@@ -385,8 +386,18 @@ final class PartitionBarrier: CheckpointBarrier {
 
 /// What the pipeline's thread is done with, handed back to a partition's thread to be freed there.
 final class Leftovers: @unchecked Sendable {
-    var events: [Event<Value>]
-    init(_ events: [Event<Value>]) { self.events = events }
+    private var events: [Event<Value>]
+    private var values: [Value]
+    init(_ events: [Event<Value>], _ values: [Value]) {
+        self.events = events
+        self.values = values
+    }
+
+    /// Lets go of them, on the thread that runs this.
+    func free() {
+        events = []
+        values = []
+    }
 }
 
 /// Holds a value that crosses to a partition's thread and back, touched by one thread at a time.
@@ -545,45 +556,49 @@ final class PartitionMerge {
     /// The results held for their place, in order (for a checkpoint).
     var heldInOrder: [Value] { ordering?.heldInOrder ?? [] }
 
-    /// What partition `partition` emitted in one turn of its thread.
-    func take(_ output: PartitionOutput, from partition: Int) {
+    /// What partition `partition` emitted in one turn of its thread. Held results are moved out of
+    /// `output`, which keeps what is left to free on the partition's thread.
+    func take(_ output: inout PartitionOutput, from partition: Int) {
         guard ordering != nil else {
             for event in output.events { take(event) }
             return
         }
-        var values: [Value] = []
-        values.reserveCapacity(output.places.count)
         var completed = false
         for event in output.events {
             switch event {
-            case .next(let value): values.append(value)
+            case .next(let value):
+                // An object without a place (not through `PartitionOrder`) goes after all placed ones.
+                output.values.append(value)
+                output.places.append(.last)
             case .error: take(event)
             case .completed: completed = true
             }
         }
-        ordering?.add(values, at: output.places, from: partition, doneUpTo: output.doneUpTo)
+        ordering?.add(&output.values, at: output.places, from: partition, doneUpTo: output.doneUpTo)
         if completed { ordering?.completed(partition) }
         release()
         if completed { take(.completed) }
     }
 
     /// Results passed on after being held, by the partition that made them, until taken.
-    private var spent: [Int: [Value]] = [:]
+    private var spent: [[Value]] = []
 
     /// Passes on the held results no partition can come before any more.
     private func release() {
         guard !lifetime.isDisposed, let released = ordering?.released() else { return }
         for (partition, value) in released {
             observer.on(.next(value))
-            spent[partition, default: []].append(value)
+            if spent.count <= partition { spent += repeatElement([], count: partition + 1 - spent.count) }
+            spent[partition].append(value)
         }
     }
 
     /// The results passed on after being held since last taken, by the partition that made them
     /// (to be freed on its thread).
-    func takeSpent() -> [Int: [Value]] {
-        defer { spent = [:] }
-        return spent
+    func takeSpent() -> EnumeratedSequence<[[Value]]> {
+        var taken: [[Value]] = []
+        swap(&taken, &spent)
+        return taken.enumerated()
     }
 
     func take(_ event: Event<Value>) {

@@ -57,7 +57,7 @@ final class PartitionOrderTests: LeakCheckingTestCase {
     /// queue's front is cut off): what comes out is what sorting everything released would give,
     /// released as soon as every partition has done the clock past its window.
     func testAnyInterleavingReleasesWhatSortingWould() {
-        var generator = SeededGenerator(seed: 7)
+        var generator = SplitMix(seed: 7)
         for round in 0..<20 {
             let partitions = 1 + round % 6
             var results = OrderedResults(partitions: partitions)
@@ -115,18 +115,5 @@ extension OrderedResults {
     ) {
         var moved = values
         add(&moved, at: places, from: partition, doneUpTo: mark)
-    }
-}
-
-/// SplitMix64: the same numbers on every run.
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

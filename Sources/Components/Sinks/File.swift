@@ -147,7 +147,10 @@ final class FileSink: FlushingSink {
         var existing = stat()
         let size = fstat(descriptor, &existing) == 0 ? Int(existing.st_size) : 0
         wroteHeader = append && size > 0
-        writer = LineWriter(descriptor: descriptor, startOffset: append ? size : 0)
+        // A regular file's pages go to the disk while the run goes on, so the fsync that ends it
+        // (or a checkpoint's) has little left to wait for.
+        let regular = (opened.st_mode & S_IFMT) == S_IFREG
+        writer = LineWriter(descriptor: descriptor, startOffset: append ? size : 0, startsWriteBack: regular)
         if let meter = context.meter {
             writer.onWrite = { bytes in
                 meter.count("sink_bytes_total", by: bytes)

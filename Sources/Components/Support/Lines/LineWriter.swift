@@ -20,18 +20,32 @@ final class LineWriter {
     private(set) var failure: WriteError?
 
     private var fileOffset = 0
+    /// For a regular file: where write-back was last started, or nil (a pipe, a terminal).
+    private var writeBackFrom: Int?
     /// Told the size of every write(2) that wrote something (a watched run counts them).
     var onWrite: ((Int) -> Void)?
     /// Whether the descriptor is the terminal the progress line is drawn on: writes clear it first.
     var clearsStatusLine = false
 
     /// A writer to `descriptor`, whose file is `startOffset` bytes long (for `writtenOffset`).
-    init(descriptor: Int32, flushThreshold: Int = 64 * 1024, startOffset: Int = 0) {
+    /// With `startsWriteBack` (a regular file), the kernel is asked to start writing what was
+    /// written to the disk every `writeBackEvery` bytes, in the background.
+    init(
+        descriptor: Int32, flushThreshold: Int = 64 * 1024, startOffset: Int = 0, startsWriteBack: Bool = false,
+        writeBackEvery: Int = 4 << 20
+    ) {
         self.descriptor = descriptor
         self.flushThreshold = flushThreshold
         self.fileOffset = startOffset
+        self.writeBackEvery = writeBackEvery
+        writeBackFrom = startsWriteBack ? startOffset : nil
         buffer.reserveCapacity(flushThreshold + 4096)
     }
+
+    /// How many bytes are written between two starts of write-back.
+    private let writeBackEvery: Int
+    /// How many times write-back was started (for tests).
+    private(set) var writeBacksStarted = 0
 
     /// Appends one line (a newline is added); secret values in it are masked.
     func writeLine(_ bytes: some Collection<UInt8>) {
@@ -112,7 +126,30 @@ final class LineWriter {
         fileOffset += offset
         buffer.removeFirst(offset)
         if offset > 0 { onWrite?(offset) }
+        startWriteBackIfDue()
     }
+
+    /// Starts writing the pages written since the last start to the disk, without waiting: the
+    /// `fsync` of a checkpoint or of the run's end then waits for what is left, not for the whole
+    /// file (17 MB took it 9 ms here; a few MB at a time in the background leave it about 1 ms).
+    private func startWriteBackIfDue() {
+        guard let from = writeBackFrom, fileOffset - from >= writeBackEvery, let start = Self.syncFileRange else {
+            return
+        }
+        // Advice: a file system that cannot do it (or an error) changes nothing but the wait at the end.
+        _ = start(descriptor, Int64(from), Int64(fileOffset - from), Self.syncFileRangeWrite)
+        writeBackFrom = fileOffset
+        writeBacksStarted += 1
+    }
+
+    /// `sync_file_range(2)`, which Swift's Glibc module does not declare (it needs `_GNU_SOURCE`):
+    /// looked up in the C library once.
+    private static let syncFileRange: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sync_file_range") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32).self)
+    }()
+    /// `SYNC_FILE_RANGE_WRITE`: start writing out the range's dirty pages, do not wait.
+    private static let syncFileRangeWrite: UInt32 = 2
 }
 
 /// A failed write(2), fsync(2), close(2) or rename(2): its errno.

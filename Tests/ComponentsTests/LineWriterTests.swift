@@ -1,0 +1,78 @@
+import Foundation
+import Pipeline
+import RivuletTestSupport
+import XCTest
+
+@testable import Components
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The line writer: whole lines through a small buffer, the offset it counts, and the write-back
+/// it starts on a regular file as it goes (so the fsync at the end has little left to wait for).
+final class LineWriterTests: LeakCheckingTestCase {
+    private var path = ""
+
+    override func setUpWithError() throws {
+        path =
+            FileManager.default.temporaryDirectory.appendingPathComponent("rivulet-writer-\(UUID().uuidString)")
+            .path
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: path)
+        super.tearDown()
+    }
+
+    private func lines(_ count: Int) -> [String] {
+        (0..<count).map { "line \($0) " + String(repeating: "w", count: $0 % 50) }
+    }
+
+    func testARegularFileIsWrittenBackAsItGrowsAndKeepsEveryLine() throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        XCTAssertGreaterThanOrEqual(descriptor, 0)
+        defer { close(descriptor) }
+        let writer = LineWriter(
+            descriptor: descriptor, flushThreshold: 100, startsWriteBack: true, writeBackEvery: 1000)
+        let written = lines(400)
+        for line in written { writer.writeLine(line) }
+        writer.flush()
+        XCTAssertNoThrow(try writer.check())
+        let size = written.reduce(0) { $0 + $1.utf8.count + 1 }
+        XCTAssertEqual(writer.writtenOffset, size)
+        // Started once for each 1,000 bytes written out (a write out is at least 100 bytes).
+        XCTAssertGreaterThanOrEqual(writer.writeBacksStarted, size / 1100)
+        XCTAssertLessThanOrEqual(writer.writeBacksStarted, size / 1000)
+        XCTAssertEqual(fsync(descriptor), 0)
+        XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), written.joined(separator: "\n") + "\n")
+    }
+
+    func testNoWriteBackUnlessAsked() throws {
+        var ends: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&ends), 0)
+        defer {
+            close(ends[0])
+            close(ends[1])
+        }
+        let writer = LineWriter(descriptor: ends[1], flushThreshold: 10, writeBackEvery: 10)
+        for line in lines(20) { writer.writeLine(line) }
+        writer.flush()
+        XCTAssertEqual(writer.writeBacksStarted, 0, "a pipe, a terminal: nothing to write back")
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let read = Glibc.read(ends[0], &buffer, buffer.count)
+        XCTAssertEqual(String(decoding: buffer.prefix(max(read, 0)), as: UTF8.self).split(separator: "\n").count, 20)
+    }
+
+    /// Write-back started over many buffers (the file sink's 64 KB ones) leaves every line whole.
+    func testManyBuffersWrittenBackKeepEveryLine() throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        defer { close(descriptor) }
+        let writer = LineWriter(descriptor: descriptor, startsWriteBack: true, writeBackEvery: 64 * 1024)
+        let many = lines(20_000)
+        for line in many { writer.writeLine(line) }
+        writer.flush()
+        XCTAssertGreaterThan(writer.writeBacksStarted, 0)
+        XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), many.joined(separator: "\n") + "\n")
+    }
+}

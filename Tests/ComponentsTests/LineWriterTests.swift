@@ -1,9 +1,11 @@
 import Foundation
-import Pipeline
+@_spi(Components) import Reactive
+@_spi(Components) import ReactiveTesting
 import RivuletTestSupport
 import XCTest
 
 @testable import Components
+@_spi(Host) @_spi(Components) @testable import Pipeline
 
 #if canImport(Glibc)
     import Glibc
@@ -74,5 +76,21 @@ final class LineWriterTests: LeakCheckingTestCase {
         writer.flush()
         XCTAssertGreaterThan(writer.writeBacksStarted, 0)
         XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), many.joined(separator: "\n") + "\n")
+    }
+
+    /// The file sink asks for write-back on a regular file, not on a device.
+    func testTheFileSinkWritesBackARegularFileOnly() throws {
+        let context = ComponentContext(
+            scheduler: TestScheduler(), environment: ExpressionEnvironment(seed: 1), componentName: "file",
+            location: SourceLocation(file: "p.yaml", line: 1, column: 1), baseDirectory: "/tmp", log: { _ in },
+            streamResolver: { _ in nil }, sourceBuilder: { _ in throw CancellationError() },
+            chainBuilder: { _, _, _ in throw CancellationError() }, sideStreams: [:], services: SharedServices(),
+            checkpointKey: "main#0 file")
+        for (target, regular) in [(path, true), ("/dev/null", false)] {
+            let sink = try FileSink(
+                path: target, format: "jsonl", append: false, columns: [], flushAfter: .seconds(1), context: context)
+            XCTAssertEqual(sink.writesBack, regular, target)
+            try sink.close()
+        }
     }
 }

@@ -86,6 +86,8 @@ final class FileSink: FlushingSink {
     /// The file's inode, kept in checkpoints (a file replaced under its name is not resumed into).
     private let inode: Int?
     private let writer: LineWriter
+    /// Whether the file's pages are written back as it grows (a regular file), for tests.
+    var writesBack: Bool { writer.startsWriteBack }
     private enum Format {
         case jsonLines, json, csv
     }

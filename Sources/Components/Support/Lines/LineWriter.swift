@@ -46,6 +46,8 @@ final class LineWriter {
     private let writeBackEvery: Int
     /// How many times write-back was started (for tests).
     private(set) var writeBacksStarted = 0
+    /// Whether write-back is started as the file grows.
+    var startsWriteBack: Bool { writeBackFrom != nil }
 
     /// Appends one line (a newline is added); secret values in it are masked.
     func writeLine(_ bytes: some Collection<UInt8>) {

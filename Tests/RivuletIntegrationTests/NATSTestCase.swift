@@ -52,6 +52,9 @@ final class NATSServer {
 final class NATSCluster {
     private(set) var nodes: [ChildProcess?]
     private(set) var clientPorts: [Int]
+    private var routePorts: [Int] = []
+    /// Whether `init` is done: a node started after it takes ports picked as it starts.
+    private var initialized = false
     private let directory: URL
     /// Every node's URL, comma-separated, as a runner names a cluster.
     var url: String { clientPorts.map { "nats://127.0.0.1:\($0)" }.joined(separator: ",") }
@@ -68,6 +71,7 @@ final class NATSCluster {
             do {
                 try configure()
                 for node in starting { try start(node: node) }
+                initialized = true
                 return
             } catch {
                 if attempt == 3 { throw error }
@@ -83,16 +87,45 @@ final class NATSCluster {
         let home = directory.appendingPathComponent("cluster")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         clientPorts = (0..<3).map { _ in freeLoopbackPort() }
-        let routePorts = (0..<3).map { _ in freeLoopbackPort() }
+        routePorts = (0..<3).map { _ in freeLoopbackPort() }
+        for node in 0..<3 { try writeConfiguration(node: node) }
+    }
+
+    private func writeConfiguration(node: Int) throws {
+        let home = directory.appendingPathComponent("cluster")
         let routes = routePorts.map { "nats-route://127.0.0.1:\($0)" }.joined(separator: ", ")
-        for node in 0..<3 {
-            try """
-            server_name: n\(node)
-            listen: 127.0.0.1:\(clientPorts[node])
-            log_file: "\(logPath(node: node))"
-            jetstream { store_dir: "\(home.appendingPathComponent("node\(node)").path)" }
-            cluster { name: rivulet, listen: 127.0.0.1:\(routePorts[node]), routes: [\(routes)] }
-            """.write(to: home.appendingPathComponent("node\(node).conf"), atomically: true, encoding: .utf8)
+        try """
+        server_name: n\(node)
+        listen: 127.0.0.1:\(clientPorts[node])
+        log_file: "\(logPath(node: node))"
+        jetstream { store_dir: "\(home.appendingPathComponent("node\(node)").path)" }
+        cluster { name: rivulet, listen: 127.0.0.1:\(routePorts[node]), routes: [\(routes)] }
+        """.write(to: home.appendingPathComponent("node\(node).conf"), atomically: true, encoding: .utf8)
+    }
+
+    /// Starts `node` after `init` on ports picked now: picked seconds before, they can be taken by
+    /// another client's connection meanwhile (the others' routes reach it as it dials them). A
+    /// node that finds its port taken anyway is started again on other ports, three tries in all.
+    private func startLate(node: Int) throws {
+        for attempt in 1...3 {
+            clientPorts[node] = freeLoopbackPort()
+            routePorts[node] = freeLoopbackPort()
+            try writeConfiguration(node: node)
+            try? FileManager.default.removeItem(atPath: logPath(node: node))
+            let config = directory.appendingPathComponent("cluster/node\(node).conf")
+            nodes[node] = try ChildProcess(
+                executable: "nats-server", arguments: ["-c", config.path], input: .null, output: .null, error: .null)
+            let deadline = Date(timeIntervalSinceNow: 5)
+            while Date() < deadline, !log(node: node).contains("Server is ready"),
+                !log(node: node).contains("address already in use")
+            {
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            guard log(node: node).contains("address already in use"), attempt < 3 else { return }
+            print("nats: node \(node) found its port taken (try \(attempt)), starting it again on other ports")
+            nodes[node]?.send(SIGTERM)
+            _ = nodes[node]?.wait()
+            nodes[node] = nil
         }
     }
 
@@ -100,9 +133,13 @@ final class NATSCluster {
     /// leader (before, creating a stream fails): each answers JetStream's account request. (Its
     /// log does not say so: a node that joins once the leader is elected may log nothing of it.)
     func start(node: Int) throws {
-        let config = directory.appendingPathComponent("cluster/node\(node).conf")
-        nodes[node] = try ChildProcess(
-            executable: "nats-server", arguments: ["-c", config.path], input: .null, output: .null, error: .null)
+        if initialized {
+            try startLate(node: node)
+        } else {
+            let config = directory.appendingPathComponent("cluster/node\(node).conf")
+            nodes[node] = try ChildProcess(
+                executable: "nats-server", arguments: ["-c", config.path], input: .null, output: .null, error: .null)
+        }
         guard nodes.allSatisfy({ $0 != nil }) else { return }
         let deadline = Date(timeIntervalSinceNow: 30)
         func ready(_ node: Int) -> Bool {

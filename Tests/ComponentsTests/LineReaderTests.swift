@@ -8,19 +8,7 @@ import XCTest
 /// The line reader over a buffer far smaller than its lines, so that every path is taken: a line
 /// cut by the buffer's end, a line longer than the whole buffer (which doubles it), a carriage
 /// return before a newline, a last line without one, and resuming from an offset.
-final class LineReaderTests: LeakCheckingTestCase {
-    private var path = ""
-
-    override func setUpWithError() throws {
-        path =
-            FileManager.default.temporaryDirectory.appendingPathComponent("rivulet-lines-\(UUID().uuidString)")
-            .path
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(atPath: path)
-        super.tearDown()
-    }
+final class LineReaderTests: LineFileTestCase {
 
     private let lines = [
         "short", "", "a line longer than the sixteen bytes of the buffer, twice over at least",
@@ -86,5 +74,22 @@ final class LineReaderTests: LeakCheckingTestCase {
         handle.write(Data("!\n".utf8))
         try handle.close()
         XCTAssertEqual(try readAll(reader), ["last without a newline!"])
+    }
+}
+
+/// A test of lines in one file of its own, at `path` (made by the test, removed after it).
+class LineFileTestCase: LeakCheckingTestCase {
+    var path = ""
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        path =
+            FileManager.default.temporaryDirectory.appendingPathComponent("rivulet-lines-\(UUID().uuidString)")
+            .path
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: path)
+        super.tearDown()
     }
 }

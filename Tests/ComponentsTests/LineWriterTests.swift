@@ -13,19 +13,7 @@ import XCTest
 
 /// The line writer: whole lines through a small buffer, the offset it counts, and the write-back
 /// it starts on a regular file as it goes (so the fsync at the end has little left to wait for).
-final class LineWriterTests: LeakCheckingTestCase {
-    private var path = ""
-
-    override func setUpWithError() throws {
-        path =
-            FileManager.default.temporaryDirectory.appendingPathComponent("rivulet-writer-\(UUID().uuidString)")
-            .path
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(atPath: path)
-        super.tearDown()
-    }
+final class LineWriterTests: LineFileTestCase {
 
     private func lines(_ count: Int) -> [String] {
         (0..<count).map { "line \($0) " + String(repeating: "w", count: $0 % 50) }

@@ -39,6 +39,7 @@ struct NATSCommand: ParsableCommand {
 
     struct Read: ParsableCommand, HandlesStopSignals {
         static let configuration = CommandConfiguration(
+            commandName: "read",
             abstract:
                 "Write a stream's messages (or those of a subject it stores) as JSON Lines, through a consumer deleted after.",
             discussion: """
@@ -91,6 +92,7 @@ struct NATSCommand: ParsableCommand {
 
     struct Publish: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "publish",
             abstract: "Publish each line of standard input as a message to a subject a stream stores.",
             discussion: "Each message is acknowledged by its stream before the next is sent; empty lines are skipped.")
 
@@ -114,6 +116,7 @@ struct NATSCommand: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List the streams, their consumers and the runner groups on the server.")
 
         @OptionGroup var server: Server

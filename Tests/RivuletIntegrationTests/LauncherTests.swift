@@ -5,8 +5,9 @@ import RivuletTestSupport
 import XCTest
 
 /// The `rivulet` launcher (Sources/rivulet/main.c): a stop signal in the first milliseconds of a
-/// run gets an orderly stop, the engine beside it is found through links, and a missing engine is
-/// a clear error.
+/// run gets an orderly stop, the engine beside it is found through links and gets a larger
+/// allocator cache (what it starts gets the user's environment), and a missing engine is a clear
+/// error.
 final class LauncherTests: BinaryTestCase {
     private var launcher: String { productsDirectory().appendingPathComponent("rivulet").path }
 
@@ -114,6 +115,36 @@ final class LauncherTests: BinaryTestCase {
         let output = process.communicate(timeout: 30)
         XCTAssertEqual(output.termination, .exited(143), String(decoding: output.standardError, as: UTF8.self))
         XCTAssertTrue(String(decoding: output.standardOutput, as: UTF8.self).hasPrefix("0\n1\n"))
+    }
+
+    /// What `sh` started by a run's `exec` source saw: its own GLIBC_TUNABLES and launcher note,
+    /// and the engine's (its parent's) as the engine was started. (glibc cuts the engine's
+    /// GLIBC_TUNABLES at its first `:` in /proc as it reads it: only a lone setting shows whole.)
+    private func tunablesSeen(withUsers users: String?) throws -> String {
+        try """
+        started() { tr '\\0' '\\n' < /proc/$PPID/environ | sed -n "s/^$1=//p"; }
+        printf '%s|%s|%s|%s\\n' "${GLIBC_TUNABLES-unset}" "${RIVULET_LAUNCHER_TUNABLES-unset}" \\
+          "$(started GLIBC_TUNABLES)" "$(started RIVULET_LAUNCHER_TUNABLES)"
+        """.write(to: directory.appendingPathComponent("tunables.sh"), atomically: true, encoding: .utf8)
+        let result = try run(
+            "source: { exec: { command: [sh, ./tunables.sh], format: text } }\nsink: stdout\n",
+            environment: users.map { ["GLIBC_TUNABLES": $0] } ?? [:])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        // One line of text, written as a JSON string.
+        return String(result.stdout.dropFirst().dropLast(2)) + "\n"
+    }
+
+    func testTheEngineGetsALargerAllocatorCacheAndWhatItStartsGetsTheUsersEnvironment() throws {
+        try XCTSkipIf(ProcessInfo.processInfo.environment["GLIBC_TUNABLES"] != nil, "the suite runs with tunables")
+        // Seen by the child | the launcher's note seen by the child | the engine's | its note.
+        XCTAssertEqual(try tunablesSeen(withUsers: nil), "unset|unset|glibc.malloc.tcache_count=65535|-\n")
+        XCTAssertEqual(
+            try tunablesSeen(withUsers: "glibc.malloc.perturb=0"),
+            "glibc.malloc.perturb=0|unset|glibc.malloc.perturb=0|GLIBC_TUNABLES=glibc.malloc.perturb=0\n")
+        // A count the user chose stands.
+        XCTAssertEqual(
+            try tunablesSeen(withUsers: "glibc.malloc.tcache_count=100"),
+            "glibc.malloc.tcache_count=100|unset|glibc.malloc.tcache_count=100|\n")
     }
 
     func testALauncherWithoutItsEngineSaysWhatIsMissing() throws {

@@ -11,8 +11,9 @@ import XCTest
     import Glibc
 #endif
 
-/// The line writer: whole lines through a small buffer, the offset it counts, and the write-back
-/// it starts on a regular file as it goes (so the fsync at the end has little left to wait for).
+/// The line writer: whole lines through a small buffer, the offset it counts, the write-back it
+/// starts on a regular file as it goes (so the fsync at the end has little left to wait for), and
+/// an old file cut on another thread before anything is written.
 final class LineWriterTests: LineFileTestCase {
 
     private func lines(_ count: Int) -> [String] {
@@ -66,14 +67,65 @@ final class LineWriterTests: LineFileTestCase {
         XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), many.joined(separator: "\n") + "\n")
     }
 
-    /// The file sink asks for write-back on a regular file, not on a device.
-    func testTheFileSinkWritesBackARegularFileOnly() throws {
-        let context = ComponentContext(
+    /// An old file cut on another thread: the lines written are all the file holds after, and a
+    /// flush with nothing buffered still waits for the cut.
+    func testAFileCutInTheBackgroundHoldsOnlyTheNewLines() throws {
+        for newLines in [300, 0] {
+            try Data(repeating: 0x78, count: 3 << 20).write(to: URL(fileURLWithPath: path))
+            let descriptor = open(path, O_WRONLY, 0o644)
+            XCTAssertGreaterThanOrEqual(descriptor, 0)
+            let writer = LineWriter(descriptor: descriptor, flushThreshold: 100, truncates: true)
+            XCTAssertTrue(writer.truncatedInBackground)
+            let written = lines(newLines)
+            for line in written { writer.writeLine(line) }
+            writer.flush()
+            XCTAssertNoThrow(try writer.check())
+            close(descriptor)
+            XCTAssertEqual(
+                try String(contentsOfFile: path, encoding: .utf8),
+                written.isEmpty ? "" : written.joined(separator: "\n") + "\n", "\(newLines) lines")
+        }
+    }
+
+    /// A cut that fails is the writer's error (here: a descriptor opened for reading only).
+    func testACutThatFailsIsAWriteError() throws {
+        try Data(repeating: 0x78, count: 1000).write(to: URL(fileURLWithPath: path))
+        let descriptor = open(path, O_RDONLY)
+        defer { close(descriptor) }
+        let writer = LineWriter(descriptor: descriptor, truncates: true)
+        writer.writeLine("a line")
+        writer.flush()
+        XCTAssertThrowsError(try writer.check()) { XCTAssertEqual(($0 as? WriteError)?.code, EINVAL) }
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)).count, 1000)
+    }
+
+    private func plainContext() -> ComponentContext {
+        ComponentContext(
             scheduler: TestScheduler(), environment: ExpressionEnvironment(seed: 1), componentName: "file",
             location: SourceLocation(file: "p.yaml", line: 1, column: 1), baseDirectory: "/tmp", log: { _ in },
             streamResolver: { _ in nil }, sourceBuilder: { _ in throw CancellationError() },
             chainBuilder: { _, _, _ in throw CancellationError() }, sideStreams: [:], services: SharedServices(),
             checkpointKey: "main#0 file")
+    }
+
+    /// The file sink cuts an existing output of a megabyte or more on another thread, a smaller
+    /// one by O_TRUNC; either way the file holds only what the run wrote.
+    func testTheFileSinkCutsALargeOldOutputInTheBackground() throws {
+        for (oldSize, inBackground) in [(FileSink.truncatedInBackgroundFrom, true), (1000, false), (0, false)] {
+            try Data(repeating: 0x78, count: oldSize).write(to: URL(fileURLWithPath: path))
+            let sink = try FileSink(
+                path: path, format: "jsonl", append: false, columns: [], flushAfter: .seconds(1),
+                context: plainContext())
+            XCTAssertEqual(sink.truncatedInBackground, inBackground, "\(oldSize) bytes")
+            try sink.receive(.next(try JSONParser.parse("{\"n\":\(oldSize)}")))
+            try sink.close()
+            XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), "{\"n\":\(oldSize)}\n")
+        }
+    }
+
+    /// The file sink asks for write-back on a regular file, not on a device.
+    func testTheFileSinkWritesBackARegularFileOnly() throws {
+        let context = plainContext()
         for (target, regular) in [(path, true), ("/dev/null", false)] {
             let sink = try FileSink(
                 path: target, format: "jsonl", append: false, columns: [], flushAfter: .seconds(1), context: context)

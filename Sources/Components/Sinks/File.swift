@@ -88,6 +88,10 @@ final class FileSink: FlushingSink {
     private let writer: LineWriter
     /// Whether the file's pages are written back as it grows (a regular file), for tests.
     var writesBack: Bool { writer.startsWriteBack }
+    /// Whether the existing file was cut to nothing on another thread, for tests.
+    var truncatedInBackground: Bool { writer.truncatedInBackground }
+    /// The size from which an existing output is cut on another thread rather than by O_TRUNC.
+    static let truncatedInBackgroundFrom = 1 << 20
     private enum Format {
         case jsonLines, json, csv
     }
@@ -122,7 +126,8 @@ final class FileSink: FlushingSink {
         // JSON is written beside the target and renamed over it at the end, unless the target is
         // not a regular file (a device such as /dev/stdout, a FIFO), which is written in place.
         var status = stat()
-        let special = stat(path, &status) == 0 && (status.st_mode & S_IFMT) != S_IFREG
+        let exists = stat(path, &status) == 0
+        let special = exists && (status.st_mode & S_IFMT) != S_IFREG
         if format == "json" && !special { Self.removeLeftovers(of: path) }
         temporaryPath = format == "json" && !special ? path + ".tmp-\(getpid())" : nil
         let target = temporaryPath ?? path
@@ -139,20 +144,25 @@ final class FileSink: FlushingSink {
         } else if append && format != "json" && !special {
             try Self.cutPartialLastLine(of: path, context: context)
         }
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append && format != "json" ? O_APPEND : (special ? 0 : O_TRUNC))
+        // An old output of 1 MB or more is cut on another thread as the run starts, not by O_TRUNC:
+        let truncatesLater =  // freeing its blocks waits for the device (`LineWriter`)
+            !append && format != "json" && exists && !special && Int(status.st_size) >= Self.truncatedInBackgroundFrom
+        let truncation = append && format != "json" ? O_APPEND : (special || truncatesLater ? 0 : O_TRUNC)
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | truncation
         descriptor = open(target, flags, 0o644)
         guard descriptor >= 0 else {
             throw context.error("cannot open '\(target)' for writing: \(String(cString: strerror(errno)))")
         }
         var opened = stat()
-        inode = fstat(descriptor, &opened) == 0 ? Int(opened.st_ino) : nil
-        var existing = stat()
-        let size = fstat(descriptor, &existing) == 0 ? Int(existing.st_size) : 0
+        let size = fstat(descriptor, &opened) == 0 ? Int(opened.st_size) : 0
+        inode = opened.st_ino != 0 ? Int(opened.st_ino) : nil  // nil when fstat failed (left zero)
         wroteHeader = append && size > 0
         // A regular file's pages go to the disk while the run goes on, so the fsync that ends it
         // (or a checkpoint's) has little left to wait for.
         let regular = (opened.st_mode & S_IFMT) == S_IFREG
-        writer = LineWriter(descriptor: descriptor, startOffset: append ? size : 0, startsWriteBack: regular)
+        writer = LineWriter(
+            descriptor: descriptor, startOffset: append ? size : 0, startsWriteBack: regular,
+            truncates: truncatesLater && regular)
         if let meter = context.meter {
             writer.onWrite = { bytes in
                 meter.count("sink_bytes_total", by: bytes)

@@ -1,4 +1,6 @@
+import Dispatch
 @_spi(Components) import Pipeline
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -29,10 +31,12 @@ final class LineWriter {
 
     /// A writer to `descriptor`, whose file is `startOffset` bytes long (for `writtenOffset`).
     /// With `startsWriteBack` (a regular file), the kernel is asked to start writing what was
-    /// written to the disk every `writeBackEvery` bytes, in the background.
+    /// written to the disk every `writeBackEvery` bytes, in the background. With `truncates`, the
+    /// file is cut to nothing on another thread first, and nothing is written (or flushed) before
+    /// that ends.
     init(
         descriptor: Int32, flushThreshold: Int = 64 * 1024, startOffset: Int = 0, startsWriteBack: Bool = false,
-        writeBackEvery: Int = 4 << 20
+        writeBackEvery: Int = 4 << 20, truncates: Bool = false
     ) {
         self.descriptor = descriptor
         self.flushThreshold = flushThreshold
@@ -40,7 +44,17 @@ final class LineWriter {
         self.writeBackEvery = writeBackEvery
         writeBackFrom = startsWriteBack ? startOffset : nil
         buffer.reserveCapacity(flushThreshold + 4096)
+        if truncates {
+            truncatedInBackground = true
+            truncation = BackgroundTruncation(descriptor: descriptor)
+            if truncation == nil, ftruncate(descriptor, 0) != 0 { failure = WriteError(code: errno) }
+        }
     }
+
+    /// The truncation still under way, if any.
+    private var truncation: BackgroundTruncation?
+    /// Whether the file was cut to nothing on another thread (for tests).
+    private(set) var truncatedInBackground = false
 
     /// How many bytes are written between two starts of write-back.
     private let writeBackEvery: Int
@@ -54,7 +68,7 @@ final class LineWriter {
         if let masked = secrets.redact(bytes: bytes) { return writeLine(masked) }
         buffer.append(contentsOf: bytes)
         buffer.append(0x0A)
-        if buffer.count >= flushThreshold { flush() }
+        if buffer.count >= flushThreshold { flushFull() }
     }
 
     /// Appends one line built in place by `body` (a newline is added), saving a copy.
@@ -66,7 +80,7 @@ final class LineWriter {
         }
         body(&buffer)
         buffer.append(0x0A)
-        if buffer.count >= flushThreshold { flush() }
+        if buffer.count >= flushThreshold { flushFull() }
     }
 
     /// Appends one line of text.
@@ -77,7 +91,14 @@ final class LineWriter {
     /// Appends text with no newline, for terminal output that manages its own lines.
     func writeRaw(_ text: String) {
         buffer.append(contentsOf: secrets.redact(text).utf8)
-        if buffer.count >= flushThreshold { flush() }
+        if buffer.count >= flushThreshold { flushFull() }
+    }
+
+    /// The write out a full buffer asks for. While the old file is still being cut, lines are kept
+    /// instead (up to 4 MB): the run's first lines are ready within a millisecond of its start.
+    private func flushFull() {
+        if let truncation, !truncation.isDone, buffer.count < 4 << 20 { return }
+        flush()
     }
 
     /// Writes out everything buffered, which always ends at a line's end (or where `writeRaw` left it).
@@ -104,6 +125,10 @@ final class LineWriter {
     }
 
     private func write(upTo end: Int) {
+        if let truncation {
+            self.truncation = nil
+            if let code = truncation.wait() { failure = WriteError(code: code) }
+        }
         guard failure == nil else { return buffer.removeAll(keepingCapacity: true) }
         guard !clearsStatusLine || end == 0 else {
             return TerminalStatusLine.shared.writing { writeOut(upTo: end) }
@@ -154,7 +179,36 @@ final class LineWriter {
     private static let syncFileRangeWrite: UInt32 = 2
 }
 
-/// A failed write(2), fsync(2), close(2) or rename(2): its errno.
+/// `ftruncate(2)` to nothing, run on a GCD thread on a duplicate of the descriptor (so closing the
+/// writer's own never races it): freeing a large file's old blocks waits for the device (4-6 ms for
+/// W2's 17 MB output here, most of it asleep), which the run's start then overlaps.
+private final class BackgroundTruncation: @unchecked Sendable {  // `code` is read after `done` is signalled
+    private let done = DispatchSemaphore(value: 0)
+    private let finished = Atomic<Bool>(false)
+    private var code: Int32 = 0
+
+    init?(descriptor: Int32) {
+        let copy = dup(descriptor)
+        guard copy >= 0 else { return nil }
+        DispatchQueue.global().async { [self] in
+            if ftruncate(copy, 0) != 0 { code = errno }
+            Glibc.close(copy)
+            finished.store(true, ordering: .releasing)
+            done.signal()
+        }
+    }
+
+    /// Whether it has ended (then `wait` does not block).
+    var isDone: Bool { finished.load(ordering: .acquiring) }
+
+    /// Waits for the truncation to end; its errno if it failed.
+    func wait() -> Int32? {
+        done.wait()
+        return code == 0 ? nil : code
+    }
+}
+
+/// A failed write(2), fsync(2), close(2), ftruncate(2) or rename(2): its errno.
 struct WriteError: Error, CustomStringConvertible {
     let code: Int32
 

@@ -23,10 +23,15 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        // The NATS C client (JetStream included), for the `nats` source and sink.
-        .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
-        // libpq, PostgreSQL's C client: queries and the logical replication stream.
-        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // Shared libraries loaded on the first call of one of their functions (dlopen), not at
+        // every start of the engine: see lazy_library.h.
+        .target(name: "CLazyLoading"),
+        // The NATS C client (JetStream included), for the `nats` source and sink: its headers
+        // (libnats-dev), and libnats loaded on first use (lazy.c, by scripts/lazy-libraries.py).
+        .target(name: "CNATS", dependencies: ["CLazyLoading"]),
+        // libpq, PostgreSQL's C client: queries and the logical replication stream. Its headers
+        // (libpq-dev), and libpq loaded on first use (lazy.c, by scripts/lazy-libraries.py).
+        .target(name: "CPostgres", dependencies: ["CLazyLoading"]),
         // PostgreSQL connections: bound statements, rows one at a time, the copy-both replication
         // stream and the `pgoutput` decoder. The `postgres` source and sink use it.
         .target(name: "Postgres", dependencies: ["CPostgres"]),
@@ -133,7 +138,7 @@ let package = Package(
         .testTarget(
             name: "ComponentsTests",
             dependencies: [
-                "Components", "RivuletTestSupport", .product(name: "RivuletCore", package: "Core"),
+                "Components", "CLazyLoading", "RivuletTestSupport", .product(name: "RivuletCore", package: "Core"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]

@@ -19,6 +19,8 @@ public final class PostgresConnection {
     public init(
         settings: String, replication: Bool = false, options: String? = nil, applicationName: String = "rivulet"
     ) throws(PostgresError) {
+        // libpq is loaded here, by the first connection of the run (see CPostgres).
+        if let problem = rivulet_postgres_load_error() { throw PostgresError(String(cString: problem)) }
         var keywords = ["dbname", "fallback_application_name"]
         var values = [settings, applicationName]
         if let options {

@@ -22,6 +22,19 @@ final class RunCommandTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 2.5, "the real clock takes the pipeline's 2.6 s")
     }
 
+    /// The NATS and PostgreSQL client libraries (and the twenty they bring) are loaded by a run's
+    /// first connection, not at every start (CNATS, CPostgres).
+    func testARunWithoutNATSOrPostgreSQLLoadsNeitherClientLibrary() throws {
+        let path = try pipeline(
+            """
+            source: { exec: [sh, -c, "grep -c -e libnats -e libpq -e libgnutls /proc/$PPID/maps || true"] }
+            sink: stdout
+            """)
+        let result = try runRivulet(["run", path])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "0\n")
+    }
+
     func testVirtualClockRunsAtOnceWithTheSameOutput() throws {
         let path = Repository.root.appendingPathComponent("Pipelines/search-as-you-type.yaml").path
         let started = Date()

@@ -40,6 +40,13 @@ struct NATSError: Error, CustomStringConvertible {
         self.detail = "\(doing): \(text)"
     }
 
+    /// libnats could not be loaded: `detail` says why (nothing of the library is called).
+    init(unavailable detail: String) {
+        self.status = NATS_ERR
+        self.code = jsErrCode(rawValue: 0)
+        self.detail = detail
+    }
+
     var description: String { detail }
 
     /// Whether JetStream did not answer in time, or said it is unavailable for now (a cluster
@@ -95,6 +102,8 @@ final class NATSConnection: @unchecked Sendable {
     ) throws(NATSError) {
         self.endpoint = endpoint
         self.events = ConnectionEvents(report: report, publishAcks: publishAcks)
+        // libnats is loaded here, by the first connection of the run (see CNATS).
+        if let problem = rivulet_nats_load_error() { throw NATSError(unavailable: String(cString: problem)) }
         var options: OpaquePointer?
         var status = natsOptions_Create(&options)
         guard status == NATS_OK, let options else { throw NATSError(status, doing: "creating the NATS options") }

@@ -1,1 +1,0 @@
-#include <libpq-fe.h>

@@ -185,6 +185,7 @@ enum ParallelLines {
         let workers: Workers
         private(set) var readFailure: (any Error)?
         private var exhausted = false
+        private var started = false
 
         init(reader: LineReader, workers: Workers) {
             self.reader = reader
@@ -195,7 +196,10 @@ enum ParallelLines {
             guard readFailure == nil, !exhausted else { return nil }
             let (firstLine, workers) = (reader.lineNumber + 1, workers)
             do {
-                let batch = try reader.nextLines(limit: batchLimit) { bytes, ranges in
+                // The first batch is small, so the helpers start as soon as a little is read.
+                let limit = started ? batchLimit : batchLimit / 8
+                started = true
+                let batch = try reader.nextLines(limit: limit) { bytes, ranges in
                     Batch(copying: bytes, ranges: ranges, firstLine: firstLine, workers: workers)
                 }
                 guard let batch else {

@@ -67,8 +67,9 @@ final class LineWriterTests: LineFileTestCase {
         XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), many.joined(separator: "\n") + "\n")
     }
 
-    /// An old file cut on another thread: the lines written are all the file holds after, and a
-    /// flush with nothing buffered still waits for the cut.
+    /// An old file cut on another thread: the lines written are all the file holds after, once
+    /// the writer has waited for the cut (a flush with something buffered waits for it; a flush
+    /// with nothing buffered does not need to).
     func testAFileCutInTheBackgroundHoldsOnlyTheNewLines() throws {
         for newLines in [300, 0] {
             try Data(repeating: 0x78, count: 3 << 20).write(to: URL(fileURLWithPath: path))
@@ -79,6 +80,7 @@ final class LineWriterTests: LineFileTestCase {
             let written = lines(newLines)
             for line in written { writer.writeLine(line) }
             writer.flush()
+            writer.waitForTruncation()
             XCTAssertNoThrow(try writer.check())
             close(descriptor)
             XCTAssertEqual(
@@ -121,6 +123,14 @@ final class LineWriterTests: LineFileTestCase {
             try sink.close()
             XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), "{\"n\":\(oldSize)}\n")
         }
+        // No line at all: the close still waits for the cut, so the file is empty once it returns.
+        try Data(repeating: 0x78, count: 4 << 20).write(to: URL(fileURLWithPath: path))
+        let sink = try FileSink(
+            path: path, format: "jsonl", append: false, columns: [], flushAfter: .seconds(1), context: plainContext())
+        XCTAssertTrue(sink.truncatedInBackground)
+        try sink.flush()
+        try sink.close()
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)).count, 0)
     }
 
     /// The file sink asks for write-back on a regular file, not on a device.

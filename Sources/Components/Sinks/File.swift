@@ -359,6 +359,7 @@ final class FileSink: FlushingSink {
         flushTimer = nil
         if format == .json { writer.writeRaw(count > 0 ? "\n]\n" : "]\n") }
         writer.flush()
+        writer.waitForTruncation()
         var problem: PipelineRuntimeError?
         do { try check() } catch { problem = error as? PipelineRuntimeError }
         // /dev/full and the like accept no fsync; a write error was reported already.

@@ -124,11 +124,18 @@ final class LineWriter {
         if let failure { throw failure }
     }
 
+    /// Waits for the old file's cut, if one is under way (a failed cut is the write error): an
+    /// owner that closes the descriptor calls it first.
+    func waitForTruncation() {
+        guard let truncation else { return }
+        self.truncation = nil
+        if let code = truncation.wait() { failure = WriteError(code: code) }
+    }
+
     private func write(upTo end: Int) {
-        if let truncation {
-            self.truncation = nil
-            if let code = truncation.wait() { failure = WriteError(code: code) }
-        }
+        // Nothing to write (a run's first checkpoint): no need to wait for the cut yet.
+        if end == 0 && truncation != nil { return }
+        waitForTruncation()
         guard failure == nil else { return buffer.removeAll(keepingCapacity: true) }
         guard !clearsStatusLine || end == 0 else {
             return TerminalStatusLine.shared.writing { writeOut(upTo: end) }

@@ -126,18 +126,16 @@ enum ParallelLines {
     /// Reads `reader` to its end, emitting what the stretch gives for each line in order; stops
     /// at the first error (an operator's, a read error worded by `failure`, a malformed line —
     /// `WHAT line N: …` — unless the source's `onError` skips or reports it) and returns it.
-    /// `advanced` gets the reader's offset after each buffer's lines are emitted. The next
-    /// buffer is read and handed to the helpers as soon as the current one is all handed out,
-    /// so they decode it while the pipeline's thread still emits the current one.
+    /// `advanced` gets the reader's offset after each buffer's lines are emitted. The helpers read
+    /// the buffers after the first themselves (see `Feed`), so the pipeline's thread mostly emits.
     static func read(
         _ reader: LineReader, workers: Workers, emit: (Value) -> Void, isLive: () -> Bool,
         advanced: (Int) -> Void, context: ComponentContext, what: String, failure: (any Error) -> any Error
     ) -> Ending {
-        var batches = Batches(reader: reader, workers: workers)
+        let feed = Feed(reader: reader, workers: workers)
         var failed: (any Error)?
-        var current = batches.next(failure: failure)
+        var current = feed.first()
         while let batch = current {
-            var upcoming: Batch?
             var dropped = 0
             let stopped = batch.run(
                 emit: { index, outcome in
@@ -161,58 +159,165 @@ enum ParallelLines {
                     }
                     return true
                 },
-                allClaimed: {
-                    if upcoming == nil { upcoming = batches.next(failure: failure) }
-                    return upcoming
-                })
+                allClaimed: { feed.upcoming() })
             workers.dropped(dropped)
-            batch.retire()
             if stopped {
-                upcoming?.abandon()
+                feed.stop()
                 return failed.map { .failed($0) } ?? .stopped
             }
             advanced(batch.endOffset)
-            current = upcoming ?? batches.next(failure: failure)
+            current = feed.advance()
         }
-        if let readFailure = batches.readFailure { return .failed(readFailure) }
+        if let readFailure = feed.readFailure { return .failed(failure(readFailure)) }
         return isLive() ? .exhausted : .stopped
     }
 
-    /// The reader's buffers of lines one after another, each handed to the helpers as it is read;
-    /// none after a read error (kept, worded by `failure`) or the reader's end.
-    private struct Batches {
-        let reader: LineReader
-        let workers: Workers
-        private(set) var readFailure: (any Error)?
+    /// The reader's buffers of lines one after another, at most `readAhead` beyond the one being
+    /// emitted; none after a read error (kept) or the reader's end. A helper starting on the last
+    /// batch read reads the next one first, so the pipeline's thread, which bounds the run, finds
+    /// it ready (it reads one itself only when none is). The helpers stay on from batch to batch
+    /// (no thread is woken per batch) and free the outcomes of the batches emitted, waiting here
+    /// when they are ahead.
+    final class Feed: @unchecked Sendable {  // its state is used under `condition` only
+        /// Batches read beyond the one being emitted: enough that a helper always has lines to
+        /// decode while the pipeline's thread emits.
+        static let readAhead = 2
+        private let reader: LineReader
+        private let workers: Workers
+        // An NSCondition (pthread) rather than a Mutex: the thread sanitizer does not follow the
+        // latter's futex on Linux.
+        private let condition = NSCondition()
+        /// The batch being emitted, then those read after it, in order.
+        private var current: Batch?
+        private var ahead: [Batch] = []
+        /// Batches emitted, for a helper to free their outcomes (see `Batch.freeOutcomes`).
+        private var emitted: [Batch] = []
+        /// Whether a thread is reading the next batch (the reader is used by one at a time).
+        private var reading = false
         private var exhausted = false
-        private var started = false
+        private var stopped = false
+        private var failure: (any Error)?
+        private var batchesRead = 0
 
         init(reader: LineReader, workers: Workers) {
             self.reader = reader
             self.workers = workers
         }
 
-        mutating func next(failure: (any Error) -> any Error) -> Batch? {
-            guard readFailure == nil, !exhausted else { return nil }
+        /// The read error that ended the input, if one did.
+        var readFailure: (any Error)? { condition.withLock { failure } }
+
+        /// Reads the first batch (a small one, so the helpers start as soon as a little is read)
+        /// and starts the helpers on it.
+        func first() -> Batch? {
+            condition.lock()
+            let batch = readLocked()
+            current = batch
+            condition.unlock()
+            batch?.start(feed: self)
+            return batch
+        }
+
+        /// The batch after the one being emitted, if it has been read (for the pipeline's thread
+        /// to decode while it waits).
+        func upcoming() -> Batch? {
+            condition.withLock { ahead.first }
+        }
+
+        /// Moves on to the batch after the one emitted: read already, being read (waited for), or
+        /// read here.
+        func advance() -> Batch? {
+            condition.lock()
+            defer { condition.unlock() }
+            while ahead.isEmpty && reading { condition.wait() }
+            // A helper frees its outcomes; with none left (the input's end), the last reference does.
+            if let current, workers.count > 1 { emitted.append(current) }
+            let next = ahead.isEmpty ? readLocked() : ahead.removeFirst()
+            current = next
+            condition.broadcast()  // a helper waiting for room to read ahead
+            return next
+        }
+
+        /// Reads the batch after `batch` now if it is the last one read and there is room: a
+        /// helper starting on a batch reads the next, so one is ready when the pipeline's thread
+        /// moves on.
+        func readAfter(_ batch: Batch) {
+            condition.lock()
+            defer { condition.unlock() }
+            guard !reading, ahead.count < Self.readAhead, batchesRead == batch.sequence + 1 else { return }
+            if let read = readLocked() {
+                ahead.append(read)
+                condition.broadcast()
+            }
+        }
+
+        /// The batches emitted since the last call, whose outcomes the caller frees.
+        func takeEmitted() -> [Batch] {
+            condition.withLock {
+                defer { emitted.removeAll(keepingCapacity: true) }
+                return emitted
+            }
+        }
+
+        /// The batch for a helper that ran out of lines in `batch` to decode next: one read
+        /// after it, or one it reads now; nil once there are none (the end, an error) or the
+        /// stream stopped. The helper is counted as running in the batch returned.
+        func following(_ batch: Batch) -> Batch? {
+            condition.lock()
+            defer { condition.unlock() }
+            while !stopped {
+                if let current, current.sequence > batch.sequence { return current.joined() }
+                if let later = ahead.first(where: { $0.sequence > batch.sequence }) { return later.joined() }
+                if exhausted || failure != nil { return nil }
+                if !reading && ahead.count < Self.readAhead {
+                    guard let read = readLocked() else { return nil }
+                    ahead.append(read)
+                    condition.broadcast()
+                    return stopped ? nil : read.joined()
+                }
+                condition.wait()
+            }
+            return nil
+        }
+
+        /// Stops reading, waits for a read under way, and lets go of every batch read ahead
+        /// (no helper decodes any of them once this returns).
+        func stop() {
+            condition.lock()
+            stopped = true
+            condition.broadcast()
+            while reading { condition.wait() }
+            let read = ahead
+            ahead = []
+            current = nil
+            condition.unlock()
+            for batch in read { batch.abandon() }
+        }
+
+        /// Reads the next batch; called holding the lock, which it lets go of while it reads.
+        private func readLocked() -> Batch? {
+            guard !stopped, !exhausted, failure == nil else { return nil }
+            reading = true
+            let sequence = batchesRead
+            batchesRead += 1
+            condition.unlock()
+            var batch: Batch?
+            var error: (any Error)?
             let (firstLine, workers) = (reader.lineNumber + 1, workers)
             do {
-                // The first batch is small, so the helpers start as soon as a little is read.
-                let limit = started ? batchLimit : batchLimit / 8
-                started = true
-                let batch = try reader.nextLines(limit: limit) { bytes, ranges in
-                    Batch(copying: bytes, ranges: ranges, firstLine: firstLine, workers: workers)
+                let limit = sequence == 0 ? batchLimit / 8 : batchLimit
+                batch = try reader.nextLines(limit: limit) { bytes, ranges in
+                    Batch(copying: bytes, ranges: ranges, firstLine: firstLine, sequence: sequence, workers: workers)
                 }
-                guard let batch else {
-                    exhausted = true
-                    return nil
-                }
-                batch.endOffset = reader.offset
-                batch.start()
-                return batch
-            } catch {
-                readFailure = failure(error)
-                return nil
+                batch?.endOffset = reader.offset
+            } catch let readError {
+                error = readError
             }
+            condition.lock()
+            reading = false
+            if let error { failure = error } else if batch == nil { exhausted = true }
+            condition.broadcast()
+            return batch
         }
     }
 
@@ -227,6 +332,8 @@ enum ParallelLines {
         let ranges: UnsafeMutableBufferPointer<Range<Int>>
         /// The number of the first line, from 1.
         let firstLine: Int
+        /// Its place among the reader's batches, from 0.
+        let sequence: Int
         /// The reader's offset after the batch's lines.
         var endOffset = 0
         let workers: Workers
@@ -242,7 +349,7 @@ enum ParallelLines {
 
         init(
             copying source: UnsafeBufferPointer<UInt8>, ranges lines: UnsafeBufferPointer<Range<Int>>, firstLine: Int,
-            workers: Workers
+            sequence: Int, workers: Workers
         ) {
             let base = lines.first?.lowerBound ?? 0
             let top = lines.last?.upperBound ?? 0
@@ -254,6 +361,7 @@ enum ParallelLines {
                 (ranges.baseAddress! + index).initialize(to: (line.lowerBound - base)..<(line.upperBound - base))
             }
             self.firstLine = firstLine
+            self.sequence = sequence
             self.workers = workers
             chunkLines = max(256, (ranges.count + 63) / 64)
             chunkCount = (ranges.count + chunkLines - 1) / chunkLines
@@ -261,22 +369,49 @@ enum ParallelLines {
             outcomes.initialize(repeating: .blank)
         }
 
+        /// Whether `freeOutcomes` ran (then the outcomes are no longer initialized).
+        private var outcomesFreed = false
+
         deinit {
-            outcomes.deinitialize()
+            if !outcomesFreed { outcomes.deinitialize() }
             workers.recycle(memory)
         }
 
-        /// Wakes the helpers (up to one fewer than the workers; the pipeline's thread is one).
-        func start() {
-            for _ in 1..<max(1, min(workers.count, chunkCount)) {
+        /// Frees what the lines became, on the calling thread (a helper's): glibc's malloc keeps a
+        /// freed block in the freeing thread's cache, where the helper's next allocations find it.
+        /// Only once the batch was emitted.
+        func freeOutcomes() {
+            outcomes.deinitialize()
+            outcomesFreed = true
+        }
+
+        /// Wakes the helpers (one fewer than the workers; the pipeline's thread is one), which
+        /// then go on from batch to batch through `feed` until there are none.
+        func start(feed: Feed) {
+            for _ in 1..<workers.count {
                 helpersRunning.wrappingAdd(1, ordering: .relaxed)
                 DispatchQueue.global().async {
+                    var batch = self
                     self.workers.withHelperStep { step in
-                        while let chunk = self.claim() { self.decode(chunk, with: step) }
+                        while true {
+                            feed.readAfter(batch)
+                            while let chunk = batch.claim() { batch.decode(chunk, with: step) }
+                            for emitted in feed.takeEmitted() { emitted.freeOutcomes() }
+                            guard let next = feed.following(batch) else { return }
+                            batch.helpersRunning.wrappingSubtract(1, ordering: .releasing)
+                            batch = next
+                        }
                     }
-                    self.helpersRunning.wrappingSubtract(1, ordering: .releasing)
+                    batch.helpersRunning.wrappingSubtract(1, ordering: .releasing)
                 }
             }
+        }
+
+        /// Counts one more helper running in the batch (under the feed's lock, so `abandon` after
+        /// a stop sees it); returns the batch.
+        func joined() -> Batch {
+            helpersRunning.wrappingAdd(1, ordering: .relaxed)
+            return self
         }
 
         /// Claims a chunk to decode, or nil when all are claimed.
@@ -302,13 +437,6 @@ enum ParallelLines {
                 outcomes[index] = ParallelLines.outcome(source, ranges[index], step, scratch: &scratch)
             }
             finished.bitwiseOr(1 << UInt64(chunk), ordering: .releasing)
-        }
-
-        /// Lets go of the batch on a helper thread, where the outcomes the helpers made are freed:
-        /// glibc's malloc frees a block from another thread's arena under that arena's lock, which
-        /// the helpers then wait on (about a tenth of a W2 run).
-        func retire() {
-            DispatchQueue.global().async { withExtendedLifetime(self) {} }
         }
 
         /// Decodes `chunk` on the pipeline's thread, noting it: `run` moves such a chunk's outcomes
@@ -345,7 +473,7 @@ enum ParallelLines {
                 }
                 if next == nil, nextChunk.load(ordering: .relaxed) >= chunkCount { next = allClaimed() }
                 // A helper's outcomes are copied, not moved out: the batch keeps the last reference
-                // to what the pipeline lets go of, for `retire` to free on a helper thread. This
+                // to what the pipeline lets go of, for a helper to free (`freeOutcomes`). This
                 // thread's own are moved out (one reference count less), to be freed here.
                 let own = decodedHere & (1 << UInt64(chunk)) != 0
                 for index in lines(of: chunk) {

@@ -110,7 +110,16 @@ final class FileSink: FlushingSink {
     /// sit among the run's timers (which checkpoints take only when none are due together): there
     /// lines are written at 64 KiB, at each checkpoint and at the end. Decided once, not per line.
     private let flushesOnATimer: Bool
-    private var flushTimer: (any Disposable)?
+    private let flushTimer = FlushTimer()
+
+    /// The pending flush, shared with the timer's closure rather than the sink itself: a weak
+    /// reference to the sink would give it a side table, and each of the per-line retains of
+    /// it (the run's observer calls `receive` through it) the slow path of reference counting.
+    private final class FlushTimer {
+        var pending: (any Disposable)?
+        /// Set when the sink closes: a timer that fires after does nothing.
+        var cancelled = false
+    }
 
     init(
         path: String, format: String, append: Bool, columns: [String], flushAfter: RxTimeInterval,
@@ -327,14 +336,13 @@ final class FileSink: FlushingSink {
 
     /// Writes the buffered lines out `flushAfter` from now, unless a flush is already due.
     private func scheduleFlush() {
-        guard flushesOnATimer, flushTimer == nil else { return }
+        guard flushesOnATimer, flushTimer.pending == nil else { return }
         // With no origin: a message is acknowledged once its line is flushed for it (SinkOrigins),
         // not held until this timer fires.
-        flushTimer = Origin.with(nil) {
-            scheduler.schedule(after: flushAfter) { [weak self] in
-                guard let self else { return }
-                flushTimer = nil
-                guard !closed else { return }
+        flushTimer.pending = Origin.with(nil) {
+            scheduler.schedule(after: flushAfter) { [writer, flushTimer] in
+                flushTimer.pending = nil
+                guard !flushTimer.cancelled else { return }
                 writer.flush()
             }
         }
@@ -355,8 +363,9 @@ final class FileSink: FlushingSink {
     func close() throws {
         guard !closed else { return }
         closed = true
-        flushTimer?.dispose()
-        flushTimer = nil
+        flushTimer.cancelled = true
+        flushTimer.pending?.dispose()
+        flushTimer.pending = nil
         if format == .json { writer.writeRaw(count > 0 ? "\n]\n" : "]\n") }
         writer.flush()
         writer.waitForTruncation()

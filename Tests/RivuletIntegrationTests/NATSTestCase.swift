@@ -285,6 +285,14 @@ class NATSTestCase: BinaryTestCase {
         while lines(name).count < count && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
     }
 
+    /// Waits (up to 30 s) until the file holds every id of `expected`: at-least-once delivery may
+    /// write some twice (a server restarted before their acknowledgements reached it), so its lines
+    /// are not counted.
+    func waitForIDs(_ name: String, _ expected: Set<Int>) {
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while !expected.isSubset(of: Set(ids(name))) && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+    }
+
     /// Signals a runner and waits for it: its exit status and what it wrote on stderr.
     func stop(_ process: ChildProcess, _ signal: Int32 = SIGTERM) -> (Int32, String) {
         process.send(signal)

@@ -1,1 +1,0 @@
-#include <sqlite3.h>

@@ -22,7 +22,6 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
-        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Shared libraries loaded on the first call of one of their functions (dlopen), not at
         // every start of the engine: see lazy_library.h.
         .target(name: "CLazyLoading"),
@@ -32,6 +31,9 @@ let package = Package(
         // libpq, PostgreSQL's C client: queries and the logical replication stream. Its headers
         // (libpq-dev), and libpq loaded on first use (lazy.c, by scripts/lazy-libraries.py).
         .target(name: "CPostgres", dependencies: ["CLazyLoading"]),
+        // SQLite's headers (libsqlite3-dev), and libsqlite3 loaded on first use (lazy.c, by
+        // scripts/lazy-libraries.py): a run that keeps no state does not load it.
+        .target(name: "CSQLite", dependencies: ["CLazyLoading"]),
         // PostgreSQL connections: bound statements, rows one at a time, the copy-both replication
         // stream and the `pgoutput` decoder. The `postgres` source and sink use it.
         .target(name: "Postgres", dependencies: ["CPostgres"]),

@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""Writes the C that loads libnats and libpq on first use (Sources/CNATS/lazy.c, Sources/CPostgres/lazy.c).
+"""Writes the C that loads libnats, libpq and libsqlite3 on first use (Sources/CNATS/lazy.c,
+Sources/CPostgres/lazy.c, Sources/CSQLite/lazy.c).
 
-The engine does not link the two client libraries: linked, the dynamic loader maps and relocates them
-and the twenty libraries they bring (OpenSSL, GnuTLS, Kerberos, LDAP...) at every start, about a fifth
-of the process's start, though most runs never connect to NATS or PostgreSQL. Instead each function
-the Swift code calls is defined here with the header's own prototype (the compiler checks each against
-the header), and calls the library's function through a pointer looked up with `dlsym` when one is
-first called (`dlopen` of the library then).
+The engine does not link these libraries: linked, the dynamic loader maps and relocates them (and
+the twenty libraries the first two bring: OpenSSL, GnuTLS, Kerberos, LDAP...) at every start, about
+a fifth of the process's start, though most runs never connect to NATS or PostgreSQL, or keep state
+in SQLite. Instead each function the Swift code calls is defined here with the header's own
+prototype (the compiler checks each against the header), and calls the library's function through a
+pointer looked up with `dlsym` when one is first called (`dlopen` of the library then).
 
-    scripts/lazy-libraries.py           # writes the two files
-    scripts/lazy-libraries.py --check   # exits 1 if either is not what it would write
+    scripts/lazy-libraries.py           # writes the files
+    scripts/lazy-libraries.py --check   # exits 1 if one is not what it would write
 
 The functions are those of the library's headers whose names appear in Sources/ or Tests/ (Swift).
 A function called from Swift and missing here is an undefined symbol when the engine is linked.
@@ -22,6 +23,7 @@ LIBRARIES = [
     # (target, header, the headers' folder, library file names tried in turn, what a user installs)
     ("CNATS", "nats/nats.h", "/nats/", ["libnats.so.3.4", "libnats.so"], "libnats3.4 (the NATS C client)"),
     ("CPostgres", "postgresql/libpq-fe.h", "/postgresql/", ["libpq.so.5", "libpq.so"], "libpq5 (PostgreSQL's client library)"),
+    ("CSQLite", "sqlite3.h", "/sqlite3.h", ["libsqlite3.so.0", "libsqlite3.so"], "libsqlite3-0 (SQLite)"),
 ]
 
 
@@ -65,10 +67,17 @@ def return_type(qual_type):
 
 def wrapper(name, node, index, prefix):
     parameters = [p["type"]["qualType"] for p in node.get("inner", []) if p.get("kind") == "ParmVarDecl"]
-    if node.get("variadic") or any("(*" in t or "[" in t for t in parameters):
-        sys.exit(f"{name}: a variadic function or a parameter of a function or array type is not supported")
+    if node.get("variadic") or any("[" in t or ("(*" in t and t.count("(*)") != 1) for t in parameters):
+        sys.exit(f"{name}: a variadic function or a parameter of an array type is not supported")
     returned = return_type(node["type"]["qualType"])
-    declared = ", ".join(f"{t}{'' if t.endswith('*') else ' '}p{i}" for i, t in enumerate(parameters)) or "void"
+
+    def parameter(type, index):
+        # A pointer to a function, `R (*)(A)`, is named inside: `R (*p1)(A)`.
+        if "(*)" in type:
+            return type.replace("(*)", f"(*p{index})")
+        return f"{type}{'' if type.endswith('*') else ' '}p{index}"
+
+    declared = ", ".join(parameter(t, i) for i, t in enumerate(parameters)) or "void"
     arguments = ", ".join(f"p{i}" for i in range(len(parameters)))
     call = f"((__typeof__(&{name})){prefix}_function({index}))({arguments})"
     body = f"{call};" if returned == "void" else f"return {call};"

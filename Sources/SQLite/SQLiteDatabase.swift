@@ -11,6 +11,10 @@ public final class SQLiteDatabase {
     public init(path: String, create: Bool, readOnly: Bool = false, busyTimeout: Int = 2000) throws(SQLiteError) {
         let access = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
         let flags = access | SQLITE_OPEN_NOMUTEX
+        // libsqlite3 is loaded here, by the first database opened (see CSQLite).
+        if let problem = rivulet_sqlite_load_error() {
+            throw SQLiteError(code: SQLITE_CANTOPEN, message: String(cString: problem))
+        }
         let status = sqlite3_open_v2(path, &handle, flags, nil)
         guard status == SQLITE_OK else {
             let error = SQLiteError(code: status, message: handle.map { String(cString: sqlite3_errmsg($0)) })

@@ -22,17 +22,31 @@ final class RunCommandTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 2.5, "the real clock takes the pipeline's 2.6 s")
     }
 
-    /// The NATS and PostgreSQL client libraries (and the twenty they bring) are loaded by a run's
-    /// first connection, not at every start (CNATS, CPostgres).
-    func testARunWithoutNATSOrPostgreSQLLoadsNeitherClientLibrary() throws {
+    /// The NATS, PostgreSQL and SQLite libraries (and the twenty the first two bring) are loaded
+    /// by a run's first connection or database, not at every start (CNATS, CPostgres, CSQLite): a
+    /// run maps none of them, and one keeping state maps SQLite's only.
+    func testARunLoadsOnlyTheClientLibrariesItUses() throws {
+        // The engine reads its own memory map.
         let path = try pipeline(
             """
-            source: { exec: [sh, -c, "grep -c -e libnats -e libpq -e libgnutls /proc/$PPID/maps || true"] }
+            source: { file: /proc/self/maps }
+            ops:
+              - filter: 'matches(., "libnats|libpq|libgnutls|libsqlite3")'
+              - map: 'extract(., "lib(nats|pq|gnutls|sqlite3)")'
+              - distinctUntilChanged
             sink: stdout
             """)
-        let result = try runRivulet(["run", path])
-        XCTAssertEqual(result.status, 0, result.stderr)
-        XCTAssertEqual(result.stdout, "0\n")
+        let plain = try runRivulet(["run", path])
+        XCTAssertEqual(plain.status, 0, plain.stderr)
+        XCTAssertEqual(plain.stdout, "")
+        let store = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "rivulet-maps-\(UUID().uuidString).db")
+        addTeardownBlock {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
+        }
+        let keeping = try runRivulet(["run", path, "--state", store.path])
+        XCTAssertEqual(keeping.status, 0, keeping.stderr)
+        XCTAssertEqual(keeping.stdout, "[\"sqlite3\"]\n")
     }
 
     func testVirtualClockRunsAtOnceWithTheSameOutput() throws {

@@ -3,9 +3,12 @@
 
 // A shared library loaded on the first call of one of its functions, rather than by the dynamic
 // loader at every start of the engine: libnats and libpq bring some twenty libraries of their own
-// (OpenSSL, GnuTLS, Kerberos, LDAP...), a fifth of the process's start, which most runs never use.
-// Each function the Swift code calls is defined in the target's lazy.c (written by
-// scripts/lazy-libraries.py) with the header's prototype, and calls the library's through a pointer.
+// (OpenSSL, GnuTLS, Kerberos, LDAP...), a fifth of the process's start, and libsqlite3 half a
+// millisecond more, which most runs never use. Each function the Swift code calls is defined in the
+// target's lazy.c (written by scripts/lazy-libraries.py) with the header's prototype, and calls the
+// library's through a pointer.
+
+#include <stddef.h>
 
 /// One library: what to load, and what was found.
 struct rivulet_lazy_library {

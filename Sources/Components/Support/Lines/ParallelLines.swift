@@ -41,8 +41,8 @@ enum ParallelLines {
     }
 
     /// The workers' steps of `stretch`, made once a subscription: the pipeline's thread's own,
-    /// and a pool the helpers take one from while they work (batches' helpers may overlap, and a
-    /// step keeps its scope, so no two threads share one).
+    /// and a pool the helpers take one from while they work (a step keeps its scope, so no two
+    /// threads share one).
     final class Workers: @unchecked Sendable {  // `step` and `dropped` are used on the pipeline's thread only
         let count: Int
         let step: ElementStep
@@ -58,7 +58,8 @@ enum ParallelLines {
             count = max(1, stretch.workers)
             step = stretch.makeStep()
             dropped = stretch.dropped
-            // A batch's helpers may still be letting go while the next two batches' start.
+            // Helpers stay on for a whole file, but a `file` source reads several in turn with the
+            // same workers: one file's helpers may still be letting go while the next one's start.
             helperSteps = (0..<3 * (count - 1)).map { _ in stretch.makeStep() }
             free = Array(helperSteps.indices)
         }

@@ -45,15 +45,25 @@ final class LineReaderTests: LineFileTestCase {
     }
 
     /// `nextLines` hands over the whole lines of one buffer at a time, each range without its
-    /// newline or carriage return; together they are every line, in order.
+    /// newline or carriage return, with the buffer itself; the reader goes on in the buffer given
+    /// back, and together the lines are every line, in order.
     func testLinesComeABufferAtATimeAndTogetherAreEveryLine() throws {
         try write()
         let reader = try XCTUnwrap(LineReader(path: path, bufferSize: 16))
         var read: [String] = []
         var calls = 0
+        var taken: [UnsafeMutableBufferPointer<UInt8>] = []
+        defer { for buffer in taken { buffer.deallocate() } }
         while let batch = try reader.nextLines(
             limit: 3,
-            { bytes, ranges in ranges.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
+            handingOver: { buffer, ranges, capacity in
+                XCTAssertFalse(taken.contains { $0.baseAddress == buffer.baseAddress }, "a buffer handed over twice")
+                taken.append(buffer)
+                // Garbage in the new buffer: the reader must copy what it still needs into it.
+                let replacement = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: capacity)
+                replacement.initialize(repeating: 0x2A)
+                let lines = ranges.map { String(decoding: UnsafeBufferPointer(rebasing: buffer[$0]), as: UTF8.self) }
+                return (lines, replacement)
             })
         {
             XCTAssertLessThanOrEqual(batch.count, 3)
@@ -62,6 +72,8 @@ final class LineReaderTests: LineFileTestCase {
         }
         XCTAssertEqual(read, lines.map { $0.hasSuffix("\r") ? String($0.dropLast()) : $0 })
         XCTAssertGreaterThan(calls, 2)
+        XCTAssertEqual(reader.lineNumber, lines.count)
+        XCTAssertEqual(reader.offset, lines.joined(separator: "\n").utf8.count)
     }
 
     func testAFollowedFileHoldsBackALastLineWithoutItsNewline() throws {

@@ -1,15 +1,22 @@
 import BinaryTestSupport
 import Components
 import Foundation
+import Synchronization
 import XCTest
 
 /// A tmux session for tests that need a real terminal: started with `start`, driven with `keys`,
-/// read with `screen` and `waitFor`, killed by `kill`.
+/// read with `screen` and `waitFor`, killed by `kill`. Each has a server of its own (its own
+/// socket): a test that started right after another's session was killed reached the old server
+/// as it exited, and its session never showed (seen under a full run's load).
 final class Tmux {
     let session: String
+    /// The server's socket, removed by `kill` (tmux leaves it behind).
+    private let socket: String
+    private static let made = Atomic<Int>(0)
 
     init(_ name: String) {
-        session = "rivulet-\(name)-\(getpid())"
+        session = "rivulet-\(name)-\(getpid())-\(Self.made.wrappingAdd(1, ordering: .relaxed).oldValue)"
+        socket = FileManager.default.temporaryDirectory.appendingPathComponent("\(session).tmux").path
     }
 
     /// Whether tmux is installed (tests are skipped without it).
@@ -21,7 +28,8 @@ final class Tmux {
     func run(_ arguments: [String]) throws -> String {
         let capture = arguments.first == "capture-pane"
         let process = try ChildProcess(
-            executable: "tmux", arguments: arguments, output: capture ? .pipe : .null, error: .null)
+            executable: "tmux", arguments: ["-S", socket] + arguments, output: capture ? .pipe : .null,
+            error: .null)
         let output = process.communicate(timeout: 60)
         return String(decoding: output.standardOutput, as: UTF8.self)
     }
@@ -57,5 +65,8 @@ final class Tmux {
         return last
     }
 
-    func kill() { _ = try? run(["kill-session", "-t", session]) }
+    func kill() {
+        _ = try? run(["kill-session", "-t", session])
+        unlink(socket)
+    }
 }

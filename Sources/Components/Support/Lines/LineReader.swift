@@ -95,11 +95,17 @@ final class LineReader {
         }
     }
 
-    /// Calls `body` with the buffer and the ranges of the whole lines now in it (reading more when
+    /// Hands `body` the buffer and the ranges of the whole lines now in it (reading more when
     /// there are none), at most `limit`, each without its newline or a trailing carriage return;
-    /// the reader then moves past them. Returns nil at the end of the input.
+    /// `body` keeps the buffer and gives back another of at least `capacity` bytes, into which the
+    /// bytes after those lines are copied, and the reader moves past them. A caller that keeps the
+    /// lines takes them without copying them (a `body` that throws keeps nothing). Returns nil at
+    /// the end of the input.
     func nextLines<Result>(
-        limit: Int, _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<Range<Int>>) throws -> Result
+        limit: Int,
+        handingOver body: (
+            _ buffer: UnsafeMutableBufferPointer<UInt8>, _ ranges: UnsafeBufferPointer<Range<Int>>, _ capacity: Int
+        ) throws -> (Result, replacement: UnsafeMutableBufferPointer<UInt8>)
     ) throws -> Result? {
         while true {
             // The reader's own list, kept from call to call: a new one a buffer grew to a few
@@ -129,11 +135,16 @@ final class LineReader {
                 consumed = end
             }
             if !ranges.isEmpty {
-                defer {
-                    start = consumed
-                    lineNumber += ranges.count
-                }
-                return try ranges.withUnsafeBufferPointer { try body(UnsafeBufferPointer(buffer), $0) }
+                let (result, replacement) = try ranges.withUnsafeBufferPointer { try body(buffer, $0, buffer.count) }
+                precondition(replacement.count >= buffer.count, "a replacement buffer smaller than the reader's")
+                let rest = end - consumed
+                if rest > 0 { replacement.baseAddress!.update(from: buffer.baseAddress! + consumed, count: rest) }
+                buffer = replacement
+                bufferOffset += consumed
+                start = 0
+                end = rest
+                lineNumber += ranges.count
+                return result
             }
             if atEOF { return nil }
             try fill()

@@ -78,12 +78,12 @@ enum ParallelLines {
             for memory in spare { Self.free(memory) }
         }
 
-        /// Memory for a batch of `byteCount` bytes and `lineCount` lines (lines and outcomes not
-        /// initialized).
+        /// Memory for a batch of `lineCount` lines (lines and outcomes not initialized), with a
+        /// buffer of `byteCount` bytes for the reader to go on with.
         func memory(byteCount: Int, lineCount: Int) -> Memory {
             guard var memory = lock.withLock({ spare.popLast() }) else {
                 return Memory(
-                    bytes: .allocate(capacity: max(byteCount, ParallelLines.bufferSize)),
+                    bytes: .allocate(capacity: byteCount),
                     lines: .allocate(capacity: max(lineCount, ParallelLines.batchLimit)),
                     outcomes: .allocate(capacity: max(lineCount, ParallelLines.batchLimit)))
             }
@@ -307,8 +307,11 @@ enum ParallelLines {
             let (firstLine, workers) = (reader.lineNumber + 1, workers)
             do {
                 let limit = sequence == 0 ? batchLimit / 8 : batchLimit
-                batch = try reader.nextLines(limit: limit) { bytes, ranges in
-                    Batch(copying: bytes, ranges: ranges, firstLine: firstLine, sequence: sequence, workers: workers)
+                batch = try reader.nextLines(limit: limit) { buffer, ranges, capacity in
+                    let batch = Batch(
+                        taking: buffer, ranges: ranges, replacementCapacity: capacity, firstLine: firstLine,
+                        sequence: sequence, workers: workers)
+                    return (batch, batch.replacement)
                 }
                 batch?.endOffset = reader.offset
             } catch let readError {
@@ -322,8 +325,8 @@ enum ParallelLines {
         }
     }
 
-    /// One buffer of lines, copied out of the reader so the next can be read while this one is
-    /// still decoded and emitted, cut in chunks that helper threads and the pipeline's thread
+    /// One buffer of lines, taken from the reader (which goes on with another) so the next can be
+    /// read while this one is still decoded and emitted, cut in chunks that helper threads and the pipeline's thread
     /// decode, while the pipeline's thread hands out each chunk's outcomes in order as soon as it
     /// is done, decoding a chunk itself whenever the next one in order is not ready yet.
     final class Batch: @unchecked Sendable {
@@ -348,19 +351,23 @@ enum ParallelLines {
         private let finished = Atomic<UInt64>(0)
         private let helpersRunning = Atomic<Int>(0)
 
+        /// The buffer the reader goes on with, in place of the one this batch took.
+        private(set) var replacement: UnsafeMutableBufferPointer<UInt8>
+
+        /// The lines at `lines` in the reader's `buffer`, which the batch keeps (it gives the
+        /// reader `replacement`, of at least `replacementCapacity` bytes, in its place): a buffer
+        /// is read into once and never copied.
         init(
-            copying source: UnsafeBufferPointer<UInt8>, ranges lines: UnsafeBufferPointer<Range<Int>>, firstLine: Int,
-            sequence: Int, workers: Workers
+            taking buffer: UnsafeMutableBufferPointer<UInt8>, ranges lines: UnsafeBufferPointer<Range<Int>>,
+            replacementCapacity: Int, firstLine: Int, sequence: Int, workers: Workers
         ) {
-            let base = lines.first?.lowerBound ?? 0
-            let top = lines.last?.upperBound ?? 0
-            memory = workers.memory(byteCount: top - base, lineCount: lines.count)
-            bytes = UnsafeMutableBufferPointer(rebasing: memory.bytes[0..<(top - base)])
-            _ = bytes.initialize(from: source[base..<top])
+            var memory = workers.memory(byteCount: replacementCapacity, lineCount: lines.count)
+            replacement = memory.bytes
+            memory.bytes = buffer
+            self.memory = memory
+            bytes = UnsafeMutableBufferPointer(rebasing: buffer[0..<(lines.last?.upperBound ?? 0)])
             ranges = UnsafeMutableBufferPointer(rebasing: memory.lines[0..<lines.count])
-            for (index, line) in lines.enumerated() {
-                (ranges.baseAddress! + index).initialize(to: (line.lowerBound - base)..<(line.upperBound - base))
-            }
+            _ = ranges.initialize(from: lines)
             self.firstLine = firstLine
             self.sequence = sequence
             self.workers = workers

@@ -47,8 +47,9 @@ final class LineReader {
         self.lineNumber = lineNumber
         self.descriptor = descriptor
         self.ownsDescriptor = true
+        // Not zeroed: only what `read` wrote is looked at, and zeroing would touch every page of
+        // a buffer of MBs before the first byte is read.
         buffer = .allocate(capacity: bufferSize)
-        buffer.initialize(repeating: 0)
     }
 
     /// A reader of an open descriptor (standard input), which it does not close.
@@ -56,7 +57,6 @@ final class LineReader {
         self.descriptor = descriptor
         self.ownsDescriptor = false
         buffer = .allocate(capacity: 64 * 1024)
-        buffer.initialize(repeating: 0)
     }
 
     deinit {
@@ -165,8 +165,7 @@ final class LineReader {
                     message: "line \(lineNumber + 1) is longer than \(Self.maximumLineBytes >> 20) MiB")
             }
             let grown = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: buffer.count * 2)
-            grown.initialize(repeating: 0)
-            _ = grown.update(fromContentsOf: buffer)
+            grown.baseAddress!.initialize(from: buffer.baseAddress!, count: end)
             buffer.deallocate()
             buffer = grown
         }

@@ -28,6 +28,7 @@ final class PartitionThreads: @unchecked Sendable {
         for (index, loop) in loops.enumerated() {
             let thread = Thread {
                 Self.nameThisThread("partition-\(index)")
+                ThreadHeap.grow(to: ThreadHeap.partitionBytes)
                 loop.run()
                 // Stopped: what was sent after the last work (a batch behind a failure) never
                 // runs, and is let go of rather than keeping the partition's chain alive.

@@ -44,25 +44,32 @@ final class LineReaderTests: LineFileTestCase {
         XCTAssertEqual(resumed.lineNumber, lines.count)
     }
 
-    /// `nextLines` hands over the whole lines of one buffer at a time, each range without its
-    /// newline or carriage return, with the buffer itself; the reader goes on in the buffer given
-    /// back, and together the lines are every line, in order.
+    /// `nextLines` writes the ranges of the whole lines of one buffer at a time into the storage
+    /// it is given (as many as that holds), each without its newline or carriage return, and hands
+    /// over the buffer itself; the reader goes on in the buffer given back, and together the lines
+    /// are every line, in order.
     func testLinesComeABufferAtATimeAndTogetherAreEveryLine() throws {
         try write()
         let reader = try XCTUnwrap(LineReader(path: path, bufferSize: 16))
         var read: [String] = []
         var calls = 0
         var taken: [UnsafeMutableBufferPointer<UInt8>] = []
-        defer { for buffer in taken { buffer.deallocate() } }
+        let ranges = UnsafeMutableBufferPointer<Range<Int>>.allocate(capacity: 3)
+        defer {
+            for buffer in taken { buffer.deallocate() }
+            ranges.deallocate()
+        }
         while let batch = try reader.nextLines(
-            limit: 3,
-            handingOver: { buffer, ranges, capacity in
+            into: ranges,
+            handingOver: { buffer, count, capacity in
                 XCTAssertFalse(taken.contains { $0.baseAddress == buffer.baseAddress }, "a buffer handed over twice")
                 taken.append(buffer)
                 // Garbage in the new buffer: the reader must copy what it still needs into it.
                 let replacement = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: capacity)
                 replacement.initialize(repeating: 0x2A)
-                let lines = ranges.map { String(decoding: UnsafeBufferPointer(rebasing: buffer[$0]), as: UTF8.self) }
+                let lines = ranges[0..<count].map {
+                    String(decoding: UnsafeBufferPointer(rebasing: buffer[$0]), as: UTF8.self)
+                }
                 return (lines, replacement)
             })
         {

@@ -25,8 +25,6 @@ final class LineReader {
     @exclusivity(unchecked) private(set) var lineNumber = 0
     /// The object of the last line read, reused when the pipeline dropped it.
     @exclusivity(unchecked) private var scratch = JSONParser.Scratch()
-    /// The ranges of the lines `nextLines` hands over, its storage kept.
-    private var lineRanges: [Range<Int>] = []
     /// When set (a followed file), the end of the file is not the end of the input: a last line
     /// without its newline is held back, and the next call reads on from there.
     var holdsPartialLine = false
@@ -95,47 +93,47 @@ final class LineReader {
         }
     }
 
-    /// Hands `body` the buffer and the ranges of the whole lines now in it (reading more when
-    /// there are none), at most `limit`, each without its newline or a trailing carriage return;
-    /// `body` keeps the buffer and gives back another of at least `capacity` bytes, into which the
-    /// bytes after those lines are copied, and the reader moves past them. A caller that keeps the
-    /// lines takes them without copying them (a `body` that throws keeps nothing). Returns nil at
-    /// the end of the input.
+    /// The size of the buffer (a buffer handed over by `nextLines` is replaced by one at least
+    /// this large).
+    var capacity: Int { buffer.count }
+
+    /// Writes the ranges of the whole lines now in the buffer (reading more when there are none)
+    /// into `ranges`, as many as it holds, each without its newline or a trailing carriage return,
+    /// and hands `body` the buffer and their count; `body` keeps the buffer and gives back another
+    /// of at least `capacity` bytes, into which the bytes after those lines are copied, and the
+    /// reader moves past them. A caller that keeps the lines takes them without copying them or
+    /// their ranges (a `body` that throws keeps nothing). Returns nil at the end of the input.
     func nextLines<Result>(
-        limit: Int,
-        handingOver body: (
-            _ buffer: UnsafeMutableBufferPointer<UInt8>, _ ranges: UnsafeBufferPointer<Range<Int>>, _ capacity: Int
-        ) throws -> (Result, replacement: UnsafeMutableBufferPointer<UInt8>)
+        into ranges: UnsafeMutableBufferPointer<Range<Int>>,
+        handingOver body: (_ buffer: UnsafeMutableBufferPointer<UInt8>, _ count: Int, _ capacity: Int) throws -> (
+            Result, replacement: UnsafeMutableBufferPointer<UInt8>
+        )
     ) throws -> Result? {
         while true {
-            // The reader's own list, kept from call to call: a new one a buffer grew to a few
-            // hundred KB by reallocation each time, and was freed again (an eighth of the pipeline
-            // thread's time on W2 went to malloc and free).
-            var ranges = lineRanges
-            lineRanges = []
-            ranges.removeAll(keepingCapacity: true)
-            defer { lineRanges = ranges }
+            var count = 0
             var consumed = start
             do {
                 let pointer = UnsafeBufferPointer(buffer)
                 let base = pointer.baseAddress!
                 var lineStart = start
-                while ranges.count < limit, lineStart < end,
+                while count < ranges.count, lineStart < end,
                     let hit = memchr(base + lineStart, 0x0A, end - lineStart)
                 {
                     let newline = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
                     let lineEnd = newline > lineStart && pointer[newline - 1] == 0x0D ? newline - 1 : newline
-                    ranges.append(lineStart..<lineEnd)
+                    ranges[count] = lineStart..<lineEnd
+                    count += 1
                     lineStart = newline + 1
                 }
                 consumed = lineStart
             }
-            if ranges.isEmpty && atEOF && !holdsPartialLine && start < end {
-                ranges.append(start..<end)
+            if count == 0 && atEOF && !holdsPartialLine && start < end && !ranges.isEmpty {
+                ranges[0] = start..<end
+                count = 1
                 consumed = end
             }
-            if !ranges.isEmpty {
-                let (result, replacement) = try ranges.withUnsafeBufferPointer { try body(buffer, $0, buffer.count) }
+            if count > 0 {
+                let (result, replacement) = try body(buffer, count, buffer.count)
                 precondition(replacement.count >= buffer.count, "a replacement buffer smaller than the reader's")
                 let rest = end - consumed
                 if rest > 0 { replacement.baseAddress!.update(from: buffer.baseAddress! + consumed, count: rest) }
@@ -143,7 +141,7 @@ final class LineReader {
                 bufferOffset += consumed
                 start = 0
                 end = rest
-                lineNumber += ranges.count
+                lineNumber += count
                 return result
             }
             if atEOF { return nil }

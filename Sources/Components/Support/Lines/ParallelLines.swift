@@ -307,18 +307,27 @@ enum ParallelLines {
             var batch: Batch?
             var error: (any Error)?
             let (firstLine, workers) = (reader.lineNumber + 1, workers)
+            // The batch's memory first: the reader writes the lines' ranges straight into it.
+            let limit = sequence == 0 ? batchLimit / 8 : batchLimit
+            var memory = workers.memory(byteCount: reader.capacity, lineCount: limit)
             do {
-                let limit = sequence == 0 ? batchLimit / 8 : batchLimit
-                batch = try reader.nextLines(limit: limit) { buffer, ranges, capacity in
+                batch = try reader.nextLines(into: UnsafeMutableBufferPointer(rebasing: memory.lines[0..<limit])) {
+                    buffer, count, capacity in
+                    if memory.bytes.count < capacity {  // the reader grew its buffer for a long line
+                        memory.bytes.deallocate()
+                        memory.bytes = .allocate(capacity: capacity)
+                    }
+                    let replacement = memory.bytes
+                    memory.bytes = buffer
                     let batch = Batch(
-                        taking: buffer, ranges: ranges, replacementCapacity: capacity, firstLine: firstLine,
-                        sequence: sequence, workers: workers)
-                    return (batch, batch.replacement)
+                        memory: memory, lineCount: count, firstLine: firstLine, sequence: sequence, workers: workers)
+                    return (batch, replacement)
                 }
                 batch?.endOffset = reader.offset
             } catch let readError {
                 error = readError
             }
+            if batch == nil { workers.recycle(memory) }
             condition.lock()
             reading = false
             if let error { failure = error } else if batch == nil { exhausted = true }
@@ -353,23 +362,12 @@ enum ParallelLines {
         private let finished = Atomic<UInt64>(0)
         private let helpersRunning = Atomic<Int>(0)
 
-        /// The buffer the reader goes on with, in place of the one this batch took.
-        private(set) var replacement: UnsafeMutableBufferPointer<UInt8>
-
-        /// The lines at `lines` in the reader's `buffer`, which the batch keeps (it gives the
-        /// reader `replacement`, of at least `replacementCapacity` bytes, in its place): a buffer
-        /// is read into once and never copied.
-        init(
-            taking buffer: UnsafeMutableBufferPointer<UInt8>, ranges lines: UnsafeBufferPointer<Range<Int>>,
-            replacementCapacity: Int, firstLine: Int, sequence: Int, workers: Workers
-        ) {
-            var memory = workers.memory(byteCount: replacementCapacity, lineCount: lines.count)
-            replacement = memory.bytes
-            memory.bytes = buffer
+        /// A batch of the first `lineCount` lines of `memory`, whose bytes are the buffer the
+        /// reader read them into and whose ranges it wrote: nothing is copied.
+        init(memory: Workers.Memory, lineCount: Int, firstLine: Int, sequence: Int, workers: Workers) {
             self.memory = memory
-            bytes = UnsafeMutableBufferPointer(rebasing: buffer[0..<(lines.last?.upperBound ?? 0)])
-            ranges = UnsafeMutableBufferPointer(rebasing: memory.lines[0..<lines.count])
-            _ = ranges.initialize(from: lines)
+            ranges = UnsafeMutableBufferPointer(rebasing: memory.lines[0..<lineCount])
+            bytes = UnsafeMutableBufferPointer(rebasing: memory.bytes[0..<(ranges.last?.upperBound ?? 0)])
             self.firstLine = firstLine
             self.sequence = sequence
             self.workers = workers

@@ -19,8 +19,8 @@ enum ParallelLines {
         case blank
         case value(Value)
         case dropped
-        // Boxed: a rare case, and without the box every outcome took its 40 bytes (48 a line, where
-        // 16 now hold a value), in memory written on one core and read on another.
+        // Boxed: a rare case, and without the box every outcome took its 40 bytes (48 a line; 24
+        // now, a value's size), in memory written on one core and read on another.
         indirect case malformed(JSONError, text: String)
         case failed(any Error)
     }
@@ -337,9 +337,10 @@ enum ParallelLines {
     }
 
     /// One buffer of lines, taken from the reader (which goes on with another) so the next can be
-    /// read while this one is still decoded and emitted, cut in chunks that helper threads and the pipeline's thread
-    /// decode, while the pipeline's thread hands out each chunk's outcomes in order as soon as it
-    /// is done, decoding a chunk itself whenever the next one in order is not ready yet.
+    /// read while this one is still decoded and emitted, cut in chunks that helper threads and the
+    /// pipeline's thread decode, while the pipeline's thread hands out each chunk's outcomes in
+    /// order as soon as it is done, decoding a chunk itself whenever the next one in order is not
+    /// ready yet.
     final class Batch: @unchecked Sendable {
         private let memory: Workers.Memory
         let bytes: UnsafeMutableBufferPointer<UInt8>

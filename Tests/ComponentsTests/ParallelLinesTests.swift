@@ -88,6 +88,29 @@ final class ParallelLinesTests: LeakCheckingTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: first))
     }
 
+    /// A line longer than the file source's read buffer (256 KiB) makes the reader grow it; the
+    /// batch that takes the grown buffer gives the reader one as large back, and the lines around
+    /// it come out as on one thread.
+    func testALineLongerThanTheReadBufferComesOutAsOnOneThread() throws {
+        let long = #"{"id": -1, "name": ""# + String(repeating: "x", count: 600_000) + #"", "stars": 49}"#
+        let path = try records(20_000, replacing: [8_000: long, 8_001: long])
+        func events(_ workers: Int) throws -> [String] {
+            try PipelineHarness().run(
+                """
+                parallel: \(workers)
+                source: { file: "\(path)" }
+                ops:
+                  - filter: .stars >= 40
+                  - map: { id: .id, size: len(.name) }
+                sink: record
+                """
+            ).events()
+        }
+        let serial = try events(1)
+        XCTAssertTrue(serial.contains { $0.hasSuffix(#"{"id":-1,"size":600000}"#) }, "the long lines are read")
+        XCTAssertEqual(try events(2), serial)
+    }
+
     func testTheSourceStillCountsEveryLineItRead() throws {
         let path = try records(5_000)
         let meters = RunMeters(metersOperators: false)

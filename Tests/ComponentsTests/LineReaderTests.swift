@@ -1,9 +1,9 @@
 import Foundation
-import Pipeline
 import RivuletTestSupport
 import XCTest
 
 @testable import Components
+@testable import Pipeline
 
 /// The line reader over a buffer far smaller than its lines, so that every path is taken: a line
 /// cut by the buffer's end, a line longer than the whole buffer (which doubles it), a carriage
@@ -31,6 +31,28 @@ final class LineReaderTests: LineFileTestCase {
         XCTAssertEqual(try readAll(reader), lines.map { $0.hasSuffix("\r") ? String($0.dropLast()) : $0 })
         XCTAssertEqual(reader.lineNumber, lines.count)
         XCTAssertEqual(reader.offset, lines.joined(separator: "\n").utf8.count)
+    }
+
+    /// A value given back lends its object to the next line, unless the pipeline still holds it.
+    func testAValueGivenBackLendsItsObjectToTheNextLineUnlessItIsHeld() throws {
+        let text = [#"{"n": 1}"#, #"{"n": 2, "text": "longer than the first"}"#, #"{"n": 3}"#, #"{"n": 4}"#]
+        try (text.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let reader = try XCTUnwrap(LineReader(path: path, bufferSize: 16))
+        func identity(_ value: Value) throws -> ObjectIdentifier {
+            ObjectIdentifier(try XCTUnwrap(value.objectValue?.raw))
+        }
+        let first = try XCTUnwrap(reader.nextJSONValue())
+        let firstObject = try identity(first)
+        reader.giveBack(consume first)
+        let second = try XCTUnwrap(reader.nextJSONValue())
+        XCTAssertEqual(try identity(second), firstObject, "the first was dropped: its object is reused")
+        let held = second
+        reader.giveBack(consume second)
+        let third = try XCTUnwrap(reader.nextJSONValue())
+        XCTAssertNotEqual(try identity(third), firstObject, "the second is held: its object is not refilled")
+        XCTAssertEqual(held, ["n": 2, "text": "longer than the first"])
+        XCTAssertEqual(third, ["n": 3])
+        XCTAssertEqual(try reader.nextJSONValue(), ["n": 4])
     }
 
     func testReadingResumesAtAnOffsetWithItsLineNumber() throws {

@@ -372,6 +372,7 @@ final class FileLines {
                     progress?.advance(to: finishedBytes + reader.offset)
                     emit(value)
                     checkpoints?.checkpointIfDue()
+                    reader.giveBack(consume value)
                 }
             } catch let error as PipelineRuntimeError {
                 return .failed(error)

@@ -245,6 +245,22 @@ enum Fixture {
         }
     }
 
+    /// Emits what `next` reads until it ends or the subscription does. Apart, its references
+    /// passed in: used from the subscription's closure, the progress was retained and released
+    /// around its call for every line.
+    private static func emitAll(
+        _ next: () -> Event<Value>?, reader: LineReader, to observer: AnyObserver<Value>, lifetime: Lifetime,
+        scheduler: any SchedulerType, progress: InputProgress?, checkpoints: Checkpoints?
+    ) {
+        while !lifetime.isDisposed, !scheduler.isInterrupted, let event = next() {
+            progress?.advance(to: reader.offset)
+            observer.on(event)
+            if event.isStopEvent { return }
+            checkpoints?.checkpointIfDue()
+            if case .next(let value) = consume event { reader.giveBack(consume value) }
+        }
+    }
+
     /// JSON Lines read a line at a time: in a loop (stopping as soon as the subscription ends), or
     /// one line per period.
     static func jsonLines(path: String, every: RxTimeInterval?, scheduler: any SchedulerType, context: ComponentContext)
@@ -280,15 +296,11 @@ enum Fixture {
             }
             context.keepState { ["offset": .int(reader.offset), "line": .int(reader.lineNumber)] }
             guard let every else {
-                let checkpoints = context.checkpoints
                 let progress = context.meter?.progress
                 progress?.start(total: FileLines.size(of: path))
-                while !lifetime.isDisposed, !scheduler.isInterrupted, let event = next() {
-                    progress?.advance(to: reader.offset)
-                    observer.on(event)
-                    if event.isStopEvent { return }
-                    checkpoints?.checkpointIfDue()
-                }
+                emitAll(
+                    next, reader: reader, to: observer, lifetime: lifetime, scheduler: scheduler, progress: progress,
+                    checkpoints: context.checkpoints)
                 return
             }
             lifetime.add(
@@ -296,6 +308,7 @@ enum Fixture {
                     guard !lifetime.isDisposed, let event = next() else { return }
                     observer.on(event)
                     if event.isStopEvent { lifetime.dispose() }
+                    if case .next(let value) = consume event { reader.giveBack(consume value) }
                 })
         }
     }

@@ -45,6 +45,32 @@ final class JSONScannerTests: LeakCheckingTestCase {
             JSONSerializer.string(third), #"{"id":3,"name":"three, grown past what the second one took up"}"#)
     }
 
+    /// A lending scratch hands its object out with the value and takes it back: reused when the
+    /// value given back was held by nobody else, never when it still is.
+    func testALendingScratchReusesOnlyAnObjectGivenBackThatNobodyHolds() throws {
+        var scratch = JSONParser.Scratch(lending: true)
+        func parse(_ text: String) throws -> Value {
+            try Array(text.utf8).withUnsafeBufferPointer { try JSONParser.parseOnDemand($0, reusing: &scratch) }
+        }
+        let first = try parse(#"{"id": 1, "name": "one"}"#)
+        let firstObject = ObjectIdentifier(try XCTUnwrap(first.objectValue?.raw))
+        // Given back while `first` still holds it: not kept, so the next line cannot overwrite it.
+        scratch.giveBack(first)
+        let second = try parse(#"{"id": 2, "name": "a longer second name", "more": [1, 2, 3]}"#)
+        let secondObject = ObjectIdentifier(try XCTUnwrap(second.objectValue?.raw))
+        XCTAssertNotEqual(secondObject, firstObject, "the first is held")
+        scratch.giveBack(consume second)
+        let third = try parse(#"{"id": 3, "name": "three, grown past what the second one took up"}"#)
+        XCTAssertEqual(ObjectIdentifier(try XCTUnwrap(third.objectValue?.raw)), secondObject, "nobody held the second")
+        // Not given back: the next line gets an object of its own.
+        let fourth = try parse(#"{"id": 4}"#)
+        XCTAssertNotEqual(ObjectIdentifier(try XCTUnwrap(fourth.objectValue?.raw)), secondObject)
+        scratch.giveBack(.string("not an object"))
+        XCTAssertEqual(first, ["id": 1, "name": "one"])
+        XCTAssertEqual(third, ["id": 3, "name": "three, grown past what the second one took up"])
+        XCTAssertEqual(fourth, ["id": 4])
+    }
+
     func testAnUnchangedObjectIsWrittenCompactWithItsNumbersAndStringsAsWritten() throws {
         let lazy = try onDemand(#"  { "price" : 1.50, "big": 1E3, "text": "caf\u00e9 \"x\"", "list": [ 1 , 2 ] }  "#)
         XCTAssertEqual(

@@ -18,9 +18,21 @@ extension JSONParser {
     /// holds it any more (its pipeline dropped the line).
     @_spi(Host) public struct Scratch {
         var object: RawObject?
+        /// Whether the object goes out in the value (moved, not shared) and comes back by
+        /// `giveBack`: no reference count changes hands for a line its pipeline drops.
+        let lends: Bool
 
-        /// Holding nothing yet.
-        public init() {}
+        /// Holding nothing yet; with `lending`, the values it gives must be given back.
+        public init(lending: Bool = false) { lends = lending }
+
+        /// Takes back a value `parseOnDemand` gave (lending), once its holder is done with it: its
+        /// object is kept for the next line when nothing else holds it.
+        public mutating func giveBack(_ value: consuming Value) {
+            guard lends, object == nil, case .object(let kept) = consume value else { return }
+            var box = (consume kept).takeStorage()
+            guard box.isRaw, isKnownUniquelyReferenced(&box) else { return }
+            object = unsafeDowncast(consume box, to: RawObject.self)
+        }
     }
 
     /// `parseOnDemand(bytes)`, keeping an object's bytes in `scratch`'s object when nobody else
@@ -128,6 +140,19 @@ extension JSONParser {
     ) -> Value {
         // `scratch` holds the object throughout, so it is used unretained: one retain a line (the
         // value returned) rather than two and a release (atomic operations, a tenth of the parse).
+        if scratch.lends {
+            // The object given back is known to be held by nothing else: it goes out, moved.
+            var lent: RawObject? = nil
+            swap(&lent, &scratch.object)
+            guard let object = consume lent else {
+                return .object(
+                    JSONObject(
+                        raw: RawObject(memberCount: memberCount, byteCount: byteCount, isCompact: isCompact, fill: fill)
+                    ))
+            }
+            object.refill(memberCount: memberCount, byteCount: byteCount, isCompact: isCompact, fill: fill)
+            return .object(JSONObject(raw: object))
+        }
         let object: Unmanaged<RawObject>
         if scratch.object != nil, isKnownUniquelyReferenced(&scratch.object) {
             object = Unmanaged.passUnretained(scratch.object.unsafelyUnwrapped)

@@ -210,6 +210,10 @@ public struct JSONObject: Hashable, Sendable, Sequence {
     @inline(__always)
     var storage: ObjectBox { box }
 
+    /// The storage, moved out of the object.
+    @inline(__always)
+    consuming func takeStorage() -> ObjectBox { box }
+
     /// Member `key` of the object whose storage is `box`.
     @inline(__always)
     static func member(_ key: String, of box: ObjectBox) -> Value? {

@@ -23,8 +23,9 @@ final class LineReader {
     private var bufferOffset = 0
     /// The number of the line last read, from 1.
     @exclusivity(unchecked) private(set) var lineNumber = 0
-    /// The object of the last line read, reused when the pipeline dropped it.
-    @exclusivity(unchecked) private var scratch = JSONParser.Scratch()
+    /// The object of the last line read, lent with its value and reused once given back
+    /// (`giveBack`) if the pipeline dropped it.
+    @exclusivity(unchecked) private var scratch = JSONParser.Scratch(lending: true)
     /// When set (a followed file), the end of the file is not the end of the input: a last line
     /// without its newline is held back, and the next call reads on from there.
     var holdsPartialLine = false
@@ -191,8 +192,14 @@ extension LineReader {
         let line: Int
     }
 
+    /// Takes back a value `nextJSONValue` gave, once the pipeline is done with it: its object
+    /// is reused for the next line if nothing else holds it (a value not given back costs a new
+    /// object for the next line).
+    func giveBack(_ value: consuming Value) { scratch.giveBack(consume value) }
+
     /// The next line that is not blank, parsed as JSON; nil at the end. A line that is not JSON
-    /// throws `MalformedLine` (the reader has moved past it, so reading on skips it).
+    /// throws `MalformedLine` (the reader has moved past it, so reading on skips it). Give the
+    /// value back (`giveBack`) once done with it.
     func nextJSONValue() throws -> Value? {
         while true {
             let line: Value?? = try nextLine { bytes -> Value? in

@@ -122,7 +122,7 @@ struct OrderedResults {
             let head = heads[partition]
             var value = Value.null
             swap(&value, &values[partition][head])
-            released.append((partition, value))
+            released.append((partition, consume value))
             heads[partition] = head + 1
             if head + 1 == values[partition].count {
                 values[partition].removeAll(keepingCapacity: true)

@@ -334,9 +334,13 @@ enum PartitionedRun {
                     posts[index].output = PartitionOutput()
                     pool?.control(posts[index].thread) { leftovers.free() }
                 }
-                // Results held for their place and passed on are freed where they were made too.
-                for (partition, values) in merge.takeSpent() where !values.isEmpty {
-                    let leftovers = Leftovers([], values)
+                // Results held for their place and passed on are freed where they were made too:
+                // each list moved out, so that the box holds the only reference when it goes.
+                var spent = merge.takeSpent()
+                for partition in spent.indices where !spent[partition].isEmpty {
+                    var events: [Event<Value>] = []
+                    swap(&events, &spent[partition])
+                    let leftovers = Leftovers(consume events, [])
                     pool?.control(partition % threads) { leftovers.free() }
                 }
             }
@@ -581,24 +585,32 @@ final class PartitionMerge {
     }
 
     /// Results passed on after being held, by the partition that made them, until taken.
-    private var spent: [[Value]] = []
+    private var spent: [[Event<Value>]] = []
 
-    /// Passes on the held results no partition can come before any more.
+    /// Passes on the held results no partition can come before any more. Each is moved from the
+    /// list into its event and on into `spent`: a result was made on another core, and every
+    /// copy of it (a reference count taken and given back) stalls this thread on that core's
+    /// cache line.
     private func release() {
-        guard !lifetime.isDisposed, let released = ordering?.released() else { return }
-        for (partition, value) in released {
-            observer.on(.next(value))
-            if spent.count <= partition { spent += repeatElement([], count: partition + 1 - spent.count) }
-            spent[partition].append(value)
+        guard !lifetime.isDisposed, var released = ordering?.released() else { return }
+        released.withUnsafeMutableBufferPointer { moved in
+            for index in moved.indices {
+                let (partition, value) = (moved.baseAddress! + index).move()
+                let event = Event.next(consume value)
+                observer.on(event)
+                if spent.count <= partition { spent += repeatElement([], count: partition + 1 - spent.count) }
+                spent[partition].append(event)
+            }
+            moved.baseAddress!.initialize(repeating: (0, .null), count: moved.count)
         }
     }
 
     /// The results passed on after being held since last taken, by the partition that made them
     /// (to be freed on its thread).
-    func takeSpent() -> EnumeratedSequence<[[Value]]> {
-        var taken: [[Value]] = []
+    func takeSpent() -> [[Event<Value>]] {
+        var taken: [[Event<Value>]] = []
         swap(&taken, &spent)
-        return taken.enumerated()
+        return taken
     }
 
     func take(_ event: Event<Value>) {

@@ -303,7 +303,18 @@ final class FileSink: FlushingSink {
     }
 
     func receive(_ event: Event<Value>) throws {
-        guard case .next(let value) = event, !closed else { return }
+        if closed { return }
+        // Borrowed from the event by a switch: a `guard case` binding outlives the statement, so
+        // it is a copy, a reference count taken and given back (for a partition's result, on a
+        // line of memory the partition's thread wrote: a stall each).
+        switch event {
+        case .next(let value): try write(value)
+        case .error, .completed: return
+        }
+    }
+
+    /// Writes one element.
+    private func write(_ value: Value) throws {
         try check()
         switch format {
         case .json:

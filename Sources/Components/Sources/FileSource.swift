@@ -115,14 +115,14 @@ extension BuiltinComponents {
                     context.keepState { lines.state }
                     let isLive = { !lifetime.isDisposed && !context.scheduler.isInterrupted }
                     guard follow else {
-                        let failure = lines.readAvailable(isLive: isLive) { observer.on(.next($0)) }
+                        let failure = lines.readAvailable(isLive: isLive, to: observer)
                         if let failure { observer.on(.error(failure)) } else if isLive() { observer.on(.completed) }
                         return
                     }
                     lifetime.add(
                         context.scheduler.schedulePeriodic(startAfter: .zero, period: poll) {
                             guard !lifetime.isDisposed else { return }
-                            if let failure = lines.readAvailable(isLive: isLive, emit: { observer.on(.next($0)) }) {
+                            if let failure = lines.readAvailable(isLive: isLive, to: observer) {
                                 observer.on(.error(failure))
                                 lifetime.dispose()
                             }
@@ -299,7 +299,7 @@ final class FileLines {
 
     /// Emits every whole line that can be read now, file by file; returns the error that ends the
     /// source (a malformed JSON line, a read error), if one does.
-    func readAvailable(isLive: () -> Bool, emit: (Value) -> Void) -> PipelineRuntimeError? {
+    func readAvailable(isLive: () -> Bool, to observer: AnyObserver<Value>) -> PipelineRuntimeError? {
         for path in matchingPaths() where !tracked.contains(where: { $0.path == path }) {
             tracked.append(Tracked(path: path))
         }
@@ -319,9 +319,9 @@ final class FileLines {
             }
             let reading =
                 if let workers, !follow, let reader = file.reader {
-                    readInParallel(file, reader, workers: workers, isLive: isLive, emit: emit)
+                    readInParallel(file, reader, workers: workers, isLive: isLive, to: observer)
                 } else {
-                    readLines(of: file, isLive: isLive, emit: emit)
+                    readLines(of: file, isLive: isLive, to: observer)
                 }
             switch reading {
             case .caughtUp: continue
@@ -343,11 +343,12 @@ final class FileLines {
 
     /// A whole file not followed, its lines parsed by `workers` threads.
     private func readInParallel(
-        _ file: Tracked, _ reader: LineReader, workers: ParallelLines.Workers, isLive: () -> Bool, emit: (Value) -> Void
+        _ file: Tracked, _ reader: LineReader, workers: ParallelLines.Workers, isLive: () -> Bool,
+        to observer: AnyObserver<Value>
     ) -> FileReading {
         let context = context
         let ending = ParallelLines.read(
-            reader, workers: workers, emit: emit, isLive: isLive,
+            reader, workers: workers, emit: { observer.on(.next($0)) }, isLive: isLive,
             advanced: { [finishedBytes, progress] offset in progress?.advance(to: finishedBytes + offset) },
             context: context, what: "\(file.path)",
             failure: { error in context.error("\(file.path) line \(reader.lineNumber): \(error)") })
@@ -364,15 +365,16 @@ final class FileLines {
 
     /// The file's lines one by one, up to its end; when following, on into the file that took its
     /// name (rotated) or from its start (truncated).
-    private func readLines(of file: Tracked, isLive: () -> Bool, emit: (Value) -> Void) -> FileReading {
+    private func readLines(of file: Tracked, isLive: () -> Bool, to observer: AnyObserver<Value>) -> FileReading {
         let checkpoints = context.checkpoints
         while let reader = file.reader {
             do {
                 while isLive(), let value = try next(reader, file: file) {
                     progress?.advance(to: finishedBytes + reader.offset)
-                    emit(value)
+                    let event = Event.next(consume value)
+                    observer.on(event)
                     checkpoints?.checkpointIfDue()
-                    reader.giveBack(consume value)
+                    if case .next(let value) = consume event { reader.giveBack(consume value) }
                 }
             } catch let error as PipelineRuntimeError {
                 return .failed(error)

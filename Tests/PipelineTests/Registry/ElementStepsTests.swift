@@ -19,7 +19,7 @@ final class ElementStepsTests: LeakCheckingTestCase {
     func testComposedStepsRunInOrderAndADropEndsTheElementThere() throws {
         for count in 1...5 {
             let steps = Array([addOne, keepEven, double, addOne, double].prefix(count))
-            let composed = ElementSteps.compose(steps)
+            let composed = ElementSteps.compose(steps.map(ElementSteps.Made.init))
             for input in 0..<6 {
                 var expected: Value? = .int(input)
                 for step in steps { expected = try expected.flatMap { try step($0) } }
@@ -33,7 +33,8 @@ final class ElementStepsTests: LeakCheckingTestCase {
         let source = scheduler.createHotObservable([
             .next(210, Value.int(1)), .next(220, 2), .next(230, 3), .next(240, 4), .completed(300),
         ])
-        let stretch = ElementSteps.fused([{ self.addOne }, { self.keepEven }, { self.double }, { self.failOnEight }])
+        let stretch = ElementSteps.fused(
+            [{ self.addOne }, { self.keepEven }, { self.double }, { self.failOnEight }].map(ElementSteps.Maker.init))
         let observer = scheduler.start { stretch(source.asObservable()) }
         XCTAssertEqual(observer.events, [.next(210, 4), .error(230, Boom())])
         XCTAssertEqual(source.subscriptions, [Subscription(200, 230)])

@@ -96,11 +96,14 @@ import Reactive
         // (by the checkpoints' failure handler), and reaching it per event took the slow path of
         // reference counting.
         let runLifetime = run.lifetime
+        // The sink and its meter captured apart: read out of `compiled` per event, each was a
+        // copy (a reference count taken and given back for every element written).
+        let (sink, meter) = (compiled.sink, compiled.meter)
         return AnyObserver { event in
             guard !runLifetime.isDisposed else { return }
-            compiled.meter?.record(event)
+            meter?.record(event)
             do {
-                try compiled.sink.receive(event)
+                try sink.receive(event)
                 if let origins, let origin = Origin.current { origins.hold(origin) }
             } catch {
                 // A sink that cannot write (a full disk) is not the message's fault: it

@@ -71,9 +71,11 @@ struct StreamAssembly {
         meter: ComponentMeter?
     ) throws -> (Observable<Value>, handed: Int)? {
         guard let runParallel = source.parallel else { return nil }
-        let makers = try (0..<offer.operators).map { try elementStep(stream, $0, clock: contexts.scheduler) }
+        let makers = try (0..<offer.operators).map {
+            ElementSteps.Maker(try elementStep(stream, $0, clock: contexts.scheduler))
+        }
         let stretch = ParallelStretch(
-            workers: offer.workers, makeStep: { ElementSteps.compose(makers.map { $0() }) },
+            workers: offer.workers, makeStep: { ElementSteps.compose(makers.map { .init($0.make()) }) },
             dropped: { meter?.countUnemitted($0) })
         return (runParallel(.null, stretch), offer.operators)
     }
@@ -104,8 +106,9 @@ struct StreamAssembly {
             switch step {
             case .fused(let indexes):
                 handOn = nil
-                observable = ElementSteps.fused(try indexes.map { try elementStep(stream, $0, clock: clock) })(
-                    observable)
+                observable = ElementSteps.fused(
+                    try indexes.map { ElementSteps.Maker(try elementStep(stream, $0, clock: clock)) })(
+                        observable)
             case .alone(let index):
                 let component = stream.operators[index]
                 let sides = contexts.sides(of: component.spec, stream: stream.name, index: index)

@@ -36,7 +36,8 @@ public enum ComponentFactory {
     @_spi(Host) public var operatorFactory: ((ParameterValues, ComponentContext) throws -> PipelineOperator)? {
         switch self {
         case .operator(let factory): return factory
-        case .elementwise(let factory): return { values, context in ElementSteps.fused([try factory(values, context)]) }
+        case .elementwise(let factory):
+            return { values, context in ElementSteps.fused([.init(try factory(values, context))]) }
         case .source, .sink: return nil
         }
     }

@@ -49,7 +49,7 @@ enum ParallelLines {
         let count: Int
         let step: ElementStep
         let dropped: (Int) -> Void
-        private let helperSteps: [ElementStep]
+        private let helperSteps: [ElementSteps.Made]
         // An NSLock (pthread) rather than a Mutex: the thread sanitizer does not follow the
         // latter's futex on Linux. Held for a few instructions a batch.
         private let lock = NSLock()
@@ -62,7 +62,7 @@ enum ParallelLines {
             dropped = stretch.dropped
             // Helpers stay on for a whole file, but a `file` source reads several in turn with the
             // same workers: one file's helpers may still be letting go while the next one's start.
-            helperSteps = (0..<3 * (count - 1)).map { _ in stretch.makeStep() }
+            helperSteps = (0..<3 * (count - 1)).map { _ in ElementSteps.Made(stretch.makeStep()) }
             free = Array(helperSteps.indices)
         }
 
@@ -121,7 +121,7 @@ enum ParallelLines {
         /// Runs `body` with a step no other thread is using.
         func withHelperStep(_ body: (ElementStep) -> Void) {
             guard let place = lock.withLock({ free.popLast() }) else { return }
-            body(helperSteps[place])
+            body(helperSteps[place].step)
             lock.withLock { free.append(place) }
         }
     }
@@ -132,7 +132,7 @@ enum ParallelLines {
     /// `advanced` gets the reader's offset after each buffer's lines are emitted. The helpers read
     /// the buffers after the first themselves (see `Feed`), so the pipeline's thread mostly emits.
     static func read(
-        _ reader: LineReader, workers: Workers, emit: (Value) -> Void, isLive: () -> Bool,
+        _ reader: LineReader, workers: Workers, emit: (consuming Value) -> Void, isLive: () -> Bool,
         advanced: (Int) -> Void, context: ComponentContext, what: String, failure: (any Error) -> any Error
     ) -> Ending {
         let feed = Feed(reader: reader, workers: workers)
@@ -143,7 +143,8 @@ enum ParallelLines {
             let stopped = batch.run(
                 emit: { index, outcome in
                     if !isLive() { return false }
-                    switch outcome {
+                    // Moved on, not copied: each copy is a reference count taken and given back.
+                    switch consume outcome {
                     case .blank: return true
                     case .dropped: dropped += 1
                     case .value(let value): emit(value)
@@ -466,7 +467,7 @@ enum ParallelLines {
         /// returned: the stream ended, and no helper touches this batch any more). Once every
         /// chunk is claimed it calls `allClaimed`, which may start the next batch, and decodes
         /// that one's chunks while it waits for this one's.
-        func run(emit: (Int, Outcome) -> Bool, allClaimed: () -> Batch?) -> Bool {
+        func run(emit: (Int, consuming Outcome) -> Bool, allClaimed: () -> Batch?) -> Bool {
             var next: Batch?
             for chunk in 0..<chunkCount {
                 while !isFinished(chunk) {
@@ -495,7 +496,7 @@ enum ParallelLines {
                     } else {
                         outcome = outcomes[index]
                     }
-                    if !emit(index, outcome) {
+                    if !emit(index, consume outcome) {
                         abandon()
                         return true
                     }

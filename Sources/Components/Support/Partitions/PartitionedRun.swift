@@ -599,7 +599,7 @@ final class PartitionMerge {
                 let event = Event.next(consume value)
                 observer.on(event)
                 if spent.count <= partition { spent += repeatElement([], count: partition + 1 - spent.count) }
-                spent[partition].append(event)
+                spent[partition].append(consume event)
             }
             moved.baseAddress!.initialize(repeating: (0, .null), count: moved.count)
         }

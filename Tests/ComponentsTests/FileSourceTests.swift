@@ -42,6 +42,31 @@ final class FileSourceTests: LeakCheckingTestCase {
         XCTAssertEqual(json.events(), ["0: {\"n\":1}", "0: {\"n\":2}", "0: completed"])
     }
 
+    /// A JSON Lines reader lends each line's object and reuses it once given back: an operator
+    /// that holds the line before (`distinctUntilChanged`) or several (`buffer`) must see them as
+    /// they were, whichever loop reads them (`file`, `fixture`, a paced `fixture`).
+    func testLinesAnOperatorHoldsAreNotOverwrittenByTheLinesAfterThem() throws {
+        let lines = [1, 1, 2, 2, 2, 3, 1, 1].map { #"{"n":\#($0),"pad":"\#(String(repeating: "x", count: $0))"}"# }
+        try append("runs.jsonl", lines.joined(separator: "\n") + "\n")
+        let distinct = [#"{"n":1,"pad":"x"}"#, #"{"n":2,"pad":"xx"}"#, #"{"n":3,"pad":"xxx"}"#, #"{"n":1,"pad":"x"}"#]
+        for source in [
+            "file: \(directory)/runs.jsonl", "fixture: \(directory)/runs.jsonl",
+            "fixture: { path: \(directory)/runs.jsonl, every: 10ms }",
+        ] {
+            let run = try PipelineHarness().run("source: { \(source) }\nops: [distinctUntilChanged]\nsink: record")
+            XCTAssertEqual(
+                run.events().map { String($0.drop { $0 != "{" && $0 != "c" }) }, distinct + ["completed"], source)
+            let buffered = try PipelineHarness().run(
+                "source: { \(source) }\nops: [{ buffer: { timeSpan: 1h, count: 3 } }]\nsink: record")
+            XCTAssertEqual(
+                buffered.events().map { String($0.drop { $0 != "[" && $0 != "c" }) },
+                [
+                    "[" + lines[0..<3].joined(separator: ",") + "]", "[" + lines[3..<6].joined(separator: ",") + "]",
+                    "[" + lines[6..<8].joined(separator: ",") + "]", "completed",
+                ], source)
+        }
+    }
+
     func testACSVFileIsReadAsObjectsOfItsHeaderAndABadRecordIsAnElementError() throws {
         try append("hits.csv", "route,ms,note\n/a,12,\"x, y\"\n/b,7.5,plain\n/c,1\n/d,3,\"say \"\"hi\"\"\"\n")
         let read = try PipelineHarness().run(

@@ -115,14 +115,14 @@ extension BuiltinComponents {
                     context.keepState { lines.state }
                     let isLive = { !lifetime.isDisposed && !context.scheduler.isInterrupted }
                     guard follow else {
-                        let failure = lines.readAvailable(isLive: isLive, to: observer)
+                        let failure = lines.readAvailable(isLive: isLive, lifetime: lifetime, to: observer)
                         if let failure { observer.on(.error(failure)) } else if isLive() { observer.on(.completed) }
                         return
                     }
                     lifetime.add(
                         context.scheduler.schedulePeriodic(startAfter: .zero, period: poll) {
                             guard !lifetime.isDisposed else { return }
-                            if let failure = lines.readAvailable(isLive: isLive, to: observer) {
+                            if let failure = lines.readAvailable(isLive: isLive, lifetime: lifetime, to: observer) {
                                 observer.on(.error(failure))
                                 lifetime.dispose()
                             }
@@ -137,11 +137,13 @@ extension BuiltinComponents {
             return PipelineSource(
                 { _ in observable(nil) },
                 parallel: { _, stretch in
-                    Observable.deferred {
-                        guard json, !follow, context.checkpoints == nil else {
-                            return stretch.serially(observable(nil))
-                        }
-                        return observable(stretch)
+                    // Chosen at subscription (checkpoints are known then), and subscribed with the
+                    // observer itself: `deferred` would put a forwarding step on every element.
+                    Observable { observer, lifetime in
+                        let lines =
+                            json && !follow && context.checkpoints == nil
+                            ? observable(stretch) : stretch.serially(observable(nil))
+                        lines.subscribe(observer, in: lifetime)
                     }
                 })
         })
@@ -299,7 +301,9 @@ final class FileLines {
 
     /// Emits every whole line that can be read now, file by file; returns the error that ends the
     /// source (a malformed JSON line, a read error), if one does.
-    func readAvailable(isLive: () -> Bool, to observer: AnyObserver<Value>) -> PipelineRuntimeError? {
+    func readAvailable(
+        isLive: () -> Bool, lifetime: Lifetime, to observer: AnyObserver<Value>
+    ) -> PipelineRuntimeError? {
         for path in matchingPaths() where !tracked.contains(where: { $0.path == path }) {
             tracked.append(Tracked(path: path))
         }
@@ -319,7 +323,7 @@ final class FileLines {
             }
             let reading =
                 if let workers, !follow, let reader = file.reader {
-                    readInParallel(file, reader, workers: workers, isLive: isLive, to: observer)
+                    readInParallel(file, reader, workers: workers, isLive: isLive, lifetime: lifetime, to: observer)
                 } else {
                     readLines(of: file, isLive: isLive, to: observer)
                 }
@@ -344,11 +348,11 @@ final class FileLines {
     /// A whole file not followed, its lines parsed by `workers` threads.
     private func readInParallel(
         _ file: Tracked, _ reader: LineReader, workers: ParallelLines.Workers, isLive: () -> Bool,
-        to observer: AnyObserver<Value>
+        lifetime: Lifetime, to observer: AnyObserver<Value>
     ) -> FileReading {
         let context = context
         let ending = ParallelLines.read(
-            reader, workers: workers, emit: { observer.on(.next($0)) }, isLive: isLive,
+            reader, workers: workers, to: observer, lifetime: lifetime, isLive: isLive,
             advanced: { [finishedBytes, progress] offset in progress?.advance(to: finishedBytes + offset) },
             context: context, what: "\(file.path)",
             failure: { error in context.error("\(file.path) line \(reader.lineNumber): \(error)") })

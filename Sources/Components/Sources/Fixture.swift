@@ -79,15 +79,17 @@ extension BuiltinComponents {
                         return every == nil ? lines.subscribedAtNextTurn(on: scheduler) : lines
                     },
                     parallel: { _, stretch in
-                        Observable.deferred {
-                            // Paced, or keeping checkpoints (whose offsets follow each element):
-                            // read as usual and run the stretch here, an element at a time.
-                            guard every == nil, context.checkpoints == nil else {
-                                return stretch.serially(
+                        // Chosen at subscription (checkpoints are known then); paced, or keeping
+                        // checkpoints (whose offsets follow each element), read as usual and run
+                        // the stretch here. Not `deferred`: a forwarding step on every element.
+                        Observable { observer, lifetime in
+                            let lines =
+                                every == nil && context.checkpoints == nil
+                                ? Fixture.parallelJSONLines(
+                                    path: path, stretch: stretch, scheduler: scheduler, context: context)
+                                : stretch.serially(
                                     Fixture.jsonLines(path: path, every: every, scheduler: scheduler, context: context))
-                            }
-                            return Fixture.parallelJSONLines(
-                                path: path, stretch: stretch, scheduler: scheduler, context: context)
+                            lines.subscribe(observer, in: lifetime)
                         }
                     })
             }
@@ -232,7 +234,7 @@ enum Fixture {
             let progress = context.meter?.progress
             progress?.start(total: FileLines.size(of: path))
             let ending = ParallelLines.read(
-                reader, workers: ParallelLines.Workers(stretch), emit: { observer.on(.next($0)) },
+                reader, workers: ParallelLines.Workers(stretch), to: observer, lifetime: lifetime,
                 isLive: { !lifetime.isDisposed && !scheduler.isInterrupted },
                 advanced: { progress?.advance(to: $0) },
                 context: context, what: "fixture \(path)",

@@ -131,9 +131,12 @@ enum ParallelLines {
     /// `WHAT line N: …` — unless the source's `onError` skips or reports it) and returns it.
     /// `advanced` gets the reader's offset after each buffer's lines are emitted. The helpers read
     /// the buffers after the first themselves (see `Feed`), so the pipeline's thread mostly emits.
+    /// It stops once `lifetime` is disposed (looked at every line) or `isLive` says so (asked
+    /// every 256 lines: an interruption, read through the scheduler, need not stop it at once).
     static func read(
-        _ reader: LineReader, workers: Workers, emit: (consuming Value) -> Void, isLive: () -> Bool,
-        advanced: (Int) -> Void, context: ComponentContext, what: String, failure: (any Error) -> any Error
+        _ reader: LineReader, workers: Workers, to observer: AnyObserver<Value>, lifetime: Lifetime,
+        isLive: () -> Bool, advanced: (Int) -> Void, context: ComponentContext, what: String,
+        failure: (any Error) -> any Error
     ) -> Ending {
         let feed = Feed(reader: reader, workers: workers)
         var failed: (any Error)?
@@ -142,26 +145,31 @@ enum ParallelLines {
             var dropped = 0
             let stopped = batch.run(
                 emit: { index, outcome in
-                    if !isLive() { return false }
+                    if lifetime.isDisposed || (index & 255 == 0 && !isLive()) { return (false, outcome) }
                     // Moved on, not copied: each copy is a reference count taken and given back.
                     switch consume outcome {
-                    case .blank: return true
+                    case .blank: return (true, .blank)
                     case .dropped: dropped += 1
-                    case .value(let value): emit(value)
+                    case .value(let value):
+                        let event = Event.next(value)
+                        observer.on(event)
+                        // Taken back, moved: a helper's value goes back to its batch, for the helper
+                        // to free (a copy here was a pair of reference counts on the helper's cache line).
+                        if case .next(let back) = consume event { return (true, .value(back)) }
                     case .failed(let error):
                         // Read, though it failed: the summary counts it as read.
                         dropped += 1
                         failed = error
-                        return false
+                        return (false, .blank)
                     case .malformed(let error, let text):
                         dropped += 1
                         let problem = context.error("\(what) line \(batch.firstLine + index): \(error)")
                         do { try context.elementFailed(problem, element: .string(text)) } catch {
                             failed = problem
-                            return false
+                            return (false, .blank)
                         }
                     }
-                    return true
+                    return (true, .blank)
                 },
                 allClaimed: { feed.upcoming() })
             workers.dropped(dropped)
@@ -463,11 +471,11 @@ enum ParallelLines {
             while helpersRunning.load(ordering: .acquiring) != 0 { sched_yield() }
         }
 
-        /// Calls `emit` with each line's outcome in order until it returns false (then true is
-        /// returned: the stream ended, and no helper touches this batch any more). Once every
-        /// chunk is claimed it calls `allClaimed`, which may start the next batch, and decodes
-        /// that one's chunks while it waits for this one's.
-        func run(emit: (Int, consuming Outcome) -> Bool, allClaimed: () -> Batch?) -> Bool {
+        /// Calls `emit` with each line's outcome in order until it says to stop (then true is
+        /// returned: the stream ended, and no helper touches this batch any more); what `emit`
+        /// hands back stays in the batch. Once every chunk is claimed it calls `allClaimed`, which
+        /// may start the next batch, and decodes that one's chunks while it waits for this one's.
+        func run(emit: (Int, consuming Outcome) -> (going: Bool, left: Outcome), allClaimed: () -> Batch?) -> Bool {
             var next: Batch?
             for chunk in 0..<chunkCount {
                 while !isFinished(chunk) {
@@ -483,20 +491,20 @@ enum ParallelLines {
                     }
                 }
                 if next == nil, nextChunk.load(ordering: .relaxed) >= chunkCount { next = allClaimed() }
-                // A helper's outcomes are copied, not moved out: the batch keeps the last reference
-                // to what the pipeline lets go of, for a helper to free (`freeOutcomes`). This
-                // thread's own are moved out (one reference count less), to be freed here.
+                // Each outcome is moved out and emitted, and what `emit` hands back of a helper's
+                // goes back in its place: the batch keeps the last reference to what the pipeline
+                // lets go of, for a helper to free (`freeOutcomes`). This thread's own are freed here.
                 let own = decodedHere & (1 << UInt64(chunk)) != 0
                 for index in lines(of: chunk) {
-                    let outcome: Outcome
+                    let slot = outcomes.baseAddress! + index
+                    let (going, left) = emit(index, slot.move())
                     if own {
-                        let slot = outcomes.baseAddress! + index
-                        outcome = slot.move()
                         slot.initialize(to: .blank)
+                        _ = consume left
                     } else {
-                        outcome = outcomes[index]
+                        slot.initialize(to: left)
                     }
-                    if !emit(index, consume outcome) {
+                    if !going {
                         abandon()
                         return true
                     }

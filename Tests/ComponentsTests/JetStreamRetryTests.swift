@@ -42,6 +42,19 @@ final class JetStreamRetryTests: LeakCheckingTestCase {
         XCTAssertEqual(clock.lines[1], "JetStream answers again")
     }
 
+    /// A cluster's leader may answer before the other nodes have joined it: a stream of three
+    /// replicas then has "no suitable peers for placement" for a moment, as a forming cluster has
+    /// no leader; both are waited out, a timeout too, and nothing else.
+    func testAClusterWithoutALeaderOrWithoutItsPeersYetIsWaitedOut() {
+        let passing = [
+            NATSError(NATS_ERR, code: JSClusterNotAvailErr, doing: "making stream 'S'"),
+            NATSError(NATS_ERR, code: JSClusterNoPeersErr, doing: "making stream 'S'"), timeout,
+        ]
+        XCTAssertEqual(passing.map(\.isPassing), [true, true, true])
+        XCTAssertFalse(NATSError(NATS_ERR, code: JSStreamNameExistErr, doing: "making stream 'S'").isPassing)
+        XCTAssertFalse(NATSError(NATS_ERR, code: JSStreamReplicasNotSupportedErr, doing: "making stream 'S'").isPassing)
+    }
+
     func testAnAnswerAtOnceSaysNothing() throws {
         let clock = Clock()
         XCTAssertEqual(try retry(clock).run { "ok" }, "ok")

@@ -50,8 +50,11 @@ struct NATSError: Error, CustomStringConvertible {
     var description: String { detail }
 
     /// Whether JetStream did not answer in time, or said it is unavailable for now (a cluster
-    /// without a leader): worth asking again.
-    var isPassing: Bool { status == NATS_TIMEOUT || code == JSClusterNotAvailErr }
+    /// without a leader), or has too few peers for the replicas asked (a cluster whose nodes have
+    /// not all joined yet: its leader may answer before it knows the others): worth asking again.
+    var isPassing: Bool {
+        status == NATS_TIMEOUT || code == JSClusterNotAvailErr || code == JSClusterNoPeersErr
+    }
 
     /// Whether a call's answer says that the stream or consumer does not exist.
     static func isNotFound(_ status: natsStatus, _ code: jsErrCode) -> Bool {

@@ -5,5 +5,5 @@ extension PluginAPI {
     /// declaration a compiled plugin can depend on (layouts, symbols, inlined bodies). Emitted
     /// into the client, so a plugin's `rivulet_plugin_interface` entry point returns the one it
     /// was built with, and `rivulet` refuses a plugin whose interface is not its own.
-    @_alwaysEmitIntoClient public static var binaryInterface: UInt64 { 0x65c9_b124_a78d_e2eb }
+    @_alwaysEmitIntoClient public static var binaryInterface: UInt64 { 0x47bd_7f1f_ea4a_84de }
 }

@@ -6,10 +6,18 @@
     associatedtype Element
     /// The source's next element.
     func take(_ element: Element)
+    /// The source's next element, with the event it came in: a feed that passes the element on
+    /// as it came can pass on that event, without copying the element into a new one.
+    func take(_ element: Element, in event: Event<Element>)
     /// The source failed.
     func fail(_ error: any Error)
     /// The source completed.
     func complete()
+}
+
+extension ElementFeed {
+    /// The element alone, by default.
+    @inlinable public func take(_ element: Element, in event: Event<Element>) { take(element) }
 }
 
 extension ObservableType {
@@ -19,7 +27,7 @@ extension ObservableType {
         asObservable().subscribe(
             AnyObserver { event in
                 switch event {
-                case .next(let element): feed.take(element)
+                case .next(let element): feed.take(element, in: event)
                 case .error(let error): feed.fail(error)
                 case .completed: feed.complete()
                 }

@@ -73,8 +73,8 @@ extension ObservableType where Element: StateRepresentable {
         return Observable { observer, lifetime in
             let feed = EventTimeFeed(
                 domain: domain, wall: wall, rules: rules, asTheyCome: asTheyCome(), time: time, refused: refused,
-                watch: watch, state: state, deliver: { observer.on(.next($0)) }, downstream: observer,
-                lifetime: lifetime)
+                watch: watch, state: state, deliver: { observer.on(.next($0)) }, forward: { observer.on($0) },
+                downstream: observer, lifetime: lifetime)
             // Read at once: a partition's lane or an inner stream is hot, and what it delivers
             // before this subscribes would be lost.
             source.subscribe(feeding: feed, in: lifetime.makeChild())
@@ -91,18 +91,20 @@ extension ObservableType where Element: StateRepresentable {
         domain: EventTimeDomain<Element>, wall: any SchedulerType, rules: EventTimeRules, asTheyCome: Bool,
         time: @escaping (Element) throws -> Int64?, refused: @escaping (Element, EventTimeRefusal) -> Void,
         watch: EventTimeWatch<Element>, state: OperatorState<Element>?, deliver: @escaping (Element) -> Void,
-        downstream: AnyObserver<Element>, lifetime: Lifetime
+        forward: @escaping (Event<Element>) -> Void, downstream: AnyObserver<Element>, lifetime: Lifetime
     ) {
         sink = EventTimeSink(
             domain: domain, wall: wall, rules: rules, asTheyCome: asTheyCome, time: time, refused: refused,
-            lanes: watch.lanes, deliver: deliver, downstream: downstream, lifetime: lifetime)
+            lanes: watch.lanes, deliver: deliver, forward: forward, downstream: downstream, lifetime: lifetime)
         if let state { sink.keep(in: state) }
         sink.start()
         watch.subscribed?(sink.inputs, lifetime)
     }
 
     /// The source's next element.
-    public func take(_ element: Element) { sink.take(element) }
+    public func take(_ element: Element) { sink.take(element, in: .next(element)) }
+    /// The source's next element, with its event (passed on as it is when the element goes on at once).
+    public func take(_ element: Element, in event: Event<Element>) { sink.take(element, in: event) }
     /// The source failed.
     public func fail(_ error: any Error) { sink.fail(error) }
     /// The source completed.
@@ -127,14 +129,14 @@ final class EventTimeSink<Element: StateRepresentable>: Sink<Element> {
         domain: EventTimeDomain<Element>, wall: any SchedulerType, rules: EventTimeRules, asTheyCome: Bool,
         time: @escaping (Element) throws -> Int64?, refused: @escaping (Element, EventTimeRefusal) -> Void,
         lanes: (([(partition: Int, watermark: Int64?)]) -> Void)?, deliver: @escaping (Element) -> Void,
-        downstream: AnyObserver<Element>, lifetime: Lifetime
+        forward: @escaping (Event<Element>) -> Void, downstream: AnyObserver<Element>, lifetime: Lifetime
     ) {
         self.domain = domain
         self.rules = rules
         self.time = time
         self.refused = refused
         func makeInput() -> Input {
-            let input = Input(maxDelay: rules.maxDelay, deliver: deliver)
+            let input = Input(maxDelay: rules.maxDelay, deliver: deliver, forward: forward)
             input.asTheyCome = asTheyCome
             return input
         }
@@ -177,10 +179,10 @@ final class EventTimeSink<Element: StateRepresentable>: Sink<Element> {
     /// Arms the own input's idle timer.
     func start() { idleTimers.arm(base) }
 
-    func take(_ element: Element) {
+    func take(_ element: Element, in event: Event<Element>) {
         if lifetime.isDisposed { return }  // (read from the non-generic lifetime: no call per element)
         do {
-            if let at = try lateTime(of: element) { refused(element, .late(at: at)) }
+            if let at = try lateTime(of: element, in: event) { refused(element, .late(at: at)) }
         } catch {
             fail(error)
         }
@@ -241,14 +243,14 @@ final class EventTimeSink<Element: StateRepresentable>: Sink<Element> {
     /// Gives `element` to the domain by its input; the time of an element it did not take (late),
     /// else nil.
     @inline(__always)
-    private func lateTime(of element: Element) throws -> Int64? {
+    private func lateTime(of element: Element, in event: Event<Element>) throws -> Int64? {
         try inputs.withInput { input -> Int64? in
             if rules.idle != nil { idleTimers.arm(input) }
             guard let at = try time(element) else { return nil }
             if let maxAhead = rules.maxAhead, !passesGuard(element, at: at, into: input, maxAhead: maxAhead) {
                 return nil
             }
-            return domain.take(element, at: at, from: input) ? nil : at
+            return domain.take(element, in: event, at: at, from: input) ? nil : at
         }
     }
 

@@ -72,13 +72,24 @@ import Synchronization
     /// One input: a stream's `eventTime`.
     public final class Input: EventTimeInput {
         let deliver: (Element) -> Void
+        /// Passes on the event an element taken at once came in, as it is (`deliver` would make
+        /// a new event of the element: a copy, a reference count taken and given back). Not
+        /// optional: a closure taken out of an optional is copied, its context retained.
+        let forward: (Event<Element>) -> Void
         /// What waited when it was removed (the run stopped): the run's last checkpoint keeps it.
         var waitingWhenRemoved: [(time: Int64, element: Element, origin: Origin?)]?
 
         /// An input whose own watermark is its latest time less `maxDelay`; `deliver` takes its
-        /// elements once the watermark reaches them.
-        public init(maxDelay: Int64, deliver: @escaping (Element) -> Void) {
+        /// elements once the watermark reaches them, `forward` (if given) the events of those
+        /// taken at once with their events.
+        public init(
+            maxDelay: Int64, deliver: @escaping (Element) -> Void, forward: ((Event<Element>) -> Void)? = nil
+        ) {
             self.deliver = deliver
+            self.forward =
+                forward ?? { event in
+                    if case .next(let element) = event { deliver(element) }
+                }
             super.init(maxDelay: maxDelay)
         }
     }
@@ -211,6 +222,18 @@ import Synchronization
     /// Takes an element at `time` (its origin is the current one): false if it is late (behind
     /// the watermark) beyond `allowedLateness`; one within it goes on at once, with `lateTime` set.
     public func take(_ element: Element, at time: Int64, from input: Input) -> Bool {
+        take(element, at: time, from: input) { input.deliver(element) }
+    }
+
+    /// `take(element, at: time, from: input)` of the element `event` carries: one that goes on at
+    /// once goes on in `event` itself, if the input forwards events.
+    public func take(_ element: Element, in event: Event<Element>, at time: Int64, from input: Input) -> Bool {
+        take(element, at: time, from: input) { input.forward(event) }
+    }
+
+    /// Takes `element`; `now` delivers it, for one that goes on at once.
+    @inline(__always)
+    private func take(_ element: Element, at time: Int64, from input: Input, now: () -> Void) -> Bool {
         if !clock.isStarted {
             if !input.isDriven { input.latest = max(input.latest ?? time, time) }
             // An input (a partition's lane) that has delivered nothing yet holds the start: a
@@ -225,7 +248,7 @@ import Synchronization
             guard time >= clock.clock - allowance else { return false }
             late = time
             defer { late = nil }
-            input.deliver(element)
+            now()
             return true
         }
         if !input.isDriven { input.latest = max(input.latest ?? time, time) }
@@ -234,7 +257,7 @@ import Synchronization
         input.idleMark = nil
         if input.asTheyCome {
             asItCame = time
-            input.deliver(element)
+            now()
             asItCame = nil
             // A driven input's element (a partition's) moves no watermark: its clock is where
             // `drive` left it, so unless the element left work due by then, or others wait,

@@ -231,17 +231,18 @@ extension JSONParser.Reader {
     /// Eight bytes at a time while eight remain.
     @inline(__always)
     static func firstSpecial(in bytes: UnsafeBufferPointer<UInt8>, from index: Int) -> Int {
+        // Wrapping arithmetic: `index` stays within the buffer, so adding 8 cannot overflow.
         var index = index
-        while index + 8 <= bytes.count {
+        while index &+ 8 <= bytes.count {
             let word = UInt64(littleEndian: UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self))
             let special = specialBytes(in: word)
-            if special != 0 { return index + special.trailingZeroBitCount / 8 }
-            index += 8
+            if special != 0 { return index &+ special.trailingZeroBitCount / 8 }
+            index &+= 8
         }
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { return index }
-            index += 1
+            index &+= 1
         }
         return index
     }
@@ -332,7 +333,7 @@ extension JSONParser {
         var index = start
         @inline(__always) func digitsEnd(from start: Int) -> Int {
             var end = start
-            while end < count, base[end] &- UInt8(ascii: "0") < 10 { end += 1 }
+            while end < count, base[end] &- UInt8(ascii: "0") < 10 { end &+= 1 }
             return end
         }
         if base[index] == UInt8(ascii: "-") { index += 1 }

@@ -23,42 +23,60 @@ struct PlainObjectScan {
         _ bytes: UnsafeBufferPointer<UInt8>, at start: Int, spaced: Bool,
         into members: UnsafeMutableBufferPointer<RawObject.Member>
     ) -> PlainObjectScan? {
-        guard let base = bytes.baseAddress else { return nil }
+        // Places are kept as 32 bits: a text too long for them is left to the general loop. Below
+        // that, no place plus one can overflow, so the arithmetic here wraps (no checks).
+        guard let base = bytes.baseAddress, bytes.count &- start <= Int(UInt32.max) else { return nil }
         // A local struct, not closures over locals: its place and flag stay in registers (a
         // nested function writing a local makes every access a dynamic exclusivity check).
-        var cursor = Cursor(base: base, count: bytes.count, index: start + 1, spaced: spaced)
+        var cursor = Cursor(base: base, count: bytes.count, index: start &+ 1, spaced: spaced)
         var found = 0
         guard cursor.skipSpace() else { return nil }
         if base[cursor.index] == UInt8(ascii: "}") {
-            return PlainObjectScan(count: 0, end: cursor.index + 1, spaced: cursor.spaced)
+            return PlainObjectScan(count: 0, end: cursor.index &+ 1, spaced: cursor.spaced)
         }
         while true {
             guard cursor.skipSpace(), base[cursor.index] == UInt8(ascii: "\"") else { return nil }
-            let keyStart = cursor.index + 1
+            let keyStart = cursor.index &+ 1
             guard let keyEnd = endOfPlainString(bytes, from: keyStart) else { return nil }
-            cursor.index = keyEnd + 1
+            cursor.index = keyEnd &+ 1
             guard cursor.skipSpace(), base[cursor.index] == UInt8(ascii: ":") else { return nil }
-            cursor.index += 1
+            cursor.index &+= 1
             guard cursor.skipSpace() else { return nil }
             let valueStart = cursor.index
-            guard let valueEnd = endOfValue(bytes, at: valueStart, spaced: &cursor.spaced) else { return nil }
+            // Strings and numbers here (most values): the call for the others costs every member
+            // its registers saved and restored.
+            let valueEnd: Int
+            switch base[valueStart] {
+            case UInt8(ascii: "\""):
+                guard let end = endOfPlainString(bytes, from: valueStart &+ 1) else { return nil }
+                valueEnd = end &+ 1
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                let number = JSONParser.numberEnd(in: bytes, from: valueStart)
+                guard number.problem == nil else { return nil }
+                valueEnd = number.end
+            default:
+                guard let end = endOfValue(bytes, at: valueStart, spaced: &cursor.spaced) else { return nil }
+                valueEnd = end
+            }
             cursor.index = valueEnd
-            let length = keyEnd - keyStart
+            let length = keyEnd &- keyStart
             guard found < members.count else { return nil }
-            for earlier in 0..<found where Int(members[earlier].keyEnd - members[earlier].keyStart) == length {
+            for earlier in 0..<found where Int(members[earlier].keyEnd &- members[earlier].keyStart) == length {
                 // A duplicate key: the general loop parses the object whole.
                 if RawObject.sameBytes(base + keyStart, base + start + Int(members[earlier].keyStart), count: length) {
                     return nil
                 }
             }
             members[found] = RawObject.Member(
-                keyStart: UInt32(keyStart - start), keyEnd: UInt32(keyEnd - start),
-                valueStart: UInt32(valueStart - start), valueEnd: UInt32(valueEnd - start))
-            found += 1
+                keyStart: UInt32(truncatingIfNeeded: keyStart &- start),
+                keyEnd: UInt32(truncatingIfNeeded: keyEnd &- start),
+                valueStart: UInt32(truncatingIfNeeded: valueStart &- start),
+                valueEnd: UInt32(truncatingIfNeeded: valueEnd &- start))
+            found &+= 1
             guard cursor.skipSpace() else { return nil }
             switch base[cursor.index] {
-            case UInt8(ascii: ","): cursor.index += 1
-            case UInt8(ascii: "}"): return PlainObjectScan(count: found, end: cursor.index + 1, spaced: cursor.spaced)
+            case UInt8(ascii: ","): cursor.index &+= 1
+            case UInt8(ascii: "}"): return PlainObjectScan(count: found, end: cursor.index &+ 1, spaced: cursor.spaced)
             default: return nil
             }
         }
@@ -78,7 +96,7 @@ struct PlainObjectScan {
                 switch base[index] {
                 case 0x20, 0x0A, 0x0D, 0x09:
                     spaced = true
-                    index += 1
+                    index &+= 1
                 default: return true
                 }
             }
@@ -97,7 +115,7 @@ struct PlainObjectScan {
     /// Where the value at `start` ends, when it is valid JSON: strings written plainly, numbers
     /// and literals here; nested objects and arrays by the general reader (whose white space counts
     /// in `spaced`). Nil for anything else.
-    @inline(__always)
+    @inline(never)
     private static func endOfValue(_ bytes: UnsafeBufferPointer<UInt8>, at start: Int, spaced: inout Bool) -> Int? {
         let base = bytes.baseAddress!
         let count = bytes.count

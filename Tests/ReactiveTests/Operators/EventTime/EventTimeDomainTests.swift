@@ -48,6 +48,41 @@ final class EventTimeDomainTests: LeakCheckingTestCase {
         XCTAssertEqual(log, ["took a", "work of a"])
     }
 
+    /// What an input passed on, and how.
+    private final class Passed {
+        var forwarded: [Event<String>] = []
+        var delivered: [String] = []
+    }
+
+    /// An element that goes on at once goes on in the very event it came in (`forward`: no new
+    /// event, no copy of the element), and so does a late one within the allowance; one that
+    /// waits for the watermark goes on later as a new event of its element (`deliver`).
+    func testAnElementTakenAtOnceGoesOnInTheEventItCameIn() {
+        let passed = Passed()
+        func input(maxDelay: Int64) -> EventTimeDomain<String>.Input {
+            EventTimeDomain<String>.Input(
+                maxDelay: maxDelay, deliver: { passed.delivered.append($0) }, forward: { passed.forwarded.append($0) })
+        }
+        let atOnce = input(maxDelay: 0)
+        atOnce.asTheyCome = true
+        domain.add(atOnce)
+        domain.allowedLateness = 5_000
+        XCTAssertTrue(domain.take("a", in: .next("a"), at: 10_000, from: atOnce))
+        XCTAssertTrue(domain.take("late", in: .next("late"), at: 7_000, from: atOnce), "within the allowance")
+        XCTAssertFalse(domain.take("too late", in: .next("too late"), at: 1_000, from: atOnce))
+        XCTAssertEqual(passed.forwarded, [.next("a"), .next("late")])
+        XCTAssertEqual(passed.delivered, [])
+
+        let other = EventTimeDomain<String>(base: TestScheduler())
+        let waits = input(maxDelay: 10_000)
+        other.add(waits)
+        XCTAssertTrue(other.take("b", in: .next("b"), at: 20_000, from: waits))
+        XCTAssertEqual(passed.delivered, [], "held until the watermark reaches it")
+        other.end(waits)
+        XCTAssertEqual(passed.delivered, ["b"])
+        XCTAssertEqual(passed.forwarded, [.next("a"), .next("late")], "a held element goes on as a new event")
+    }
+
     /// An input that has seen nothing on a clock restored by a checkpoint (a group's partition
     /// taken over, nothing new published to it) still lets the watermark go on once it is idle:
     /// what its last holder's windows wait for is then released.

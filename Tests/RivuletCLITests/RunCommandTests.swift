@@ -199,6 +199,32 @@ final class RunCommandTests: XCTestCase {
             "main#0 filter       o--------------------------------------------o--------------|")
     }
 
+    /// A stop signal ends a read spread over two threads (`parallel:`) within a few hundred lines,
+    /// not at the file's end (the loop asks about an interruption every 256 lines): what was
+    /// written is whole lines, in order, a short prefix of the whole output. Nobody reads standard
+    /// output until the signal, so the run waits on a full pipe when it comes.
+    func testASignalStopsAParallelReadSoonAndItsOutputIsAWholePrefix() throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "rivulet-run-\(UUID().uuidString).jsonl")
+        let lines = (0..<400_000).map { #"{"id": \#($0), "stars": \#($0 % 50)}"# }
+        try (lines.joined(separator: "\n") + "\n").write(to: data, atomically: true, encoding: .utf8)
+        addTeardownBlock { try? FileManager.default.removeItem(at: data) }
+        let path = try pipeline(
+            "parallel: 2\nsource: { fixture: \(data.path) }\nops:\n  - filter: .stars >= 25\n  - map: { id: .id }\n"
+                + "sink: stdout\n")
+        let process = try startRivulet(["run", path], error: .null)
+        Thread.sleep(forTimeInterval: 2)
+        process.send(SIGINT)
+        let output = process.communicate(timeout: 60)
+        XCTAssertEqual(output.termination, .exited(130))
+        let written = String(decoding: output.standardOutput, as: UTF8.self).split(
+            separator: "\n", omittingEmptySubsequences: false)
+        XCTAssertEqual(written.last, "", "output ends with a whole line")
+        let expected = (0..<400_000).filter { $0 % 50 >= 25 }.map { #"{"id":\#($0)}"# }
+        XCTAssertEqual(Array(written.dropLast().map(String.init)), Array(expected.prefix(written.count - 1)))
+        XCTAssertLessThan(written.count - 1, expected.count / 4, "stopped soon, not at the file's end")
+    }
+
     func testSIGINTAndSIGTERMStopTheRunFlushedWithTheirExitCodes() throws {
         let path = try pipeline("source: { interval: 50ms }\nsink: stdout\n")
         for (signal, expected) in [(SIGINT, Int32(130)), (SIGTERM, Int32(143))] {

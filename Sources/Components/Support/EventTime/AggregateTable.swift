@@ -85,12 +85,19 @@ final class AggregateTable {
         maxKeys: Int = .max, time: Int64? = nil, sequence: Int64 = 0
     ) throws {
         // The key's row: by the key's text where it lies in the line when it is plain text there
-        // (most elements, and no string made), else by the key's value.
+        // (most elements, and no string made), else by the key's value. The lookup's result is
+        // coded as an integer (the row; -1: no row yet; -2: look the key up as a value), for the
+        // non-generic `withFieldText`: a generic result goes through value witnesses per element.
         var key: Value?
         var found: Int?
-        switch keyExpression.withFieldText(of: element, { rowsByKey.row(ofText: $0) }) ?? nil {
-        case .some(let row): found = row
-        case .none:
+        let coded =
+            keyExpression.withFieldText(of: element) { text -> Int in
+                guard let row = rowsByKey.row(ofText: text) else { return -2 }
+                return row ?? -1
+            } ?? -2
+        if coded >= 0 {
+            found = coded
+        } else if coded == -2 {
             let value = try context.evaluate(keyExpression, element, in: scope)
             found = rowsByKey.row(of: value)
             key = value

@@ -2,8 +2,24 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+// OPENSSL_INIT_NO_ATEXIT of <openssl/crypto.h> (OpenSSL 1.1.1b and later), not included here: the
+// engine is not built against OpenSSL, only the libraries it loads are.
+#define RIVULET_OPENSSL_INIT_NO_ATEXIT 0x00080000UL
+
+/// Turns off the cleanup OpenSSL registers with atexit, when `handle` brought OpenSSL in (libnats
+/// and libpq do). It frees OpenSSL's locks while other threads may still be in OpenSSL (a libnats
+/// thread when a signal ends the run), which then crash on a freed lock: exit status 139 instead
+/// of 130. The process's end frees that memory anyway. Called before anything starts OpenSSL,
+/// which registers the cleanup (or not) on its first initialisation.
+static void rivulet_lazy_keep_openssl_at_exit(void *handle) {
+    typedef int (*openssl_init)(uint64_t options, const void *settings);
+    openssl_init init = (openssl_init)dlsym(handle, "OPENSSL_init_crypto");
+    if (init != NULL) (void)init(RIVULET_OPENSSL_INIT_NO_ATEXIT, NULL);
+}
 
 // One lock for every library: taken only until a library is loaded (or found missing).
 static pthread_mutex_t rivulet_lazy_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -26,6 +42,7 @@ static void rivulet_lazy_load(struct rivulet_lazy_library *library) {
         __atomic_store_n(&library->state, 2, __ATOMIC_RELEASE);
         return;
     }
+    rivulet_lazy_keep_openssl_at_exit(handle);
     for (int index = 0; index < library->count; index++) {
         void *function = dlsym(handle, library->names[index]);
         if (function == NULL) {

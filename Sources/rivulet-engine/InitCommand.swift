@@ -8,7 +8,7 @@ struct InitCommand: ParsableCommand {
         commandName: "init",
         abstract: "Write a starter pipeline (NAME.yaml) and its test (NAME.test.yaml) in the current folder.")
 
-    @Argument(help: "The pipeline's name (default: pipeline).")
+    @Argument(help: "The pipeline's name.")
     var name: String = "pipeline"
 
     func validate() throws {
@@ -26,15 +26,17 @@ struct InitCommand: ParsableCommand {
         }
         try Self.pipeline(name).write(toFile: pipeline, atomically: true, encoding: .utf8)
         try Self.test(pipeline).write(toFile: test, atomically: true, encoding: .utf8)
-        FileHandleOutput.standardOutput.write(
-            """
-            wrote \(pipeline) and \(test)
-            next:
-              rivulet run \(pipeline)     # prints the orders that have an amount, as they come
-              rivulet test \(test)    # checks them on a virtual clock, at once
-              rivulet components     # every source, operator and sink
-
-            """)
+        // The commands' comments in one column, however long the name.
+        let next = [
+            ("rivulet run \(pipeline)", "prints the orders that have an amount, as they come"),
+            ("rivulet test \(test)", "checks them on a virtual clock, at once"),
+            ("rivulet components", "every source, operator and sink"),
+        ]
+        let width = next.map(\.0.count).max()! + 4
+        let lines = next.map { command, comment in
+            "  " + command + String(repeating: " ", count: width - command.count) + "# " + comment + "\n"
+        }
+        FileHandleOutput.standardOutput.write("wrote \(pipeline) and \(test)\nnext:\n" + lines.joined())
     }
 
     /// A pipeline that runs anywhere: a timeline of orders, a filter, a map, standard output.

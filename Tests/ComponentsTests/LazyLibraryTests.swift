@@ -1,4 +1,7 @@
 import CLazyLoading
+import Components
+import Foundation
+import RivuletTestSupport
 import XCTest
 
 #if canImport(Glibc)
@@ -54,6 +57,65 @@ final class LazyLibraryTests: XCTestCase {
                     + "No such file or directory; install that package")
             // Asked again, the same answer (it is not tried again).
             XCTAssertEqual(rivulet_lazy_load_error(library).map { String(cString: $0) }, error)
+        }
+    }
+
+    /// A program that loads libnats through the loader, keeps two threads in OpenSSL and exits:
+    /// OpenSSL's own cleanup at exit would free the locks those threads take (a crash, 139, in
+    /// nearly every run of it). Compiled with the toolchain's clang from the loader's own source.
+    func testALibraryThatBringsOpenSSLLeavesItWholeWhenTheProcessExits() throws {
+        let folder = NSTemporaryDirectory() + "rivulet-lazy-exit-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let loading = Repository.root.appendingPathComponent("Sources/CLazyLoading").path
+        try """
+        #include <dlfcn.h>
+        #include <pthread.h>
+        #include <stdio.h>
+        #include <stdlib.h>
+        #include <unistd.h>
+        #include "lazy_library.h"
+
+        static const char *const files[] = {"libnats.so.3.4", "libnats.so", NULL};
+        static const char *const names[] = {NULL};
+        static void *pointers[1];
+        static struct rivulet_lazy_library nats = {"libnats3.4", files, names, pointers, 0, 0, NULL, ""};
+        typedef int (*random_bytes)(unsigned char *, int);
+        static random_bytes fill;
+        static volatile int running;
+
+        static void *spin(void *unused) {
+            unsigned char bytes[16];
+            running = 1;
+            for (;;) fill(bytes, sizeof bytes);
+            return unused;
+        }
+
+        int main(void) {
+            const char *error = rivulet_lazy_load_error(&nats);
+            if (error != NULL) { fprintf(stderr, "%s\\n", error); return 3; }
+            fill = (random_bytes)dlsym(nats.handle, "RAND_bytes");
+            if (fill == NULL) { fprintf(stderr, "no RAND_bytes\\n"); return 4; }
+            pthread_t threads[2];
+            for (int index = 0; index < 2; index++) pthread_create(&threads[index], NULL, spin, NULL);
+            while (!running) {}
+            usleep(2000);
+            exit(0);
+        }
+        """.write(toFile: folder + "/exit.c", atomically: true, encoding: .utf8)
+        let compile = try ChildProcess(
+            executable: "clang",
+            arguments: [
+                "-O1", "-I", loading + "/include", "-o", folder + "/exit", folder + "/exit.c",
+                loading + "/lazy_library.c", "-ldl", "-lpthread",
+            ]
+        ).communicate(timeout: 120)
+        XCTAssertEqual(compile.termination, .exited(0), String(decoding: compile.standardError, as: UTF8.self))
+        for run in 1...8 {
+            let exited = try ChildProcess(executable: folder + "/exit", arguments: []).communicate(timeout: 30)
+            XCTAssertEqual(
+                exited.termination, .exited(0),
+                "run \(run): \(String(decoding: exited.standardError, as: UTF8.self))")
         }
     }
 

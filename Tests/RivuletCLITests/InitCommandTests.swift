@@ -21,6 +21,17 @@ final class InitCommandTests: BinaryTestCase {
         let made = try inDirectory("init orders")
         XCTAssertEqual(made.status, 0, made.stderr)
         XCTAssertTrue(made.stdout.hasPrefix("wrote orders.yaml and orders.test.yaml\n"), made.stdout)
+        // What to run next, its comments in one column whatever the name's length.
+        XCTAssertEqual(
+            made.stdout,
+            """
+            wrote orders.yaml and orders.test.yaml
+            next:
+              rivulet run orders.yaml          # prints the orders that have an amount, as they come
+              rivulet test orders.test.yaml    # checks them on a virtual clock, at once
+              rivulet components               # every source, operator and sink
+
+            """)
         let run = try inDirectory("run orders.yaml --clock virtual")
         XCTAssertEqual(run.status, 0, run.stderr)
         XCTAssertEqual(

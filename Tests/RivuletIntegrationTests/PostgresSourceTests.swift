@@ -494,10 +494,11 @@ final class PostgresSourceTests: PostgresBinaryTestCase {
         var killed = 0
         while writing.isGoing || killed < 3 {
             let runner = try startRivulet(
-                ["run", path, "--state", state, "--checkpoint-interval", "100ms"], output: .null, error: .null)
+                ["run", path, "--state", state, "--checkpoint-interval", "100ms"], output: .null, error: .pipe)
             Thread.sleep(forTimeInterval: Double.random(in: 0.2...0.9))
             runner.send(SIGKILL)
-            XCTAssertEqual(runner.wait(), .signalled(SIGKILL))
+            let ended = runner.communicate(timeout: 30)
+            XCTAssertEqual(ended.termination, .signalled(SIGKILL), String(decoding: ended.standardError, as: UTF8.self))
             killed += 1
         }
         print("postgres --state: \(killed) runners killed with SIGKILL, then one to the end")

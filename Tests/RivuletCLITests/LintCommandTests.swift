@@ -240,6 +240,24 @@ final class LintCommandTests: BinaryTestCase {
         assertContains(junit.stdout, "tests=\"2\" failures=\"1\"", "bad.yaml:1:11: error: unknown source")
     }
 
+    func testAParameterWrittenBesideAComponentsShortFormIsShownHowToWriteIt() throws {
+        try write([
+            "sink.yaml": "source: { events: [{ at: 0ms, next: 1 }] }\nsink: { file: \"out.csv\", mode: append }\n",
+            "ops.yaml": "source: { events: [{ at: 0ms, next: 1 }] }\nops:\n  - map: .x\n    take: 3\nsink: stdout\n",
+        ])
+        let sink = try runRivulet(["lint", directory.appendingPathComponent("sink.yaml").path])
+        XCTAssertEqual(sink.status, 2)
+        assertContains(
+            sink.stderr, "sink.yaml:2:26: error: one sink per item: found 'file' and 'mode'",
+            "note: 'mode' is a parameter of file: write them together, file: { path: \"out.csv\", mode: append }")
+        // Not a parameter: two operators in one item, as before.
+        let ops = try runRivulet(["lint", directory.appendingPathComponent("ops.yaml").path])
+        XCTAssertEqual(ops.status, 2)
+        assertContains(
+            ops.stderr, "ops.yaml:4:5: error: one operator per item: found 'map' and 'take'",
+            "note: start each operator on its own line with '- '")
+    }
+
     func testACommaThatCutsAnExpressionInsideBracesIsSaidToDoSo() throws {
         try write([
             "flow.yaml": "source: { events: [{ at: 0ms, next: 1 }] }\nops: [{ map: max(., 2) }]\nsink: stdout\n",

@@ -5,5 +5,5 @@ extension PluginAPI {
     /// declaration a compiled plugin can depend on (layouts, symbols, inlined bodies). Emitted
     /// into the client, so a plugin's `rivulet_plugin_interface` entry point returns the one it
     /// was built with, and `rivulet` refuses a plugin whose interface is not its own.
-    @_alwaysEmitIntoClient public static var binaryInterface: UInt64 { 0x47bd_7f1f_ea4a_84de }
+    @_alwaysEmitIntoClient public static var binaryInterface: UInt64 { 0xcbe6_4f6e_9d4e_c7c3 }
 }

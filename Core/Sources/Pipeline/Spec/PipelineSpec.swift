@@ -54,6 +54,9 @@
     /// `onError` written beside the component's name rather than among its parameters
     /// (`- map: {...}` then `onError: skip` on the next line), as `id` is.
     public var onError: YAMLPair? = nil
+    /// Another component's name written in the same item (`sink: { file: out.csv, mode: append }`):
+    /// an error, which the validator reports knowing this component's parameters.
+    public var besides: YAMLPair? = nil
 }
 
 /// One stream: where its elements come from and the operators they pass through.

@@ -279,14 +279,14 @@
                 diagnostics.error("expected \(what == "operator" ? "an" : "a") \(what) name here", at: node.location)
                 return nil
             }
-            if components.count > 1 {
-                diagnostics.error(
-                    "one \(what) per item: found '\(first.key.scalar ?? "?")' and '\(components[1].key.scalar ?? "?")'",
-                    at: components[1].key.location,
-                    note: components[1].key.commaNote ?? components[0].value.commaNote
-                        ?? (what == "operator" ? "start each operator on its own line with '- '" : nil))
-            }
+            // A second name is reported by the validator, which knows whether it is a parameter of
+            // the first (`besides`).
+            let besides = components.count > 1 ? components[1] : nil
             guard let name = first.key.scalar else {
+                if let besides {
+                    let (message, note) = Self.oneComponentPerItem(what, name: "?", besides: besides, of: first.value)
+                    diagnostics.error(message, at: besides.key.location, note: note)
+                }
                 diagnostics.error("a component name must be a single word", at: first.key.location)
                 return nil
             }
@@ -294,7 +294,41 @@
             if case .scalar("", .plain) = first.value.kind { parameters = nil } else { parameters = first.value }
             return ComponentUse(
                 name: name, location: first.key.location, parameters: parameters, id: id, idLocation: idLocation,
-                onError: onError)
+                onError: onError, besides: besides)
         }
+    }
+
+    /// The error for `besides`, a second name in the item of component `name` whose parameters are
+    /// `value`. When it names one of the component's parameters (`isParameter`; `shortForm` is the
+    /// parameter the short form sets, if it has one) the note says how to write them together;
+    /// else what a comma or a missing `- ` did.
+    static func oneComponentPerItem(
+        _ what: String, name: String, besides: YAMLPair, of value: YAMLNode, isParameter: Bool = false,
+        shortForm: String? = nil
+    ) -> (message: String, note: String?) {
+        let other = besides.key.scalar ?? "?"
+        let message = "one \(what) per item: found '\(name)' and '\(other)'"
+        guard isParameter else {
+            return (
+                message,
+                besides.key.commaNote ?? value.commaNote
+                    ?? (what == "operator" ? "start each operator on its own line with '- '" : nil)
+            )
+        }
+        guard let shortForm, case .scalar = value.kind else {
+            return (message, "'\(other)' is a parameter of \(name): write it among \(name)'s parameters")
+        }
+        return (
+            message,
+            "'\(other)' is a parameter of \(name): write them together, \(name): { \(shortForm): "
+                + "\(Self.written(value)), \(other): \(Self.written(besides.value)) }"
+        )
+    }
+
+    /// A scalar as it could be written inside `{ }` (quoted unless plain); `...` for anything else.
+    private static func written(_ node: YAMLNode) -> String {
+        guard case .scalar(let text, let style) = node.kind else { return "..." }
+        guard style != .plain else { return text }
+        return "\"" + String(text.flatMap { $0 == "\"" || $0 == "\\" ? ["\\", $0] : [$0] }) + "\""
     }
 }

@@ -272,6 +272,17 @@
     )
         -> ValidatedComponent?
     {
+        if let besides = use.besides {
+            // A parameter written beside the short form (`file: out.csv, mode: append`) is told how
+            // to write it; another name, what a comma or a missing `- ` did.
+            let spec = registry.spec(use.name, kind: kind)
+            let isParameter = besides.key.scalar.flatMap { spec?.parameter($0) } != nil
+            let (message, note) = SpecParser.oneComponentPerItem(
+                kind.rawValue, name: use.name, besides: besides,
+                of: use.parameters ?? YAMLNode(kind: .scalar("", .plain), location: use.location),
+                isParameter: isParameter, shortForm: spec?.primary)
+            diagnostics.error(message, at: besides.key.location, note: note)
+        }
         guard let spec = registry.spec(use.name, kind: kind) else {
             if let other = registry.specs(named: use.name).first {
                 diagnostics.error(

@@ -188,15 +188,14 @@ struct TestCommand: ParsableCommand, HandlesStopSignals {
             })
     }
 
-    /// The test files named, and those found in the directories named, sorted.
+    /// The test files named, and those found in the directories named, sorted. A path that does
+    /// not exist is kept as a file: reading it then fails as `run` and `lint` say it does
+    /// (`FILE:1:1: error: cannot read the file: ...`, exit 2).
     static func testFiles(_ paths: [String]) throws -> [String] {
         var files: [String] = []
         for path in paths {
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                throw ValidationError("no such file or directory: \(path)")
-            }
-            if !isDirectory.boolValue {
+            if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) || !isDirectory.boolValue {
                 files.append(path)
                 continue
             }

@@ -78,6 +78,18 @@ final class TestCommandTests: XCTestCase {
             "note: the plugin that was not found may have it")
     }
 
+    /// A test file that is not there is told as `run` and `lint` tell a pipeline that is not:
+    /// located, without the usage of another command.
+    func testATestFileThatIsNotThereIsALocatedError() throws {
+        let url = try directory([:])
+        let missing = url.appendingPathComponent("gone.test.yaml").path
+        let result = try runRivulet(["test", missing])
+        XCTAssertEqual(result.status, 2, result.stdout + result.stderr)
+        assertContains(result.stderr, "\(missing):1:1: error: cannot read the file: No such file or directory")
+        XCTAssertFalse(result.stderr.contains("Usage:"), result.stderr)
+        XCTAssertTrue(result.stdout.hasSuffix("0 passed, 0 failed, 1 file not run (errors above)\n"), result.stdout)
+    }
+
     func testASourceEveryCaseReplacesNeedNotExist() throws {
         let pipeline = "source: { file: { path: \"logs/*.log\" } }\nsink: stdout\n"
         let replaced = "    inputs: { source: [{ at: 0ms, next: a }, { at: 1ms, complete: true }] }\n"

@@ -61,7 +61,7 @@ struct TestCommand: ParsableCommand, HandlesStopSignals {
 
     /// What `test --watch` watches: the test files and the files beside them (pipelines, fixtures).
     static func watchedFiles(_ roots: [String]) -> [String] {
-        let tests = (try? testFiles(roots)) ?? []
+        let tests = testFiles(roots)
         var files = Set(tests)
         for folder in Set(tests.map { LocalFiles.directory(of: $0) }) {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
@@ -76,7 +76,7 @@ struct TestCommand: ParsableCommand, HandlesStopSignals {
     }
 
     private func runTests(_ registry: ComponentRegistry) throws {
-        let files = try Self.testFiles(paths.isEmpty ? ["."] : paths)
+        let files = Self.testFiles(paths.isEmpty ? ["."] : paths)
         guard !files.isEmpty else {
             RunLog.error("error: no *.test.yaml file in \(paths.joined(separator: ", "))")
             throw ExitCode(2)
@@ -191,7 +191,7 @@ struct TestCommand: ParsableCommand, HandlesStopSignals {
     /// The test files named, and those found in the directories named, sorted. A path that does
     /// not exist is kept as a file: reading it then fails as `run` and `lint` say it does
     /// (`FILE:1:1: error: cannot read the file: ...`, exit 2).
-    static func testFiles(_ paths: [String]) throws -> [String] {
+    static func testFiles(_ paths: [String]) -> [String] {
         var files: [String] = []
         for path in paths {
             var isDirectory: ObjCBool = false
